@@ -1,0 +1,2 @@
+//! The Kafka wire-protocol broker: server, handlers, group coordinator, config.
+#![warn(missing_docs)]

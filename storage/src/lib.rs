@@ -1,0 +1,2 @@
+//! Kafka's local log: record batches, segments, indexes, recovery and retention (synchronous).
+#![warn(missing_docs)]
