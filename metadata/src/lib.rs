@@ -7,15 +7,22 @@
 //! - [`RemoteLogMetadataManager`]: async durable writes, sync reads from an in-memory cache (see its `# Contract`).
 #![warn(missing_docs)]
 
+mod cache;
+pub mod conformance;
 mod error;
 mod manager;
+mod memory;
 mod partition_delete;
+mod record;
 mod segment;
 mod state;
+mod store;
 
 pub use error::{Error, Result};
 pub use manager::RemoteLogMetadataManager;
+pub use memory::InMemoryRemoteLogMetadataManager;
 pub use partition_delete::RemotePartitionDeleteMetadata;
+pub use record::{RemoteLogMetadataRecord, RECORD_FORMAT_VERSION};
 pub use segment::{
     CustomMetadata, RemoteLogSegmentId, RemoteLogSegmentMetadata, RemoteLogSegmentMetadataUpdate,
     CUSTOM_METADATA_MAX_BYTES,

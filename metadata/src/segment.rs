@@ -113,6 +113,45 @@ impl From<SegmentIdRepr> for RemoteLogSegmentId {
     }
 }
 
+/// `BTreeMap<i32, i64>` as a JSON array of `{leader_epoch, offset}` (integer map keys do not survive serde's
+/// buffering of internally tagged enums, and the array reads like Kafka's record schema).
+mod epochs_serde {
+    use super::*;
+
+    #[derive(Serialize, Deserialize)]
+    struct EpochEntry {
+        leader_epoch: i32,
+        offset: i64,
+    }
+
+    pub(super) fn serialize<S: Serializer>(
+        m: &BTreeMap<i32, i64>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(m.iter().map(|(&leader_epoch, &offset)| EpochEntry {
+            leader_epoch,
+            offset,
+        }))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<i32, i64>, D::Error> {
+        let entries = Vec::<EpochEntry>::deserialize(d)?;
+        let n = entries.len();
+        let map: BTreeMap<i32, i64> = entries
+            .into_iter()
+            .map(|e| (e.leader_epoch, e.offset))
+            .collect();
+        if map.len() != n {
+            return Err(serde::de::Error::custom(
+                "segment_leader_epochs repeats a leader epoch",
+            ));
+        }
+        Ok(map)
+    }
+}
+
 /// Opaque bytes an RSM attaches to a segment (Kafka's `CustomMetadata`), at most
 /// [`CUSTOM_METADATA_MAX_BYTES`]. Serialized as a standard base64 string.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
@@ -155,7 +194,9 @@ pub struct RemoteLogSegmentMetadata {
     pub broker_id: i32,
     /// When this state was written (epoch millis).
     pub event_timestamp_ms: i64,
-    /// Leader epoch → first offset of that epoch within the segment.
+    /// Leader epoch → first offset of that epoch within the segment. JSON: a list of
+    /// `{"leader_epoch": e, "offset": o}` in epoch order, as Kafka's `SegmentLeaderEpochs` array.
+    #[serde(with = "epochs_serde")]
     pub segment_leader_epochs: BTreeMap<i32, i64>,
     /// Size of the segment's `.log` file.
     pub segment_size_in_bytes: u64,
