@@ -15,7 +15,10 @@ pub struct TopicPartition {
 impl TopicPartition {
     /// A partition of `topic`.
     pub fn new(topic: impl Into<String>, partition: i32) -> Self {
-        Self { topic: topic.into(), partition }
+        Self {
+            topic: topic.into(),
+            partition,
+        }
     }
 }
 
@@ -38,7 +41,10 @@ pub struct TopicIdPartition {
 impl TopicIdPartition {
     /// Joins a topic id with a partition.
     pub fn new(topic_id: uuid::Uuid, topic_partition: TopicPartition) -> Self {
-        Self { topic_id, topic_partition }
+        Self {
+            topic_id,
+            topic_partition,
+        }
     }
     /// The topic name.
     pub fn topic(&self) -> &str {
@@ -66,7 +72,10 @@ mod tests {
         assert_eq!(tp.to_string(), "orders-3");
         let id = uuid::Uuid::nil();
         let tip = TopicIdPartition::new(id, tp);
-        assert_eq!(tip.to_string(), "00000000-0000-0000-0000-000000000000:orders-3");
+        assert_eq!(
+            tip.to_string(),
+            "00000000-0000-0000-0000-000000000000:orders-3"
+        );
         assert_eq!(tip.topic(), "orders");
         assert_eq!(tip.partition(), 3);
     }

@@ -1,0 +1,281 @@
+//! Per-topic log configuration ([`LogConfig`]) and the manager's configuration ([`LogManagerConfig`]). Field docs
+//! name the Kafka property and its default; [`LogConfig::validate`] is the one place values are checked.
+use std::path::PathBuf;
+
+use crate::{Error, Result};
+
+/// Kafka's `message.timestamp.type`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TimestampType {
+    /// Keep the producer's timestamps. Kafka: `CreateTime` (the default).
+    #[default]
+    CreateTime,
+    /// Overwrite each batch's max timestamp with the broker's clock at append. Kafka: `LogAppendTime`.
+    LogAppendTime,
+}
+
+impl TimestampType {
+    /// Kafka's property value (`CreateTime` / `LogAppendTime`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimestampType::CreateTime => "CreateTime",
+            TimestampType::LogAppendTime => "LogAppendTime",
+        }
+    }
+}
+
+impl std::str::FromStr for TimestampType {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "CreateTime" => Ok(TimestampType::CreateTime),
+            "LogAppendTime" => Ok(TimestampType::LogAppendTime),
+            _ => Err(Error::InvalidConfig {
+                key: "message.timestamp.type".into(),
+                value: s.into(),
+                reason: "must be CreateTime or LogAppendTime".into(),
+            }),
+        }
+    }
+}
+
+/// Per-topic log config. `Default` = Kafka's defaults.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogConfig {
+    /// Kafka: `segment.bytes`. Default: 1 GiB. Roll when the active segment would exceed it.
+    pub segment_bytes: u64,
+    /// Kafka: `segment.ms`. Default: 7 days. Roll a non-empty segment older than this.
+    pub segment_ms: i64,
+    /// Kafka: `index.interval.bytes`. Default: 4096. Bytes between offset/time index entries.
+    pub index_interval_bytes: u32,
+    /// Kafka: `segment.index.bytes`. Default: 10 MiB. Preallocated index size; a full index rolls the segment.
+    pub segment_index_bytes: u32,
+    /// Kafka: `retention.ms`. Default: 7 days; -1 = unlimited. Total (local + remote) time retention.
+    pub retention_ms: i64,
+    /// Kafka: `retention.bytes`. Default: -1 (unlimited). Total (local + remote) size retention.
+    pub retention_bytes: i64,
+    /// Kafka: `local.retention.ms`. Default: -2 (= `retention.ms`). Local time retention on tiered topics.
+    pub local_retention_ms: i64,
+    /// Kafka: `local.retention.bytes`. Default: -2 (= `retention.bytes`). Local size retention on tiered topics.
+    pub local_retention_bytes: i64,
+    /// Kafka: `max.message.bytes`. Default: 1048588. Largest accepted batch.
+    pub max_message_bytes: u32,
+    /// Kafka: `message.timestamp.type`. Default: CreateTime.
+    pub message_timestamp_type: TimestampType,
+    /// Kafka: `flush.messages`. Default: u64::MAX (never forced). Fsync after this many unflushed records.
+    pub flush_messages: u64,
+    /// Kafka: `flush.ms`. Default: u64::MAX (never forced). Fsync when the last flush is this old.
+    pub flush_ms: u64,
+    /// Kafka: `remote.storage.enable`. Default: false. Segments leave the disk only once in remote storage.
+    pub remote_storage_enable: bool,
+    /// Kafka: `file.delete.delay.ms`. Default: 60000. Delay between renaming a segment `.deleted` and removing it.
+    pub file_delete_delay_ms: u64,
+}
+
+/// Seven days in milliseconds.
+const SEVEN_DAYS_MS: i64 = 7 * 24 * 60 * 60 * 1000;
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        Self {
+            segment_bytes: 1 << 30,
+            segment_ms: SEVEN_DAYS_MS,
+            index_interval_bytes: 4096,
+            segment_index_bytes: 10 * 1024 * 1024,
+            retention_ms: SEVEN_DAYS_MS,
+            retention_bytes: -1,
+            local_retention_ms: -2,
+            local_retention_bytes: -2,
+            max_message_bytes: 1_048_588,
+            message_timestamp_type: TimestampType::CreateTime,
+            flush_messages: u64::MAX,
+            flush_ms: u64::MAX,
+            remote_storage_enable: false,
+            file_delete_delay_ms: 60_000,
+        }
+    }
+}
+
+fn invalid(key: &str, value: impl ToString, reason: &str) -> Error {
+    Error::InvalidConfig {
+        key: key.into(),
+        value: value.to_string(),
+        reason: reason.into(),
+    }
+}
+
+impl LogConfig {
+    /// Checks every field; the error names the Kafka property and the bad value.
+    pub fn validate(&self) -> Result<()> {
+        // Kafka's minimum segment.bytes is 14 (the size of an empty message set header); we need room for one
+        // batch header.
+        if self.segment_bytes < 61 || self.segment_bytes > i32::MAX as u64 {
+            return Err(invalid(
+                "segment.bytes",
+                self.segment_bytes,
+                "must be between 61 and 2147483647",
+            ));
+        }
+        if self.segment_ms < 1 {
+            return Err(invalid("segment.ms", self.segment_ms, "must be at least 1"));
+        }
+        if self.segment_index_bytes < 12 {
+            return Err(invalid(
+                "segment.index.bytes",
+                self.segment_index_bytes,
+                "must be at least 12",
+            ));
+        }
+        if self.retention_ms < -1 {
+            return Err(invalid(
+                "retention.ms",
+                self.retention_ms,
+                "must be -1 (unlimited) or at least 0",
+            ));
+        }
+        if self.retention_bytes < -1 {
+            return Err(invalid(
+                "retention.bytes",
+                self.retention_bytes,
+                "must be -1 (unlimited) or at least 0",
+            ));
+        }
+        if self.local_retention_ms < -2 {
+            return Err(invalid(
+                "local.retention.ms",
+                self.local_retention_ms,
+                "must be -2, -1 or at least 0",
+            ));
+        }
+        if self.local_retention_bytes < -2 {
+            return Err(invalid(
+                "local.retention.bytes",
+                self.local_retention_bytes,
+                "must be -2, -1 or at least 0",
+            ));
+        }
+        // Kafka: local retention must not exceed total retention (unless total is unlimited).
+        let (local_ms, local_bytes) = (
+            self.effective_local_retention_ms(),
+            self.effective_local_retention_bytes(),
+        );
+        if self.retention_ms != -1 && (local_ms == -1 || local_ms > self.retention_ms) {
+            return Err(invalid(
+                "local.retention.ms",
+                self.local_retention_ms,
+                &format!("must not exceed retention.ms {}", self.retention_ms),
+            ));
+        }
+        if self.retention_bytes != -1 && (local_bytes == -1 || local_bytes > self.retention_bytes) {
+            return Err(invalid(
+                "local.retention.bytes",
+                self.local_retention_bytes,
+                &format!("must not exceed retention.bytes {}", self.retention_bytes),
+            ));
+        }
+        if self.max_message_bytes == 0 || self.max_message_bytes > i32::MAX as u32 {
+            return Err(invalid(
+                "max.message.bytes",
+                self.max_message_bytes,
+                "must be between 1 and 2147483647",
+            ));
+        }
+        if self.flush_messages == 0 {
+            return Err(invalid(
+                "flush.messages",
+                self.flush_messages,
+                "must be at least 1",
+            ));
+        }
+        Ok(())
+    }
+
+    /// `local.retention.ms`, with -2 resolved to `retention.ms`.
+    pub fn effective_local_retention_ms(&self) -> i64 {
+        if self.local_retention_ms == -2 {
+            self.retention_ms
+        } else {
+            self.local_retention_ms
+        }
+    }
+
+    /// `local.retention.bytes`, with -2 resolved to `retention.bytes`.
+    pub fn effective_local_retention_bytes(&self) -> i64 {
+        if self.local_retention_bytes == -2 {
+            self.retention_bytes
+        } else {
+            self.local_retention_bytes
+        }
+    }
+}
+
+/// The log manager's configuration.
+#[non_exhaustive]
+#[derive(Clone, Debug)]
+pub struct LogManagerConfig {
+    /// Kafka: `log.dirs`. Default: empty (must be set). Each dir holds `<topic>-<partition>` directories.
+    pub log_dirs: Vec<PathBuf>,
+    /// The config of logs created without an explicit one and the base of topic overrides.
+    pub default_log_config: LogConfig,
+}
+
+impl Default for LogManagerConfig {
+    fn default() -> Self {
+        Self {
+            log_dirs: Vec::new(),
+            default_log_config: LogConfig::default(),
+        }
+    }
+}
+
+impl LogManagerConfig {
+    /// A config over `log_dirs` with Kafka's default log config.
+    pub fn new(log_dirs: Vec<PathBuf>) -> Self {
+        Self {
+            log_dirs,
+            ..Self::default()
+        }
+    }
+
+    /// Checks the dirs and the default log config.
+    pub fn validate(&self) -> Result<()> {
+        if self.log_dirs.is_empty() {
+            return Err(invalid("log.dirs", "", "at least one log dir is required"));
+        }
+        self.default_log_config.validate()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_is_valid_and_matches_kafka() {
+        let c = LogConfig::default();
+        c.validate().unwrap();
+        assert_eq!(c.segment_bytes, 1_073_741_824);
+        assert_eq!(c.max_message_bytes, 1_048_588);
+        assert_eq!(c.effective_local_retention_ms(), c.retention_ms);
+    }
+
+    #[test]
+    fn validate_names_the_bad_key_and_value() {
+        let c = LogConfig {
+            local_retention_ms: 10 * SEVEN_DAYS_MS,
+            ..LogConfig::default()
+        };
+        let err = c.validate().unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidConfig { key, .. } if key == "local.retention.ms"),
+            "{err}"
+        );
+        let c = LogConfig {
+            segment_bytes: 3,
+            ..LogConfig::default()
+        };
+        let msg = c.validate().unwrap_err().to_string();
+        assert!(msg.contains("segment.bytes") && msg.contains('3'), "{msg}");
+    }
+}

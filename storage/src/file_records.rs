@@ -1,0 +1,207 @@
+//! [`FileRecords`]: a segment's `.log` file — batches appended verbatim, read back with one `pread`.
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+
+use crate::error::io_err;
+use crate::record::{batch_size_from_header, RecordBatch, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD};
+use crate::{fsio, Error, Result};
+
+/// The `.log` file of a segment: concatenated record batches, byte-identical to what producers sent (with the
+/// broker-assigned offsets and leader epoch).
+#[derive(Debug)]
+pub struct FileRecords {
+    path: PathBuf,
+    file: File,
+    size: u64,
+}
+
+impl FileRecords {
+    /// Opens (creating if absent) the file; the size is the file's length.
+    pub fn open(path: &Path) -> Result<Self> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(io_err(path))?;
+        let size = file.metadata().map_err(io_err(path))?.len();
+        Ok(Self {
+            path: path.to_path_buf(),
+            file,
+            size,
+        })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Bytes in the file.
+    pub fn size_in_bytes(&self) -> u64 {
+        self.size
+    }
+
+    /// Appends `bytes` at the end (one `pwrite`), returning the position they start at.
+    pub fn append(&mut self, bytes: &[u8]) -> Result<u64> {
+        let pos = self.size;
+        self.file
+            .write_all_at(bytes, pos)
+            .map_err(io_err(&self.path))?;
+        self.size += bytes.len() as u64;
+        Ok(pos)
+    }
+
+    /// Reads `len` bytes at `pos` into one buffer (one `pread`), clamped to the file's size.
+    pub fn read(&self, pos: u64, len: usize) -> Result<Bytes> {
+        let end = (pos + len as u64).min(self.size);
+        if pos >= end {
+            return Ok(Bytes::new());
+        }
+        let mut buf = vec![0u8; (end - pos) as usize];
+        self.file
+            .read_exact_at(&mut buf, pos)
+            .map_err(io_err(&self.path))?;
+        Ok(Bytes::from(buf))
+    }
+
+    /// Reads the 61-byte batch header at `pos`; None when fewer than 61 bytes remain.
+    pub(crate) fn read_header(&self, pos: u64) -> Result<Option<[u8; RECORD_BATCH_OVERHEAD]>> {
+        if pos + RECORD_BATCH_OVERHEAD as u64 > self.size {
+            return Ok(None);
+        }
+        let mut h = [0u8; RECORD_BATCH_OVERHEAD];
+        self.file
+            .read_exact_at(&mut h, pos)
+            .map_err(io_err(&self.path))?;
+        Ok(Some(h))
+    }
+
+    /// Fsyncs the file.
+    pub fn flush(&self) -> Result<()> {
+        fsio::sync_file(&self.file, &self.path)
+    }
+
+    /// Truncates to `size` bytes (no-op if already smaller); returns the bytes removed.
+    pub fn truncate_to(&mut self, size: u64) -> Result<u64> {
+        if size >= self.size {
+            return Ok(0);
+        }
+        self.file.set_len(size).map_err(io_err(&self.path))?;
+        let removed = self.size - size;
+        self.size = size;
+        Ok(removed)
+    }
+
+    /// Renames the file (keeping the open handle).
+    pub fn rename_to(&mut self, path: PathBuf) -> Result<()> {
+        std::fs::rename(&self.path, &path).map_err(io_err(&self.path))?;
+        self.path = path;
+        Ok(())
+    }
+
+    /// Iterates the batches from byte `pos`, reading the file in large chunks. With `validate_crc` each batch's
+    /// CRC is checked. The iterator yields `(position, batch)`; on a truncated or invalid batch it yields one
+    /// [`BatchScanError`] carrying the position and stops.
+    pub fn batches_from(&self, pos: u64, validate_crc: bool) -> FileBatchIter<'_> {
+        FileBatchIter {
+            records: self,
+            pos,
+            buf: Bytes::new(),
+            buf_start: pos,
+            validate_crc,
+            done: false,
+        }
+    }
+}
+
+/// A batch that could not be read during a scan, at `position`.
+#[derive(Debug)]
+pub struct BatchScanError {
+    /// Byte position of the bad batch.
+    pub position: u64,
+    /// What was wrong.
+    pub error: Error,
+}
+
+const SCAN_CHUNK: usize = 1 << 20;
+
+/// See [`FileRecords::batches_from`].
+pub struct FileBatchIter<'a> {
+    records: &'a FileRecords,
+    pos: u64,
+    buf: Bytes,
+    buf_start: u64,
+    validate_crc: bool,
+    done: bool,
+}
+
+impl FileBatchIter<'_> {
+    /// Ensures bytes `[pos, pos+len)` are buffered (or as many as the file has); returns how many are.
+    fn fill(&mut self, len: usize) -> Result<usize> {
+        let have_end = self.buf_start + self.buf.len() as u64;
+        if self.pos >= self.buf_start && self.pos + len as u64 <= have_end {
+            return Ok(len);
+        }
+        self.buf = self.records.read(self.pos, len.max(SCAN_CHUNK))?;
+        self.buf_start = self.pos;
+        Ok(self.buf.len().min(len))
+    }
+
+    fn next_inner(&mut self) -> Result<Option<(u64, RecordBatch)>, Error> {
+        let remaining = self.records.size - self.pos;
+        if remaining == 0 {
+            return Ok(None);
+        }
+        let have = self.fill(LOG_OVERHEAD + 5)?;
+        let at = (self.pos - self.buf_start) as usize;
+        let size = batch_size_from_header(&self.buf[at..at + have])?;
+        if size as u64 > remaining {
+            return Err(Error::CorruptRecord {
+                reason: format!(
+                    "batch at byte {} needs {size} bytes but only {remaining} remain",
+                    self.pos
+                ),
+            });
+        }
+        self.fill(size)?;
+        let at = (self.pos - self.buf_start) as usize;
+        let bytes = self.buf.slice(at..at + size);
+        let batch = if self.validate_crc {
+            RecordBatch::new(bytes)?
+        } else {
+            RecordBatch::new_unchecked_crc(bytes)?
+        };
+        let pos = self.pos;
+        self.pos += size as u64;
+        Ok(Some((pos, batch)))
+    }
+}
+
+impl Iterator for FileBatchIter<'_> {
+    type Item = Result<(u64, RecordBatch), BatchScanError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.next_inner() {
+            Ok(Some(item)) => Some(Ok(item)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(error) => {
+                self.done = true;
+                Some(Err(BatchScanError {
+                    position: self.pos,
+                    error,
+                }))
+            }
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! File-system helpers: fsync of files and directories, atomic replace (tmp, fsync, rename, fsync dir), and a
+//! test-only fail point that makes the next fsyncs fail.
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::Path;
+
+use crate::error::io_err;
+use crate::Result;
+
+#[cfg(test)]
+thread_local! {
+    /// Test fail point: while set, every fsync on this thread fails.
+    pub(crate) static FAIL_FSYNC: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// `fsync` of a file's data and size.
+pub(crate) fn sync_file(file: &File, path: &Path) -> Result<()> {
+    #[cfg(test)]
+    if FAIL_FSYNC.with(|f| f.get()) {
+        return Err(io_err(path)(std::io::Error::other(
+            "injected fsync failure",
+        )));
+    }
+    file.sync_data().map_err(io_err(path))
+}
+
+/// `fsync` of a directory, making renames and creations in it durable.
+pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
+    let f = File::open(dir).map_err(io_err(dir))?;
+    sync_file(&f, dir)
+}
+
+/// Replaces `path` atomically with `contents`: write `path.tmp`, fsync, rename over `path`, fsync the directory.
+pub(crate) fn atomic_write(path: &Path, contents: &[u8]) -> Result<()> {
+    let tmp = path.with_extension(match path.extension() {
+        Some(ext) => format!("{}.tmp", ext.to_string_lossy()),
+        None => "tmp".to_string(),
+    });
+    {
+        let mut f = File::create(&tmp).map_err(io_err(&tmp))?;
+        f.write_all(contents).map_err(io_err(&tmp))?;
+        sync_file(&f, &tmp)?;
+    }
+    fs::rename(&tmp, path).map_err(io_err(path))?;
+    if let Some(dir) = path.parent() {
+        sync_dir(dir)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,18 @@
+//! The crate's only `unsafe` code: memory-mapping index files (`memmap2`).
+
+use std::fs::File;
+use std::io;
+
+use memmap2::MmapMut;
+
+/// Maps the whole of `file` read-write.
+///
+/// Callers must uphold what the `SAFETY` comment below relies on: the file belongs to this process's log and is
+/// only resized after the mapping is dropped.
+pub(crate) fn map_mut(file: &File) -> io::Result<MmapMut> {
+    // SAFETY: memmap2 requires that the mapped file is not truncated or modified outside this mapping while it is
+    // alive (that would make reads through the slice undefined). Index files live inside a partition directory
+    // owned exclusively by this broker process (one broker per log dir, as in Kafka), every write to them goes
+    // through this mapping, and `IndexFile` drops the mapping before any `set_len` (resize, trim) or deletion.
+    unsafe { MmapMut::map_mut(file) }
+}

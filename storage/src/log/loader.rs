@@ -1,0 +1,213 @@
+//! Loading a partition directory (Kafka's `LogLoader`).
+//!
+//! 1. Remove leftovers: `*.deleted`, `*.swap`, `*.cleaned`, `*.tmp`, and index files without a `.log`.
+//! 2. Open the segments. After a clean shutdown (marker present) trust them: read the next offset from the offset
+//!    index and the log tail, the max timestamp from the time index; a segment whose indexes fail the sanity check
+//!    is recovered instead. Without the marker, recover every segment from the one holding the recovery point:
+//!    validate each batch (CRC included), rebuild both indexes, truncate the `.log` at the first invalid batch and
+//!    delete every later segment.
+//! 3. Leader epochs above the log end are dropped; producer state is loaded from the newest snapshot at or below
+//!    the log end and the log after it is replayed.
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use uuid::Uuid;
+
+use super::leader_epoch::LeaderEpochCache;
+use super::unified::{LogState, UnifiedLog};
+use super::{LogDir, RollListeners};
+use crate::error::io_err;
+use crate::names::{self, LOG_SUFFIX};
+use crate::producer::{self, ProducerStateManager};
+use crate::segment::LogSegment;
+use crate::{fsio, Error, LogConfig, Result, TopicPartition};
+
+/// What the manager knows about a partition directory before loading it.
+pub(crate) struct LoadParams {
+    pub(crate) tp: TopicPartition,
+    pub(crate) topic_id: Uuid,
+    pub(crate) dir: PathBuf,
+    pub(crate) config: LogConfig,
+    pub(crate) log_dir: Arc<LogDir>,
+    pub(crate) listeners: Arc<RollListeners>,
+    pub(crate) clean_shutdown: bool,
+    pub(crate) recovery_point: i64,
+    pub(crate) log_start_offset: Option<i64>,
+    pub(crate) now_ms: i64,
+}
+
+fn remove(path: &std::path::Path) -> Result<()> {
+    std::fs::remove_file(path).map_err(io_err(path))
+}
+
+/// Opens (creating if needed) and recovers the partition directory.
+pub(crate) fn load_log(p: LoadParams) -> Result<UnifiedLog> {
+    std::fs::create_dir_all(&p.dir).map_err(io_err(&p.dir))?;
+    // 1. Leftovers and the segment list.
+    let mut bases = Vec::new();
+    let mut others = Vec::new();
+    for entry in std::fs::read_dir(&p.dir).map_err(io_err(&p.dir))? {
+        let entry = entry.map_err(io_err(&p.dir))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = entry.path();
+        if [
+            names::DELETED_SUFFIX,
+            names::SWAP_SUFFIX,
+            names::CLEANED_SUFFIX,
+            ".tmp",
+        ]
+        .iter()
+        .any(|s| name.ends_with(s))
+        {
+            tracing::info!(file = %path.display(), "removing leftover file");
+            remove(&path)?;
+        } else if let Some(base) = names::parse_offset_file(&name, LOG_SUFFIX) {
+            bases.push(base);
+        } else {
+            others.push((name, path));
+        }
+    }
+    bases.sort_unstable();
+    for (name, path) in others {
+        let orphan = [
+            names::INDEX_SUFFIX,
+            names::TIME_INDEX_SUFFIX,
+            names::TXN_INDEX_SUFFIX,
+        ]
+        .iter()
+        .filter_map(|s| names::parse_offset_file(&name, s))
+        .any(|base| bases.binary_search(&base).is_err());
+        if orphan {
+            tracing::info!(file = %path.display(), "removing index without a log file");
+            remove(&path)?;
+        }
+    }
+
+    // 2. Segments.
+    let cfg = &p.config;
+    let mut segments = BTreeMap::new();
+    let recover_from = if p.clean_shutdown {
+        i64::MAX
+    } else {
+        // The segment holding the recovery point and every later one.
+        bases
+            .iter()
+            .rev()
+            .find(|&&b| b <= p.recovery_point)
+            .copied()
+            .unwrap_or(i64::MIN)
+    };
+    let mut truncated_at: Option<i64> = None;
+    for (i, &base) in bases.iter().enumerate() {
+        if truncated_at.is_some() {
+            // Unflushed segments after a torn one are deleted (Kafka's LogLoader does the same).
+            for suffix in [
+                LOG_SUFFIX,
+                names::INDEX_SUFFIX,
+                names::TIME_INDEX_SUFFIX,
+                names::TXN_INDEX_SUFFIX,
+            ] {
+                let f = names::offset_file(&p.dir, base, suffix);
+                if f.exists() {
+                    remove(&f)?;
+                }
+            }
+            tracing::warn!(tp = %p.tp, base_offset = base, "deleted segment after a truncated one");
+            continue;
+        }
+        let active = i + 1 == bases.len();
+        let mut seg = LogSegment::open(&p.dir, base, cfg, active, p.now_ms)?;
+        let must_recover = base >= recover_from;
+        if must_recover {
+            let removed = seg.recover(cfg.segment_index_bytes, |_| {})?;
+            if removed > 0 {
+                tracing::warn!(tp = %p.tp, base_offset = base, bytes = removed, "truncated a torn segment tail");
+                truncated_at = Some(seg.next_offset());
+            }
+        } else if let Err(e) = seg.load_state() {
+            tracing::warn!(tp = %p.tp, base_offset = base, error = %e, "rebuilding segment indexes");
+            let removed = seg.recover(cfg.segment_index_bytes, |_| {})?;
+            if removed > 0 {
+                truncated_at = Some(seg.next_offset());
+            }
+        }
+        if !active && truncated_at.is_none() {
+            seg.on_become_inactive()?;
+        }
+        segments.insert(base, seg);
+    }
+    // A truncated segment became the last one; `recover` left its indexes preallocated for appends.
+    if segments.is_empty() {
+        let base = p.log_start_offset.unwrap_or(0).max(0);
+        segments.insert(base, LogSegment::create(&p.dir, base, cfg, p.now_ms)?);
+    }
+    let first_base = *segments.keys().next().expect("non-empty");
+    let leo = segments
+        .values()
+        .next_back()
+        .expect("non-empty")
+        .next_offset();
+    for seg in segments.values_mut() {
+        seg.flush()?;
+    }
+    fsio::sync_dir(&p.dir)?;
+
+    // Log start: the checkpoint (which may be below the local segments on a tiered partition), never past the end.
+    let mut log_start = p.log_start_offset.unwrap_or(first_base);
+    if !cfg.remote_storage_enable {
+        log_start = log_start.max(first_base);
+    }
+    let log_start = log_start.min(leo);
+
+    // 3. Leader epochs and producer state.
+    let mut leader_epochs = LeaderEpochCache::load(p.dir.join(names::LEADER_EPOCH_CHECKPOINT))?;
+    leader_epochs.truncate_from_end(leo)?;
+    producer::delete_snapshots_from(&p.dir, leo)?;
+    let (snap_offset, mut producers) = match producer::latest_snapshot_at_or_below(&p.dir, leo)? {
+        Some((off, state)) if off >= first_base || off == leo => (off, state),
+        _ => (first_base, ProducerStateManager::new()),
+    };
+    if snap_offset < leo {
+        for seg in segments.values().filter(|s| s.next_offset() > snap_offset) {
+            for item in seg.file_records().batches_from(
+                seg.offset_index().lookup(snap_offset).position as u64,
+                false,
+            ) {
+                let (_, batch) = item.map_err(|e| e.error)?;
+                if batch.base_offset() >= snap_offset {
+                    producers.replay(&batch);
+                }
+            }
+        }
+    }
+    producers.truncate_head(log_start);
+
+    let state = LogState {
+        config: p.config.clone(),
+        segments,
+        log_start_offset: log_start,
+        recovery_point: leo,
+        producers,
+        leader_epochs,
+        unflushed_messages: 0,
+        last_flush_ms: p.now_ms,
+        pending_deletes: Vec::new(),
+        closed: false,
+    };
+    tracing::info!(tp = %p.tp, log_start_offset = log_start, log_end_offset = leo, clean = p.clean_shutdown, "loaded log");
+    Ok(UnifiedLog::from_parts(
+        p.tp,
+        p.topic_id,
+        p.dir,
+        p.log_dir,
+        p.listeners,
+        state,
+    ))
+}
+
+impl From<crate::file_records::BatchScanError> for Error {
+    fn from(e: crate::file_records::BatchScanError) -> Self {
+        e.error
+    }
+}

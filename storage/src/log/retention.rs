@@ -1,0 +1,148 @@
+//! Retention (Kafka's `UnifiedLog.deleteOldSegments`) and `DeleteRecords`.
+//!
+//! A local segment is deleted, oldest first, while it is entirely below the log start offset, or older than the
+//! time limit, or not needed to stay within the size limit. The limits are `retention.ms|bytes` on a local-only
+//! partition and `local.retention.ms|bytes` (-2 = the total value) on a tiered one. The one local-deletion rule:
+//! on a tiered partition (`remote.storage.enable`) a segment may leave the disk only when its last offset is <=
+//! the highest offset in remote storage. Total retention of a tiered partition (local + remote) is enforced by
+//! tiering, which raises the log start offset through [`UnifiedLog::maybe_increment_log_start_offset`].
+use super::unified::{LogState, UnifiedLog};
+use crate::{producer, Error, Result};
+
+/// Why segments are being deleted.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reason {
+    All,
+    LogStartOnly,
+}
+
+impl UnifiedLog {
+    /// One retention pass at `now_ms`; returns the number of segments deleted. Also removes `.deleted` files
+    /// whose `file.delete.delay.ms` passed.
+    pub fn delete_old_segments(&self, now_ms: i64) -> Result<usize> {
+        let mut st = self.write_state();
+        if st.closed {
+            return Ok(0);
+        }
+        let n = self.delete_segments_locked(&mut st, now_ms, Reason::All)?;
+        self.remove_due_files_locked(&mut st, now_ms);
+        Ok(n)
+    }
+
+    /// DeleteRecords: moves the log start offset to `offset` (-1 = the high watermark) and deletes the local
+    /// segments entirely below it. Above the high watermark is [`Error::OffsetOutOfRange`]. Returns the new log
+    /// start offset.
+    pub fn delete_records(&self, offset: i64) -> Result<i64> {
+        let mut st = self.write_state();
+        let hw = st.log_end_offset();
+        let offset = if offset == -1 { hw } else { offset };
+        if offset < 0 || offset > hw {
+            return Err(Error::OffsetOutOfRange {
+                tp: self.topic_partition().clone(),
+                offset,
+                log_start: st.log_start_offset,
+                log_end: hw,
+            });
+        }
+        self.advance_log_start_locked(&mut st, offset)?;
+        if !st.closed {
+            self.delete_segments_locked(&mut st, super::now_ms(), Reason::LogStartOnly)?;
+        }
+        Ok(st.log_start_offset)
+    }
+
+    fn delete_segments_locked(
+        &self,
+        st: &mut LogState,
+        now_ms: i64,
+        reason: Reason,
+    ) -> Result<usize> {
+        let cfg = st.config.clone();
+        let tiered = cfg.remote_storage_enable;
+        let (ms, bytes) = if tiered {
+            (
+                cfg.effective_local_retention_ms(),
+                cfg.effective_local_retention_bytes(),
+            )
+        } else {
+            (cfg.retention_ms, cfg.retention_bytes)
+        };
+        let remote_hw = self.highest_offset_in_remote_storage();
+        let mut remaining: u64 = st.segments.values().map(|s| s.size_in_bytes()).sum();
+        let bases: Vec<i64> = st.segments.keys().copied().collect();
+        let leo = st.log_end_offset();
+        let mut to_delete = Vec::new();
+        for (i, base) in bases.iter().enumerate() {
+            let seg = &st.segments[base];
+            let is_active = i + 1 == bases.len();
+            if seg.size_in_bytes() == 0 {
+                break;
+            }
+            let upper = bases.get(i + 1).copied().unwrap_or(leo);
+            // Tiered: only segments fully in remote storage may go (the active one never is).
+            if tiered && (is_active || upper - 1 > remote_hw) {
+                break;
+            }
+            let below_start = upper <= st.log_start_offset;
+            let expired = reason == Reason::All && ms >= 0 && now_ms - seg.max_timestamp() > ms;
+            let over_size = reason == Reason::All
+                && bytes >= 0
+                && remaining.saturating_sub(seg.size_in_bytes()) >= bytes as u64;
+            if !(below_start || expired || over_size) {
+                break;
+            }
+            remaining -= seg.size_in_bytes();
+            to_delete.push(*base);
+        }
+        if to_delete.is_empty() {
+            return Ok(0);
+        }
+        if to_delete.len() == bases.len() {
+            // Deleting the active segment: roll first so an empty active segment remains at the log end.
+            if let Some(r) = self.roll_locked(st, now_ms)? {
+                tracing::debug!(
+                    base_offset = r.base_offset,
+                    "rolled before deleting every segment"
+                );
+            }
+        }
+        let delay = cfg.file_delete_delay_ms.min(i64::MAX as u64) as i64;
+        for base in &to_delete {
+            let mut seg = st.segments.remove(base).expect("listed above");
+            let files = seg.rename_to_deleted().map_err(|e| self.poison(e))?;
+            tracing::info!(tp = %self.topic_partition(), base_offset = base, next_offset = seg.next_offset(),
+                size = seg.size_in_bytes(), "deleting segment by retention");
+            st.pending_deletes
+                .push((now_ms.saturating_add(delay), files));
+        }
+        let first = *st.segments.keys().next().expect("active segment remains");
+        if !tiered {
+            self.advance_log_start_locked(st, first)?;
+        }
+        producer::delete_snapshots_below(self.dir(), first).map_err(|e| self.poison(e))?;
+        self.remove_due_files_locked(st, now_ms);
+        Ok(to_delete.len())
+    }
+
+    pub(crate) fn remove_due_files_locked(&self, st: &mut LogState, now_ms: i64) {
+        st.pending_deletes.retain(|(due, files)| {
+            if *due > now_ms {
+                return true;
+            }
+            for f in files {
+                if let Err(e) = std::fs::remove_file(f) {
+                    if e.kind() != std::io::ErrorKind::NotFound {
+                        tracing::warn!(file = %f.display(), error = %e, "could not remove deleted segment file");
+                    }
+                }
+            }
+            false
+        });
+    }
+
+    /// Removes every pending `.deleted` file now (shutdown, tests).
+    pub fn remove_deleted_files_now(&self) {
+        let mut st = self.write_state();
+        self.remove_due_files_locked(&mut st, i64::MAX);
+    }
+}

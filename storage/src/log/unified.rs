@@ -1,0 +1,559 @@
+//! [`UnifiedLog`]: one partition's log — local segments plus the offsets that tie them to remote storage.
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use bytes::{Bytes, BytesMut};
+use uuid::Uuid;
+
+use super::leader_epoch::LeaderEpochCache;
+use super::{now_ms, FetchDataInfo, LogAppendInfo, LogDir, RollListeners, RolledSegment};
+use crate::names::{self, SNAPSHOT_SUFFIX};
+use crate::producer::{self, ProducerStateManager, SequenceCheck};
+use crate::record::{edit, RecordBatch};
+use crate::segment::{BatchMeta, LogSegment};
+use crate::{Error, LogConfig, Result, TimestampType, TopicPartition};
+
+/// Mutable state behind the log's lock.
+pub(crate) struct LogState {
+    pub(crate) config: LogConfig,
+    /// Segments by base offset; never empty (the last one is active).
+    pub(crate) segments: BTreeMap<i64, LogSegment>,
+    pub(crate) log_start_offset: i64,
+    pub(crate) recovery_point: i64,
+    pub(crate) producers: ProducerStateManager,
+    pub(crate) leader_epochs: LeaderEpochCache,
+    pub(crate) unflushed_messages: u64,
+    pub(crate) last_flush_ms: i64,
+    /// Files renamed `.deleted`, removed once the time (ms) passes.
+    pub(crate) pending_deletes: Vec<(i64, Vec<PathBuf>)>,
+    pub(crate) closed: bool,
+}
+
+impl LogState {
+    pub(crate) fn active(&self) -> &LogSegment {
+        self.segments
+            .values()
+            .next_back()
+            .expect("a log always has an active segment")
+    }
+    pub(crate) fn active_mut(&mut self) -> &mut LogSegment {
+        self.segments
+            .values_mut()
+            .next_back()
+            .expect("a log always has an active segment")
+    }
+    pub(crate) fn log_end_offset(&self) -> i64 {
+        self.active().next_offset()
+    }
+    pub(crate) fn local_log_start_offset(&self) -> i64 {
+        let first = self.segments.keys().next().copied().unwrap_or(0);
+        first.max(self.log_start_offset)
+    }
+}
+
+/// One partition's log. Shared as `Arc<UnifiedLog>`; every method takes `&self` and locks internally. Appends
+/// and reads are synchronous and may block on disk I/O (async callers use `spawn_blocking`).
+pub struct UnifiedLog {
+    tp: TopicPartition,
+    topic_id: Uuid,
+    dir: PathBuf,
+    log_dir: Arc<LogDir>,
+    listeners: Arc<RollListeners>,
+    highest_offset_in_remote_storage: AtomicI64,
+    state: RwLock<LogState>,
+}
+
+impl std::fmt::Debug for UnifiedLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UnifiedLog")
+            .field("tp", &self.tp)
+            .field("dir", &self.dir)
+            .finish()
+    }
+}
+
+impl UnifiedLog {
+    pub(crate) fn from_parts(
+        tp: TopicPartition,
+        topic_id: Uuid,
+        dir: PathBuf,
+        log_dir: Arc<LogDir>,
+        listeners: Arc<RollListeners>,
+        state: LogState,
+    ) -> Self {
+        Self {
+            tp,
+            topic_id,
+            dir,
+            log_dir,
+            listeners,
+            highest_offset_in_remote_storage: AtomicI64::new(-1),
+            state: RwLock::new(state),
+        }
+    }
+
+    pub(crate) fn read_state(&self) -> RwLockReadGuard<'_, LogState> {
+        self.state.read().unwrap_or_else(|e| e.into_inner())
+    }
+    pub(crate) fn write_state(&self) -> RwLockWriteGuard<'_, LogState> {
+        self.state.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The partition.
+    pub fn topic_partition(&self) -> &TopicPartition {
+        &self.tp
+    }
+    /// The topic id (from `partition.metadata`).
+    pub fn topic_id(&self) -> Uuid {
+        self.topic_id
+    }
+    /// The partition directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+    /// The log dir (a `log.dirs` entry) holding this partition.
+    pub fn log_dir(&self) -> &Path {
+        self.log_dir.path()
+    }
+    /// The current config.
+    pub fn config(&self) -> LogConfig {
+        self.read_state().config.clone()
+    }
+    /// Replaces the config after validating it; it applies from the next append / retention pass.
+    pub fn update_config(&self, config: LogConfig) -> Result<()> {
+        config.validate()?;
+        self.write_state().config = config;
+        Ok(())
+    }
+
+    /// Turns a failure of a write or fsync into a poisoned log dir and a storage error.
+    pub(crate) fn poison(&self, e: Error) -> Error {
+        self.log_dir.poison(&e);
+        Error::Storage {
+            dir: self.log_dir.path().to_path_buf(),
+            reason: format!("write to {} failed: {e}", self.tp),
+        }
+    }
+
+    fn check_writable(&self, st: &LogState) -> Result<()> {
+        if self.log_dir.is_poisoned() {
+            return Err(Error::Storage {
+                dir: self.log_dir.path().to_path_buf(),
+                reason: format!(
+                    "log dir is offline after an earlier i/o failure; {} is not writable",
+                    self.tp
+                ),
+            });
+        }
+        if st.closed {
+            return Err(Error::Storage {
+                dir: self.dir.clone(),
+                reason: format!("log of {} is closed", self.tp),
+            });
+        }
+        Ok(())
+    }
+
+    /// Validates every batch (magic 2, CRC-32C, sizes, max.message.bytes, producer id/epoch/sequence), assigns
+    /// offsets in place, appends, maybe rolls. Idempotent duplicates return the original offsets.
+    pub fn append_as_leader(&self, records: Bytes, leader_epoch: i32) -> Result<LogAppendInfo> {
+        self.append_as_leader_at(records, leader_epoch, now_ms())
+    }
+
+    /// [`UnifiedLog::append_as_leader`] with an explicit clock (ms), for LogAppendTime and `segment.ms`.
+    pub fn append_as_leader_at(
+        &self,
+        records: Bytes,
+        leader_epoch: i32,
+        now_ms: i64,
+    ) -> Result<LogAppendInfo> {
+        let config = self.config();
+        // Validation that needs no lock: structure, CRC, per-batch limits.
+        let mut batches = Vec::new();
+        for batch in RecordBatch::iter(&records) {
+            let batch = batch?;
+            if batch.size_in_bytes() > config.max_message_bytes as usize {
+                return Err(Error::RecordTooLarge {
+                    size: batch.size_in_bytes(),
+                    max: config.max_message_bytes,
+                });
+            }
+            batch.validate_for_append()?;
+            batches.push(batch);
+        }
+        if batches.is_empty() {
+            return Err(Error::InvalidRecord {
+                reason: "the produce request holds no record batches".into(),
+            });
+        }
+        let total: usize = batches.iter().map(RecordBatch::size_in_bytes).sum();
+        let (info, rolled) = {
+            let mut st = self.write_state();
+            self.check_writable(&st)?;
+            let config = st.config.clone();
+            let leo = st.log_end_offset();
+            // Producer checks; a duplicate answers the whole request with the original offsets.
+            let mut pending = HashMap::new();
+            let mut next = leo;
+            for batch in &batches {
+                if let SequenceCheck::Duplicate(d) = st.producers.check(&pending, batch)? {
+                    return Ok(LogAppendInfo {
+                        first_offset: d.first_offset,
+                        last_offset: d.last_offset,
+                        log_append_time_ms: -1,
+                        log_start_offset: st.log_start_offset,
+                        record_count: (d.last_offset - d.first_offset + 1) as u32,
+                    });
+                }
+                st.producers.update_pending(&mut pending, batch, next);
+                next += batch.last_offset_delta() as i64 + 1;
+            }
+            let record_count = (next - leo) as u32;
+            let log_append = config.message_timestamp_type == TimestampType::LogAppendTime;
+            let positions: Vec<(usize, usize)> = {
+                let mut p = 0;
+                batches
+                    .iter()
+                    .map(|b| {
+                        let at = p;
+                        p += b.size_in_bytes();
+                        (at, b.size_in_bytes())
+                    })
+                    .collect()
+            };
+            drop(batches);
+            // The client's bytes, edited in place (a copy only if the buffer is shared).
+            let mut buf = records
+                .try_into_mut()
+                .unwrap_or_else(|shared| BytesMut::from(&shared[..]));
+            let mut metas = Vec::with_capacity(positions.len());
+            let mut offset = leo;
+            for &(pos, size) in &positions {
+                let b = &mut buf[pos..pos + size];
+                edit::set_base_offset(b, offset);
+                edit::set_partition_leader_epoch(b, leader_epoch);
+                if log_append {
+                    edit::set_log_append_time(b, now_ms);
+                }
+                let last_delta = i32::from_be_bytes(b[23..27].try_into().expect("4")) as i64;
+                let max_ts = i64::from_be_bytes(b[35..43].try_into().expect("8"));
+                metas.push(BatchMeta {
+                    size,
+                    last_offset: offset + last_delta,
+                    max_timestamp: max_ts,
+                });
+                offset += last_delta + 1;
+            }
+            let mut rolled = None;
+            let max_ts = metas.iter().map(|m| m.max_timestamp).max().unwrap_or(-1);
+            if st
+                .active()
+                .should_roll(&config, total, offset - 1, max_ts, now_ms)
+            {
+                rolled = self.roll_locked(&mut st, now_ms)?;
+            }
+            if let Err(e) = st.active_mut().append(&buf, &metas) {
+                return Err(self.poison(e));
+            }
+            st.producers.commit(pending);
+            st.leader_epochs
+                .assign(leader_epoch, leo)
+                .map_err(|e| self.poison(e))?;
+            st.unflushed_messages += record_count as u64;
+            if st.unflushed_messages >= config.flush_messages {
+                self.flush_locked(&mut st, now_ms)?;
+            }
+            let info = LogAppendInfo {
+                first_offset: leo,
+                last_offset: offset - 1,
+                log_append_time_ms: if log_append { now_ms } else { -1 },
+                log_start_offset: st.log_start_offset,
+                record_count,
+            };
+            (info, rolled)
+        };
+        if let Some(r) = rolled {
+            self.listeners.notify(&self.tp, &r);
+        }
+        Ok(info)
+    }
+
+    /// Rolls the active segment if it is non-empty: final time index entry, trim indexes, fsync, producer
+    /// snapshot at the new base offset, new active segment. Returns the rolled segment.
+    pub(crate) fn roll_locked(
+        &self,
+        st: &mut LogState,
+        now_ms: i64,
+    ) -> Result<Option<RolledSegment>> {
+        if st.active().size_in_bytes() == 0 {
+            return Ok(None);
+        }
+        let new_base = st.log_end_offset();
+        let index_bytes = st.config.segment_index_bytes;
+        let config = st.config.clone();
+        let old = st.active_mut();
+        old.on_become_inactive().map_err(|e| self.poison(e))?;
+        old.flush().map_err(|e| self.poison(e))?;
+        let snapshot = producer::write_snapshot(&self.dir, new_base, &st.producers)
+            .map_err(|e| self.poison(e))?;
+        let rolled = rolled_segment(st.active(), Some(snapshot));
+        let seg =
+            LogSegment::create(&self.dir, new_base, &config, now_ms).map_err(|e| self.poison(e))?;
+        debug_assert_eq!(seg.offset_index().entries(), 0);
+        let _ = index_bytes;
+        st.segments.insert(new_base, seg);
+        crate::fsio::sync_dir(&self.dir).map_err(|e| self.poison(e))?;
+        st.recovery_point = st.recovery_point.max(new_base);
+        tracing::debug!(tp = %self.tp, base_offset = rolled.base_offset, next_offset = new_base, "rolled segment");
+        Ok(Some(rolled))
+    }
+
+    /// Forces a roll (no-op for an empty active segment).
+    pub fn roll(&self) -> Result<()> {
+        let rolled = {
+            let mut st = self.write_state();
+            self.check_writable(&st)?;
+            self.roll_locked(&mut st, now_ms())?
+        };
+        if let Some(r) = rolled {
+            self.listeners.notify(&self.tp, &r);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn flush_locked(&self, st: &mut LogState, now_ms: i64) -> Result<()> {
+        for seg in st.segments.values_mut() {
+            seg.flush().map_err(|e| self.poison(e))?;
+        }
+        st.recovery_point = st.log_end_offset();
+        st.unflushed_messages = 0;
+        st.last_flush_ms = now_ms;
+        Ok(())
+    }
+
+    /// Fsyncs everything appended so far and advances the recovery point.
+    pub fn flush(&self) -> Result<()> {
+        let mut st = self.write_state();
+        if self.log_dir.is_poisoned() {
+            return self.check_writable(&st);
+        }
+        self.flush_locked(&mut st, now_ms())
+    }
+
+    /// Flushes if `flush.ms` elapsed since the last flush and something is unflushed.
+    pub(crate) fn maybe_flush_on_timer(&self, now_ms: i64) -> Result<()> {
+        let mut st = self.write_state();
+        if st.closed || self.log_dir.is_poisoned() || st.recovery_point >= st.log_end_offset() {
+            return Ok(());
+        }
+        let elapsed = now_ms.saturating_sub(st.last_flush_ms);
+        if elapsed >= 0 && (elapsed as u64) >= st.config.flush_ms {
+            self.flush_locked(&mut st, now_ms)?;
+        }
+        Ok(())
+    }
+
+    /// Reads up to `max_bytes` of whole batches from `offset`, never a batch starting at or past `max_offset`
+    /// (exclusive upper bound, e.g. the high watermark). With `min_one_message`, the first batch is returned even
+    /// if larger than `max_bytes`. Offsets below the local log start or above the log end are
+    /// [`Error::OffsetOutOfRange`]; the log end offset itself reads as empty.
+    pub fn read(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        min_one_message: bool,
+        max_offset: Option<i64>,
+    ) -> Result<FetchDataInfo> {
+        let st = self.read_state();
+        let (start, end) = (st.local_log_start_offset(), st.log_end_offset());
+        if offset < start || offset > end {
+            return Err(Error::OffsetOutOfRange {
+                tp: self.tp.clone(),
+                offset,
+                log_start: start,
+                log_end: end,
+            });
+        }
+        let floor = st
+            .segments
+            .range(..=offset)
+            .next_back()
+            .map_or(start, |(b, _)| *b);
+        for seg in st.segments.range(floor..).map(|(_, s)| s) {
+            if let Some(records) = seg.read(
+                offset.max(seg.base_offset()),
+                max_bytes,
+                min_one_message,
+                max_offset,
+            )? {
+                return Ok(FetchDataInfo { records });
+            }
+        }
+        Ok(FetchDataInfo::default())
+    }
+
+    /// The log start offset (lowest offset a consumer may fetch, locally or remotely).
+    pub fn log_start_offset(&self) -> i64 {
+        self.read_state().log_start_offset
+    }
+    /// The first offset held on local disk.
+    pub fn local_log_start_offset(&self) -> i64 {
+        self.read_state().local_log_start_offset()
+    }
+    /// Offset the next appended record gets.
+    pub fn log_end_offset(&self) -> i64 {
+        self.read_state().log_end_offset()
+    }
+    /// Single node: the log end offset.
+    pub fn high_watermark(&self) -> i64 {
+        self.log_end_offset()
+    }
+    /// Offsets up to here are fsynced.
+    pub fn recovery_point(&self) -> i64 {
+        self.read_state().recovery_point
+    }
+    /// Highest offset copied to remote storage; -1 when nothing is remote.
+    pub fn highest_offset_in_remote_storage(&self) -> i64 {
+        self.highest_offset_in_remote_storage.load(Ordering::SeqCst)
+    }
+    /// Sets the highest offset in remote storage (tiering calls it after each copy, and on restart).
+    pub fn update_highest_offset_in_remote_storage(&self, offset: i64) {
+        self.highest_offset_in_remote_storage
+            .store(offset, Ordering::SeqCst);
+    }
+
+    /// Raises the log start offset (never lowers it); above the high watermark is out of range.
+    pub fn maybe_increment_log_start_offset(&self, offset: i64) -> Result<()> {
+        let mut st = self.write_state();
+        let hw = st.log_end_offset();
+        if offset > hw {
+            return Err(Error::OffsetOutOfRange {
+                tp: self.tp.clone(),
+                offset,
+                log_start: st.log_start_offset,
+                log_end: hw,
+            });
+        }
+        self.advance_log_start_locked(&mut st, offset)
+    }
+
+    pub(crate) fn advance_log_start_locked(&self, st: &mut LogState, offset: i64) -> Result<()> {
+        if offset > st.log_start_offset {
+            st.log_start_offset = offset;
+            st.producers.truncate_head(offset);
+            st.leader_epochs
+                .truncate_from_start(offset)
+                .map_err(|e| self.poison(e))?;
+        }
+        Ok(())
+    }
+
+    /// First offset whose batch max timestamp is >= `ts`, with that timestamp (local segments only).
+    pub fn fetch_offset_by_timestamp(&self, ts: i64) -> Result<Option<(i64, i64)>> {
+        let st = self.read_state();
+        let start = st.local_log_start_offset();
+        for seg in st.segments.values() {
+            if seg.next_offset() <= start || seg.max_timestamp() < ts {
+                continue;
+            }
+            if let Some(found) = seg.find_offset_by_timestamp(ts, start)? {
+                return Ok(Some(found));
+            }
+        }
+        Ok(None)
+    }
+
+    /// (max timestamp, last offset of the batch carrying it) over the local log, for ListOffsets -3.
+    pub fn max_timestamp_and_offset(&self) -> Option<(i64, i64)> {
+        let st = self.read_state();
+        let start = st.local_log_start_offset();
+        st.segments
+            .values()
+            .filter(|s| s.max_timestamp() >= 0 && s.offset_of_max_timestamp() >= start)
+            .fold(None, |best: Option<(i64, i64)>, s| match best {
+                Some((ts, _)) if ts >= s.max_timestamp() => best,
+                _ => Some((s.max_timestamp(), s.offset_of_max_timestamp())),
+            })
+    }
+
+    /// Rolled (inactive) segments, in offset order, for tiering.
+    pub fn rolled_segments(&self) -> Vec<RolledSegment> {
+        let st = self.read_state();
+        let n = st.segments.len();
+        st.segments
+            .values()
+            .take(n.saturating_sub(1))
+            .map(|s| {
+                let snap = names::offset_file(&self.dir, s.next_offset(), SNAPSHOT_SUFFIX);
+                rolled_segment(s, snap.exists().then_some(snap))
+            })
+            .collect()
+    }
+
+    /// Leader-epoch cache entries (epoch, start offset).
+    pub fn leader_epoch_entries(&self) -> Vec<(i32, i64)> {
+        self.read_state().leader_epochs.entries()
+    }
+
+    /// The largest producer id ever seen in this log (-1 if none).
+    pub fn max_producer_id(&self) -> i64 {
+        self.read_state().producers.max_producer_id()
+    }
+
+    /// Number of local segments (including the active one).
+    pub fn number_of_segments(&self) -> usize {
+        self.read_state().segments.len()
+    }
+
+    /// Bytes of all local segments.
+    pub fn size_in_bytes(&self) -> u64 {
+        self.read_state()
+            .segments
+            .values()
+            .map(LogSegment::size_in_bytes)
+            .sum()
+    }
+
+    /// Flush, producer snapshot at the log end, trimmed indexes; later appends fail. Idempotent.
+    pub(crate) fn close(&self) -> Result<()> {
+        let mut st = self.write_state();
+        if st.closed {
+            return Ok(());
+        }
+        st.closed = true;
+        if self.log_dir.is_poisoned() {
+            return Ok(());
+        }
+        let leo = st.log_end_offset();
+        st.active_mut()
+            .on_become_inactive()
+            .map_err(|e| self.poison(e))?;
+        self.flush_locked(&mut st, now_ms())?;
+        producer::write_snapshot(&self.dir, leo, &st.producers).map_err(|e| self.poison(e))?;
+        Ok(())
+    }
+
+    /// Marks the log closed without flushing (its directory is being deleted).
+    pub(crate) fn mark_closed(&self) {
+        self.write_state().closed = true;
+    }
+}
+
+pub(crate) fn rolled_segment(
+    s: &LogSegment,
+    producer_snapshot_file: Option<PathBuf>,
+) -> RolledSegment {
+    RolledSegment {
+        base_offset: s.base_offset(),
+        next_offset: s.next_offset(),
+        size_bytes: s.size_in_bytes(),
+        max_timestamp_ms: s.max_timestamp(),
+        log_file: s.log_path().to_path_buf(),
+        offset_index_file: s.offset_index_path().to_path_buf(),
+        time_index_file: s.time_index_path().to_path_buf(),
+        producer_snapshot_file,
+        txn_index_file: None,
+    }
+}

@@ -1,0 +1,335 @@
+//! [`LogManager`]: every partition log across the `log.dirs`, their checkpoints, clean-shutdown markers,
+//! retention and flush passes.
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use uuid::Uuid;
+
+use crate::error::io_err;
+use crate::log::{
+    load_log, now_ms, LoadParams, LogDir, RollListener, RollListeners, RolledSegment,
+};
+use crate::names::{
+    self, CLEAN_SHUTDOWN_MARKER, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT,
+};
+use crate::{
+    checkpoint, fsio, Error, LogConfig, LogManagerConfig, Result, TopicPartition, UnifiedLog,
+};
+
+/// All partition logs of the broker. Thread-safe; share it behind an `Arc`.
+pub struct LogManager {
+    config: LogManagerConfig,
+    dirs: Vec<Arc<LogDir>>,
+    logs: RwLock<HashMap<TopicPartition, Arc<UnifiedLog>>>,
+    listeners: Arc<RollListeners>,
+    create_lock: Mutex<()>,
+    shut_down: AtomicBool,
+}
+
+impl std::fmt::Debug for LogManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogManager")
+            .field("log_dirs", &self.config.log_dirs)
+            .finish()
+    }
+}
+
+impl LogManager {
+    /// Opens (creating if absent) every log dir and recovers every partition directory found. Logs load with
+    /// the default log config; [`LogManager::get_or_create_log`] applies a topic's config to a loaded log.
+    pub fn open(config: LogManagerConfig) -> Result<LogManager> {
+        config.validate()?;
+        let listeners = Arc::new(RollListeners::default());
+        let mut logs: HashMap<TopicPartition, Arc<UnifiedLog>> = HashMap::new();
+        let mut dirs = Vec::new();
+        let now = now_ms();
+        for path in &config.log_dirs {
+            std::fs::create_dir_all(path).map_err(io_err(path))?;
+            let log_dir = Arc::new(LogDir::new(path.clone()));
+            let marker = path.join(CLEAN_SHUTDOWN_MARKER);
+            let clean = marker.exists();
+            let recovery_points = checkpoint::read_offsets(&path.join(RECOVERY_POINT_CHECKPOINT))?;
+            let log_starts = checkpoint::read_offsets(&path.join(LOG_START_OFFSET_CHECKPOINT))?;
+            for entry in std::fs::read_dir(path).map_err(io_err(path))? {
+                let entry = entry.map_err(io_err(path))?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let file_type = entry.file_type().map_err(io_err(entry.path()))?;
+                if !file_type.is_dir() {
+                    continue;
+                }
+                if name.ends_with(names::DELETE_DIR_SUFFIX) {
+                    tracing::info!(dir = %entry.path().display(), "removing partition dir left from a deletion");
+                    std::fs::remove_dir_all(entry.path()).map_err(io_err(entry.path()))?;
+                    continue;
+                }
+                let Some(tp) = names::parse_partition_dir(&name) else {
+                    tracing::warn!(dir = %entry.path().display(), "ignoring a directory that is not a partition");
+                    continue;
+                };
+                if logs.contains_key(&tp) {
+                    return Err(Error::Storage {
+                        dir: entry.path(),
+                        reason: format!("{tp} exists in more than one log dir"),
+                    });
+                }
+                let topic_id = checkpoint::read_partition_metadata(
+                    &entry.path().join(names::PARTITION_METADATA),
+                )?
+                .unwrap_or_else(Uuid::nil);
+                let log = load_log(LoadParams {
+                    tp: tp.clone(),
+                    topic_id,
+                    dir: entry.path(),
+                    config: config.default_log_config.clone(),
+                    log_dir: log_dir.clone(),
+                    listeners: listeners.clone(),
+                    clean_shutdown: clean,
+                    recovery_point: recovery_points.get(&tp).copied().unwrap_or(0),
+                    log_start_offset: log_starts.get(&tp).copied(),
+                    now_ms: now,
+                })?;
+                logs.insert(tp, Arc::new(log));
+            }
+            if clean {
+                // From now on a crash must be treated as unclean.
+                std::fs::remove_file(&marker).map_err(io_err(&marker))?;
+                fsio::sync_dir(path)?;
+            }
+            dirs.push(log_dir);
+        }
+        Ok(LogManager {
+            config,
+            dirs,
+            logs: RwLock::new(logs),
+            listeners,
+            create_lock: Mutex::new(()),
+            shut_down: AtomicBool::new(false),
+        })
+    }
+
+    /// The manager's config.
+    pub fn config(&self) -> &LogManagerConfig {
+        &self.config
+    }
+
+    fn logs_snapshot(&self) -> Vec<Arc<UnifiedLog>> {
+        let logs = self.logs.read().unwrap_or_else(|e| e.into_inner());
+        let mut v: Vec<_> = logs.values().cloned().collect();
+        v.sort_by(|a, b| a.topic_partition().cmp(b.topic_partition()));
+        v
+    }
+
+    /// The partition's log, created (in the least loaded healthy dir, with `partition.metadata` holding the topic
+    /// id) if absent. For an existing log, `config` replaces its config; a different non-nil topic id is
+    /// [`Error::InconsistentTopicId`].
+    pub fn get_or_create_log(
+        &self,
+        tp: &TopicPartition,
+        topic_id: Uuid,
+        config: LogConfig,
+    ) -> Result<Arc<UnifiedLog>> {
+        config.validate()?;
+        let _guard = self.create_lock.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(log) = self.get_log(tp) {
+            if !log.topic_id().is_nil() && !topic_id.is_nil() && log.topic_id() != topic_id {
+                return Err(Error::InconsistentTopicId {
+                    tp: tp.clone(),
+                    existing: log.topic_id(),
+                    requested: topic_id,
+                });
+            }
+            log.update_config(config)?;
+            return Ok(log);
+        }
+        if self.shut_down.load(Ordering::SeqCst) {
+            return Err(Error::Storage {
+                dir: self.config.log_dirs[0].clone(),
+                reason: "log manager is shut down".into(),
+            });
+        }
+        let counts = {
+            let logs = self.logs.read().unwrap_or_else(|e| e.into_inner());
+            let mut counts: HashMap<&Path, usize> = HashMap::new();
+            for log in logs.values() {
+                *counts.entry(log.log_dir()).or_default() += 1;
+            }
+            self.dirs
+                .iter()
+                .map(|d| counts.get(d.path()).copied().unwrap_or(0))
+                .collect::<Vec<_>>()
+        };
+        let log_dir = self
+            .dirs
+            .iter()
+            .zip(counts)
+            .filter(|(d, _)| !d.is_poisoned())
+            .min_by_key(|(_, n)| *n)
+            .map(|(d, _)| d.clone())
+            .ok_or_else(|| Error::Storage {
+                dir: self.config.log_dirs[0].clone(),
+                reason: "every log dir is offline".into(),
+            })?;
+        let dir = log_dir.path().join(names::partition_dir_name(tp));
+        let created = (|| {
+            std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+            checkpoint::write_partition_metadata(&dir.join(names::PARTITION_METADATA), topic_id)?;
+            fsio::sync_dir(log_dir.path())
+        })();
+        if let Err(e) = created {
+            log_dir.poison(&e);
+            return Err(e);
+        }
+        let log = Arc::new(load_log(LoadParams {
+            tp: tp.clone(),
+            topic_id,
+            dir,
+            config,
+            log_dir: log_dir.clone(),
+            listeners: self.listeners.clone(),
+            clean_shutdown: true,
+            recovery_point: 0,
+            log_start_offset: None,
+            now_ms: now_ms(),
+        })?);
+        tracing::info!(%tp, %topic_id, dir = %log_dir.path().display(), "created log");
+        self.logs
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(tp.clone(), log.clone());
+        Ok(log)
+    }
+
+    /// The partition's log, if present.
+    pub fn get_log(&self, tp: &TopicPartition) -> Option<Arc<UnifiedLog>> {
+        self.logs
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(tp)
+            .cloned()
+    }
+
+    /// Every log, ordered by partition.
+    pub fn all_logs(&self) -> Vec<Arc<UnifiedLog>> {
+        self.logs_snapshot()
+    }
+
+    /// Removes the partition's directory (renamed `<topic>-<partition>.<uuid>-delete` first, then removed). A
+    /// missing partition is [`Error::UnknownTopicOrPartition`].
+    pub fn delete_log(&self, tp: &TopicPartition) -> Result<()> {
+        let _guard = self.create_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let log = self
+            .logs
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(tp)
+            .ok_or_else(|| Error::UnknownTopicOrPartition { tp: tp.clone() })?;
+        log.mark_closed();
+        let parent = log.log_dir().to_path_buf();
+        let renamed = parent.join(format!(
+            "{}.{}{}",
+            names::partition_dir_name(tp),
+            Uuid::new_v4().simple(),
+            names::DELETE_DIR_SUFFIX
+        ));
+        std::fs::rename(log.dir(), &renamed).map_err(io_err(log.dir()))?;
+        fsio::sync_dir(&parent)?;
+        std::fs::remove_dir_all(&renamed).map_err(io_err(&renamed))?;
+        tracing::info!(%tp, "deleted log");
+        Ok(())
+    }
+
+    /// One retention pass over every log (the broker calls it every `log.retention.check.interval.ms`). Every log
+    /// is visited; the first error is returned.
+    pub fn run_retention(&self, now_ms: i64) -> Result<()> {
+        let mut first_err = None;
+        for log in self.logs_snapshot() {
+            if let Err(e) = log.delete_old_segments(now_ms) {
+                tracing::warn!(tp = %log.topic_partition(), error = %e, "retention failed");
+                first_err.get_or_insert(e);
+            }
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+
+    /// Flushes logs whose `flush.ms` elapsed; writes the recovery-point and log-start-offset checkpoints.
+    pub fn flush_dirty_and_checkpoint(&self, now_ms: i64) -> Result<()> {
+        let mut first_err = None;
+        for log in self.logs_snapshot() {
+            if let Err(e) = log.maybe_flush_on_timer(now_ms) {
+                first_err.get_or_insert(e);
+            }
+        }
+        if let Err(e) = self.write_checkpoints() {
+            first_err.get_or_insert(e);
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+
+    fn write_checkpoints(&self) -> Result<()> {
+        let logs = self.logs_snapshot();
+        for dir in self.dirs.iter().filter(|d| !d.is_poisoned()) {
+            let mut rps = BTreeMap::new();
+            let mut starts = BTreeMap::new();
+            for log in logs.iter().filter(|l| l.log_dir() == dir.path()) {
+                rps.insert(log.topic_partition().clone(), log.recovery_point());
+                starts.insert(log.topic_partition().clone(), log.log_start_offset());
+            }
+            let r = checkpoint::write_offsets(&dir.path().join(RECOVERY_POINT_CHECKPOINT), &rps)
+                .and_then(|_| {
+                    checkpoint::write_offsets(
+                        &dir.path().join(LOG_START_OFFSET_CHECKPOINT),
+                        &starts,
+                    )
+                });
+            if let Err(e) = r {
+                dir.poison(&e);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Flush + checkpoints + `.kafka_cleanshutdown` in each healthy dir. Later appends fail. Idempotent.
+    pub fn shutdown(&self) -> Result<()> {
+        if self.shut_down.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let mut first_err = None;
+        for log in self.logs_snapshot() {
+            if let Err(e) = log.close() {
+                tracing::error!(tp = %log.topic_partition(), error = %e, "closing log failed");
+                first_err.get_or_insert(e);
+            }
+            log.remove_deleted_files_now();
+        }
+        if let Err(e) = self.write_checkpoints() {
+            first_err.get_or_insert(e);
+        }
+        for dir in self.dirs.iter().filter(|d| !d.is_poisoned()) {
+            // A dir with a failed log is not marked clean, so its next start recovers.
+            let failed = first_err.is_some();
+            if !failed {
+                if let Err(e) = fsio::atomic_write(&dir.path().join(CLEAN_SHUTDOWN_MARKER), b"") {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        tracing::info!("log manager shut down");
+        first_err.map_or(Ok(()), Err)
+    }
+
+    /// Called with every segment that rolls (after it is flushed), from the appending thread: keep it cheap.
+    pub fn add_roll_listener(&self, l: Arc<dyn Fn(&TopicPartition, &RolledSegment) + Send + Sync>) {
+        let l: RollListener = l;
+        self.listeners.add(l);
+    }
+
+    /// Whether a failed write or fsync took the log dir holding `path` offline.
+    pub fn is_log_dir_offline(&self, log_dir: &Path) -> bool {
+        self.dirs
+            .iter()
+            .any(|d| d.path() == log_dir && d.is_poisoned())
+    }
+}

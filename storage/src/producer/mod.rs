@@ -1,0 +1,348 @@
+//! Producer state for idempotence (Kafka's `ProducerStateManager`): per producer id the epoch and the last five
+//! batches' sequence ranges and offsets. A retried batch is recognised as a duplicate and answered with its
+//! original offsets; a sequence gap is [`Error::OutOfOrderSequence`]; an older epoch is
+//! [`Error::InvalidProducerEpoch`]; a new epoch must start at sequence 0.
+mod snapshot;
+
+use std::collections::{HashMap, VecDeque};
+
+use crate::record::RecordBatch;
+use crate::{Error, Result};
+
+pub(crate) use snapshot::{
+    delete_snapshots_below, delete_snapshots_from, latest_snapshot_at_or_below, write_snapshot,
+};
+
+/// Batches remembered per producer (Kafka's `NUM_BATCHES_TO_RETAIN`).
+pub(crate) const NUM_BATCHES_TO_RETAIN: usize = 5;
+
+/// One appended batch of a producer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BatchMetadata {
+    pub(crate) first_seq: i32,
+    pub(crate) last_seq: i32,
+    pub(crate) first_offset: i64,
+    pub(crate) last_offset: i64,
+    pub(crate) timestamp: i64,
+}
+
+/// What the log knows about one producer id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ProducerEntry {
+    pub(crate) epoch: i16,
+    pub(crate) batches: VecDeque<BatchMetadata>,
+    pub(crate) coordinator_epoch: i32,
+    pub(crate) current_txn_first_offset: i64,
+}
+
+impl ProducerEntry {
+    fn new(epoch: i16) -> Self {
+        Self {
+            epoch,
+            batches: VecDeque::new(),
+            coordinator_epoch: -1,
+            current_txn_first_offset: -1,
+        }
+    }
+    fn last_seq(&self) -> i32 {
+        self.batches.back().map_or(-1, |b| b.last_seq)
+    }
+    fn last_offset(&self) -> i64 {
+        self.batches.back().map_or(-1, |b| b.last_offset)
+    }
+}
+
+fn next_seq(seq: i32) -> i32 {
+    if seq == i32::MAX {
+        0
+    } else {
+        seq + 1
+    }
+}
+
+/// The outcome of checking a batch against producer state.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum SequenceCheck {
+    /// Append it.
+    Append,
+    /// A retry of an appended batch: answer with these offsets.
+    Duplicate(BatchMetadata),
+}
+
+/// All producers of one partition.
+#[derive(Debug, Default)]
+pub(crate) struct ProducerStateManager {
+    producers: HashMap<i64, ProducerEntry>,
+    max_producer_id: i64,
+}
+
+impl ProducerStateManager {
+    pub(crate) fn new() -> Self {
+        Self {
+            producers: HashMap::new(),
+            max_producer_id: -1,
+        }
+    }
+
+    pub(crate) fn from_entries(entries: impl IntoIterator<Item = (i64, ProducerEntry)>) -> Self {
+        let mut m = Self::new();
+        for (pid, e) in entries {
+            m.max_producer_id = m.max_producer_id.max(pid);
+            m.producers.insert(pid, e);
+        }
+        m
+    }
+
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (&i64, &ProducerEntry)> {
+        self.producers.iter()
+    }
+
+    pub(crate) fn max_producer_id(&self) -> i64 {
+        self.max_producer_id
+    }
+
+    /// The producer's entry as `pending` (this request's earlier batches) or the committed state has it.
+    fn current<'a>(
+        &'a self,
+        pending: &'a HashMap<i64, ProducerEntry>,
+        pid: i64,
+    ) -> Option<&'a ProducerEntry> {
+        pending.get(&pid).or_else(|| self.producers.get(&pid))
+    }
+
+    /// Checks a client batch (Kafka's `checkProducerEpoch` + `checkSequence` + duplicate lookup), taking this
+    /// request's `pending` updates into account.
+    pub(crate) fn check(
+        &self,
+        pending: &HashMap<i64, ProducerEntry>,
+        batch: &RecordBatch,
+    ) -> Result<SequenceCheck> {
+        let pid = batch.producer_id();
+        if pid < 0 {
+            return Ok(SequenceCheck::Append);
+        }
+        let (epoch, base_seq) = (batch.producer_epoch(), batch.base_sequence());
+        let Some(entry) = self.current(pending, pid) else {
+            // Unknown producer (new, or its state expired with retention): accept any sequence, as Kafka does.
+            return Ok(SequenceCheck::Append);
+        };
+        if epoch < entry.epoch {
+            return Err(Error::InvalidProducerEpoch {
+                producer_id: pid,
+                epoch,
+                current_epoch: entry.epoch,
+            });
+        }
+        if batch.is_control() || base_seq < 0 {
+            return Ok(SequenceCheck::Append);
+        }
+        if epoch > entry.epoch {
+            if base_seq != 0 {
+                return Err(Error::OutOfOrderSequence {
+                    producer_id: pid,
+                    epoch,
+                    expected: 0,
+                    received: base_seq,
+                });
+            }
+            return Ok(SequenceCheck::Append);
+        }
+        let last_seq = batch.last_sequence();
+        if let Some(dup) = entry
+            .batches
+            .iter()
+            .find(|b| b.first_seq == base_seq && b.last_seq == last_seq)
+        {
+            return Ok(SequenceCheck::Duplicate(*dup));
+        }
+        let last = entry.last_seq();
+        if last >= 0 && base_seq != next_seq(last) {
+            return Err(Error::OutOfOrderSequence {
+                producer_id: pid,
+                epoch,
+                expected: next_seq(last),
+                received: base_seq,
+            });
+        }
+        Ok(SequenceCheck::Append)
+    }
+
+    /// Records an appended (offset-assigned) batch into `pending`.
+    /// `base_offset` is the offset the log assigns to the batch.
+    pub(crate) fn update_pending(
+        &self,
+        pending: &mut HashMap<i64, ProducerEntry>,
+        batch: &RecordBatch,
+        base_offset: i64,
+    ) {
+        let pid = batch.producer_id();
+        if pid < 0 {
+            return;
+        }
+        if !pending.contains_key(&pid) {
+            let e = self
+                .producers
+                .get(&pid)
+                .cloned()
+                .unwrap_or_else(|| ProducerEntry::new(batch.producer_epoch()));
+            pending.insert(pid, e);
+        }
+        let entry = pending.get_mut(&pid).expect("inserted above");
+        apply(entry, batch, base_offset);
+    }
+
+    /// Commits a request's pending updates.
+    pub(crate) fn commit(&mut self, pending: HashMap<i64, ProducerEntry>) {
+        for (pid, e) in pending {
+            self.max_producer_id = self.max_producer_id.max(pid);
+            self.producers.insert(pid, e);
+        }
+    }
+
+    /// Replays a batch read back from the log (recovery, load).
+    pub(crate) fn replay(&mut self, batch: &RecordBatch) {
+        let pid = batch.producer_id();
+        if pid < 0 {
+            return;
+        }
+        self.max_producer_id = self.max_producer_id.max(pid);
+        let entry = self
+            .producers
+            .entry(pid)
+            .or_insert_with(|| ProducerEntry::new(batch.producer_epoch()));
+        apply(entry, batch, batch.base_offset());
+    }
+
+    /// Forgets producers whose last batch is below `log_start` (Kafka's `truncateHead`).
+    pub(crate) fn truncate_head(&mut self, log_start: i64) {
+        self.producers
+            .retain(|_, e| e.last_offset() >= log_start || e.batches.is_empty());
+    }
+}
+
+fn apply(entry: &mut ProducerEntry, batch: &RecordBatch, base_offset: i64) {
+    let epoch = batch.producer_epoch();
+    if epoch > entry.epoch {
+        entry.epoch = epoch;
+        entry.batches.clear();
+    }
+    if batch.is_control() || batch.base_sequence() < 0 {
+        return;
+    }
+    entry.batches.push_back(BatchMetadata {
+        first_seq: batch.base_sequence(),
+        last_seq: batch.last_sequence(),
+        first_offset: base_offset,
+        last_offset: base_offset + batch.last_offset_delta() as i64,
+        timestamp: batch.max_timestamp(),
+    });
+    while entry.batches.len() > NUM_BATCHES_TO_RETAIN {
+        entry.batches.pop_front();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::RecordBatchBuilder;
+
+    fn batch(pid: i64, epoch: i16, seq: i32, n: usize, base_offset: i64) -> RecordBatch {
+        let mut b = RecordBatchBuilder::new()
+            .producer(pid, epoch, seq)
+            .base_offset(base_offset);
+        for i in 0..n {
+            b.append(i as i64, None, Some(b"v"), &[]);
+        }
+        RecordBatch::new(b.build()).unwrap()
+    }
+
+    fn append(m: &mut ProducerStateManager, b: &RecordBatch) -> Result<SequenceCheck> {
+        let mut pending = HashMap::new();
+        let r = m.check(&pending, b)?;
+        if r == SequenceCheck::Append {
+            m.update_pending(&mut pending, b, b.base_offset());
+            m.commit(pending);
+        }
+        Ok(r)
+    }
+
+    #[test]
+    fn duplicates_gaps_and_fencing_follow_kafka() {
+        let mut m = ProducerStateManager::new();
+        assert_eq!(
+            append(&mut m, &batch(1, 0, 0, 3, 0)).unwrap(),
+            SequenceCheck::Append
+        );
+        assert_eq!(
+            append(&mut m, &batch(1, 0, 3, 2, 3)).unwrap(),
+            SequenceCheck::Append
+        );
+        let dup = append(&mut m, &batch(1, 0, 0, 3, 99)).unwrap();
+        assert!(matches!(
+            dup,
+            SequenceCheck::Duplicate(BatchMetadata {
+                first_offset: 0,
+                last_offset: 2,
+                ..
+            })
+        ));
+        let gap = append(&mut m, &batch(1, 0, 7, 1, 5)).unwrap_err();
+        assert!(
+            matches!(
+                gap,
+                Error::OutOfOrderSequence {
+                    expected: 5,
+                    received: 7,
+                    ..
+                }
+            ),
+            "{gap}"
+        );
+        let new_epoch_bad = append(&mut m, &batch(1, 1, 5, 1, 5)).unwrap_err();
+        assert!(matches!(
+            new_epoch_bad,
+            Error::OutOfOrderSequence { expected: 0, .. }
+        ));
+        assert_eq!(
+            append(&mut m, &batch(1, 1, 0, 1, 5)).unwrap(),
+            SequenceCheck::Append
+        );
+        let fenced = append(&mut m, &batch(1, 0, 5, 1, 6)).unwrap_err();
+        assert!(matches!(
+            fenced,
+            Error::InvalidProducerEpoch {
+                epoch: 0,
+                current_epoch: 1,
+                ..
+            }
+        ));
+        assert_eq!(m.max_producer_id(), 1);
+    }
+
+    #[test]
+    fn only_the_last_five_batches_are_remembered() {
+        let mut m = ProducerStateManager::new();
+        for i in 0..6 {
+            append(&mut m, &batch(9, 0, i, 1, i as i64)).unwrap();
+        }
+        // Batch 0 was forgotten: its retry is now a sequence error, batch 1's retry a duplicate.
+        assert!(matches!(
+            append(&mut m, &batch(9, 0, 0, 1, 50)),
+            Err(Error::OutOfOrderSequence { .. })
+        ));
+        assert!(matches!(
+            append(&mut m, &batch(9, 0, 1, 1, 50)),
+            Ok(SequenceCheck::Duplicate(_))
+        ));
+    }
+
+    #[test]
+    fn sequence_wraps_after_i32_max() {
+        let mut m = ProducerStateManager::new();
+        append(&mut m, &batch(2, 0, i32::MAX - 1, 2, 0)).unwrap();
+        assert_eq!(
+            append(&mut m, &batch(2, 0, 0, 1, 2)).unwrap(),
+            SequenceCheck::Append
+        );
+    }
+}

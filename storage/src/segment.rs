@@ -1,0 +1,433 @@
+//! [`LogSegment`]: one `.log` file with its `.index` and `.timeindex`, named by its base offset.
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+
+use crate::file_records::FileRecords;
+use crate::index::{OffsetIndex, TimeIndex, TimestampOffset};
+use crate::names::{self, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX};
+use crate::record::{batch_size_from_header, RecordBatch, LOG_OVERHEAD};
+use crate::{Error, LogConfig, Result};
+
+/// What the log knows about each batch it appends to a segment.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BatchMeta {
+    pub(crate) size: usize,
+    pub(crate) last_offset: i64,
+    pub(crate) max_timestamp: i64,
+}
+
+/// A segment: `{base_offset:020}.log`, `.index`, `.timeindex`.
+#[derive(Debug)]
+pub struct LogSegment {
+    base_offset: i64,
+    log: FileRecords,
+    offset_index: OffsetIndex,
+    time_index: TimeIndex,
+    index_interval_bytes: u32,
+    bytes_since_last_index_entry: u64,
+    max_timestamp: i64,
+    offset_of_max_timestamp: i64,
+    next_offset: i64,
+    rolling_based_timestamp: Option<i64>,
+    created_ms: i64,
+    dirty: bool,
+}
+
+impl LogSegment {
+    /// Creates a new, empty active segment in `dir` (index files preallocated).
+    pub(crate) fn create(
+        dir: &Path,
+        base_offset: i64,
+        config: &LogConfig,
+        now_ms: i64,
+    ) -> Result<Self> {
+        let log_path = names::offset_file(dir, base_offset, LOG_SUFFIX);
+        // A leftover file of the same name (e.g. an empty segment from before a crash) is replaced.
+        if log_path.exists() {
+            std::fs::remove_file(&log_path).map_err(crate::error::io_err(&log_path))?;
+        }
+        let mut seg = Self::open(dir, base_offset, config, true, now_ms)?;
+        seg.offset_index.reset();
+        seg.time_index.reset();
+        Ok(seg)
+    }
+
+    /// Opens an existing segment's files without validating the log (see [`LogSegment::recover`] and
+    /// [`LogSegment::load_state`]). `active` preallocates the indexes to `segment.index.bytes`.
+    pub(crate) fn open(
+        dir: &Path,
+        base_offset: i64,
+        config: &LogConfig,
+        active: bool,
+        now_ms: i64,
+    ) -> Result<Self> {
+        let log = FileRecords::open(&names::offset_file(dir, base_offset, LOG_SUFFIX))?;
+        let max = active.then_some(config.segment_index_bytes);
+        let index_path = names::offset_file(dir, base_offset, INDEX_SUFFIX);
+        let time_path = names::offset_file(dir, base_offset, TIME_INDEX_SUFFIX);
+        // A corrupt index (size not a multiple of the entry) is rebuilt: start it empty; the caller recovers.
+        let offset_index = match OffsetIndex::open(&index_path, base_offset, max) {
+            Ok(i) => i,
+            Err(Error::CorruptFile { .. }) => {
+                std::fs::remove_file(&index_path).map_err(crate::error::io_err(&index_path))?;
+                OffsetIndex::open(&index_path, base_offset, max)?
+            }
+            Err(e) => return Err(e),
+        };
+        let time_index = match TimeIndex::open(&time_path, base_offset, max) {
+            Ok(i) => i,
+            Err(Error::CorruptFile { .. }) => {
+                std::fs::remove_file(&time_path).map_err(crate::error::io_err(&time_path))?;
+                TimeIndex::open(&time_path, base_offset, max)?
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(Self {
+            base_offset,
+            log,
+            offset_index,
+            time_index,
+            index_interval_bytes: config.index_interval_bytes,
+            bytes_since_last_index_entry: 0,
+            max_timestamp: -1,
+            offset_of_max_timestamp: -1,
+            next_offset: base_offset,
+            rolling_based_timestamp: None,
+            created_ms: now_ms,
+            dirty: false,
+        })
+    }
+
+    /// Loads next offset and max timestamp from trusted files (clean shutdown): scans the log from the last
+    /// offset index entry. Fails with [`Error::CorruptFile`] if the indexes do not fit the log (the caller then
+    /// recovers the segment).
+    pub(crate) fn load_state(&mut self) -> Result<()> {
+        self.offset_index.sanity_check(self.log.size_in_bytes())?;
+        let mut pos = self
+            .offset_index
+            .last_entry()
+            .map_or(0, |e| e.position as u64);
+        let mut next = self.base_offset;
+        let size = self.log.size_in_bytes();
+        while pos < size {
+            let header = self
+                .log
+                .read_header(pos)?
+                .ok_or_else(|| self.corrupt(pos, "a truncated batch header"))?;
+            let batch_size = batch_size_from_header(&header)? as u64;
+            if pos + batch_size > size {
+                return Err(self.corrupt(pos, "a batch past the end of the log"));
+            }
+            next = i64::from_be_bytes(header[0..8].try_into().expect("8"))
+                + i32::from_be_bytes(header[23..27].try_into().expect("4")) as i64
+                + 1;
+            pos += batch_size;
+        }
+        self.next_offset = next;
+        self.time_index
+            .sanity_check(self.next_offset.max(self.base_offset + 1))?;
+        if let Some(TimestampOffset { timestamp, offset }) = self.time_index.last_entry() {
+            self.max_timestamp = timestamp;
+            self.offset_of_max_timestamp = offset;
+        }
+        if size > 0 && self.time_index.entries() == 0 {
+            return Err(self.corrupt(0, "an empty time index for a non-empty log"));
+        }
+        self.load_rolling_timestamp()?;
+        Ok(())
+    }
+
+    fn load_rolling_timestamp(&mut self) -> Result<()> {
+        if let Some(h) = self.log.read_header(0)? {
+            self.rolling_based_timestamp =
+                Some(i64::from_be_bytes(h[35..43].try_into().expect("8")));
+        }
+        Ok(())
+    }
+
+    fn corrupt(&self, pos: u64, what: &str) -> Error {
+        Error::CorruptFile {
+            path: self.log.path().to_path_buf(),
+            reason: format!("{what} at byte {pos}"),
+        }
+    }
+
+    /// Kafka's `LogSegment.recover`: rebuilds both indexes by validating every batch (CRC included), calls
+    /// `on_batch` for each valid one, and truncates the log at the first invalid batch. Returns the bytes removed.
+    pub(crate) fn recover(
+        &mut self,
+        index_max_bytes: u32,
+        mut on_batch: impl FnMut(&RecordBatch),
+    ) -> Result<u64> {
+        self.offset_index.resize(index_max_bytes)?;
+        self.time_index.resize(index_max_bytes)?;
+        self.offset_index.reset();
+        self.time_index.reset();
+        self.max_timestamp = -1;
+        self.offset_of_max_timestamp = -1;
+        self.bytes_since_last_index_entry = 0;
+        self.next_offset = self.base_offset;
+        let mut valid_bytes = 0u64;
+        let (log, base_offset) = (&self.log, self.base_offset);
+        let mut metas = Vec::new();
+        for item in log.batches_from(0, true) {
+            match item {
+                Ok((pos, batch)) => {
+                    let expected_min = metas
+                        .last()
+                        .map_or(base_offset, |(_, m): &(u64, BatchMeta)| m.last_offset + 1);
+                    if batch.base_offset() < expected_min {
+                        tracing::warn!(path = %log.path().display(), position = pos, base_offset = batch.base_offset(),
+                            expected_min, "batch offset goes backwards; truncating the segment here");
+                        break;
+                    }
+                    on_batch(&batch);
+                    metas.push((
+                        pos,
+                        BatchMeta {
+                            size: batch.size_in_bytes(),
+                            last_offset: batch.last_offset(),
+                            max_timestamp: batch.max_timestamp(),
+                        },
+                    ));
+                    valid_bytes = pos + batch.size_in_bytes() as u64;
+                }
+                Err(e) => {
+                    tracing::warn!(path = %log.path().display(), position = e.position, error = %e.error,
+                        "invalid batch during recovery; truncating the segment here");
+                    break;
+                }
+            }
+        }
+        for (pos, meta) in metas {
+            self.index_batch(pos, &meta)?;
+            self.next_offset = meta.last_offset + 1;
+        }
+        if self.max_timestamp >= 0 {
+            self.time_index
+                .maybe_append(self.max_timestamp, self.offset_of_max_timestamp)?;
+        }
+        let removed = self.log.truncate_to(valid_bytes)?;
+        self.load_rolling_timestamp()?;
+        if removed > 0 {
+            self.dirty = true;
+        }
+        Ok(removed)
+    }
+
+    fn index_batch(&mut self, pos: u64, meta: &BatchMeta) -> Result<()> {
+        if meta.max_timestamp > self.max_timestamp {
+            self.max_timestamp = meta.max_timestamp;
+            self.offset_of_max_timestamp = meta.last_offset;
+        }
+        if self.bytes_since_last_index_entry > self.index_interval_bytes as u64 {
+            if !self.offset_index.is_full() {
+                self.offset_index.append(meta.last_offset, pos as u32)?;
+            }
+            self.time_index
+                .maybe_append(self.max_timestamp, self.offset_of_max_timestamp)?;
+            self.bytes_since_last_index_entry = 0;
+        }
+        self.bytes_since_last_index_entry += meta.size as u64;
+        Ok(())
+    }
+
+    /// Appends already offset-assigned batches (`records` = the concatenation described by `batches`).
+    pub(crate) fn append(&mut self, records: &[u8], batches: &[BatchMeta]) -> Result<()> {
+        let start = self.log.append(records)?;
+        if self.rolling_based_timestamp.is_none() {
+            self.rolling_based_timestamp = batches.first().map(|b| b.max_timestamp);
+        }
+        let mut pos = start;
+        for meta in batches {
+            self.index_batch(pos, meta)?;
+            pos += meta.size as u64;
+            self.next_offset = meta.last_offset + 1;
+        }
+        self.dirty = true;
+        Ok(())
+    }
+
+    /// Position, size and base offset of the batch containing `offset` (the first batch whose last offset is
+    /// >= `offset`, searching from the offset index entry at or below it); None past the end.
+    pub(crate) fn translate_offset(&self, offset: i64) -> Result<Option<(u64, usize, i64)>> {
+        let mut pos = self.offset_index.lookup(offset).position as u64;
+        while let Some(h) = self.log.read_header(pos)? {
+            let size = batch_size_from_header(&h)?;
+            let base = i64::from_be_bytes(h[0..8].try_into().expect("8"));
+            let last = base + i32::from_be_bytes(h[23..27].try_into().expect("4")) as i64;
+            if last >= offset {
+                return Ok(Some((pos, size, base)));
+            }
+            pos += size as u64;
+        }
+        Ok(None)
+    }
+
+    /// Whole batches from the one containing `offset`, at most `max_bytes` (or the first batch whole when
+    /// `min_one_message`), none with base offset >= `max_offset`. One `pread`.
+    pub(crate) fn read(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        min_one_message: bool,
+        max_offset: Option<i64>,
+    ) -> Result<Option<Bytes>> {
+        let Some((pos, first_size, first_base)) = self.translate_offset(offset)? else {
+            return Ok(None);
+        };
+        if max_offset.is_some_and(|m| first_base >= m) {
+            return Ok(Some(Bytes::new()));
+        }
+        let want = if min_one_message {
+            max_bytes.max(first_size)
+        } else {
+            max_bytes
+        };
+        if want < first_size {
+            return Ok(Some(Bytes::new()));
+        }
+        let mut buf = self.log.read(pos, want)?;
+        let mut end = 0usize;
+        while end + LOG_OVERHEAD <= buf.len() {
+            let len = i32::from_be_bytes(buf[end + 8..end + 12].try_into().expect("4"));
+            let size = LOG_OVERHEAD + len.max(0) as usize;
+            let base = i64::from_be_bytes(buf[end..end + 8].try_into().expect("8"));
+            if end + size > buf.len() || max_offset.is_some_and(|m| base >= m) {
+                break;
+            }
+            end += size;
+        }
+        buf.truncate(end);
+        Ok(Some(buf))
+    }
+
+    /// The first batch at or after `start_offset` whose max timestamp is >= `ts`: (offset, timestamp).
+    pub(crate) fn find_offset_by_timestamp(
+        &self,
+        ts: i64,
+        start_offset: i64,
+    ) -> Result<Option<(i64, i64)>> {
+        let entry = self.time_index.lookup(ts);
+        let from = self
+            .offset_index
+            .lookup(entry.offset.max(start_offset))
+            .position as u64;
+        let mut pos = from;
+        while let Some(h) = self.log.read_header(pos)? {
+            let size = batch_size_from_header(&h)?;
+            let base = i64::from_be_bytes(h[0..8].try_into().expect("8"));
+            let last = base + i32::from_be_bytes(h[23..27].try_into().expect("4")) as i64;
+            let max_ts = i64::from_be_bytes(h[35..43].try_into().expect("8"));
+            if max_ts >= ts && last >= start_offset {
+                return Ok(Some((base.max(start_offset), max_ts)));
+            }
+            pos += size as u64;
+        }
+        Ok(None)
+    }
+
+    /// Whether the next append of `incoming_bytes` up to `max_offset` must go to a new segment (Kafka's
+    /// `shouldRoll`).
+    /// `segment.ms` compares the incoming batch's max timestamp with the first batch's when the segment has one
+    /// (Kafka's `timeWaitedForRoll`), else the clock with the segment's creation time.
+    pub(crate) fn should_roll(
+        &self,
+        config: &LogConfig,
+        incoming_bytes: usize,
+        max_offset: i64,
+        max_timestamp: i64,
+        now_ms: i64,
+    ) -> bool {
+        let size = self.log.size_in_bytes();
+        let age = match self.rolling_based_timestamp {
+            Some(first) if first >= 0 => max_timestamp - first,
+            _ => now_ms - self.created_ms,
+        };
+        (size > 0 && size + incoming_bytes as u64 > config.segment_bytes)
+            || (size > 0 && age > config.segment_ms)
+            || self.offset_index.is_full()
+            || self.time_index.is_full()
+            || max_offset - self.base_offset > i32::MAX as i64
+    }
+
+    /// Forces the final time index entry and trims both indexes (Kafka's `onBecomeInactiveSegment`).
+    pub(crate) fn on_become_inactive(&mut self) -> Result<()> {
+        if self.max_timestamp >= 0 {
+            self.time_index
+                .maybe_append(self.max_timestamp, self.offset_of_max_timestamp)?;
+        }
+        self.offset_index.trim_to_valid_size()?;
+        self.time_index.trim_to_valid_size()
+    }
+
+    /// Fsyncs the log and both indexes.
+    pub(crate) fn flush(&mut self) -> Result<()> {
+        if self.dirty {
+            self.log.flush()?;
+            self.offset_index.flush()?;
+            self.time_index.flush()?;
+            self.dirty = false;
+        }
+        Ok(())
+    }
+
+    /// Renames the segment's files to `*.deleted`; returns the new paths (to remove after the delete delay).
+    pub(crate) fn rename_to_deleted(&mut self) -> Result<Vec<PathBuf>> {
+        let add = |p: &Path| PathBuf::from(format!("{}{}", p.display(), names::DELETED_SUFFIX));
+        let (l, o, t) = (
+            add(self.log.path()),
+            add(self.offset_index.path()),
+            add(self.time_index.path()),
+        );
+        self.log.rename_to(l.clone())?;
+        self.offset_index.rename_to(o.clone())?;
+        self.time_index.rename_to(t.clone())?;
+        Ok(vec![l, o, t])
+    }
+
+    /// The base offset.
+    pub fn base_offset(&self) -> i64 {
+        self.base_offset
+    }
+    /// Last offset + 1 (the base offset when empty).
+    pub fn next_offset(&self) -> i64 {
+        self.next_offset
+    }
+    /// Bytes in the `.log`.
+    pub fn size_in_bytes(&self) -> u64 {
+        self.log.size_in_bytes()
+    }
+    /// The largest batch max timestamp (-1 when empty).
+    pub fn max_timestamp(&self) -> i64 {
+        self.max_timestamp
+    }
+    /// Last offset of the batch carrying [`LogSegment::max_timestamp`] (-1 when empty).
+    pub fn offset_of_max_timestamp(&self) -> i64 {
+        self.offset_of_max_timestamp
+    }
+    /// The `.log` path.
+    pub fn log_path(&self) -> &Path {
+        self.log.path()
+    }
+    /// The `.index` path.
+    pub fn offset_index_path(&self) -> &Path {
+        self.offset_index.path()
+    }
+    /// The `.timeindex` path.
+    pub fn time_index_path(&self) -> &Path {
+        self.time_index.path()
+    }
+    /// The offset index.
+    pub fn offset_index(&self) -> &OffsetIndex {
+        &self.offset_index
+    }
+    /// The time index.
+    pub fn time_index(&self) -> &TimeIndex {
+        &self.time_index
+    }
+    pub(crate) fn file_records(&self) -> &FileRecords {
+        &self.log
+    }
+}
