@@ -1,0 +1,531 @@
+//! `RsmConfig`: every `rsm.config.` property the RSM accepts (Aiven's names where Aiven has one; strata-only keys
+//! are marked *), with defaults, parsing from the broker's prefix-stripped properties, and one `validate()`.
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * KIB;
+const GIB: u64 = 1024 * MIB;
+
+/// Where segments are stored. Key: `rsm.config.storage.backend`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum BackendKind {
+    /// Amazon S3 or an S3-compatible store (MinIO, Ceph, ...).
+    S3,
+    /// A local directory (the embedded default).
+    #[default]
+    Filesystem,
+    /// Process memory; for tests only, lost on exit.
+    Memory,
+}
+
+impl BackendKind {
+    /// The property value: `s3`, `filesystem` or `memory`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendKind::S3 => "s3",
+            BackendKind::Filesystem => "filesystem",
+            BackendKind::Memory => "memory",
+        }
+    }
+}
+
+/// S3 settings (`rsm.config.storage.s3.*`, `rsm.config.storage.aws.*`). `Debug` never shows credentials.
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+#[non_exhaustive]
+pub struct S3Config {
+    /// Key: `storage.s3.bucket.name`. Default: none; required for the `s3` backend.
+    pub bucket: Option<String>,
+    /// Key: `storage.s3.region`. Default: none (then `AWS_REGION`/`AWS_DEFAULT_REGION` as object_store reads
+    /// them, else `us-east-1`).
+    pub region: Option<String>,
+    /// Key: `storage.s3.endpoint.url`. Default: none (AWS). Plain HTTP is allowed only when this starts with
+    /// `http://`.
+    pub endpoint: Option<String>,
+    /// Key: `storage.s3.path.style.access.enabled`. Default: none (object_store's default, path style).
+    /// `true` for most S3-compatible stores.
+    pub path_style: Option<bool>,
+    /// Key: `storage.aws.access.key.id`. Default: none (the default credential chain: environment, web identity
+    /// token, container and instance metadata). Static keys are accepted with a warning.
+    pub access_key_id: Option<String>,
+    /// Key: `storage.aws.secret.access.key`. Default: none. Required together with the access key id.
+    pub secret_access_key: Option<String>,
+    /// Key: `storage.aws.session.token`. Default: none.
+    pub session_token: Option<String>,
+    /// Key: `storage.s3.api.call.timeout` (milliseconds). Default: 60 000. Budget for one call, retries included.
+    pub api_call_timeout: Duration,
+    /// Key: `storage.s3.api.call.attempt.timeout` (milliseconds). Default: 30 000. Budget for one HTTP attempt.
+    pub api_call_attempt_timeout: Duration,
+}
+
+impl fmt::Debug for S3Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let redact = |o: &Option<String>| o.as_ref().map(|_| "<redacted>");
+        f.debug_struct("S3Config")
+            .field("bucket", &self.bucket)
+            .field("region", &self.region)
+            .field("endpoint", &self.endpoint)
+            .field("path_style", &self.path_style)
+            .field("access_key_id", &redact(&self.access_key_id))
+            .field("secret_access_key", &redact(&self.secret_access_key))
+            .field("session_token", &redact(&self.session_token))
+            .field("api_call_timeout", &self.api_call_timeout)
+            .field("api_call_attempt_timeout", &self.api_call_attempt_timeout)
+            .finish()
+    }
+}
+
+/// Everything the RSM reads from `rsm.config.*` (Kafka's `remote.log.storage.manager.impl.prefix`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+#[non_exhaustive]
+pub struct RsmConfig {
+    /// Key: `storage.backend` (`s3` | `filesystem` | `memory`). Default: `filesystem`.
+    pub backend: BackendKind,
+    /// Key: `storage.filesystem.root`. Default: `remote-storage` (relative to the working directory; brokers
+    /// should set it).
+    pub filesystem_root: PathBuf,
+    /// S3 settings.
+    pub s3: S3Config,
+    /// Key: `storage.s3.multipart.upload.part.size` (bytes, 5 MiB ..= 2 GiB - 1). Default: 26 214 400 (25 MiB).
+    /// Upload memory per segment is bounded by `part size x upload.concurrency`.
+    pub multipart_part_size: u64,
+    /// Key: `upload.concurrency`* (parts in flight per upload, >= 1). Default: 2.
+    pub upload_concurrency: usize,
+    /// Key: `key.prefix`. Default: empty. Prepended verbatim to every object key (end it with `/` for a folder).
+    pub key_prefix: String,
+    /// Key: `chunk.size` (bytes, 1 ..= 1 GiB - 1). Default: 4 194 304 (4 MiB). The unit of compression, encryption
+    /// and ranged reads.
+    pub chunk_size: u64,
+    /// Key: `compression.enabled`. Default: false. zstd per chunk.
+    pub compression_enabled: bool,
+    /// Key: `compression.heuristic.detection.enabled` (alias: Aiven's `compression.heuristic.enabled`).
+    /// Default: false. Skip compression when the segment's first batch is already compressed. Needs
+    /// `compression.enabled`.
+    pub compression_heuristic: bool,
+    /// Key: `encryption.enabled`. Default: false. AES-256-GCM per chunk with a per-segment data key.
+    pub encryption_enabled: bool,
+    /// Key: `encryption.key.file`*. Default: none; required when encryption is enabled. A file holding the
+    /// 256-bit key-encryption key as 32 raw bytes, 64 hex digits or base64.
+    pub encryption_key_file: Option<PathBuf>,
+    /// Key: `fetch.chunk.cache.size` (bytes). Default: 67 108 864 (64 MiB). 0 disables the chunk cache.
+    pub chunk_cache_size: u64,
+    /// Key: `fetch.chunk.cache.prefetch.max.size` (bytes). Default: 0 (no prefetch). After a read, the
+    /// following chunks of the same segment up to this many bytes are loaded into the cache in the background.
+    /// Needs a chunk cache.
+    pub chunk_cache_prefetch_max_size: u64,
+    /// Key: `fetch.manifest.cache.size` (entries). Default: 1000. 0 disables it.
+    pub manifest_cache_size: u64,
+    /// Key: `fetch.indexes.cache.size` (bytes). Default: 10 485 760 (10 MiB). 0 disables it.
+    pub indexes_cache_size: u64,
+    /// Key: `fetch.concurrency`* (ranged GETs in flight per fetch, >= 1). Default: 4.
+    pub fetch_concurrency: usize,
+}
+
+impl Default for RsmConfig {
+    fn default() -> Self {
+        Self {
+            backend: BackendKind::Filesystem,
+            filesystem_root: PathBuf::from("remote-storage"),
+            s3: S3Config {
+                api_call_timeout: Duration::from_secs(60),
+                api_call_attempt_timeout: Duration::from_secs(30),
+                ..S3Config::default()
+            },
+            multipart_part_size: 25 * MIB,
+            upload_concurrency: 2,
+            key_prefix: String::new(),
+            chunk_size: 4 * MIB,
+            compression_enabled: false,
+            compression_heuristic: false,
+            encryption_enabled: false,
+            encryption_key_file: None,
+            chunk_cache_size: 64 * MIB,
+            chunk_cache_prefetch_max_size: 0,
+            manifest_cache_size: 1000,
+            indexes_cache_size: 10 * MIB,
+            fetch_concurrency: 4,
+        }
+    }
+}
+
+fn parse_bool(key: &str, v: &str) -> Result<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(Error::invalid(
+            key,
+            format!("expected true or false, got {v:?}"),
+        )),
+    }
+}
+
+fn parse_u64(key: &str, v: &str) -> Result<u64> {
+    v.trim()
+        .parse()
+        .map_err(|_| Error::invalid(key, format!("expected a non-negative integer, got {v:?}")))
+}
+
+fn parse_usize(key: &str, v: &str) -> Result<usize> {
+    v.trim()
+        .parse()
+        .map_err(|_| Error::invalid(key, format!("expected a non-negative integer, got {v:?}")))
+}
+
+fn non_empty(key: &str, v: &str) -> Result<String> {
+    let v = v.trim();
+    if v.is_empty() {
+        return Err(Error::invalid(key, "must not be empty"));
+    }
+    Ok(v.to_string())
+}
+
+impl RsmConfig {
+    /// Builds a config from the broker's `rsm.config.*` properties with the prefix already stripped
+    /// (`storage.backend=s3`, `chunk.size=4194304`, ...), then validates it. Unknown keys and bad values are
+    /// errors that name the key.
+    pub fn from_props<K: AsRef<str>, V: AsRef<str>>(
+        props: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<Self> {
+        let mut c = RsmConfig::default();
+        for (k, v) in props {
+            c.set(k.as_ref(), v.as_ref())?;
+        }
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// Sets one property (prefix stripped). Does not validate cross-field rules; call [`RsmConfig::validate`].
+    pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        match key {
+            "storage.backend" => {
+                self.backend = match value.trim() {
+                    "s3" => BackendKind::S3,
+                    "filesystem" => BackendKind::Filesystem,
+                    "memory" => BackendKind::Memory,
+                    other => {
+                        return Err(Error::invalid(
+                            key,
+                            format!("expected s3, filesystem or memory, got {other:?}"),
+                        ));
+                    }
+                }
+            }
+            "storage.filesystem.root" => {
+                self.filesystem_root = PathBuf::from(non_empty(key, value)?)
+            }
+            "storage.s3.bucket.name" => self.s3.bucket = Some(non_empty(key, value)?),
+            "storage.s3.region" => self.s3.region = Some(non_empty(key, value)?),
+            "storage.s3.endpoint.url" => self.s3.endpoint = Some(non_empty(key, value)?),
+            "storage.s3.path.style.access.enabled" => {
+                self.s3.path_style = Some(parse_bool(key, value)?)
+            }
+            "storage.aws.access.key.id" => self.s3.access_key_id = Some(non_empty(key, value)?),
+            "storage.aws.secret.access.key" => {
+                self.s3.secret_access_key = Some(non_empty(key, value)?)
+            }
+            "storage.aws.session.token" => self.s3.session_token = Some(non_empty(key, value)?),
+            "storage.s3.api.call.timeout" => {
+                self.s3.api_call_timeout = Duration::from_millis(parse_u64(key, value)?)
+            }
+            "storage.s3.api.call.attempt.timeout" => {
+                self.s3.api_call_attempt_timeout = Duration::from_millis(parse_u64(key, value)?)
+            }
+            "storage.s3.multipart.upload.part.size" => {
+                self.multipart_part_size = parse_u64(key, value)?
+            }
+            "upload.concurrency" => self.upload_concurrency = parse_usize(key, value)?,
+            "key.prefix" => self.key_prefix = value.trim().to_string(),
+            "chunk.size" => self.chunk_size = parse_u64(key, value)?,
+            "compression.enabled" => self.compression_enabled = parse_bool(key, value)?,
+            "compression.heuristic.detection.enabled" | "compression.heuristic.enabled" => {
+                self.compression_heuristic = parse_bool(key, value)?
+            }
+            "encryption.enabled" => self.encryption_enabled = parse_bool(key, value)?,
+            "encryption.key.file" => {
+                self.encryption_key_file = Some(PathBuf::from(non_empty(key, value)?))
+            }
+            "fetch.chunk.cache.size" => self.chunk_cache_size = parse_u64(key, value)?,
+            "fetch.chunk.cache.prefetch.max.size" => {
+                self.chunk_cache_prefetch_max_size = parse_u64(key, value)?
+            }
+            "fetch.manifest.cache.size" => self.manifest_cache_size = parse_u64(key, value)?,
+            "fetch.indexes.cache.size" => self.indexes_cache_size = parse_u64(key, value)?,
+            "fetch.concurrency" => self.fetch_concurrency = parse_usize(key, value)?,
+            other => {
+                return Err(Error::UnknownConfig {
+                    key: other.to_string(),
+                })
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks every field and the rules between fields; the error names the offending key.
+    pub fn validate(&self) -> Result<()> {
+        if !(1..GIB).contains(&self.chunk_size) {
+            return Err(Error::invalid(
+                "chunk.size",
+                format!("{} is outside [1, 1073741823]", self.chunk_size),
+            ));
+        }
+        if !(5 * MIB..2 * GIB).contains(&self.multipart_part_size) {
+            return Err(Error::invalid(
+                "storage.s3.multipart.upload.part.size",
+                format!(
+                    "{} is outside [5242880, 2147483647]",
+                    self.multipart_part_size
+                ),
+            ));
+        }
+        if self.upload_concurrency == 0 || self.upload_concurrency > 64 {
+            return Err(Error::invalid(
+                "upload.concurrency",
+                format!("{} is outside [1, 64]", self.upload_concurrency),
+            ));
+        }
+        if self.fetch_concurrency == 0 || self.fetch_concurrency > 64 {
+            return Err(Error::invalid(
+                "fetch.concurrency",
+                format!("{} is outside [1, 64]", self.fetch_concurrency),
+            ));
+        }
+        if !self.key_prefix.is_empty() {
+            let p = &self.key_prefix;
+            if p.starts_with('/') || p.contains("//") || p.split('/').any(|s| s == "." || s == "..")
+            {
+                return Err(Error::invalid(
+                    "key.prefix",
+                    format!("{p:?} must not start with '/', contain '//', '.' or '..' segments"),
+                ));
+            }
+            if p.chars().any(|c| c.is_control() || c == '\\') {
+                return Err(Error::invalid(
+                    "key.prefix",
+                    format!("{p:?} contains a control character or '\\'"),
+                ));
+            }
+        }
+        if self.compression_heuristic && !self.compression_enabled {
+            return Err(Error::invalid(
+                "compression.heuristic.detection.enabled",
+                "requires rsm.config.compression.enabled=true",
+            ));
+        }
+        if self.encryption_enabled && self.encryption_key_file.is_none() {
+            return Err(Error::invalid(
+                "encryption.key.file",
+                "required when rsm.config.encryption.enabled=true",
+            ));
+        }
+        if self.chunk_cache_prefetch_max_size > 0 && self.chunk_cache_size == 0 {
+            return Err(Error::invalid(
+                "fetch.chunk.cache.prefetch.max.size",
+                "prefetch needs a chunk cache (rsm.config.fetch.chunk.cache.size > 0)",
+            ));
+        }
+        if self.backend == BackendKind::S3 {
+            if self.s3.bucket.is_none() {
+                return Err(Error::invalid(
+                    "storage.s3.bucket.name",
+                    "required when rsm.config.storage.backend=s3",
+                ));
+            }
+            if let Some(e) = &self.s3.endpoint {
+                if !(e.starts_with("http://") || e.starts_with("https://"))
+                    || e.len() <= "https://".len()
+                {
+                    return Err(Error::invalid(
+                        "storage.s3.endpoint.url",
+                        format!("{e:?} is not an http:// or https:// URL"),
+                    ));
+                }
+            }
+            match (&self.s3.access_key_id, &self.s3.secret_access_key) {
+                (Some(_), None) => {
+                    return Err(Error::invalid(
+                        "storage.aws.secret.access.key",
+                        "required together with rsm.config.storage.aws.access.key.id",
+                    ));
+                }
+                (None, Some(_)) => {
+                    return Err(Error::invalid(
+                        "storage.aws.access.key.id",
+                        "required together with rsm.config.storage.aws.secret.access.key",
+                    ));
+                }
+                _ => {}
+            }
+            if self.s3.session_token.is_some() && self.s3.access_key_id.is_none() {
+                return Err(Error::invalid(
+                    "storage.aws.session.token",
+                    "requires static access keys",
+                ));
+            }
+            if self.s3.api_call_timeout.is_zero() || self.s3.api_call_attempt_timeout.is_zero() {
+                return Err(Error::invalid(
+                    "storage.s3.api.call.timeout",
+                    "timeouts must be positive",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The config as `rsm.config.`-stripped key/value pairs, credentials redacted; for start-up logs.
+    pub fn describe(&self) -> BTreeMap<&'static str, String> {
+        let mut m = BTreeMap::new();
+        m.insert("storage.backend", self.backend.as_str().to_string());
+        match self.backend {
+            BackendKind::Filesystem => {
+                m.insert(
+                    "storage.filesystem.root",
+                    self.filesystem_root.display().to_string(),
+                );
+            }
+            BackendKind::S3 => {
+                let o = |v: &Option<String>| v.clone().unwrap_or_else(|| "default".into());
+                m.insert("storage.s3.bucket.name", o(&self.s3.bucket));
+                m.insert("storage.s3.region", o(&self.s3.region));
+                m.insert("storage.s3.endpoint.url", o(&self.s3.endpoint));
+                if self.s3.access_key_id.is_some() {
+                    m.insert("storage.aws.access.key.id", "<redacted>".into());
+                }
+            }
+            BackendKind::Memory => {}
+        }
+        m.insert("key.prefix", self.key_prefix.clone());
+        m.insert("chunk.size", self.chunk_size.to_string());
+        m.insert(
+            "storage.s3.multipart.upload.part.size",
+            self.multipart_part_size.to_string(),
+        );
+        m.insert("upload.concurrency", self.upload_concurrency.to_string());
+        m.insert("compression.enabled", self.compression_enabled.to_string());
+        m.insert("encryption.enabled", self.encryption_enabled.to_string());
+        m.insert("fetch.chunk.cache.size", self.chunk_cache_size.to_string());
+        m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_validate_and_match_documented_values() {
+        let c = RsmConfig::default();
+        c.validate().unwrap();
+        assert_eq!(c.chunk_size, 4 * MIB);
+        assert_eq!(c.multipart_part_size, 26_214_400);
+        assert_eq!(c.backend, BackendKind::Filesystem);
+    }
+
+    #[test]
+    fn from_props_reads_aiven_keys() {
+        let c = RsmConfig::from_props([
+            ("storage.backend", "s3"),
+            ("storage.s3.bucket.name", "tier"),
+            ("storage.s3.region", "eu-west-1"),
+            ("storage.s3.endpoint.url", "http://127.0.0.1:9000"),
+            ("storage.s3.path.style.access.enabled", "true"),
+            ("chunk.size", "1048576"),
+            ("compression.enabled", "true"),
+            ("compression.heuristic.enabled", "true"),
+            ("key.prefix", "cluster-a/"),
+        ])
+        .unwrap();
+        assert_eq!(c.backend, BackendKind::S3);
+        assert_eq!(c.s3.bucket.as_deref(), Some("tier"));
+        assert_eq!(c.s3.path_style, Some(true));
+        assert_eq!(c.chunk_size, MIB);
+        assert!(c.compression_heuristic);
+        assert_eq!(c.key_prefix, "cluster-a/");
+    }
+
+    #[test]
+    fn unknown_key_is_rejected_by_name() {
+        let e = RsmConfig::from_props([("chunk.sise", "1")]).unwrap_err();
+        assert!(
+            matches!(&e, Error::UnknownConfig { key } if key == "chunk.sise"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("rsm.config.chunk.sise"));
+    }
+
+    #[test]
+    fn bad_values_name_the_key_and_value() {
+        let e = RsmConfig::from_props([("chunk.size", "big")]).unwrap_err();
+        assert!(
+            e.to_string().contains("rsm.config.chunk.size") && e.to_string().contains("big"),
+            "{e}"
+        );
+        let e = RsmConfig::from_props([("storage.backend", "gcs")]).unwrap_err();
+        assert!(
+            e.to_string().contains("storage.backend") && e.to_string().contains("gcs"),
+            "{e}"
+        );
+        let e = RsmConfig::from_props([("chunk.size", "0")]).unwrap_err();
+        assert!(e.to_string().contains("chunk.size"), "{e}");
+        let e =
+            RsmConfig::from_props([("storage.s3.multipart.upload.part.size", "1024")]).unwrap_err();
+        assert!(e.to_string().contains("multipart.upload.part.size"), "{e}");
+        let e = RsmConfig::from_props([("compression.enabled", "yes")]).unwrap_err();
+        assert!(e.to_string().contains("compression.enabled"), "{e}");
+        let e = RsmConfig::from_props([("key.prefix", "/abs")]).unwrap_err();
+        assert!(e.to_string().contains("key.prefix"), "{e}");
+    }
+
+    #[test]
+    fn cross_field_rules_are_checked() {
+        let e = RsmConfig::from_props([("storage.backend", "s3")]).unwrap_err();
+        assert!(e.to_string().contains("storage.s3.bucket.name"), "{e}");
+        let e = RsmConfig::from_props([("encryption.enabled", "true")]).unwrap_err();
+        assert!(e.to_string().contains("encryption.key.file"), "{e}");
+        let e = RsmConfig::from_props([("compression.heuristic.detection.enabled", "true")])
+            .unwrap_err();
+        assert!(e.to_string().contains("compression.enabled"), "{e}");
+        let e = RsmConfig::from_props([
+            ("storage.backend", "s3"),
+            ("storage.s3.bucket.name", "b"),
+            ("storage.aws.access.key.id", "AKIA"),
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("secret.access.key"), "{e}");
+        let e = RsmConfig::from_props([
+            ("storage.backend", "s3"),
+            ("storage.s3.bucket.name", "b"),
+            ("storage.s3.endpoint.url", "localhost:9000"),
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("endpoint.url"), "{e}");
+    }
+
+    #[test]
+    fn debug_redacts_static_credentials() {
+        let c = RsmConfig::from_props([
+            ("storage.backend", "s3"),
+            ("storage.s3.bucket.name", "b"),
+            ("storage.aws.access.key.id", "AKIAEXAMPLEID"),
+            ("storage.aws.secret.access.key", "supersecretvalue"),
+        ])
+        .unwrap();
+        let dbg = format!("{c:?}");
+        assert!(
+            !dbg.contains("AKIAEXAMPLEID") && !dbg.contains("supersecretvalue"),
+            "{dbg}"
+        );
+        assert!(dbg.contains("<redacted>"));
+        let described = format!("{:?}", c.describe());
+        assert!(!described.contains("AKIAEXAMPLEID") && !described.contains("supersecretvalue"));
+    }
+}

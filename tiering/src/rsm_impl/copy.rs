@@ -1,0 +1,274 @@
+//! The copy path: `.log` streamed chunk by chunk through the transform into a bounded multipart upload, then
+//! `.indexes`, then the manifest. Any failure, or dropping the future, removes what the attempt wrote.
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use strata_metadata::RemoteLogSegmentMetadata;
+use tokio::io::AsyncReadExt;
+use tracing::Instrument;
+
+use super::upload::ObjectWriter;
+use super::{delete_keys, Inner};
+use crate::crypto::ChunkKind;
+use crate::error::{Error, Result};
+use crate::key::{ObjectSuffix, SegmentKeys};
+use crate::manifest::{
+    ChunkMap, EncryptionMetadata, IndexRange, SegmentIndexes, SegmentManifest, MANIFEST_VERSION,
+};
+use crate::rsm::{IndexType, LogSegmentData};
+use crate::transform::{first_batch_is_compressed, index_chunk_number, ChunkTransform};
+
+/// Deletes the attempt's objects if the copy did not finish, also when the copy future is dropped.
+struct CleanupGuard {
+    store: Arc<dyn ObjectStore>,
+    keys: Option<SegmentKeys>,
+}
+
+impl CleanupGuard {
+    async fn cleanup_now(mut self) {
+        if let Some(keys) = self.keys.take() {
+            if let Err(e) = delete_keys(self.store.as_ref(), &keys).await {
+                tracing::warn!(segment = %keys, error = %e, "removing objects of a failed copy failed");
+            }
+        }
+    }
+
+    fn disarm(mut self) {
+        self.keys = None;
+    }
+}
+
+impl Drop for CleanupGuard {
+    fn drop(&mut self) {
+        if let Some(keys) = self.keys.take() {
+            let store = self.store.clone();
+            if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                handle.spawn(async move {
+                    tracing::info!(segment = %keys, "removing objects of a cancelled copy");
+                    if let Err(e) = delete_keys(store.as_ref(), &keys).await {
+                        tracing::warn!(segment = %keys, error = %e, "removing objects of a cancelled copy failed");
+                    }
+                });
+            }
+        }
+    }
+}
+
+pub(super) async fn copy_segment(
+    inner: &Arc<Inner>,
+    meta: &RemoteLogSegmentMetadata,
+    data: LogSegmentData,
+) -> Result<()> {
+    let keys = inner.keys(meta);
+    let segment_id = meta.remote_log_segment_id.id;
+    inner.caches.forget(&segment_id).await;
+    let guard = CleanupGuard {
+        store: inner.store.clone(),
+        keys: Some(keys.clone()),
+    };
+    let span = tracing::info_span!("copy_log_segment_data", segment = %keys);
+    let mut writer = ObjectWriter::new(
+        inner.store.clone(),
+        keys.key(ObjectSuffix::Log),
+        inner.config.multipart_part_size as usize,
+        inner.config.upload_concurrency,
+    );
+    let result = copy_objects(inner, meta, &data, &keys, &mut writer)
+        .instrument(span)
+        .await;
+    match result {
+        Ok(()) => {
+            guard.disarm();
+            tracing::debug!(segment = %keys, "segment copied");
+            Ok(())
+        }
+        Err(e) => {
+            tracing::warn!(segment = %keys, error = %e, "segment copy failed; removing what it wrote");
+            writer.abort().await;
+            guard.cleanup_now().await;
+            Err(e)
+        }
+    }
+}
+
+async fn copy_objects(
+    inner: &Arc<Inner>,
+    meta: &RemoteLogSegmentMetadata,
+    data: &LogSegmentData,
+    keys: &SegmentKeys,
+    writer: &mut ObjectWriter,
+) -> Result<()> {
+    let cfg = &inner.config;
+    let segment_id = meta.remote_log_segment_id.id;
+    let log_path = &data.log_segment;
+    let io = |source| Error::LocalIo {
+        path: log_path.clone(),
+        source,
+    };
+    let mut file = tokio::fs::File::open(log_path).await.map_err(io)?;
+
+    let mut compress = cfg.compression_enabled;
+    let chunk_size = cfg.chunk_size as usize;
+    let mut first = read_chunk(&mut file, chunk_size).await.map_err(io)?;
+    if compress && cfg.compression_heuristic && first_batch_is_compressed(&first) {
+        compress = false;
+    }
+    let (key, encryption) = match (&inner.kek, cfg.encryption_enabled) {
+        (Some(kek), true) => {
+            let (dek, wrapped) = kek.new_data_key(&segment_id);
+            (
+                Some(dek),
+                Some(EncryptionMetadata {
+                    key_id: kek.id().to_string(),
+                    data_key: wrapped,
+                }),
+            )
+        }
+        _ => (None, None),
+    };
+    let transform = ChunkTransform { compress, key };
+
+    // .log: chunk by chunk; never more than one chunk read ahead of the upload.
+    let log_key = keys.key(ObjectSuffix::Log);
+    let mut stored_sizes = Vec::new();
+    let mut original_size = 0u64;
+    let mut n = 0u32;
+    while !first.is_empty() {
+        let chunk = first.split().freeze();
+        original_size += chunk.len() as u64;
+        let stored =
+            transform_chunk(&transform, ChunkKind::Log, n, chunk, &log_key.to_string()).await?;
+        stored_sizes.push(stored.len() as u64);
+        writer.write(stored).await?;
+        n += 1;
+        first = read_chunk(&mut file, chunk_size).await.map_err(io)?;
+    }
+    writer.finish().await?;
+
+    // .indexes: each index one chunk.
+    let indexes_key = keys.key(ObjectSuffix::Indexes);
+    let mut blob: Vec<Bytes> = Vec::new();
+    let mut position = 0u64;
+    let mut ranges: Vec<(IndexType, Option<IndexRange>)> = Vec::new();
+    for t in IndexType::ALL {
+        let original = match t {
+            IndexType::Offset => Some(read_file(&data.offset_index).await?),
+            IndexType::Timestamp => Some(read_file(&data.time_index).await?),
+            IndexType::ProducerSnapshot => Some(read_file(&data.producer_snapshot).await?),
+            IndexType::LeaderEpoch => Some(data.leader_epoch_index.clone()),
+            IndexType::Transaction => match &data.transaction_index {
+                Some(p) => Some(read_file(p).await?),
+                None => None,
+            },
+        };
+        let Some(original) = original else {
+            ranges.push((t, None));
+            continue;
+        };
+        let original_size = original.len() as u64;
+        let what = format!("{} index of {}", t.as_str(), indexes_key);
+        let stored = transform_chunk(
+            &transform,
+            ChunkKind::Index,
+            index_chunk_number(t),
+            original,
+            &what,
+        )
+        .await?;
+        let size = stored.len() as u64;
+        ranges.push((
+            t,
+            Some(IndexRange {
+                position,
+                size,
+                original_size,
+            }),
+        ));
+        position += size;
+        blob.push(stored);
+    }
+    let payload: PutPayload = blob.into_iter().collect();
+    inner
+        .store
+        .put(&indexes_key, payload)
+        .await
+        .map_err(|e| Error::store("put", &indexes_key, e))?;
+    let find = |t: IndexType| ranges.iter().find(|(x, _)| *x == t).and_then(|(_, r)| *r);
+    let required = |t: IndexType| {
+        find(t).ok_or_else(|| Error::Corrupt {
+            key: indexes_key.to_string(),
+            message: format!("missing {} index", t.as_str()),
+        })
+    };
+    let segment_indexes = SegmentIndexes {
+        offset: required(IndexType::Offset)?,
+        timestamp: required(IndexType::Timestamp)?,
+        producer_snapshot: required(IndexType::ProducerSnapshot)?,
+        leader_epoch: required(IndexType::LeaderEpoch)?,
+        transaction: find(IndexType::Transaction),
+    };
+
+    // The manifest, last.
+    let manifest = SegmentManifest {
+        version: MANIFEST_VERSION,
+        chunk_index: ChunkMap::index_for(cfg.chunk_size, original_size, &stored_sizes),
+        segment_indexes,
+        compression: compress,
+        encryption,
+        remote_log_segment_metadata: serde_json::to_value(meta).unwrap_or(serde_json::Value::Null),
+    };
+    let manifest_key = keys.key(ObjectSuffix::Manifest);
+    inner
+        .store
+        .put(&manifest_key, PutPayload::from(manifest.to_json()))
+        .await
+        .map_err(|e| Error::store("put", &manifest_key, e))?;
+    Ok(())
+}
+
+/// Reads up to `chunk_size` bytes (less only at end of file).
+async fn read_chunk(file: &mut tokio::fs::File, chunk_size: usize) -> std::io::Result<BytesMut> {
+    let mut buf = BytesMut::zeroed(chunk_size);
+    let mut filled = 0;
+    while filled < chunk_size {
+        let n = file.read(&mut buf[filled..]).await?;
+        if n == 0 {
+            break;
+        }
+        filled += n;
+    }
+    buf.truncate(filled);
+    Ok(buf)
+}
+
+async fn read_file(path: &std::path::Path) -> Result<Bytes> {
+    tokio::fs::read(path)
+        .await
+        .map(Bytes::from)
+        .map_err(|source| Error::LocalIo {
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+async fn transform_chunk(
+    t: &ChunkTransform,
+    kind: ChunkKind,
+    n: u32,
+    plain: Bytes,
+    what: &str,
+) -> Result<Bytes> {
+    if t.is_identity() {
+        return Ok(plain);
+    }
+    let t = t.clone();
+    let what = what.to_string();
+    let task_what = what.clone();
+    tokio::task::spawn_blocking(move || t.apply(kind, n, plain, &|| format!("chunk {n} of {what}")))
+        .await
+        .map_err(|e| Error::Task {
+            what: task_what,
+            message: e.to_string(),
+        })?
+}

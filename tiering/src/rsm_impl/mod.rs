@@ -1,0 +1,173 @@
+//! `ObjectStoreRsm`: the [`RemoteStorageManager`] over any `object_store` backend.
+mod copy;
+mod fetch;
+mod upload;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use object_store::{ObjectStore, ObjectStoreExt};
+use strata_metadata::{CustomMetadata, RemoteLogSegmentMetadata};
+
+use crate::backend::{build_store, BackendDescription};
+use crate::config::RsmConfig;
+use crate::crypto::KeyEncryptionKey;
+use crate::error::{Error, Result};
+use crate::key::SegmentKeys;
+use crate::rsm::{IndexType, LogSegmentData, RemoteStorageManager, SegmentStream};
+
+use fetch::Caches;
+
+/// The [`RemoteStorageManager`] of strata: Aiven's object layout (chunked `.log`, `.indexes`, `.rsm-manifest`
+/// last) over `object_store` (S3, a local directory, or memory), with zstd, AES-256-GCM, bounded multipart
+/// uploads, ranged chunk reads, a chunk cache with prefetch, and manifest and index caches.
+///
+/// Cheap to clone; clones share the store and caches.
+#[derive(Clone)]
+pub struct ObjectStoreRsm {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) config: RsmConfig,
+    pub(crate) store: Arc<dyn ObjectStore>,
+    pub(crate) kek: Option<KeyEncryptionKey>,
+    pub(crate) backend: BackendDescription,
+    pub(crate) caches: Caches,
+}
+
+impl std::fmt::Debug for ObjectStoreRsm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ObjectStoreRsm")
+            .field("backend", &self.inner.backend)
+            .field("store", &self.inner.store.to_string())
+            .field("key_prefix", &self.inner.config.key_prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ObjectStoreRsm {
+    /// Builds the RSM from the broker's `rsm.config.*` properties with the prefix stripped (Kafka's
+    /// `RemoteStorageManager.configure`). Unknown keys and bad values are errors naming the key.
+    pub fn from_props<K: AsRef<str>, V: AsRef<str>>(
+        props: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<Self> {
+        Self::new(RsmConfig::from_props(props)?)
+    }
+
+    /// Builds the RSM and its backend from `config`.
+    pub fn new(config: RsmConfig) -> Result<Self> {
+        config.validate()?;
+        let store = build_store(&config)?;
+        Self::with_store(config, store)
+    }
+
+    /// Builds the RSM over a given store (a wrapper such as [`crate::testing::FaultyStore`], or a store built
+    /// elsewhere); `config.backend` only names it in errors.
+    pub fn with_store(config: RsmConfig, store: Arc<dyn ObjectStore>) -> Result<Self> {
+        config.validate()?;
+        let kek = match (&config.encryption_key_file, config.encryption_enabled) {
+            (Some(path), _) => Some(KeyEncryptionKey::from_file(path)?),
+            (None, _) => None,
+        };
+        let backend = BackendDescription::of(&config);
+        let caches = Caches::new(&config);
+        tracing::info!(config = ?config.describe(), "remote storage manager configured");
+        Ok(Self {
+            inner: Arc::new(Inner {
+                config,
+                store,
+                kek,
+                backend,
+                caches,
+            }),
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &RsmConfig {
+        &self.inner.config
+    }
+
+    /// The underlying store.
+    pub fn store(&self) -> &Arc<dyn ObjectStore> {
+        &self.inner.store
+    }
+
+    /// Where the data lives, as error messages name it.
+    pub fn backend(&self) -> &BackendDescription {
+        &self.inner.backend
+    }
+
+    /// The object keys of a segment.
+    pub fn segment_keys(&self, metadata: &RemoteLogSegmentMetadata) -> SegmentKeys {
+        self.inner.keys(metadata)
+    }
+
+    /// Checks at start-up that the backend works: puts a probe object under `key.prefix`, reads a range of it
+    /// back, lists it and deletes it. The error names the backend, bucket, endpoint, region and failing call.
+    pub async fn validate_connectivity(&self) -> Result<()> {
+        crate::validate::check(&self.inner).await
+    }
+}
+
+impl Inner {
+    pub(crate) fn keys(&self, m: &RemoteLogSegmentMetadata) -> SegmentKeys {
+        SegmentKeys::new(
+            &self.config.key_prefix,
+            m.topic_id_partition(),
+            m.start_offset,
+            &m.remote_log_segment_id.id,
+        )
+    }
+}
+
+#[async_trait]
+impl RemoteStorageManager for ObjectStoreRsm {
+    async fn copy_log_segment_data(
+        &self,
+        metadata: &RemoteLogSegmentMetadata,
+        data: LogSegmentData,
+    ) -> Result<Option<CustomMetadata>> {
+        copy::copy_segment(&self.inner, metadata, data).await?;
+        Ok(None)
+    }
+
+    async fn fetch_log_segment(
+        &self,
+        metadata: &RemoteLogSegmentMetadata,
+        start_position: u64,
+        end_position: Option<u64>,
+    ) -> Result<SegmentStream> {
+        fetch::fetch_range(&self.inner, metadata, start_position, end_position).await
+    }
+
+    async fn fetch_index(
+        &self,
+        metadata: &RemoteLogSegmentMetadata,
+        index_type: IndexType,
+    ) -> Result<Bytes> {
+        fetch::fetch_index(&self.inner, metadata, index_type).await
+    }
+
+    async fn delete_log_segment_data(&self, metadata: &RemoteLogSegmentMetadata) -> Result<()> {
+        let keys = self.inner.keys(metadata);
+        self.inner
+            .caches
+            .forget(&metadata.remote_log_segment_id.id)
+            .await;
+        delete_keys(self.inner.store.as_ref(), &keys).await
+    }
+}
+
+/// Deletes the segment's objects, manifest first; missing objects are fine.
+pub(crate) async fn delete_keys(store: &dyn ObjectStore, keys: &SegmentKeys) -> Result<()> {
+    for key in keys.all() {
+        match store.delete(&key).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => return Err(Error::store("delete", &key, e)),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,65 @@
+//! The start-up connectivity check: put, ranged get, list and delete a probe object under `key.prefix`.
+use futures::TryStreamExt;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+
+use crate::error::{chain, Error, Result};
+use crate::rsm_impl::Inner;
+
+const PROBE_LEN: usize = 256;
+
+pub(crate) async fn check(inner: &Inner) -> Result<()> {
+    let dir = format!("{}_strata_probe", inner.config.key_prefix);
+    let key = Path::from(format!("{dir}/{}", uuid::Uuid::new_v4()));
+    let fail = |operation: &'static str, message: String| {
+        let b = &inner.backend;
+        Error::Connectivity {
+            backend: b.backend,
+            bucket: b.bucket.clone(),
+            endpoint: b.endpoint.clone(),
+            region: b.region.clone(),
+            operation,
+            key: key.to_string(),
+            message,
+        }
+    };
+    let store: &dyn ObjectStore = inner.store.as_ref();
+    let body: Vec<u8> = (0..PROBE_LEN).map(|i| (i * 7 % 251) as u8).collect();
+    store
+        .put(&key, PutPayload::from(body.clone()))
+        .await
+        .map_err(|e| fail("put", chain(&e)))?;
+    let got = store
+        .get_range(&key, 10..100)
+        .await
+        .map_err(|e| fail("ranged get", chain(&e)))?;
+    if got.as_ref() != &body[10..100] {
+        let _ = store.delete(&key).await;
+        return Err(fail(
+            "ranged get",
+            format!(
+                "read back {} bytes that differ from what was written",
+                got.len()
+            ),
+        ));
+    }
+    let prefix = Path::from(dir.as_str());
+    let listed: Vec<_> = store
+        .list(Some(&prefix))
+        .try_collect()
+        .await
+        .map_err(|e| fail("list", chain(&e)))?;
+    if !listed.iter().any(|o| o.location == key) {
+        let _ = store.delete(&key).await;
+        return Err(fail(
+            "list",
+            format!("the probe was not listed under {prefix}"),
+        ));
+    }
+    store
+        .delete(&key)
+        .await
+        .map_err(|e| fail("delete", chain(&e)))?;
+    tracing::info!(backend = inner.backend.backend, bucket = %inner.backend.bucket, "remote storage reachable");
+    Ok(())
+}
