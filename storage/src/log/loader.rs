@@ -165,15 +165,14 @@ pub(crate) fn load_log(p: LoadParams) -> Result<UnifiedLog> {
     leader_epochs.truncate_from_end(leo)?;
     producer::delete_snapshots_from(&p.dir, leo)?;
     let (snap_offset, mut producers) = match producer::latest_snapshot_at_or_below(&p.dir, leo)? {
-        Some((off, state)) if off >= first_base || off == leo => (off, state),
-        _ => (first_base, ProducerStateManager::new()),
+        // A snapshot below the first segment still holds the state of producers whose batches are gone.
+        Some((off, state)) => (off.max(first_base), state),
+        None => (first_base, ProducerStateManager::new()),
     };
     if snap_offset < leo {
         for seg in segments.values().filter(|s| s.next_offset() > snap_offset) {
-            for item in seg.file_records().batches_from(
-                seg.offset_index().lookup(snap_offset).position as u64,
-                false,
-            ) {
+            let from = seg.offset_index().lookup(snap_offset).position as u64;
+            for item in seg.file_records().batches_from(from, false) {
                 let (_, batch) = item.map_err(|e| e.error)?;
                 if batch.base_offset() >= snap_offset {
                     producers.replay(&batch);
