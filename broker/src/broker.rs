@@ -1,0 +1,338 @@
+//! The broker's shared state: config, the local logs, the topic registry, the group coordinator, producer ids,
+//! and the append notifier that wakes long-polling fetches.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+
+use strata_storage::{LogManager, LogManagerConfig, TopicPartition, UnifiedLog};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use tracing::info;
+use uuid::Uuid;
+
+use crate::config::BrokerConfig;
+use crate::error::{Error, Result};
+use crate::group::GroupCoordinator;
+use crate::topic_config;
+use crate::topics::{self, TopicMeta, TopicRegistry, CONSUMER_OFFSETS, REMOTE_LOG_METADATA};
+
+/// The running broker's state, shared by every connection.
+pub struct Broker {
+    config: BrokerConfig,
+    advertised_host: String,
+    advertised_port: i32,
+    logs: Arc<LogManager>,
+    topics: TopicRegistry,
+    groups: GroupCoordinator,
+    appended: Notify,
+    next_producer_id: AtomicI64,
+    cancel: CancellationToken,
+}
+
+impl std::fmt::Debug for Broker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Broker")
+            .field("node_id", &self.config.node_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+impl Broker {
+    /// Opens (recovering) the logs and the topic registry and loads committed offsets. Blocking.
+    /// `bound` is the listener's actual address, advertised unless `advertised.listeners` is set.
+    pub fn open(config: BrokerConfig, bound: SocketAddr) -> Result<Arc<Broker>> {
+        config.validate()?;
+        let started = std::time::Instant::now();
+        let mut lm = LogManagerConfig::default();
+        lm.log_dirs = config.log_dirs.clone();
+        lm.default_log_config = config.log.clone();
+        let logs = Arc::new(LogManager::open(lm)?);
+        let topics = TopicRegistry::open(&config.log_dirs[0])?;
+        let (advertised_host, advertised_port) = match &config.advertised {
+            Some((h, p)) => (h.clone(), i32::from(*p)),
+            None => {
+                let host = if bound.ip().is_unspecified() {
+                    "127.0.0.1".to_string()
+                } else {
+                    bound.ip().to_string()
+                };
+                (host, i32::from(bound.port()))
+            }
+        };
+        let max_pid = logs
+            .all_logs()
+            .iter()
+            .map(|l| l.max_producer_id())
+            .max()
+            .unwrap_or(-1);
+        let groups = GroupCoordinator::new(&config);
+        let broker = Arc::new(Broker {
+            advertised_host,
+            advertised_port,
+            logs,
+            topics,
+            groups,
+            appended: Notify::new(),
+            next_producer_id: AtomicI64::new(max_pid.max(-1) + 1),
+            cancel: CancellationToken::new(),
+            config,
+        });
+        broker
+            .ensure_internal_topic(CONSUMER_OFFSETS, broker.config.offsets_topic_num_partitions)?;
+        broker.register_internal_topic(REMOTE_LOG_METADATA)?;
+        broker.groups.load_offsets(&broker)?;
+        info!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            topics = broker.topics.all().len(),
+            "broker state loaded"
+        );
+        Ok(broker)
+    }
+
+    /// The broker config.
+    pub fn config(&self) -> &BrokerConfig {
+        &self.config
+    }
+
+    /// The local logs.
+    pub fn log_manager(&self) -> &Arc<LogManager> {
+        &self.logs
+    }
+
+    /// The topic registry.
+    pub fn topics(&self) -> &TopicRegistry {
+        &self.topics
+    }
+
+    pub(crate) fn groups(&self) -> &GroupCoordinator {
+        &self.groups
+    }
+
+    /// Cancelled when the server shuts down.
+    pub fn cancel_token(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+
+    /// Host and port given to clients.
+    pub fn advertised(&self) -> (&str, i32) {
+        (&self.advertised_host, self.advertised_port)
+    }
+
+    /// Wakes every fetch waiting for new data.
+    pub fn notify_appended(&self) {
+        self.appended.notify_waiters();
+    }
+
+    pub(crate) fn appended(&self) -> &Notify {
+        &self.appended
+    }
+
+    /// A fresh producer id (ids above any seen in the logs).
+    pub fn allocate_producer_id(&self) -> i64 {
+        self.next_producer_id.fetch_add(1, Ordering::SeqCst)
+    }
+
+    /// The log of a known topic's partition, created if the registry has it but the disk does not.
+    pub fn log(&self, topic: &str, partition: i32) -> Result<Arc<UnifiedLog>> {
+        let tp = TopicPartition::new(topic, partition);
+        if let Some(log) = self.logs.get_log(&tp) {
+            return Ok(log);
+        }
+        let meta = self
+            .topics
+            .get(topic)
+            .ok_or_else(|| Error::UnknownTopicOrPartition(tp.to_string()))?;
+        if partition < 0 || partition >= meta.partitions {
+            return Err(Error::UnknownTopicOrPartition(tp.to_string()));
+        }
+        let cfg = topic_config::log_config(&self.config.log, &meta.configs)?;
+        Ok(self.logs.get_or_create_log(&tp, meta.id, cfg)?)
+    }
+
+    /// Creates a topic (registry first, then one log per partition). Blocking.
+    pub fn create_topic(
+        &self,
+        name: &str,
+        partitions: i32,
+        configs: BTreeMap<String, String>,
+    ) -> Result<TopicMeta> {
+        topics::validate_name(name)?;
+        if partitions < 1 {
+            return Err(Error::InvalidPartitions(format!(
+                "{partitions} partitions for {name}: must be at least 1"
+            )));
+        }
+        let cfg = topic_config::log_config(&self.config.log, &configs)?;
+        let internal = name == CONSUMER_OFFSETS || name == REMOTE_LOG_METADATA;
+        let meta = TopicMeta {
+            id: Uuid::new_v4(),
+            partitions,
+            configs,
+            internal,
+        };
+        self.topics.create(name, meta.clone())?;
+        for p in 0..partitions {
+            self.logs
+                .get_or_create_log(&TopicPartition::new(name, p), meta.id, cfg.clone())?;
+        }
+        info!(topic = name, partitions, id = %meta.id, "topic created");
+        Ok(meta)
+    }
+
+    /// Deletes a topic and its logs. Blocking.
+    pub fn delete_topic(&self, name: &str) -> Result<TopicMeta> {
+        let meta = self
+            .topics
+            .get(name)
+            .ok_or_else(|| Error::UnknownTopicOrPartition(name.into()))?;
+        if meta.internal {
+            return Err(Error::InternalTopic(name.into()));
+        }
+        let meta = self.topics.remove(name)?;
+        for p in 0..meta.partitions {
+            let tp = TopicPartition::new(name, p);
+            if self.logs.get_log(&tp).is_some() {
+                self.logs.delete_log(&tp)?;
+            }
+        }
+        info!(topic = name, "topic deleted");
+        Ok(meta)
+    }
+
+    /// Raises a topic's partition count. Blocking.
+    pub fn create_partitions(&self, name: &str, count: i32, validate_only: bool) -> Result<()> {
+        let meta = self
+            .topics
+            .get(name)
+            .ok_or_else(|| Error::UnknownTopicOrPartition(name.into()))?;
+        if meta.internal {
+            return Err(Error::InternalTopic(name.into()));
+        }
+        if count <= meta.partitions {
+            return Err(Error::InvalidPartitions(format!(
+                "topic {name} has {} partitions; the new count {count} must be larger",
+                meta.partitions
+            )));
+        }
+        if validate_only {
+            return Ok(());
+        }
+        let cfg = topic_config::log_config(&self.config.log, &meta.configs)?;
+        self.topics.update(name, |m| {
+            m.partitions = count;
+            Ok(())
+        })?;
+        for p in meta.partitions..count {
+            self.logs
+                .get_or_create_log(&TopicPartition::new(name, p), meta.id, cfg.clone())?;
+        }
+        Ok(())
+    }
+
+    /// Replaces a topic's config overrides (validated first) and applies them to its open logs. Blocking.
+    pub fn set_topic_configs(
+        &self,
+        name: &str,
+        configs: BTreeMap<String, String>,
+        validate_only: bool,
+    ) -> Result<()> {
+        let meta = self
+            .topics
+            .get(name)
+            .ok_or_else(|| Error::UnknownTopicOrPartition(name.into()))?;
+        let cfg = topic_config::log_config(&self.config.log, &configs)?;
+        if validate_only {
+            return Ok(());
+        }
+        self.topics.update(name, |m| {
+            m.configs = configs;
+            Ok(())
+        })?;
+        for p in 0..meta.partitions {
+            if let Some(log) = self.logs.get_log(&TopicPartition::new(name, p)) {
+                log.update_config(cfg.clone())?;
+            }
+        }
+        Ok(())
+    }
+
+    fn ensure_internal_topic(&self, name: &str, partitions: i32) -> Result<()> {
+        self.register_internal_topic(name)?;
+        if self.topics.get(name).is_none() {
+            self.create_topic(name, partitions, BTreeMap::new())?;
+        }
+        Ok(())
+    }
+
+    /// Hook for internal topics written by other components (e.g. `__remote_log_metadata` by the metadata
+    /// plane): if logs of `name` exist in the log manager and the registry does not know the topic, it is
+    /// registered as internal with the logs' topic id and partition count, so Metadata lists it and Fetch
+    /// serves it. Call it again after the component has created its logs. Idempotent.
+    pub fn register_internal_topic(&self, name: &str) -> Result<()> {
+        let logs: Vec<_> = self
+            .logs
+            .all_logs()
+            .into_iter()
+            .filter(|l| l.topic_partition().topic == name)
+            .collect();
+        let Some(first) = logs.first() else {
+            return Ok(());
+        };
+        let partitions = logs
+            .iter()
+            .map(|l| l.topic_partition().partition)
+            .max()
+            .unwrap_or(0)
+            + 1;
+        match self.topics.get(name) {
+            Some(m) if m.partitions >= partitions => Ok(()),
+            Some(_) => self
+                .topics
+                .update(name, |m| {
+                    m.partitions = partitions;
+                    Ok(())
+                })
+                .map(|_| ()),
+            None => {
+                let meta = TopicMeta {
+                    id: first.topic_id(),
+                    partitions,
+                    configs: BTreeMap::new(),
+                    internal: true,
+                };
+                self.topics.create(name, meta).or_else(|e| match e {
+                    Error::TopicExists(_) => Ok(()),
+                    e => Err(e),
+                })
+            }
+        }
+    }
+
+    /// One retention pass (called every `log.retention.check.interval.ms`). Blocking.
+    pub fn run_retention(&self) -> Result<()> {
+        Ok(self.logs.run_retention(now_ms())?)
+    }
+
+    /// Flushes logs due by flush.ms and writes checkpoints. Blocking.
+    pub fn flush_and_checkpoint(&self) -> Result<()> {
+        Ok(self.logs.flush_dirty_and_checkpoint(now_ms())?)
+    }
+
+    /// Flushes everything and writes the clean-shutdown marker. Blocking; later appends fail.
+    pub fn shutdown(&self) -> Result<()> {
+        self.cancel.cancel();
+        self.logs.shutdown()?;
+        info!("logs flushed; clean shutdown marker written");
+        Ok(())
+    }
+}

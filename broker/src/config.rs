@@ -1,0 +1,574 @@
+//! The broker's one config struct, read from Kafka `server.properties` names.
+//!
+//! Every key the broker accepts is in [`KEYS`] (which `strata --help` prints) and does something; an unknown key
+//! or a bad value stops start-up with an error naming the key and the value.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use strata_storage::{LogConfig, TimestampType};
+
+use crate::error::{Error, Result};
+
+/// One accepted property: its Kafka name, default (as text) and meaning.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyDoc {
+    /// Kafka property name.
+    pub name: &'static str,
+    /// Default value, as it would be written in `server.properties`.
+    pub default: &'static str,
+    /// What it controls.
+    pub doc: &'static str,
+}
+
+/// Every broker property the broker accepts.
+pub const KEYS: &[KeyDoc] = &[
+    KeyDoc {
+        name: "listeners",
+        default: "PLAINTEXT://127.0.0.1:9092",
+        doc: "address the broker listens on (one PLAINTEXT listener)",
+    },
+    KeyDoc {
+        name: "advertised.listeners",
+        default: "(the bound listener)",
+        doc: "address given to clients in Metadata",
+    },
+    KeyDoc {
+        name: "node.id",
+        default: "1",
+        doc: "this broker's id",
+    },
+    KeyDoc {
+        name: "log.dirs",
+        default: "./strata-data",
+        doc: "comma-separated data directories (alias: log.dir)",
+    },
+    KeyDoc {
+        name: "num.partitions",
+        default: "1",
+        doc: "partitions of an auto-created topic",
+    },
+    KeyDoc {
+        name: "auto.create.topics.enable",
+        default: "true",
+        doc: "create unknown topics on Metadata requests",
+    },
+    KeyDoc {
+        name: "default.replication.factor",
+        default: "1",
+        doc: "only 1 is possible on a single node",
+    },
+    KeyDoc {
+        name: "log.segment.bytes",
+        default: "1073741824",
+        doc: "segment size before a roll",
+    },
+    KeyDoc {
+        name: "log.roll.ms",
+        default: "604800000",
+        doc: "segment age before a roll",
+    },
+    KeyDoc {
+        name: "log.retention.ms",
+        default: "604800000",
+        doc: "time retention (-1 = unlimited)",
+    },
+    KeyDoc {
+        name: "log.retention.bytes",
+        default: "-1",
+        doc: "size retention per partition (-1 = unlimited)",
+    },
+    KeyDoc {
+        name: "log.local.retention.ms",
+        default: "-2",
+        doc: "local time retention of tiered topics (-2 = log.retention.ms)",
+    },
+    KeyDoc {
+        name: "log.local.retention.bytes",
+        default: "-2",
+        doc: "local size retention of tiered topics (-2 = log.retention.bytes)",
+    },
+    KeyDoc {
+        name: "log.index.interval.bytes",
+        default: "4096",
+        doc: "bytes between offset index entries",
+    },
+    KeyDoc {
+        name: "log.index.size.max.bytes",
+        default: "10485760",
+        doc: "maximum size of an index file",
+    },
+    KeyDoc {
+        name: "log.retention.check.interval.ms",
+        default: "300000",
+        doc: "period of the retention pass",
+    },
+    KeyDoc {
+        name: "log.flush.interval.ms",
+        default: "(never)",
+        doc: "flush a log whose unflushed data is older than this",
+    },
+    KeyDoc {
+        name: "log.flush.interval.messages",
+        default: "(never)",
+        doc: "flush a log after this many messages",
+    },
+    KeyDoc {
+        name: "log.flush.offset.checkpoint.interval.ms",
+        default: "60000",
+        doc: "period of flush + recovery checkpoints",
+    },
+    KeyDoc {
+        name: "log.message.timestamp.type",
+        default: "CreateTime",
+        doc: "CreateTime or LogAppendTime",
+    },
+    KeyDoc {
+        name: "message.max.bytes",
+        default: "1048588",
+        doc: "largest record batch accepted",
+    },
+    KeyDoc {
+        name: "socket.request.max.bytes",
+        default: "104857600",
+        doc: "largest request frame accepted",
+    },
+    KeyDoc {
+        name: "max.connections",
+        default: "1000",
+        doc: "concurrent client connections",
+    },
+    KeyDoc {
+        name: "offsets.topic.num.partitions",
+        default: "1",
+        doc: "partitions of __consumer_offsets (Kafka: 50)",
+    },
+    KeyDoc {
+        name: "group.initial.rebalance.delay.ms",
+        default: "0",
+        doc: "wait for more members before the first rebalance (Kafka: 3000)",
+    },
+    KeyDoc {
+        name: "group.min.session.timeout.ms",
+        default: "6000",
+        doc: "smallest session timeout a member may ask",
+    },
+    KeyDoc {
+        name: "group.max.session.timeout.ms",
+        default: "1800000",
+        doc: "largest session timeout a member may ask",
+    },
+    KeyDoc {
+        name: "group.max.size",
+        default: "2147483647",
+        doc: "members per consumer group",
+    },
+];
+
+/// Broker configuration. Each field names its Kafka property and default.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct BrokerConfig {
+    /// Kafka: `listeners`. Default: `PLAINTEXT://127.0.0.1:9092`.
+    pub listener: SocketAddr,
+    /// Kafka: `advertised.listeners`. Default: the bound listener address.
+    pub advertised: Option<(String, u16)>,
+    /// Kafka: `node.id`. Default: 1.
+    pub node_id: i32,
+    /// Kafka: `log.dirs`. Default: `./strata-data`.
+    pub log_dirs: Vec<PathBuf>,
+    /// Kafka: `num.partitions`. Default: 1.
+    pub num_partitions: i32,
+    /// Kafka: `auto.create.topics.enable`. Default: true.
+    pub auto_create_topics_enable: bool,
+    /// Defaults of every topic's log config (`log.segment.bytes`, `log.roll.ms`, `log.retention.*`, ...).
+    pub log: LogConfig,
+    /// Kafka: `log.retention.check.interval.ms`. Default: 300000.
+    pub log_retention_check_interval_ms: u64,
+    /// Kafka: `log.flush.offset.checkpoint.interval.ms`. Default: 60000.
+    pub log_flush_checkpoint_interval_ms: u64,
+    /// Kafka: `socket.request.max.bytes`. Default: 100 MiB.
+    pub socket_request_max_bytes: usize,
+    /// Kafka: `max.connections`. Default: 1000.
+    pub max_connections: usize,
+    /// Kafka: `offsets.topic.num.partitions`. Default: 1 (Kafka: 50).
+    pub offsets_topic_num_partitions: i32,
+    /// Kafka: `group.initial.rebalance.delay.ms`. Default: 0 (Kafka: 3000).
+    pub group_initial_rebalance_delay_ms: u64,
+    /// Kafka: `group.min.session.timeout.ms`. Default: 6000.
+    pub group_min_session_timeout_ms: i32,
+    /// Kafka: `group.max.session.timeout.ms`. Default: 1800000.
+    pub group_max_session_timeout_ms: i32,
+    /// Kafka: `group.max.size`. Default: i32::MAX.
+    pub group_max_size: usize,
+}
+
+impl Default for BrokerConfig {
+    fn default() -> Self {
+        Self {
+            listener: SocketAddr::from(([127, 0, 0, 1], 9092)),
+            advertised: None,
+            node_id: 1,
+            log_dirs: vec![PathBuf::from("./strata-data")],
+            num_partitions: 1,
+            auto_create_topics_enable: true,
+            log: LogConfig::default(),
+            log_retention_check_interval_ms: 300_000,
+            log_flush_checkpoint_interval_ms: 60_000,
+            socket_request_max_bytes: 100 * 1024 * 1024,
+            max_connections: 1000,
+            offsets_topic_num_partitions: 1,
+            group_initial_rebalance_delay_ms: 0,
+            group_min_session_timeout_ms: 6000,
+            group_max_session_timeout_ms: 1_800_000,
+            group_max_size: i32::MAX as usize,
+        }
+    }
+}
+
+fn bad(key: &str, value: &str, reason: impl Into<String>) -> Error {
+    Error::Config {
+        key: key.to_string(),
+        value: value.to_string(),
+        reason: reason.into(),
+    }
+}
+
+fn parse<T: std::str::FromStr>(key: &str, value: &str) -> Result<T>
+where
+    T::Err: std::fmt::Display,
+{
+    value
+        .trim()
+        .parse::<T>()
+        .map_err(|e| bad(key, value, e.to_string()))
+}
+
+fn parse_bool(key: &str, value: &str) -> Result<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(bad(key, value, "expected true or false")),
+    }
+}
+
+/// Parses `PLAINTEXT://host:port` (first entry of a comma-separated list) into host and port.
+fn parse_listener(key: &str, value: &str) -> Result<(String, u16)> {
+    let first = value.split(',').next().unwrap_or("").trim();
+    let rest = match first.split_once("://") {
+        Some((proto, rest)) if proto.eq_ignore_ascii_case("PLAINTEXT") => rest,
+        Some((proto, _)) => {
+            return Err(bad(
+                key,
+                value,
+                format!("only PLAINTEXT listeners are supported, not {proto}"),
+            ))
+        }
+        None => first,
+    };
+    let (host, port) = rest
+        .rsplit_once(':')
+        .ok_or_else(|| bad(key, value, "expected host:port"))?;
+    let port: u16 = port
+        .parse()
+        .map_err(|_| bad(key, value, "port is not a number in 0..=65535"))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let host = if host.is_empty() { "0.0.0.0" } else { host };
+    Ok((host.to_string(), port))
+}
+
+impl BrokerConfig {
+    /// Builds a config from Kafka property pairs (a properties file, then `--override`s, later wins).
+    pub fn from_properties(props: &BTreeMap<String, String>) -> Result<Self> {
+        let mut c = BrokerConfig::default();
+        for (key, value) in props {
+            let v = value.trim();
+            match key.as_str() {
+                "listeners" => {
+                    let (host, port) = parse_listener(key, v)?;
+                    let ip: std::net::IpAddr = if host == "localhost" {
+                        std::net::IpAddr::from([127, 0, 0, 1])
+                    } else {
+                        host.parse()
+                            .map_err(|_| bad(key, v, "host must be an IP address or localhost"))?
+                    };
+                    c.listener = SocketAddr::new(ip, port);
+                }
+                "advertised.listeners" => c.advertised = Some(parse_listener(key, v)?),
+                "node.id" | "broker.id" => c.node_id = parse(key, v)?,
+                "log.dirs" | "log.dir" => {
+                    c.log_dirs = v
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .map(PathBuf::from)
+                        .collect()
+                }
+                "num.partitions" => c.num_partitions = parse(key, v)?,
+                "auto.create.topics.enable" => c.auto_create_topics_enable = parse_bool(key, v)?,
+                "default.replication.factor" => {
+                    let rf: i32 = parse(key, v)?;
+                    if rf != 1 {
+                        return Err(bad(key, v, "a single-node broker has replication factor 1"));
+                    }
+                }
+                "log.segment.bytes" => c.log.segment_bytes = parse(key, v)?,
+                "log.roll.ms" => c.log.segment_ms = parse(key, v)?,
+                "log.roll.hours" => {
+                    c.log.segment_ms = parse::<i64>(key, v)?.saturating_mul(3_600_000)
+                }
+                "log.retention.ms" => c.log.retention_ms = parse(key, v)?,
+                "log.retention.minutes" => {
+                    c.log.retention_ms = parse::<i64>(key, v)?.saturating_mul(60_000)
+                }
+                "log.retention.hours" => {
+                    c.log.retention_ms = parse::<i64>(key, v)?.saturating_mul(3_600_000)
+                }
+                "log.retention.bytes" => c.log.retention_bytes = parse(key, v)?,
+                "log.local.retention.ms" => c.log.local_retention_ms = parse(key, v)?,
+                "log.local.retention.bytes" => c.log.local_retention_bytes = parse(key, v)?,
+                "log.index.interval.bytes" => c.log.index_interval_bytes = parse(key, v)?,
+                "log.index.size.max.bytes" => c.log.segment_index_bytes = parse(key, v)?,
+                "log.retention.check.interval.ms" => {
+                    c.log_retention_check_interval_ms = parse(key, v)?
+                }
+                "log.flush.interval.ms" => c.log.flush_ms = parse(key, v)?,
+                "log.flush.interval.messages" => c.log.flush_messages = parse(key, v)?,
+                "log.flush.offset.checkpoint.interval.ms" => {
+                    c.log_flush_checkpoint_interval_ms = parse(key, v)?
+                }
+                "log.message.timestamp.type" => {
+                    c.log.message_timestamp_type = parse_timestamp_type(key, v)?
+                }
+                "message.max.bytes" => c.log.max_message_bytes = parse(key, v)?,
+                "socket.request.max.bytes" => c.socket_request_max_bytes = parse(key, v)?,
+                "max.connections" => c.max_connections = parse(key, v)?,
+                "offsets.topic.num.partitions" => c.offsets_topic_num_partitions = parse(key, v)?,
+                "group.initial.rebalance.delay.ms" => {
+                    c.group_initial_rebalance_delay_ms = parse(key, v)?
+                }
+                "group.min.session.timeout.ms" => c.group_min_session_timeout_ms = parse(key, v)?,
+                "group.max.session.timeout.ms" => c.group_max_session_timeout_ms = parse(key, v)?,
+                "group.max.size" => c.group_max_size = parse(key, v)?,
+                _ => {
+                    return Err(bad(
+                        key,
+                        v,
+                        "unknown property (see strata --help for the accepted ones)",
+                    ))
+                }
+            }
+        }
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// Checks every field; the error names the property and the bad value.
+    pub fn validate(&self) -> Result<()> {
+        if self.log_dirs.is_empty() {
+            return Err(bad("log.dirs", "", "at least one directory is needed"));
+        }
+        if self.num_partitions < 1 {
+            return Err(bad(
+                "num.partitions",
+                &self.num_partitions.to_string(),
+                "must be at least 1",
+            ));
+        }
+        if self.socket_request_max_bytes < 64 || self.socket_request_max_bytes > i32::MAX as usize {
+            return Err(bad(
+                "socket.request.max.bytes",
+                &self.socket_request_max_bytes.to_string(),
+                "must be in 64..=2147483647",
+            ));
+        }
+        if self.max_connections < 1 {
+            return Err(bad(
+                "max.connections",
+                &self.max_connections.to_string(),
+                "must be at least 1",
+            ));
+        }
+        if self.offsets_topic_num_partitions < 1 {
+            return Err(bad(
+                "offsets.topic.num.partitions",
+                &self.offsets_topic_num_partitions.to_string(),
+                "must be at least 1",
+            ));
+        }
+        if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms {
+            return Err(bad(
+                "group.min.session.timeout.ms",
+                &self.group_min_session_timeout_ms.to_string(),
+                "must not exceed group.max.session.timeout.ms",
+            ));
+        }
+        if self.log_retention_check_interval_ms == 0 {
+            return Err(bad(
+                "log.retention.check.interval.ms",
+                "0",
+                "must be positive",
+            ));
+        }
+        if self.log_flush_checkpoint_interval_ms == 0 {
+            return Err(bad(
+                "log.flush.offset.checkpoint.interval.ms",
+                "0",
+                "must be positive",
+            ));
+        }
+        self.log
+            .validate()
+            .map_err(|e| bad("log.*", "", e.to_string()))?;
+        Ok(())
+    }
+}
+
+impl BrokerConfig {
+    /// Every accepted property with its current value (for DescribeConfigs on the broker resource).
+    pub fn values(&self) -> Vec<(&'static str, String)> {
+        let advertised = self
+            .advertised
+            .as_ref()
+            .map(|(h, p)| format!("PLAINTEXT://{h}:{p}"));
+        let dirs: Vec<String> = self
+            .log_dirs
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect();
+        let never = |v: u64| v.min(i64::MAX as u64).to_string();
+        vec![
+            ("listeners", format!("PLAINTEXT://{}", self.listener)),
+            (
+                "advertised.listeners",
+                advertised.unwrap_or_else(|| format!("PLAINTEXT://{}", self.listener)),
+            ),
+            ("node.id", self.node_id.to_string()),
+            ("log.dirs", dirs.join(",")),
+            ("num.partitions", self.num_partitions.to_string()),
+            (
+                "auto.create.topics.enable",
+                self.auto_create_topics_enable.to_string(),
+            ),
+            ("default.replication.factor", "1".into()),
+            ("log.segment.bytes", self.log.segment_bytes.to_string()),
+            ("log.roll.ms", self.log.segment_ms.to_string()),
+            ("log.retention.ms", self.log.retention_ms.to_string()),
+            ("log.retention.bytes", self.log.retention_bytes.to_string()),
+            (
+                "log.local.retention.ms",
+                self.log.local_retention_ms.to_string(),
+            ),
+            (
+                "log.local.retention.bytes",
+                self.log.local_retention_bytes.to_string(),
+            ),
+            (
+                "log.index.interval.bytes",
+                self.log.index_interval_bytes.to_string(),
+            ),
+            (
+                "log.index.size.max.bytes",
+                self.log.segment_index_bytes.to_string(),
+            ),
+            (
+                "log.retention.check.interval.ms",
+                self.log_retention_check_interval_ms.to_string(),
+            ),
+            ("log.flush.interval.ms", never(self.log.flush_ms)),
+            (
+                "log.flush.interval.messages",
+                never(self.log.flush_messages),
+            ),
+            (
+                "log.flush.offset.checkpoint.interval.ms",
+                self.log_flush_checkpoint_interval_ms.to_string(),
+            ),
+            (
+                "log.message.timestamp.type",
+                match self.log.message_timestamp_type {
+                    TimestampType::LogAppendTime => "LogAppendTime".into(),
+                    _ => "CreateTime".into(),
+                },
+            ),
+            ("message.max.bytes", self.log.max_message_bytes.to_string()),
+            (
+                "socket.request.max.bytes",
+                self.socket_request_max_bytes.to_string(),
+            ),
+            ("max.connections", self.max_connections.to_string()),
+            (
+                "offsets.topic.num.partitions",
+                self.offsets_topic_num_partitions.to_string(),
+            ),
+            (
+                "group.initial.rebalance.delay.ms",
+                self.group_initial_rebalance_delay_ms.to_string(),
+            ),
+            (
+                "group.min.session.timeout.ms",
+                self.group_min_session_timeout_ms.to_string(),
+            ),
+            (
+                "group.max.session.timeout.ms",
+                self.group_max_session_timeout_ms.to_string(),
+            ),
+            ("group.max.size", self.group_max_size.to_string()),
+        ]
+    }
+}
+
+/// Parses `CreateTime` / `LogAppendTime`.
+pub fn parse_timestamp_type(key: &str, value: &str) -> Result<TimestampType> {
+    match value {
+        "CreateTime" => Ok(TimestampType::CreateTime),
+        "LogAppendTime" => Ok(TimestampType::LogAppendTime),
+        _ => Err(bad(key, value, "expected CreateTime or LogAppendTime")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn props(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_listen_on_loopback_9092() {
+        let c = BrokerConfig::from_properties(&BTreeMap::new()).unwrap();
+        assert_eq!(c.listener, SocketAddr::from(([127, 0, 0, 1], 9092)));
+        assert_eq!(c.log_dirs, vec![PathBuf::from("./strata-data")]);
+    }
+
+    #[test]
+    fn bad_value_names_key_and_value() {
+        let err = BrokerConfig::from_properties(&props(&[("num.partitions", "many")])).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains("num.partitions") && msg.contains("many"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn unknown_key_is_rejected() {
+        let err = BrokerConfig::from_properties(&props(&[("no.such.key", "1")])).unwrap_err();
+        assert!(err.to_string().contains("no.such.key"));
+    }
+
+    #[test]
+    fn listener_parses_kafka_form() {
+        let c = BrokerConfig::from_properties(&props(&[("listeners", "PLAINTEXT://127.0.0.1:0")]))
+            .unwrap();
+        assert_eq!(c.listener.port(), 0);
+        assert!(
+            BrokerConfig::from_properties(&props(&[("listeners", "SSL://127.0.0.1:1")])).is_err()
+        );
+    }
+}

@@ -1,0 +1,175 @@
+//! Request dispatch: header, version check against [`crate::versions`], the one `match` over API keys, and
+//! response framing. An `Err` closes the connection (Kafka closes on undecodable or unsupported requests).
+
+use std::sync::Arc;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::{Decodable, Encodable};
+
+use crate::broker::Broker;
+use crate::handler;
+use crate::versions;
+
+/// Why a connection is closed instead of answered.
+pub(crate) type Close = String;
+
+fn decode<T: Decodable>(body: &mut Bytes, version: i16, api: ApiKey) -> Result<T, Close> {
+    T::decode(body, version).map_err(|e| format!("cannot decode {api:?} v{version} request: {e}"))
+}
+
+/// Frames `resp` with its response header and the 4-byte length prefix.
+fn encode<T: Encodable>(
+    header: &RequestHeader,
+    api: ApiKey,
+    version: i16,
+    resp: &T,
+) -> Result<Bytes, Close> {
+    let mut out = BytesMut::with_capacity(64);
+    out.put_i32(0);
+    ResponseHeader::default()
+        .with_correlation_id(header.correlation_id)
+        .encode(&mut out, api.response_header_version(version))
+        .map_err(|e| format!("cannot encode {api:?} v{version} response header: {e}"))?;
+    resp.encode(&mut out, version)
+        .map_err(|e| format!("cannot encode {api:?} v{version} response: {e}"))?;
+    let len = (out.len() - 4) as i32;
+    out[..4].copy_from_slice(&len.to_be_bytes());
+    Ok(out.freeze())
+}
+
+/// Handles one request frame; `Ok(None)` when Kafka sends no response (Produce with acks=0).
+pub(crate) async fn handle(broker: &Arc<Broker>, mut body: Bytes) -> Result<Option<Bytes>, Close> {
+    if body.len() < 8 {
+        return Err(format!(
+            "request of {} bytes is shorter than a request header",
+            body.len()
+        ));
+    }
+    let raw_key = i16::from_be_bytes([body[0], body[1]]);
+    let version = i16::from_be_bytes([body[2], body[3]]);
+    let api = ApiKey::try_from(raw_key).map_err(|_| format!("unknown api key {raw_key}"))?;
+    let header_version = api.request_header_version(version);
+    let header = RequestHeader::decode(&mut body, header_version)
+        .map_err(|e| format!("cannot decode {api:?} v{version} request header: {e}"))?;
+
+    if !versions::is_supported(api, version) {
+        if api == ApiKey::ApiVersions {
+            // KIP-511: answer in v0 with UNSUPPORTED_VERSION and our table so the client retries lower.
+            let resp = handler::api_versions::response(crate::error_code::UNSUPPORTED_VERSION);
+            return encode(&header, api, 0, &resp).map(Some);
+        }
+        return Err(format!("unsupported {api:?} version {version}"));
+    }
+
+    let span = tracing::debug_span!("request", api = ?api, version, correlation_id = header.correlation_id);
+    let _enter = span.enter();
+
+    macro_rules! call {
+        ($req:ty, $handler:path) => {{
+            let req: $req = decode(&mut body, version, api)?;
+            let resp = $handler(broker, &header, req).await;
+            encode(&header, api, version, &resp).map(Some)
+        }};
+    }
+
+    match api {
+        ApiKey::ApiVersions => call!(ApiVersionsRequest, handler::api_versions::handle),
+        ApiKey::Metadata => call!(MetadataRequest, handler::metadata::handle),
+        ApiKey::Produce => {
+            let req: ProduceRequest = decode(&mut body, version, api)?;
+            let acks = req.acks;
+            let resp = handler::produce::handle(broker, &header, req).await;
+            if acks == 0 {
+                return Ok(None);
+            }
+            encode(&header, api, version, &resp).map(Some)
+        }
+        ApiKey::Fetch => call!(FetchRequest, handler::fetch::handle),
+        ApiKey::ListOffsets => call!(ListOffsetsRequest, handler::list_offsets::handle),
+        ApiKey::InitProducerId => call!(InitProducerIdRequest, handler::init_producer_id::handle),
+        ApiKey::FindCoordinator => call!(FindCoordinatorRequest, handler::find_coordinator::handle),
+        ApiKey::JoinGroup => call!(JoinGroupRequest, handler::join_group::handle),
+        ApiKey::SyncGroup => call!(SyncGroupRequest, handler::sync_group::handle),
+        ApiKey::Heartbeat => call!(HeartbeatRequest, handler::heartbeat::handle),
+        ApiKey::LeaveGroup => call!(LeaveGroupRequest, handler::leave_group::handle),
+        ApiKey::OffsetCommit => call!(OffsetCommitRequest, handler::offset_commit::handle),
+        ApiKey::OffsetFetch => call!(OffsetFetchRequest, handler::offset_fetch::handle),
+        ApiKey::DescribeGroups => call!(DescribeGroupsRequest, handler::describe_groups::handle),
+        ApiKey::ListGroups => call!(ListGroupsRequest, handler::list_groups::handle),
+        ApiKey::DeleteGroups => call!(DeleteGroupsRequest, handler::delete_groups::handle),
+        ApiKey::CreateTopics => call!(CreateTopicsRequest, handler::create_topics::handle),
+        ApiKey::DeleteTopics => call!(DeleteTopicsRequest, handler::delete_topics::handle),
+        ApiKey::CreatePartitions => {
+            call!(CreatePartitionsRequest, handler::create_partitions::handle)
+        }
+        ApiKey::DescribeConfigs => call!(DescribeConfigsRequest, handler::describe_configs::handle),
+        ApiKey::AlterConfigs => call!(AlterConfigsRequest, handler::alter_configs::handle),
+        ApiKey::IncrementalAlterConfigs => {
+            call!(
+                IncrementalAlterConfigsRequest,
+                handler::incremental_alter_configs::handle
+            )
+        }
+        ApiKey::DeleteRecords => call!(DeleteRecordsRequest, handler::delete_records::handle),
+        ApiKey::OffsetForLeaderEpoch => call!(
+            OffsetForLeaderEpochRequest,
+            handler::offset_for_leader_epoch::handle
+        ),
+        ApiKey::DescribeCluster => call!(DescribeClusterRequest, handler::describe_cluster::handle),
+        other => Err(format!(
+            "{other:?} is listed as supported but has no handler"
+        )),
+    }
+}
+
+/// Decodes header and body of a frame as [`handle`] would, without running a handler (fuzzing).
+pub(crate) fn decode_only(mut body: Bytes) -> bool {
+    if body.len() < 8 {
+        return false;
+    }
+    let raw_key = i16::from_be_bytes([body[0], body[1]]);
+    let version = i16::from_be_bytes([body[2], body[3]]);
+    let Ok(api) = ApiKey::try_from(raw_key) else {
+        return false;
+    };
+    if RequestHeader::decode(&mut body, api.request_header_version(version)).is_err() {
+        return false;
+    }
+    if !versions::is_supported(api, version) {
+        return false;
+    }
+    macro_rules! dec {
+        ($t:ty) => {
+            <$t>::decode(&mut body, version).is_ok()
+        };
+    }
+    match api {
+        ApiKey::ApiVersions => dec!(ApiVersionsRequest),
+        ApiKey::Metadata => dec!(MetadataRequest),
+        ApiKey::Produce => dec!(ProduceRequest),
+        ApiKey::Fetch => dec!(FetchRequest),
+        ApiKey::ListOffsets => dec!(ListOffsetsRequest),
+        ApiKey::InitProducerId => dec!(InitProducerIdRequest),
+        ApiKey::FindCoordinator => dec!(FindCoordinatorRequest),
+        ApiKey::JoinGroup => dec!(JoinGroupRequest),
+        ApiKey::SyncGroup => dec!(SyncGroupRequest),
+        ApiKey::Heartbeat => dec!(HeartbeatRequest),
+        ApiKey::LeaveGroup => dec!(LeaveGroupRequest),
+        ApiKey::OffsetCommit => dec!(OffsetCommitRequest),
+        ApiKey::OffsetFetch => dec!(OffsetFetchRequest),
+        ApiKey::DescribeGroups => dec!(DescribeGroupsRequest),
+        ApiKey::ListGroups => dec!(ListGroupsRequest),
+        ApiKey::DeleteGroups => dec!(DeleteGroupsRequest),
+        ApiKey::CreateTopics => dec!(CreateTopicsRequest),
+        ApiKey::DeleteTopics => dec!(DeleteTopicsRequest),
+        ApiKey::CreatePartitions => dec!(CreatePartitionsRequest),
+        ApiKey::DescribeConfigs => dec!(DescribeConfigsRequest),
+        ApiKey::AlterConfigs => dec!(AlterConfigsRequest),
+        ApiKey::IncrementalAlterConfigs => dec!(IncrementalAlterConfigsRequest),
+        ApiKey::DeleteRecords => dec!(DeleteRecordsRequest),
+        ApiKey::OffsetForLeaderEpoch => dec!(OffsetForLeaderEpochRequest),
+        ApiKey::DescribeCluster => dec!(DescribeClusterRequest),
+        _ => false,
+    }
+}

@@ -1,0 +1,94 @@
+//! The one place where errors become Kafka error codes.
+
+use strata_storage::Error as StorageError;
+
+use crate::error::Error;
+
+/// No error.
+pub const NONE: i16 = 0;
+/// UNKNOWN_SERVER_ERROR.
+pub const UNKNOWN_SERVER_ERROR: i16 = -1;
+/// OFFSET_OUT_OF_RANGE.
+pub const OFFSET_OUT_OF_RANGE: i16 = 1;
+/// CORRUPT_MESSAGE (bad CRC, truncated batch).
+pub const CORRUPT_MESSAGE: i16 = 2;
+/// UNKNOWN_TOPIC_OR_PARTITION.
+pub const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
+/// MESSAGE_TOO_LARGE.
+pub const MESSAGE_TOO_LARGE: i16 = 10;
+/// NOT_COORDINATOR.
+pub const NOT_COORDINATOR: i16 = 16;
+/// INVALID_TOPIC_EXCEPTION.
+pub const INVALID_TOPIC_EXCEPTION: i16 = 17;
+/// ILLEGAL_GENERATION.
+pub const ILLEGAL_GENERATION: i16 = 22;
+/// INCONSISTENT_GROUP_PROTOCOL.
+pub const INCONSISTENT_GROUP_PROTOCOL: i16 = 23;
+/// INVALID_GROUP_ID.
+pub const INVALID_GROUP_ID: i16 = 24;
+/// UNKNOWN_MEMBER_ID.
+pub const UNKNOWN_MEMBER_ID: i16 = 25;
+/// INVALID_SESSION_TIMEOUT.
+pub const INVALID_SESSION_TIMEOUT: i16 = 26;
+/// REBALANCE_IN_PROGRESS.
+pub const REBALANCE_IN_PROGRESS: i16 = 27;
+/// UNSUPPORTED_VERSION.
+pub const UNSUPPORTED_VERSION: i16 = 35;
+/// TOPIC_ALREADY_EXISTS.
+pub const TOPIC_ALREADY_EXISTS: i16 = 36;
+/// INVALID_PARTITIONS.
+pub const INVALID_PARTITIONS: i16 = 37;
+/// INVALID_REPLICATION_FACTOR.
+pub const INVALID_REPLICATION_FACTOR: i16 = 38;
+/// INVALID_REPLICA_ASSIGNMENT.
+pub const INVALID_REPLICA_ASSIGNMENT: i16 = 39;
+/// INVALID_CONFIG.
+pub const INVALID_CONFIG: i16 = 40;
+/// INVALID_REQUEST.
+pub const INVALID_REQUEST: i16 = 42;
+/// OUT_OF_ORDER_SEQUENCE_NUMBER.
+pub const OUT_OF_ORDER_SEQUENCE_NUMBER: i16 = 45;
+/// INVALID_PRODUCER_EPOCH.
+pub const INVALID_PRODUCER_EPOCH: i16 = 47;
+/// KAFKA_STORAGE_ERROR.
+pub const KAFKA_STORAGE_ERROR: i16 = 56;
+/// NON_EMPTY_GROUP.
+pub const NON_EMPTY_GROUP: i16 = 68;
+/// GROUP_ID_NOT_FOUND.
+pub const GROUP_ID_NOT_FOUND: i16 = 69;
+/// GROUP_MAX_SIZE_REACHED.
+pub const GROUP_MAX_SIZE_REACHED: i16 = 81;
+/// INVALID_RECORD.
+pub const INVALID_RECORD: i16 = 87;
+/// UNKNOWN_TOPIC_ID.
+pub const UNKNOWN_TOPIC_ID: i16 = 100;
+
+/// The Kafka error code for a broker error.
+pub fn code(err: &Error) -> i16 {
+    match err {
+        Error::Storage(e) => storage_code(e),
+        Error::UnknownTopicOrPartition(_) => UNKNOWN_TOPIC_OR_PARTITION,
+        Error::TopicExists(_) => TOPIC_ALREADY_EXISTS,
+        Error::InvalidTopic(..) | Error::InternalTopic(_) => INVALID_TOPIC_EXCEPTION,
+        Error::InvalidConfig { .. } | Error::Config { .. } => INVALID_CONFIG,
+        Error::InvalidPartitions(_) => INVALID_PARTITIONS,
+        Error::InvalidReplicationFactor(_) => INVALID_REPLICATION_FACTOR,
+        Error::Io { .. } => KAFKA_STORAGE_ERROR,
+        Error::Protocol { .. } => INVALID_REQUEST,
+        Error::ShuttingDown => UNKNOWN_SERVER_ERROR,
+    }
+}
+
+/// The Kafka error code for a local-log error.
+pub fn storage_code(err: &StorageError) -> i16 {
+    match err {
+        StorageError::OffsetOutOfRange { .. } => OFFSET_OUT_OF_RANGE,
+        StorageError::CorruptRecord { .. } => CORRUPT_MESSAGE,
+        StorageError::InvalidRecord { .. } => INVALID_RECORD,
+        StorageError::RecordTooLarge { .. } => MESSAGE_TOO_LARGE,
+        StorageError::OutOfOrderSequence { .. } => OUT_OF_ORDER_SEQUENCE_NUMBER,
+        StorageError::InvalidProducerEpoch { .. } => INVALID_PRODUCER_EPOCH,
+        StorageError::InvalidConfig { .. } => INVALID_CONFIG,
+        _ => KAFKA_STORAGE_ERROR,
+    }
+}

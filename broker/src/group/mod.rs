@@ -1,0 +1,438 @@
+//! The group coordinator for the classic protocol: JoinGroup / SyncGroup / Heartbeat / LeaveGroup with session
+//! and rebalance timeouts, and committed offsets in `__consumer_offsets`.
+
+pub mod offsets;
+pub mod state;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use tokio::sync::oneshot;
+
+use crate::broker::Broker;
+use crate::config::BrokerConfig;
+use crate::error::Result;
+use crate::error_code;
+use offsets::{OffsetEntry, OffsetStore, Tp};
+use state::{Group, GroupState, JoinResult, Member, SyncResult};
+
+/// A JoinGroup request, decoded from any version.
+#[derive(Debug)]
+pub struct JoinRequest {
+    /// Group id.
+    pub group_id: String,
+    /// Member id ("" for a new member).
+    pub member_id: String,
+    /// Static membership id.
+    pub instance_id: Option<String>,
+    /// Client id.
+    pub client_id: String,
+    /// Client host.
+    pub client_host: String,
+    /// Session timeout (ms).
+    pub session_timeout_ms: i32,
+    /// Rebalance timeout (ms).
+    pub rebalance_timeout_ms: i32,
+    /// Protocol type.
+    pub protocol_type: String,
+    /// (name, metadata) in preference order.
+    pub protocols: Vec<(String, Bytes)>,
+}
+
+/// A group's description for DescribeGroups.
+#[derive(Debug)]
+pub struct GroupDescription {
+    /// State name.
+    pub state: &'static str,
+    /// Protocol type.
+    pub protocol_type: String,
+    /// Chosen protocol.
+    pub protocol: String,
+    /// (member id, instance id, client id, host, metadata, assignment).
+    pub members: Vec<(String, Option<String>, String, String, Bytes, Bytes)>,
+}
+
+/// The coordinator: every group of this broker.
+#[derive(Debug)]
+pub struct GroupCoordinator {
+    groups: Mutex<HashMap<String, Group>>,
+    offsets: OffsetStore,
+    initial_delay: Duration,
+    min_session_ms: i32,
+    max_session_ms: i32,
+    max_size: usize,
+}
+
+impl GroupCoordinator {
+    /// An empty coordinator configured from the broker config.
+    pub fn new(c: &BrokerConfig) -> Self {
+        GroupCoordinator {
+            groups: Mutex::new(HashMap::new()),
+            offsets: OffsetStore::default(),
+            initial_delay: Duration::from_millis(c.group_initial_rebalance_delay_ms),
+            min_session_ms: c.group_min_session_timeout_ms,
+            max_session_ms: c.group_max_session_timeout_ms,
+            max_size: c.group_max_size,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Group>> {
+        self.groups.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Replays committed offsets. Blocking.
+    pub fn load_offsets(&self, broker: &Broker) -> Result<()> {
+        self.offsets.load(broker)
+    }
+
+    /// Joins (or rejoins) a member; the receiver completes when the rebalance does.
+    pub fn join(&self, req: JoinRequest) -> oneshot::Receiver<JoinResult> {
+        let (tx, rx) = oneshot::channel();
+        let now = Instant::now();
+        if req.group_id.is_empty() {
+            let _ = tx.send(JoinResult::error(
+                error_code::INVALID_GROUP_ID,
+                &req.member_id,
+            ));
+            return rx;
+        }
+        if req.session_timeout_ms < self.min_session_ms
+            || req.session_timeout_ms > self.max_session_ms
+        {
+            let _ = tx.send(JoinResult::error(
+                error_code::INVALID_SESSION_TIMEOUT,
+                &req.member_id,
+            ));
+            return rx;
+        }
+        let mut groups = self.lock();
+        let group = groups.entry(req.group_id.clone()).or_default();
+        if !group.supports(&req.protocol_type, &req.protocols) {
+            let _ = tx.send(JoinResult::error(
+                error_code::INCONSISTENT_GROUP_PROTOCOL,
+                &req.member_id,
+            ));
+            return rx;
+        }
+        // Static membership: a known instance id takes over its old member entry.
+        let mut member_id = req.member_id.clone();
+        if let Some(inst) = &req.instance_id {
+            if let Some(old) = group
+                .members
+                .values()
+                .find(|m| m.instance_id.as_ref() == Some(inst))
+                .map(|m| m.id.clone())
+            {
+                if member_id.is_empty() || member_id != old {
+                    if let Some(mut m) = group.members.remove(&old) {
+                        if let Some(w) = m.join_waiter.take() {
+                            let _ = w.send(JoinResult::error(error_code::UNKNOWN_MEMBER_ID, &old));
+                        }
+                    }
+                    if group.leader.as_deref() == Some(old.as_str()) {
+                        group.leader = None;
+                    }
+                    member_id = String::new();
+                }
+            }
+        }
+        if member_id.is_empty() {
+            if group.members.len() >= self.max_size {
+                let _ = tx.send(JoinResult::error(error_code::GROUP_MAX_SIZE_REACHED, ""));
+                return rx;
+            }
+            member_id = format!("{}-{}", req.client_id, uuid::Uuid::new_v4());
+        } else if !group.members.contains_key(&member_id) {
+            let _ = tx.send(JoinResult::error(error_code::UNKNOWN_MEMBER_ID, &member_id));
+            return rx;
+        }
+        if group.members.is_empty() {
+            group.protocol_type = Some(req.protocol_type.clone());
+        }
+        let member = group
+            .members
+            .entry(member_id.clone())
+            .or_insert_with(|| Member {
+                id: member_id.clone(),
+                instance_id: req.instance_id.clone(),
+                client_id: req.client_id.clone(),
+                client_host: req.client_host.clone(),
+                session_timeout: Duration::ZERO,
+                rebalance_timeout: Duration::ZERO,
+                protocols: Vec::new(),
+                assignment: Bytes::new(),
+                last_seen: now,
+                join_waiter: None,
+                sync_waiter: None,
+            });
+        member.session_timeout = Duration::from_millis(req.session_timeout_ms.max(0) as u64);
+        member.rebalance_timeout = Duration::from_millis(
+            req.rebalance_timeout_ms.max(req.session_timeout_ms).max(0) as u64,
+        );
+        member.protocols = req.protocols;
+        member.last_seen = now;
+        if let Some(old) = member.join_waiter.replace(tx) {
+            let _ = old.send(JoinResult::error(error_code::UNKNOWN_MEMBER_ID, &member_id));
+        }
+        group.prepare_rebalance(now, self.initial_delay);
+        group.maybe_complete_join(now);
+        rx
+    }
+
+    /// SyncGroup: the leader hands out assignments; everyone receives theirs.
+    pub fn sync(
+        &self,
+        group_id: &str,
+        member_id: &str,
+        generation: i32,
+        assignments: Vec<(String, Bytes)>,
+    ) -> oneshot::Receiver<SyncResult> {
+        let (tx, rx) = oneshot::channel();
+        let mut groups = self.lock();
+        let Some(group) = groups.get_mut(group_id) else {
+            let _ = tx.send((error_code::UNKNOWN_MEMBER_ID, None, None, Bytes::new()));
+            return rx;
+        };
+        if !group.members.contains_key(member_id) {
+            let _ = tx.send((error_code::UNKNOWN_MEMBER_ID, None, None, Bytes::new()));
+            return rx;
+        }
+        if generation != group.generation {
+            let _ = tx.send((error_code::ILLEGAL_GENERATION, None, None, Bytes::new()));
+            return rx;
+        }
+        let (pt, pn) = (group.protocol_type.clone(), group.protocol_name.clone());
+        match group.state {
+            GroupState::Empty | GroupState::PreparingRebalance => {
+                let _ = tx.send((error_code::REBALANCE_IN_PROGRESS, None, None, Bytes::new()));
+            }
+            GroupState::Stable => {
+                let m = group.members.get_mut(member_id).expect("checked above");
+                m.last_seen = Instant::now();
+                let _ = tx.send((error_code::NONE, pt, pn, m.assignment.clone()));
+            }
+            GroupState::CompletingRebalance => {
+                let now = Instant::now();
+                {
+                    let m = group.members.get_mut(member_id).expect("checked above");
+                    m.last_seen = now;
+                    m.sync_waiter = Some(tx);
+                }
+                if group.leader.as_deref() == Some(member_id) {
+                    let mut given: HashMap<String, Bytes> = assignments.into_iter().collect();
+                    for m in group.members.values_mut() {
+                        m.assignment = given.remove(&m.id).unwrap_or_default();
+                        if let Some(w) = m.sync_waiter.take() {
+                            let _ = w.send((
+                                error_code::NONE,
+                                pt.clone(),
+                                pn.clone(),
+                                m.assignment.clone(),
+                            ));
+                        }
+                    }
+                    group.state = GroupState::Stable;
+                }
+            }
+        }
+        rx
+    }
+
+    /// Heartbeat: keeps the session alive and tells the member about rebalances.
+    pub fn heartbeat(&self, group_id: &str, member_id: &str, generation: i32) -> i16 {
+        let mut groups = self.lock();
+        let Some(group) = groups.get_mut(group_id) else {
+            return error_code::UNKNOWN_MEMBER_ID;
+        };
+        let state = group.state;
+        let current = group.generation;
+        let Some(m) = group.members.get_mut(member_id) else {
+            return error_code::UNKNOWN_MEMBER_ID;
+        };
+        m.last_seen = Instant::now();
+        if generation != current {
+            return error_code::ILLEGAL_GENERATION;
+        }
+        match state {
+            GroupState::PreparingRebalance => error_code::REBALANCE_IN_PROGRESS,
+            _ => error_code::NONE,
+        }
+    }
+
+    /// LeaveGroup of one member (by member id, or by instance id when member id is empty).
+    pub fn leave(&self, group_id: &str, member_id: &str, instance_id: Option<&str>) -> i16 {
+        let mut groups = self.lock();
+        let Some(group) = groups.get_mut(group_id) else {
+            return error_code::UNKNOWN_MEMBER_ID;
+        };
+        let id = if member_id.is_empty() {
+            match instance_id.and_then(|i| {
+                group
+                    .members
+                    .values()
+                    .find(|m| m.instance_id.as_deref() == Some(i))
+            }) {
+                Some(m) => m.id.clone(),
+                None => return error_code::UNKNOWN_MEMBER_ID,
+            }
+        } else {
+            member_id.to_string()
+        };
+        if !group.members.contains_key(&id) {
+            return error_code::UNKNOWN_MEMBER_ID;
+        }
+        tracing::info!(group = group_id, member = %id, "member left the group");
+        group.remove_member(&id, Instant::now(), self.initial_delay);
+        error_code::NONE
+    }
+
+    /// Periodic: session expiry and rebalance deadlines.
+    pub fn tick(&self) {
+        let now = Instant::now();
+        let mut groups = self.lock();
+        for g in groups.values_mut() {
+            g.tick(now, self.initial_delay);
+        }
+    }
+
+    /// Checks that a commit from (member, generation) is allowed: 0 if so, else the Kafka error code.
+    pub fn check_commit(&self, group_id: &str, member_id: &str, generation: i32) -> i16 {
+        let groups = self.lock();
+        let group = groups.get(group_id);
+        let has_members = group.is_some_and(|g| !g.members.is_empty());
+        if generation < 0 && member_id.is_empty() {
+            // A commit from outside the group (admin tools, assign() consumers) is allowed while it is empty.
+            return if has_members {
+                error_code::UNKNOWN_MEMBER_ID
+            } else {
+                error_code::NONE
+            };
+        }
+        let Some(group) = group else {
+            return error_code::UNKNOWN_MEMBER_ID;
+        };
+        if !group.members.contains_key(member_id) {
+            return error_code::UNKNOWN_MEMBER_ID;
+        }
+        if generation != group.generation {
+            return error_code::ILLEGAL_GENERATION;
+        }
+        if group.state == GroupState::CompletingRebalance {
+            return error_code::REBALANCE_IN_PROGRESS;
+        }
+        error_code::NONE
+    }
+
+    /// Stores commits. Blocking.
+    pub fn commit_offsets(
+        &self,
+        broker: &Broker,
+        group_id: &str,
+        entries: Vec<(Tp, OffsetEntry)>,
+    ) -> Result<()> {
+        self.offsets.commit(broker, group_id, entries)
+    }
+
+    /// One committed offset.
+    pub fn committed(&self, group_id: &str, topic: &str, partition: i32) -> Option<OffsetEntry> {
+        self.offsets.get(group_id, topic, partition)
+    }
+
+    /// Every committed offset of a group.
+    pub fn committed_all(&self, group_id: &str) -> std::collections::BTreeMap<Tp, OffsetEntry> {
+        self.offsets.all(group_id)
+    }
+
+    /// Describes a group; unknown groups are "Dead", as Kafka reports them.
+    pub fn describe(&self, group_id: &str) -> GroupDescription {
+        let groups = self.lock();
+        match groups.get(group_id) {
+            Some(g) => {
+                let protocol = g.protocol_name.clone().unwrap_or_default();
+                GroupDescription {
+                    state: g.state.name(),
+                    protocol_type: g.protocol_type.clone().unwrap_or_default(),
+                    protocol: if g.state == GroupState::Stable
+                        || g.state == GroupState::CompletingRebalance
+                    {
+                        protocol.clone()
+                    } else {
+                        String::new()
+                    },
+                    members: g
+                        .members
+                        .values()
+                        .map(|m| {
+                            (
+                                m.id.clone(),
+                                m.instance_id.clone(),
+                                m.client_id.clone(),
+                                m.client_host.clone(),
+                                m.metadata(&protocol),
+                                m.assignment.clone(),
+                            )
+                        })
+                        .collect(),
+                }
+            }
+            None if self.offsets.groups().iter().any(|g| g == group_id) => GroupDescription {
+                state: "Empty",
+                protocol_type: String::new(),
+                protocol: String::new(),
+                members: Vec::new(),
+            },
+            None => GroupDescription {
+                state: "Dead",
+                protocol_type: String::new(),
+                protocol: String::new(),
+                members: Vec::new(),
+            },
+        }
+    }
+
+    /// Every group: (id, protocol type, state).
+    pub fn list(&self) -> Vec<(String, String, &'static str)> {
+        let groups = self.lock();
+        let mut out: Vec<(String, String, &'static str)> = groups
+            .iter()
+            .filter(|(id, g)| !g.members.is_empty() || self.offsets.groups().contains(id))
+            .map(|(id, g)| {
+                (
+                    id.clone(),
+                    g.protocol_type.clone().unwrap_or_default(),
+                    g.state.name(),
+                )
+            })
+            .collect();
+        for id in self.offsets.groups() {
+            if !groups.contains_key(&id) {
+                out.push((id, "consumer".to_string(), "Empty"));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// Deletes an empty group and its offsets. Returns the Kafka error code. Blocking.
+    pub fn delete(&self, broker: &Broker, group_id: &str) -> i16 {
+        {
+            let mut groups = self.lock();
+            match groups.get(group_id) {
+                Some(g) if !g.members.is_empty() => return error_code::NON_EMPTY_GROUP,
+                Some(_) => {
+                    groups.remove(group_id);
+                }
+                None if !self.offsets.groups().iter().any(|g| g == group_id) => {
+                    return error_code::GROUP_ID_NOT_FOUND
+                }
+                None => {}
+            }
+        }
+        match self.offsets.delete_group(broker, group_id) {
+            Ok(()) => error_code::NONE,
+            Err(e) => error_code::code(&e),
+        }
+    }
+}

@@ -1,0 +1,36 @@
+//! ApiVersions (key 18): the supported-versions table. Feature fields stay at their defaults so they are not
+//! written as tagged fields (librdkafka 2.0 misparses them).
+
+use std::sync::Arc;
+
+use kafka_protocol::messages::api_versions_response::ApiVersion;
+use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse, RequestHeader};
+
+use crate::broker::Broker;
+use crate::versions::SUPPORTED;
+
+/// The response with `error_code` and every supported API.
+pub fn response(error_code: i16) -> ApiVersionsResponse {
+    ApiVersionsResponse::default()
+        .with_error_code(error_code)
+        .with_api_keys(
+            SUPPORTED
+                .iter()
+                .map(|(k, lo, hi)| {
+                    ApiVersion::default()
+                        .with_api_key(*k as i16)
+                        .with_min_version(*lo)
+                        .with_max_version(*hi)
+                })
+                .collect(),
+        )
+}
+
+/// Answers ApiVersions.
+pub async fn handle(
+    _broker: &Arc<Broker>,
+    _header: &RequestHeader,
+    _req: ApiVersionsRequest,
+) -> ApiVersionsResponse {
+    response(crate::error_code::NONE)
+}

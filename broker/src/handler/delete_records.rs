@@ -1,0 +1,55 @@
+//! DeleteRecords (key 21): moves a partition's log start offset (-1 = up to the high watermark).
+
+use std::sync::Arc;
+
+use kafka_protocol::messages::delete_records_response::{
+    DeleteRecordsPartitionResult, DeleteRecordsTopicResult,
+};
+use kafka_protocol::messages::{DeleteRecordsRequest, DeleteRecordsResponse, RequestHeader};
+
+use super::blocking;
+use crate::broker::Broker;
+use crate::error::Error;
+use crate::error_code;
+
+/// Answers DeleteRecords.
+pub async fn handle(
+    broker: &Arc<Broker>,
+    _h: &RequestHeader,
+    req: DeleteRecordsRequest,
+) -> DeleteRecordsResponse {
+    let mut topics = Vec::with_capacity(req.topics.len());
+    for t in req.topics {
+        let mut parts = Vec::with_capacity(t.partitions.len());
+        for p in t.partitions {
+            let b = broker.clone();
+            let name = t.name.0.to_string();
+            let r = DeleteRecordsPartitionResult::default().with_partition_index(p.partition_index);
+            let outcome = blocking(move || {
+                if b.topics().get(&name).is_some_and(|m| m.internal) {
+                    return Err(Error::InternalTopic(name));
+                }
+                let log = b.log(&name, p.partition_index)?;
+                let offset = if p.offset == -1 {
+                    log.high_watermark()
+                } else {
+                    p.offset
+                };
+                Ok(log.delete_records(offset)?)
+            })
+            .await;
+            parts.push(match outcome {
+                Ok(low) => r.with_low_watermark(low),
+                Err(e) => r
+                    .with_error_code(error_code::code(&e))
+                    .with_low_watermark(-1),
+            });
+        }
+        topics.push(
+            DeleteRecordsTopicResult::default()
+                .with_name(t.name)
+                .with_partitions(parts),
+        );
+    }
+    DeleteRecordsResponse::default().with_topics(topics)
+}

@@ -1,0 +1,177 @@
+//! DescribeConfigs (key 32): topic configs (override or default, with synonyms) and the broker's static config.
+
+use std::sync::Arc;
+
+use kafka_protocol::messages::describe_configs_response::{
+    DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym,
+};
+use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse, RequestHeader};
+
+use super::sb;
+use crate::broker::Broker;
+use crate::error_code;
+use crate::topic_config::{self, TOPIC_KEYS};
+
+/// Kafka resource types.
+pub(crate) const RESOURCE_TOPIC: i8 = 2;
+/// BROKER.
+pub(crate) const RESOURCE_BROKER: i8 = 4;
+const SOURCE_TOPIC: i8 = 1;
+const SOURCE_STATIC_BROKER: i8 = 4;
+const SOURCE_DEFAULT: i8 = 5;
+// Kafka's ConfigType.
+const TYPE_BOOLEAN: i8 = 1;
+const TYPE_STRING: i8 = 2;
+const TYPE_INT: i8 = 3;
+const TYPE_LONG: i8 = 5;
+const TYPE_LIST: i8 = 7;
+
+fn config_type(key: &str) -> i8 {
+    match key {
+        "cleanup.policy" | "log.dirs" | "listeners" | "advertised.listeners" => TYPE_LIST,
+        "message.timestamp.type" | "log.message.timestamp.type" => TYPE_STRING,
+        "remote.storage.enable"
+        | "remote.log.copy.disable"
+        | "remote.log.delete.on.disable"
+        | "auto.create.topics.enable" => TYPE_BOOLEAN,
+        "segment.bytes"
+        | "segment.index.bytes"
+        | "index.interval.bytes"
+        | "max.message.bytes"
+        | "node.id"
+        | "num.partitions"
+        | "message.max.bytes"
+        | "max.connections"
+        | "socket.request.max.bytes" => TYPE_INT,
+        _ => TYPE_LONG,
+    }
+}
+
+fn wanted(keys: &Option<Vec<kafka_protocol::protocol::StrBytes>>, name: &str) -> bool {
+    keys.as_ref()
+        .is_none_or(|k| k.is_empty() || k.iter().any(|x| x.as_str() == name))
+}
+
+/// Answers DescribeConfigs.
+pub async fn handle(
+    broker: &Arc<Broker>,
+    h: &RequestHeader,
+    req: DescribeConfigsRequest,
+) -> DescribeConfigsResponse {
+    let version = h.request_api_version;
+    let synonyms = req.include_synonyms;
+    let entry = |name: &str,
+                 value: String,
+                 source: i8,
+                 read_only: bool,
+                 syn: Vec<DescribeConfigsSynonym>| {
+        let mut e = DescribeConfigsResourceResult::default()
+            .with_name(sb(name))
+            .with_value(Some(sb(value)))
+            .with_read_only(read_only)
+            .with_config_source(source);
+        if synonyms {
+            e = e.with_synonyms(syn);
+        }
+        if version >= 3 {
+            e = e.with_config_type(config_type(name));
+        }
+        e
+    };
+    let mut results = Vec::with_capacity(req.resources.len());
+    for r in req.resources {
+        let res = DescribeConfigsResult::default()
+            .with_resource_type(r.resource_type)
+            .with_resource_name(r.resource_name.clone());
+        match r.resource_type {
+            RESOURCE_TOPIC => {
+                let Some(meta) = broker.topics().get(&r.resource_name) else {
+                    results.push(
+                        res.with_error_code(error_code::UNKNOWN_TOPIC_OR_PARTITION)
+                            .with_error_message(Some(sb(format!(
+                                "unknown topic {}",
+                                r.resource_name.as_str()
+                            )))),
+                    );
+                    continue;
+                };
+                let defaults = &broker.config().log;
+                let cfg = topic_config::log_config(defaults, &meta.configs)
+                    .unwrap_or_else(|_| defaults.clone());
+                let none = Default::default();
+                let configs = TOPIC_KEYS
+                    .iter()
+                    .filter(|k| wanted(&r.configuration_keys, k.name))
+                    .map(|k| {
+                        let value = topic_config::value_of(&cfg, &meta.configs, k.name);
+                        let default_value = topic_config::value_of(defaults, &none, k.name);
+                        let overridden = meta.configs.contains_key(k.name);
+                        let mut syn = Vec::new();
+                        if overridden {
+                            syn.push(
+                                DescribeConfigsSynonym::default()
+                                    .with_name(sb(k.name))
+                                    .with_value(Some(sb(value.clone())))
+                                    .with_source(SOURCE_TOPIC),
+                            );
+                        }
+                        if let Some(b) = k.broker_synonym {
+                            syn.push(
+                                DescribeConfigsSynonym::default()
+                                    .with_name(sb(b))
+                                    .with_value(Some(sb(default_value)))
+                                    .with_source(SOURCE_DEFAULT),
+                            );
+                        }
+                        entry(
+                            k.name,
+                            value,
+                            if overridden {
+                                SOURCE_TOPIC
+                            } else {
+                                SOURCE_DEFAULT
+                            },
+                            false,
+                            syn,
+                        )
+                    })
+                    .collect();
+                results.push(res.with_configs(configs));
+            }
+            RESOURCE_BROKER => {
+                let name = r.resource_name.as_str();
+                if !name.is_empty() && name != broker.config().node_id.to_string() {
+                    results.push(
+                        res.with_error_code(error_code::INVALID_REQUEST)
+                            .with_error_message(Some(sb(format!(
+                                "this is broker {}",
+                                broker.config().node_id
+                            )))),
+                    );
+                    continue;
+                }
+                let configs = broker
+                    .config()
+                    .values()
+                    .into_iter()
+                    .filter(|(k, _)| wanted(&r.configuration_keys, k))
+                    .map(|(k, v)| {
+                        let syn = vec![DescribeConfigsSynonym::default()
+                            .with_name(sb(k))
+                            .with_value(Some(sb(v.clone())))
+                            .with_source(SOURCE_STATIC_BROKER)];
+                        entry(k, v, SOURCE_STATIC_BROKER, true, syn)
+                    })
+                    .collect();
+                results.push(res.with_configs(configs));
+            }
+            other => results.push(
+                res.with_error_code(error_code::INVALID_REQUEST)
+                    .with_error_message(Some(sb(format!(
+                        "resource type {other} has no configs here"
+                    )))),
+            ),
+        }
+    }
+    DescribeConfigsResponse::default().with_results(results)
+}

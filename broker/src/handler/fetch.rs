@@ -1,0 +1,154 @@
+//! Fetch (key 1): whole batches up to the high watermark, per-partition and total byte limits, long poll on
+//! `min_bytes` / `max_wait_ms` woken by appends. Records are always `Some` (empty, never null).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+use kafka_protocol::messages::{FetchRequest, FetchResponse, RequestHeader};
+
+use super::blocking;
+use crate::broker::Broker;
+use crate::error::{Error, Result};
+use crate::error_code;
+
+struct Wanted {
+    topic: String,
+    partition: i32,
+    offset: i64,
+    max_bytes: usize,
+}
+
+/// Reads every wanted partition once; returns the response topics and the bytes gathered.
+fn read_all(
+    broker: &Broker,
+    wanted: &[Vec<Wanted>],
+    max_bytes: usize,
+) -> (Vec<Vec<PartitionData>>, usize) {
+    let mut total = 0usize;
+    let mut out = Vec::with_capacity(wanted.len());
+    for topic in wanted {
+        let mut parts = Vec::with_capacity(topic.len());
+        for w in topic {
+            let budget = w.max_bytes.min(max_bytes.saturating_sub(total));
+            let data = read_one(broker, w, budget, total == 0);
+            total += data.records.as_ref().map_or(0, Bytes::len);
+            parts.push(data);
+        }
+        out.push(parts);
+    }
+    (out, total)
+}
+
+fn read_one(broker: &Broker, w: &Wanted, budget: usize, first: bool) -> PartitionData {
+    let base = PartitionData::default().with_partition_index(w.partition);
+    let result: Result<PartitionData> = (|| {
+        let log = broker.log(&w.topic, w.partition)?;
+        let hw = log.high_watermark();
+        let log_start = log.log_start_offset();
+        let base = base
+            .clone()
+            .with_high_watermark(hw)
+            .with_last_stable_offset(hw)
+            .with_log_start_offset(log_start);
+        if w.offset == hw {
+            return Ok(base.with_records(Some(Bytes::new())));
+        }
+        if budget == 0 && !first {
+            return Ok(base.with_records(Some(Bytes::new())));
+        }
+        let data = log.read(w.offset, budget, first, Some(hw))?;
+        Ok(base.with_records(Some(data.records)))
+    })();
+    match result {
+        Ok(p) => p,
+        Err(e) => {
+            let mut p = base
+                .with_error_code(error_code::code(&e))
+                .with_high_watermark(-1);
+            if let Error::Storage(strata_storage::Error::OffsetOutOfRange {
+                log_start,
+                log_end,
+                ..
+            }) = &e
+            {
+                p = p
+                    .with_high_watermark(*log_end)
+                    .with_log_start_offset(*log_start);
+            }
+            p
+        }
+    }
+}
+
+/// Answers Fetch.
+pub async fn handle(broker: &Arc<Broker>, _h: &RequestHeader, req: FetchRequest) -> FetchResponse {
+    let names: Vec<_> = req.topics.iter().map(|t| t.topic.clone()).collect();
+    let wanted: Vec<Vec<Wanted>> = req
+        .topics
+        .iter()
+        .map(|t| {
+            t.partitions
+                .iter()
+                .map(|p| Wanted {
+                    topic: t.topic.0.to_string(),
+                    partition: p.partition,
+                    offset: p.fetch_offset,
+                    max_bytes: p.partition_max_bytes.max(0) as usize,
+                })
+                .collect()
+        })
+        .collect();
+    let max_bytes = if req.max_bytes <= 0 {
+        usize::MAX
+    } else {
+        req.max_bytes as usize
+    };
+    let min_bytes = req.min_bytes.max(0) as usize;
+    let deadline = Instant::now() + Duration::from_millis(req.max_wait_ms.max(0) as u64);
+    let wanted = Arc::new(wanted);
+    let cancel = broker.cancel_token();
+
+    let partitions = loop {
+        // Register interest before reading so an append between the read and the wait is not missed.
+        let notified = broker.appended().notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let b = broker.clone();
+        let w = wanted.clone();
+        let (parts, total) = match blocking(move || Ok(read_all(&b, &w, max_bytes))).await {
+            Ok(x) => x,
+            Err(e) => {
+                return FetchResponse::default().with_error_code(error_code::code(&e));
+            }
+        };
+        let has_error = parts.iter().flatten().any(|p| p.error_code != 0);
+        if total >= min_bytes.max(1)
+            || has_error
+            || Instant::now() >= deadline
+            || cancel.is_cancelled()
+        {
+            break parts;
+        }
+        if min_bytes == 0 {
+            break parts;
+        }
+        tokio::select! {
+            _ = &mut notified => {}
+            _ = tokio::time::sleep_until(deadline.into()) => {}
+            _ = cancel.cancelled() => {}
+        }
+    };
+
+    let responses = names
+        .into_iter()
+        .zip(partitions)
+        .map(|(topic, partitions)| {
+            FetchableTopicResponse::default()
+                .with_topic(topic)
+                .with_partitions(partitions)
+        })
+        .collect();
+    FetchResponse::default().with_responses(responses)
+}

@@ -1,0 +1,19 @@
+//! Heartbeat (key 12).
+
+use std::sync::Arc;
+
+use kafka_protocol::messages::{HeartbeatRequest, HeartbeatResponse, RequestHeader};
+
+use crate::broker::Broker;
+
+/// Answers Heartbeat.
+pub async fn handle(
+    broker: &Arc<Broker>,
+    _h: &RequestHeader,
+    req: HeartbeatRequest,
+) -> HeartbeatResponse {
+    let code = broker
+        .groups()
+        .heartbeat(&req.group_id.0, &req.member_id, req.generation_id);
+    HeartbeatResponse::default().with_error_code(code)
+}

@@ -1,0 +1,79 @@
+//! JoinGroup (key 11): joins a classic group; the answer comes when the rebalance completes.
+
+use std::sync::Arc;
+
+use kafka_protocol::messages::join_group_response::JoinGroupResponseMember;
+use kafka_protocol::messages::{JoinGroupRequest, JoinGroupResponse, RequestHeader};
+
+use super::sb;
+use crate::broker::Broker;
+use crate::error_code;
+use crate::group::JoinRequest;
+
+/// Answers JoinGroup.
+pub async fn handle(
+    broker: &Arc<Broker>,
+    h: &RequestHeader,
+    req: JoinGroupRequest,
+) -> JoinGroupResponse {
+    let version = h.request_api_version;
+    let join = JoinRequest {
+        group_id: req.group_id.0.to_string(),
+        member_id: req.member_id.to_string(),
+        instance_id: req.group_instance_id.map(|s| s.to_string()),
+        client_id: h
+            .client_id
+            .as_ref()
+            .map(|s| s.to_string())
+            .unwrap_or_default(),
+        client_host: crate::connection::peer_host(),
+        session_timeout_ms: req.session_timeout_ms,
+        rebalance_timeout_ms: if version >= 1 {
+            req.rebalance_timeout_ms
+        } else {
+            req.session_timeout_ms
+        },
+        protocol_type: req.protocol_type.to_string(),
+        protocols: req
+            .protocols
+            .into_iter()
+            .map(|p| (p.name.to_string(), p.metadata))
+            .collect(),
+    };
+    let rx = broker.groups().join(join);
+    let cancel = broker.cancel_token();
+    let result = tokio::select! {
+        r = rx => r.ok(),
+        _ = cancel.cancelled() => None,
+    };
+    let Some(r) = result else {
+        return JoinGroupResponse::default()
+            .with_error_code(error_code::REBALANCE_IN_PROGRESS)
+            .with_generation_id(-1);
+    };
+    let mut resp = JoinGroupResponse::default()
+        .with_error_code(r.error_code)
+        .with_generation_id(r.generation_id)
+        .with_protocol_name(Some(sb(r.protocol_name.unwrap_or_default())))
+        .with_leader(sb(r.leader))
+        .with_member_id(sb(r.member_id))
+        .with_members(
+            r.members
+                .into_iter()
+                .map(|(id, inst, meta)| {
+                    let m = JoinGroupResponseMember::default()
+                        .with_member_id(sb(id))
+                        .with_metadata(meta);
+                    if version >= 5 {
+                        m.with_group_instance_id(inst.map(sb))
+                    } else {
+                        m
+                    }
+                })
+                .collect(),
+        );
+    if version >= 7 {
+        resp.protocol_type = r.protocol_type.map(sb);
+    }
+    resp
+}

@@ -1,0 +1,109 @@
+//! ListOffsets (key 2): earliest (-2), latest (-1), max timestamp (-3), earliest local (-4), latest tiered
+//! (-5) and by timestamp.
+
+use std::sync::Arc;
+
+use kafka_protocol::messages::list_offsets_response::{
+    ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
+};
+use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse, RequestHeader};
+
+use super::blocking;
+use crate::broker::Broker;
+use crate::error::Result;
+use crate::error_code;
+
+/// Kafka's timestamp sentinels as an enum at the protocol edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OffsetSpec {
+    /// -2: the log start offset.
+    Earliest,
+    /// -1: the high watermark.
+    Latest,
+    /// -3: the offset of the record with the largest timestamp.
+    MaxTimestamp,
+    /// -4: the first offset on local disk (KIP-405).
+    EarliestLocal,
+    /// -5: the highest offset in remote storage (KIP-1005).
+    LatestTiered,
+    /// >= 0: the first offset whose timestamp is at or after it.
+    Timestamp(i64),
+}
+
+impl OffsetSpec {
+    /// Maps a request timestamp; `None` for an unknown negative sentinel.
+    pub fn from_timestamp(ts: i64) -> Option<Self> {
+        Some(match ts {
+            -1 => OffsetSpec::Latest,
+            -2 => OffsetSpec::Earliest,
+            -3 => OffsetSpec::MaxTimestamp,
+            -4 => OffsetSpec::EarliestLocal,
+            -5 => OffsetSpec::LatestTiered,
+            t if t >= 0 => OffsetSpec::Timestamp(t),
+            _ => return None,
+        })
+    }
+}
+
+fn lookup(broker: &Broker, topic: &str, partition: i32, spec: OffsetSpec) -> Result<(i64, i64)> {
+    let log = broker.log(topic, partition)?;
+    Ok(match spec {
+        OffsetSpec::Earliest => (-1, log.log_start_offset()),
+        OffsetSpec::Latest => (-1, log.high_watermark()),
+        OffsetSpec::EarliestLocal => (-1, log.local_log_start_offset()),
+        OffsetSpec::LatestTiered => (-1, log.highest_offset_in_remote_storage()),
+        OffsetSpec::MaxTimestamp => match log.max_timestamp_and_offset() {
+            Some((ts, off)) => (ts, off),
+            None => (-1, -1),
+        },
+        OffsetSpec::Timestamp(t) => match log.fetch_offset_by_timestamp(t)? {
+            Some((off, ts)) => (ts, off),
+            None => (-1, -1),
+        },
+    })
+}
+
+/// Answers ListOffsets.
+pub async fn handle(
+    broker: &Arc<Broker>,
+    h: &RequestHeader,
+    req: ListOffsetsRequest,
+) -> ListOffsetsResponse {
+    let epoch = if h.request_api_version >= 4 { 0 } else { -1 };
+    let mut topics = Vec::with_capacity(req.topics.len());
+    for t in req.topics {
+        let topic = t.name.0.to_string();
+        let mut parts = Vec::with_capacity(t.partitions.len());
+        for p in t.partitions {
+            let resp =
+                ListOffsetsPartitionResponse::default().with_partition_index(p.partition_index);
+            let Some(spec) = OffsetSpec::from_timestamp(p.timestamp) else {
+                parts.push(
+                    resp.with_error_code(error_code::INVALID_REQUEST)
+                        .with_offset(-1)
+                        .with_timestamp(-1),
+                );
+                continue;
+            };
+            let b = broker.clone();
+            let name = topic.clone();
+            let idx = p.partition_index;
+            parts.push(match blocking(move || lookup(&b, &name, idx, spec)).await {
+                Ok((ts, off)) => resp
+                    .with_timestamp(ts)
+                    .with_offset(off)
+                    .with_leader_epoch(epoch),
+                Err(e) => resp
+                    .with_error_code(error_code::code(&e))
+                    .with_offset(-1)
+                    .with_timestamp(-1),
+            });
+        }
+        topics.push(
+            ListOffsetsTopicResponse::default()
+                .with_name(t.name)
+                .with_partitions(parts),
+        );
+    }
+    ListOffsetsResponse::default().with_topics(topics)
+}

@@ -1,0 +1,46 @@
+//! One file per Kafka API. Each `handle(broker, header, request)` returns the response; errors are mapped to
+//! Kafka codes through [`crate::error_code`].
+
+pub mod alter_configs;
+pub mod api_versions;
+pub mod create_partitions;
+pub mod create_topics;
+pub mod delete_groups;
+pub mod delete_records;
+pub mod delete_topics;
+pub mod describe_cluster;
+pub mod describe_configs;
+pub mod describe_groups;
+pub mod fetch;
+pub mod find_coordinator;
+pub mod heartbeat;
+pub mod incremental_alter_configs;
+pub mod init_producer_id;
+pub mod join_group;
+pub mod leave_group;
+pub mod list_groups;
+pub mod list_offsets;
+pub mod metadata;
+pub mod offset_commit;
+pub mod offset_fetch;
+pub mod offset_for_leader_epoch;
+pub mod produce;
+pub mod sync_group;
+
+use crate::error::{Error, Result};
+
+/// Runs blocking log work (which may fsync) on the blocking pool.
+pub(crate) async fn blocking<T, F>(f: F) -> Result<T>
+where
+    F: FnOnce() -> Result<T> + Send + 'static,
+    T: Send + 'static,
+{
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Error::io("a blocking log task", std::io::Error::other(e.to_string())))?
+}
+
+/// `StrBytes` from a `String`.
+pub(crate) fn sb(s: impl Into<String>) -> kafka_protocol::protocol::StrBytes {
+    kafka_protocol::protocol::StrBytes::from_string(s.into())
+}

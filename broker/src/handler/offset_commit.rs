@@ -1,0 +1,92 @@
+//! OffsetCommit (key 8): validated against the group's generation, stored in `__consumer_offsets`.
+
+use std::sync::Arc;
+
+use kafka_protocol::messages::offset_commit_response::{
+    OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+};
+use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse, RequestHeader};
+
+use super::blocking;
+use crate::broker::{now_ms, Broker};
+use crate::error_code;
+use crate::group::offsets::OffsetEntry;
+
+/// Answers OffsetCommit.
+pub async fn handle(
+    broker: &Arc<Broker>,
+    _h: &RequestHeader,
+    req: OffsetCommitRequest,
+) -> OffsetCommitResponse {
+    let group = req.group_id.0.to_string();
+    let mut code =
+        broker
+            .groups()
+            .check_commit(&group, &req.member_id, req.generation_id_or_member_epoch);
+    if group.is_empty() {
+        code = error_code::INVALID_GROUP_ID;
+    }
+    let now = now_ms();
+    let mut entries = Vec::new();
+    let mut per_partition: Vec<(usize, i32, i16)> = Vec::new();
+    for (ti, t) in req.topics.iter().enumerate() {
+        let known = broker.topics().get(&t.name.0);
+        for p in &t.partitions {
+            let pcode = if code != error_code::NONE {
+                code
+            } else if known
+                .as_ref()
+                .is_none_or(|m| p.partition_index < 0 || p.partition_index >= m.partitions)
+            {
+                error_code::UNKNOWN_TOPIC_OR_PARTITION
+            } else {
+                entries.push((
+                    (t.name.0.to_string(), p.partition_index),
+                    OffsetEntry {
+                        offset: p.committed_offset,
+                        leader_epoch: p.committed_leader_epoch,
+                        metadata: p
+                            .committed_metadata
+                            .as_ref()
+                            .map(|m| m.to_string())
+                            .unwrap_or_default(),
+                        commit_timestamp: now,
+                    },
+                ));
+                error_code::NONE
+            };
+            per_partition.push((ti, p.partition_index, pcode));
+        }
+    }
+    if !entries.is_empty() {
+        let b = broker.clone();
+        let g = group.clone();
+        if let Err(e) = blocking(move || b.groups().commit_offsets(&b, &g, entries)).await {
+            let c = error_code::code(&e);
+            for x in per_partition.iter_mut().filter(|x| x.2 == error_code::NONE) {
+                x.2 = c;
+            }
+        }
+    }
+    let topics = req
+        .topics
+        .iter()
+        .enumerate()
+        .map(|(ti, t)| {
+            OffsetCommitResponseTopic::default()
+                .with_name(t.name.clone())
+                .with_partitions(
+                    per_partition
+                        .iter()
+                        .filter(|x| x.0 == ti)
+                        .map(|x| {
+                            OffsetCommitResponsePartition::default()
+                                .with_partition_index(x.1)
+                                .with_error_code(x.2)
+                        })
+                        .collect(),
+                )
+        })
+        .collect();
+    OffsetCommitResponse::default().with_topics(topics)
+}

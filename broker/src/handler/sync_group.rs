@@ -1,0 +1,48 @@
+//! SyncGroup (key 14): the leader's assignment is handed to every member.
+
+use std::sync::Arc;
+
+use kafka_protocol::messages::{RequestHeader, SyncGroupRequest, SyncGroupResponse};
+
+use super::sb;
+use crate::broker::Broker;
+use crate::error_code;
+
+/// Answers SyncGroup.
+pub async fn handle(
+    broker: &Arc<Broker>,
+    h: &RequestHeader,
+    req: SyncGroupRequest,
+) -> SyncGroupResponse {
+    let assignments = req
+        .assignments
+        .into_iter()
+        .map(|a| (a.member_id.to_string(), a.assignment))
+        .collect();
+    let rx = broker.groups().sync(
+        &req.group_id.0,
+        &req.member_id,
+        req.generation_id,
+        assignments,
+    );
+    let cancel = broker.cancel_token();
+    let result = tokio::select! {
+        r = rx => r.ok(),
+        _ = cancel.cancelled() => None,
+    };
+    let (code, pt, pn, assignment) = result.unwrap_or((
+        error_code::REBALANCE_IN_PROGRESS,
+        None,
+        None,
+        bytes::Bytes::new(),
+    ));
+    let resp = SyncGroupResponse::default()
+        .with_error_code(code)
+        .with_assignment(assignment);
+    if h.request_api_version >= 5 {
+        resp.with_protocol_type(pt.map(sb))
+            .with_protocol_name(pn.map(sb))
+    } else {
+        resp
+    }
+}

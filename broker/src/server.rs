@@ -1,0 +1,176 @@
+//! The TCP server: an injected listener, a shutdown future, a connection semaphore, one task per connection,
+//! and periodic log maintenance. Tests bind `127.0.0.1:0` and pass the listener in.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tracing::{error, info, warn};
+
+use crate::broker::Broker;
+use crate::config::BrokerConfig;
+use crate::connection;
+use crate::error::{Error, Result};
+
+/// How long shutdown waits for open connections to finish their current request.
+const DRAIN_DEADLINE: Duration = Duration::from_secs(5);
+
+/// Serves `listener` until `shutdown` completes, then drains connections (bounded by a deadline) and stops.
+/// The caller then calls [`Broker::shutdown`] to flush and write the clean-shutdown marker.
+pub async fn run(listener: TcpListener, broker: Arc<Broker>, shutdown: impl Future) {
+    let cancel = broker.cancel_token();
+    let tracker = TaskTracker::new();
+    let limit = Arc::new(Semaphore::new(broker.config().max_connections));
+    spawn_maintenance(&broker, &tracker, cancel.clone());
+
+    tokio::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            _ = &mut shutdown => break,
+            _ = cancel.cancelled() => break,
+            p = limit.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
+        };
+        let (socket, peer) = tokio::select! {
+            _ = &mut shutdown => break,
+            _ = cancel.cancelled() => break,
+            r = listener.accept() => match r {
+                Ok(x) => x,
+                Err(e) => {
+                    warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let broker = broker.clone();
+        let cancel = cancel.clone();
+        tracker.spawn(async move {
+            connection::serve(socket, peer, broker, cancel).await;
+            drop(permit);
+        });
+    }
+    info!("shutting down: no new connections, draining open ones");
+    cancel.cancel();
+    tracker.close();
+    if tokio::time::timeout(DRAIN_DEADLINE, tracker.wait())
+        .await
+        .is_err()
+    {
+        warn!("connections still open after {DRAIN_DEADLINE:?}; closing them");
+    }
+}
+
+fn spawn_maintenance(broker: &Arc<Broker>, tracker: &TaskTracker, cancel: CancellationToken) {
+    let b = broker.clone();
+    let c = cancel.clone();
+    let every = Duration::from_millis(broker.config().log_retention_check_interval_ms);
+    tracker.spawn(periodic(every, c, move || b.run_retention()));
+    let b = broker.clone();
+    let every = Duration::from_millis(broker.config().log_flush_checkpoint_interval_ms.min(1000));
+    tracker.spawn(periodic(every, cancel.clone(), move || {
+        b.flush_and_checkpoint()
+    }));
+    // Group sessions and rebalance deadlines.
+    let b = broker.clone();
+    tracker.spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_millis(100));
+        loop {
+            tokio::select! {
+                _ = cancel.cancelled() => return,
+                _ = tick.tick() => b.groups().tick(),
+            }
+        }
+    });
+}
+
+/// Runs `work` on the blocking pool every `every`, skipping ticks while a run is still going.
+async fn periodic<F>(every: Duration, cancel: CancellationToken, work: F)
+where
+    F: Fn() -> Result<()> + Send + Sync + Clone + 'static,
+{
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    tick.tick().await;
+    loop {
+        tokio::select! {
+            _ = cancel.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let w = work.clone();
+        match tokio::task::spawn_blocking(w).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => error!(error = %e, "periodic log maintenance failed"),
+            Err(e) => error!(error = %e, "periodic log maintenance panicked"),
+        }
+    }
+}
+
+/// A broker running in this process (for tests and embedding): listener bound, server task spawned.
+pub struct ServerHandle {
+    addr: SocketAddr,
+    broker: Arc<Broker>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl ServerHandle {
+    /// Binds `config.listener`, opens the broker and serves in a background task.
+    pub async fn start(config: BrokerConfig) -> Result<ServerHandle> {
+        let listener = TcpListener::bind(config.listener)
+            .await
+            .map_err(|e| Error::io(format!("binding {}", config.listener), e))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| Error::io("reading the bound address", e))?;
+        let broker = tokio::task::spawn_blocking(move || Broker::open(config, addr))
+            .await
+            .map_err(|e| Error::io("opening the broker", std::io::Error::other(e.to_string())))??;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(run(listener, broker.clone(), stopped));
+        Ok(ServerHandle {
+            addr,
+            broker,
+            stop: Some(stop),
+            task: Some(task),
+        })
+    }
+
+    /// The bound address (`host:port` for `bootstrap.servers`).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The running broker.
+    pub fn broker(&self) -> &Arc<Broker> {
+        &self.broker
+    }
+
+    /// Stops serving, drains connections and shuts the logs down cleanly.
+    pub async fn shutdown(mut self) -> Result<()> {
+        self.stop_serving().await;
+        let b = self.broker.clone();
+        tokio::task::spawn_blocking(move || b.shutdown())
+            .await
+            .map_err(|e| Error::io("shutting down", std::io::Error::other(e.to_string())))?
+    }
+
+    async fn stop_serving(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        self.broker.cancel_token().cancel();
+    }
+}

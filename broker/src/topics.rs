@@ -1,0 +1,253 @@
+//! The topic registry: name → topic id, partition count, config overrides. Persisted as JSON in the first log
+//! dir (`strata-topics.json`, written tmp + fsync + rename + fsync dir) so topics survive restarts.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::RwLock;
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::error::{Error, Result};
+
+/// File name of the registry inside the first log dir.
+pub const REGISTRY_FILE: &str = "strata-topics.json";
+
+/// Name of the consumer offsets topic.
+pub const CONSUMER_OFFSETS: &str = "__consumer_offsets";
+/// Name of the KIP-405 metadata topic.
+pub const REMOTE_LOG_METADATA: &str = "__remote_log_metadata";
+
+/// What the broker knows about one topic.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TopicMeta {
+    /// Topic id (Metadata v10+, partition.metadata).
+    pub id: Uuid,
+    /// Number of partitions.
+    pub partitions: i32,
+    /// Topic-level config overrides (Kafka names).
+    #[serde(default)]
+    pub configs: BTreeMap<String, String>,
+    /// Internal topics are refused to client producers and listed with is_internal.
+    #[serde(default)]
+    pub internal: bool,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct RegistryFile {
+    cluster_id: String,
+    topics: BTreeMap<String, TopicMeta>,
+}
+
+/// Thread-safe registry of topics, written through to disk on every change.
+#[derive(Debug)]
+pub struct TopicRegistry {
+    path: PathBuf,
+    cluster_id: String,
+    topics: RwLock<BTreeMap<String, TopicMeta>>,
+}
+
+/// Checks a topic name as Kafka does: 1..=249 chars of `[a-zA-Z0-9._-]`, not `.` or `..`.
+pub fn validate_name(name: &str) -> Result<()> {
+    if name.is_empty() {
+        return Err(Error::InvalidTopic(name.into(), "the name is empty"));
+    }
+    if name == "." || name == ".." {
+        return Err(Error::InvalidTopic(
+            name.into(),
+            "'.' and '..' are not allowed",
+        ));
+    }
+    if name.len() > 249 {
+        return Err(Error::InvalidTopic(
+            name.into(),
+            "longer than 249 characters",
+        ));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-')
+    {
+        return Err(Error::InvalidTopic(
+            name.into(),
+            "only ASCII alphanumerics, '.', '_' and '-' are allowed",
+        ));
+    }
+    Ok(())
+}
+
+impl TopicRegistry {
+    /// Loads the registry from `dir`, creating an empty one (with a fresh cluster id) if absent.
+    pub fn open(dir: &Path) -> Result<Self> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+        let path = dir.join(REGISTRY_FILE);
+        let file: RegistryFile = match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                Error::io(
+                    format!("parsing {}", path.display()),
+                    std::io::Error::other(e.to_string()),
+                )
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => RegistryFile {
+                cluster_id: cluster_id_from(Uuid::new_v4()),
+                topics: BTreeMap::new(),
+            },
+            Err(e) => return Err(Error::io(format!("reading {}", path.display()), e)),
+        };
+        let reg = TopicRegistry {
+            path,
+            cluster_id: file.cluster_id,
+            topics: RwLock::new(file.topics),
+        };
+        reg.persist(&reg.topics.read().unwrap_or_else(|p| p.into_inner()))?;
+        Ok(reg)
+    }
+
+    /// The cluster id (persisted with the registry).
+    pub fn cluster_id(&self) -> &str {
+        &self.cluster_id
+    }
+
+    /// One topic's metadata.
+    pub fn get(&self, name: &str) -> Option<TopicMeta> {
+        self.read().get(name).cloned()
+    }
+
+    /// The topic name with this id.
+    pub fn name_of(&self, id: Uuid) -> Option<String> {
+        self.read()
+            .iter()
+            .find(|(_, m)| m.id == id)
+            .map(|(n, _)| n.clone())
+    }
+
+    /// Every topic, sorted by name.
+    pub fn all(&self) -> Vec<(String, TopicMeta)> {
+        self.read()
+            .iter()
+            .map(|(n, m)| (n.clone(), m.clone()))
+            .collect()
+    }
+
+    /// Adds a topic; `TopicExists` if the name is taken.
+    pub fn create(&self, name: &str, meta: TopicMeta) -> Result<()> {
+        let mut topics = self.write();
+        if topics.contains_key(name) {
+            return Err(Error::TopicExists(name.into()));
+        }
+        topics.insert(name.to_string(), meta);
+        self.persist(&topics)
+    }
+
+    /// Changes a topic in place; `UnknownTopicOrPartition` if absent.
+    pub fn update(
+        &self,
+        name: &str,
+        f: impl FnOnce(&mut TopicMeta) -> Result<()>,
+    ) -> Result<TopicMeta> {
+        let mut topics = self.write();
+        let mut meta = topics
+            .get(name)
+            .cloned()
+            .ok_or_else(|| Error::UnknownTopicOrPartition(name.into()))?;
+        f(&mut meta)?;
+        topics.insert(name.to_string(), meta.clone());
+        self.persist(&topics)?;
+        Ok(meta)
+    }
+
+    /// Removes a topic, returning what it was.
+    pub fn remove(&self, name: &str) -> Result<TopicMeta> {
+        let mut topics = self.write();
+        let meta = topics
+            .remove(name)
+            .ok_or_else(|| Error::UnknownTopicOrPartition(name.into()))?;
+        self.persist(&topics)?;
+        Ok(meta)
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, TopicMeta>> {
+        self.topics.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, TopicMeta>> {
+        self.topics.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Atomic write: tmp file, fsync, rename, fsync dir.
+    fn persist(&self, topics: &BTreeMap<String, TopicMeta>) -> Result<()> {
+        let file = RegistryFile {
+            cluster_id: self.cluster_id.clone(),
+            topics: topics.clone(),
+        };
+        let bytes = serde_json::to_vec_pretty(&file)
+            .map_err(|e| Error::io("encoding the topic registry", e.into()))?;
+        let tmp = self.path.with_extension("json.tmp");
+        let ctx = |what: &str| format!("{what} {}", tmp.display());
+        let mut f = std::fs::File::create(&tmp).map_err(|e| Error::io(ctx("creating"), e))?;
+        f.write_all(&bytes)
+            .map_err(|e| Error::io(ctx("writing"), e))?;
+        f.sync_all().map_err(|e| Error::io(ctx("syncing"), e))?;
+        std::fs::rename(&tmp, &self.path).map_err(|e| Error::io(ctx("renaming"), e))?;
+        if let Some(dir) = self.path.parent() {
+            if let Ok(d) = std::fs::File::open(dir) {
+                d.sync_all()
+                    .map_err(|e| Error::io(format!("syncing {}", dir.display()), e))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Kafka cluster ids are 22-character URL-safe base64 of a UUID; a hex form is accepted by every client.
+fn cluster_id_from(id: Uuid) -> String {
+    id.simple().to_string()[..22].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topics_survive_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let reg = TopicRegistry::open(dir.path()).unwrap();
+        let meta = TopicMeta {
+            id: Uuid::new_v4(),
+            partitions: 3,
+            configs: BTreeMap::new(),
+            internal: false,
+        };
+        reg.create("a", meta.clone()).unwrap();
+        let cluster = reg.cluster_id().to_string();
+        drop(reg);
+        let reg = TopicRegistry::open(dir.path()).unwrap();
+        assert_eq!(reg.get("a"), Some(meta));
+        assert_eq!(reg.cluster_id(), cluster);
+    }
+
+    #[test]
+    fn duplicate_create_is_topic_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let reg = TopicRegistry::open(dir.path()).unwrap();
+        let meta = TopicMeta {
+            id: Uuid::new_v4(),
+            partitions: 1,
+            configs: BTreeMap::new(),
+            internal: false,
+        };
+        reg.create("a", meta.clone()).unwrap();
+        assert!(matches!(reg.create("a", meta), Err(Error::TopicExists(_))));
+    }
+
+    #[test]
+    fn names_are_checked_like_kafka() {
+        assert!(validate_name("ok.name_1-x").is_ok());
+        assert!(validate_name("").is_err());
+        assert!(validate_name("..").is_err());
+        assert!(validate_name("bad/name").is_err());
+        assert!(validate_name(&"x".repeat(250)).is_err());
+    }
+}
