@@ -1,0 +1,58 @@
+//! Fault-injection tests of the log (they need the crate-private fsync fail point).
+use crate::fsio::FAIL_FSYNC;
+use crate::record::RecordBatchBuilder;
+use crate::{Error, LogConfig, LogManager, LogManagerConfig, TopicPartition};
+
+fn batch() -> bytes::Bytes {
+    let mut b = RecordBatchBuilder::new();
+    b.append(1, None, Some(b"v"), &[]);
+    b.build()
+}
+
+#[test]
+fn failed_fsync_poisons_the_log_dir_and_later_appends_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = LogManager::open(LogManagerConfig::new(vec![dir.path().to_path_buf()])).unwrap();
+    let tp = TopicPartition::new("t", 0);
+    let log = m
+        .get_or_create_log(&tp, uuid::Uuid::nil(), LogConfig::default())
+        .unwrap();
+    log.append_as_leader(batch(), 0).unwrap();
+    FAIL_FSYNC.with(|f| f.set(true));
+    let err = log.flush().unwrap_err();
+    FAIL_FSYNC.with(|f| f.set(false));
+    assert!(matches!(err, Error::Storage { .. }), "{err}");
+    assert!(m.is_log_dir_offline(dir.path()));
+    // The fsync works again, but the dir stays offline: appends fail fast and nothing is written.
+    let err = log.append_as_leader(batch(), 0).unwrap_err();
+    assert!(
+        matches!(&err, Error::Storage { reason, .. } if reason.contains("offline")),
+        "{err}"
+    );
+    assert_eq!(log.log_end_offset(), 1);
+    // A poisoned dir gets no clean-shutdown marker, so the next start recovers it.
+    m.shutdown().unwrap();
+    assert!(!dir.path().join(".kafka_cleanshutdown").exists());
+}
+
+#[test]
+fn failed_fsync_on_roll_poisons_the_log_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = LogManager::open(LogManagerConfig::new(vec![dir.path().to_path_buf()])).unwrap();
+    let log = m
+        .get_or_create_log(
+            &TopicPartition::new("t", 0),
+            uuid::Uuid::nil(),
+            LogConfig::default(),
+        )
+        .unwrap();
+    log.append_as_leader(batch(), 0).unwrap();
+    FAIL_FSYNC.with(|f| f.set(true));
+    let err = log.roll().unwrap_err();
+    FAIL_FSYNC.with(|f| f.set(false));
+    assert!(matches!(err, Error::Storage { .. }), "{err}");
+    assert!(matches!(
+        log.append_as_leader(batch(), 0),
+        Err(Error::Storage { .. })
+    ));
+}

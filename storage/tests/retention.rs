@@ -1,0 +1,173 @@
+//! Retention by time and size, local vs total limits on tiered partitions, DeleteRecords, delete delay.
+mod common;
+
+use common::*;
+use strata_storage::{Error, LogConfig};
+
+const DAY: i64 = 24 * 3600 * 1000;
+
+/// A log with 10 segments of 2 batches each (timestamps 1000*i), plus an empty active segment.
+fn ten_segments(
+    m: &strata_storage::LogManager,
+    mut cfg: LogConfig,
+) -> std::sync::Arc<strata_storage::UnifiedLog> {
+    cfg.segment_bytes = 2 * sized_batch(1, 200, 0).len() as u64;
+    let log = log(m, cfg);
+    for i in 0..20 {
+        log.append_as_leader(sized_batch(1, 200, 1000 * i), 0)
+            .unwrap();
+    }
+    log.roll().unwrap();
+    assert_eq!(log.number_of_segments(), 11);
+    log
+}
+
+#[test]
+fn time_retention_deletes_expired_segments_and_advances_log_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open_manager(dir.path());
+    let mut cfg = LogConfig::default();
+    cfg.retention_ms = DAY;
+    cfg.local_retention_ms = -2;
+    let log = ten_segments(&m, cfg);
+    // At now = 1 day + 5500 ms, segments whose max timestamp < 5500 (timestamps 0..=5000) are expired.
+    m.run_retention(DAY + 5500).unwrap();
+    assert_eq!(log.log_start_offset(), 6);
+    assert_eq!(log.local_log_start_offset(), 6);
+    assert!(matches!(
+        log.read(5, 100, true, None),
+        Err(Error::OffsetOutOfRange { log_start: 6, .. })
+    ));
+    assert_eq!(
+        log.read(6, 1, true, None).unwrap().records.len(),
+        sized_batch(1, 200, 0).len()
+    );
+    // Files are renamed .deleted and removed after file.delete.delay.ms.
+    let p = dir.path().join("t-0");
+    assert!(p.join("00000000000000000000.log.deleted").exists());
+    m.run_retention(DAY + 5500 + 60_001).unwrap();
+    assert!(!p.join("00000000000000000000.log.deleted").exists());
+    assert!(!p.join("00000000000000000000.log").exists());
+}
+
+#[test]
+fn size_retention_keeps_the_newest_segments_within_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open_manager(dir.path());
+    let seg = 2 * sized_batch(1, 200, 0).len() as i64;
+    let mut cfg = LogConfig::default();
+    cfg.retention_bytes = 3 * seg + 10;
+    let log = ten_segments(&m, cfg);
+    m.run_retention(0).unwrap();
+    // Kafka's rule: delete the oldest segment while the rest still reaches the limit, so at most one segment
+    // more than the limit remains: 4 full segments + the empty active one.
+    assert_eq!(log.number_of_segments(), 5);
+    assert_eq!(log.log_start_offset(), 12);
+    assert!(log.size_in_bytes() as i64 <= 4 * seg);
+}
+
+#[test]
+fn tiered_segments_leave_disk_only_once_in_remote_storage() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open_manager(dir.path());
+    let seg = 2 * sized_batch(1, 200, 0).len() as i64;
+    let mut cfg = LogConfig::default();
+    cfg.remote_storage_enable = true;
+    cfg.retention_bytes = -1;
+    cfg.local_retention_bytes = seg;
+    let log = ten_segments(&m, cfg);
+    // Nothing is remote yet: nothing may be deleted although the local limit is exceeded.
+    m.run_retention(0).unwrap();
+    assert_eq!(log.number_of_segments(), 11);
+    assert_eq!(log.highest_offset_in_remote_storage(), -1);
+    // Segments up to offset 7 are remote: segments [0,2) [2,4) [4,6) [6,8) may go; [8,10) is not remote.
+    log.update_highest_offset_in_remote_storage(8);
+    m.run_retention(0).unwrap();
+    assert_eq!(log.local_log_start_offset(), 8);
+    assert_eq!(
+        log.log_start_offset(),
+        0,
+        "the log start stays: the data is still readable remotely"
+    );
+    // Delete records is bounded by the same rule on a tiered partition.
+    assert_eq!(log.delete_records(12).unwrap(), 12);
+    assert_eq!(log.local_log_start_offset(), 12.max(8));
+    assert_eq!(log.number_of_segments(), 7);
+}
+
+#[test]
+fn delete_records_moves_log_start_and_rejects_offsets_past_the_high_watermark() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open_manager(dir.path());
+    let log = ten_segments(&m, LogConfig::default());
+    assert_eq!(log.delete_records(5).unwrap(), 5);
+    assert_eq!(log.log_start_offset(), 5);
+    assert_eq!(
+        log.number_of_segments(),
+        9,
+        "segments entirely below 5 are deleted"
+    );
+    assert!(matches!(
+        log.read(4, 100, true, None),
+        Err(Error::OffsetOutOfRange { .. })
+    ));
+    let got = log.read(5, 10_000, false, None).unwrap().records;
+    let first = strata_storage::RecordBatch::iter(&got)
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.base_offset(), 5);
+    assert!(matches!(
+        log.delete_records(21),
+        Err(Error::OffsetOutOfRange { offset: 21, .. })
+    ));
+    assert_eq!(
+        log.delete_records(3).unwrap(),
+        5,
+        "never lowers the log start"
+    );
+    assert_eq!(
+        log.delete_records(-1).unwrap(),
+        20,
+        "-1 means the high watermark"
+    );
+    assert!(log.read(20, 100, true, None).unwrap().records.is_empty());
+    log.maybe_increment_log_start_offset(20).unwrap();
+    assert!(log.maybe_increment_log_start_offset(21).is_err());
+    // The log start offset is checkpointed and survives a restart.
+    m.shutdown().unwrap();
+    drop(log);
+    let m = open_manager(dir.path());
+    assert_eq!(m.get_log(&tp()).unwrap().log_start_offset(), 20);
+}
+
+#[test]
+fn active_segment_past_retention_is_rolled_and_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open_manager(dir.path());
+    let mut cfg = LogConfig::default();
+    cfg.retention_ms = 1000;
+    let log = log(&m, cfg);
+    log.append_as_leader(batch(3, 10), 0).unwrap();
+    m.run_retention(100_000).unwrap();
+    assert_eq!(log.log_start_offset(), 3);
+    assert_eq!(log.log_end_offset(), 3);
+    assert_eq!(log.number_of_segments(), 1);
+    assert_eq!(
+        log.append_as_leader(batch(1, 100_000), 0)
+            .unwrap()
+            .first_offset,
+        3
+    );
+}
+
+#[test]
+fn unlimited_retention_deletes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open_manager(dir.path());
+    let mut cfg = LogConfig::default();
+    cfg.retention_ms = -1;
+    let log = ten_segments(&m, cfg);
+    m.run_retention(i64::MAX / 2).unwrap();
+    assert_eq!(log.number_of_segments(), 11);
+}
