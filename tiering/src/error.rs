@@ -119,17 +119,12 @@ pub enum Error {
     },
     /// The start-up connectivity check failed.
     #[error(
-        "remote storage check failed at {operation} of probe {key} on backend {backend} (bucket {bucket}, endpoint {endpoint}, region {region}): {message}"
+        "remote storage check failed at {operation} of probe {key} on backend {} (bucket {}, endpoint {}, region {}): {message}",
+        backend.backend, backend.bucket, backend.endpoint, backend.region
     )]
     Connectivity {
-        /// `s3`, `filesystem` or `memory`.
-        backend: &'static str,
-        /// The bucket (or filesystem root).
-        bucket: String,
-        /// The endpoint URL, or `default` for AWS's.
-        endpoint: String,
-        /// The region, or `default`.
-        region: String,
+        /// Backend, bucket, endpoint and region.
+        backend: Box<crate::backend::BackendDescription>,
         /// The failing call: `put`, `ranged get`, `list` or `delete`.
         operation: &'static str,
         /// The probe object's key.
@@ -164,8 +159,37 @@ impl Error {
     }
 
     /// Unwraps an error shared through a cache loader.
+    /// Variants without an opaque source are rebuilt, so callers can still match on them.
     pub(crate) fn from_shared(e: std::sync::Arc<Error>) -> Self {
-        std::sync::Arc::try_unwrap(e).unwrap_or_else(Error::Shared)
+        let e = match std::sync::Arc::try_unwrap(e) {
+            Ok(e) => return e,
+            Err(e) => e,
+        };
+        match &*e {
+            Error::ResourceNotFound { what } => Error::ResourceNotFound { what: what.clone() },
+            Error::Decrypt { what } => Error::Decrypt { what: what.clone() },
+            Error::WrongKey {
+                segment,
+                stored_key_id,
+                configured_key_id,
+            } => Error::WrongKey {
+                segment: segment.clone(),
+                stored_key_id: stored_key_id.clone(),
+                configured_key_id: configured_key_id.clone(),
+            },
+            Error::MissingKey { segment } => Error::MissingKey {
+                segment: segment.clone(),
+            },
+            Error::Corrupt { key, message } => Error::Corrupt {
+                key: key.clone(),
+                message: message.clone(),
+            },
+            Error::Task { what, message } => Error::Task {
+                what: what.clone(),
+                message: message.clone(),
+            },
+            _ => Error::Shared(e),
+        }
     }
 
     pub(crate) fn store(

@@ -92,7 +92,7 @@ mod tests {
 
     #[test]
     fn layout_matches_aiven_object_key_factory() {
-        let topic_id = uuid::Uuid::from_u128(0x3162_7a14_74df_4589_8baf_ee3cf165_dea9);
+        let topic_id = uuid::Uuid::from_u128(0x3162_7a14_74df_4589_8baf_ee3c_f165_dea9);
         let seg = uuid::Uuid::from_u128(0xb6a8_a629_e670_4ad3_843b_0473_4f72_f9a1);
         let tp = TopicIdPartition::new(topic_id, TopicPartition::new("topic", 7));
         let keys = SegmentKeys::new("someprefix/", &tp, 1234, &seg);

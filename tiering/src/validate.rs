@@ -11,17 +11,11 @@ const PROBE_LEN: usize = 256;
 pub(crate) async fn check(inner: &Inner) -> Result<()> {
     let dir = format!("{}_strata_probe", inner.config.key_prefix);
     let key = Path::from(format!("{dir}/{}", uuid::Uuid::new_v4()));
-    let fail = |operation: &'static str, message: String| {
-        let b = &inner.backend;
-        Error::Connectivity {
-            backend: b.backend,
-            bucket: b.bucket.clone(),
-            endpoint: b.endpoint.clone(),
-            region: b.region.clone(),
-            operation,
-            key: key.to_string(),
-            message,
-        }
+    let fail = |operation: &'static str, message: String| Error::Connectivity {
+        backend: Box::new(inner.backend.clone()),
+        operation,
+        key: key.to_string(),
+        message,
     };
     let store: &dyn ObjectStore = inner.store.as_ref();
     let body: Vec<u8> = (0..PROBE_LEN).map(|i| (i * 7 % 251) as u8).collect();

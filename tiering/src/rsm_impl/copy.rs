@@ -138,7 +138,7 @@ async fn copy_objects(
         let chunk = first.split().freeze();
         original_size += chunk.len() as u64;
         let stored =
-            transform_chunk(&transform, ChunkKind::Log, n, chunk, &log_key.to_string()).await?;
+            transform_chunk(&transform, ChunkKind::Log, n, chunk, log_key.as_ref()).await?;
         stored_sizes.push(stored.len() as u64);
         writer.write(stored).await?;
         n += 1;
