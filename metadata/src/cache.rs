@@ -139,56 +139,7 @@ pub(crate) struct RemoteLogMetadataCache {
 impl RemoteLogMetadataCache {
     /// Checks a write against the current state without changing anything.
     pub(crate) fn check(&self, record: &RemoteLogMetadataRecord) -> Result<()> {
-        match record {
-            RemoteLogMetadataRecord::Segment(m) => {
-                m.validate()?;
-                if m.state != RemoteLogSegmentState::CopySegmentStarted {
-                    return Err(Error::InvalidMetadata {
-                        id: m.remote_log_segment_id.clone(),
-                        reason: format!(
-                            "new segment metadata must be COPY_SEGMENT_STARTED, not {}",
-                            m.state
-                        ),
-                    });
-                }
-                let existing = self.segment(&m.remote_log_segment_id).map(|e| e.state);
-                if !RemoteLogSegmentState::is_valid_transition(existing, m.state) {
-                    return Err(Error::InvalidStateTransition {
-                        id: m.remote_log_segment_id.clone(),
-                        from: existing,
-                        to: m.state,
-                    });
-                }
-                Ok(())
-            }
-            RemoteLogMetadataRecord::SegmentUpdate(u) => {
-                u.validate()?;
-                let existing = self.segment(&u.remote_log_segment_id).ok_or_else(|| {
-                    Error::UnknownSegment {
-                        id: u.remote_log_segment_id.clone(),
-                    }
-                })?;
-                if !RemoteLogSegmentState::is_valid_transition(Some(existing.state), u.state) {
-                    return Err(Error::InvalidStateTransition {
-                        id: u.remote_log_segment_id.clone(),
-                        from: Some(existing.state),
-                        to: u.state,
-                    });
-                }
-                Ok(())
-            }
-            RemoteLogMetadataRecord::PartitionDelete(d) => {
-                let existing = self.deletes.get(&d.topic_id_partition).map(|e| e.state);
-                if !RemotePartitionDeleteState::is_valid_transition(existing, d.state) {
-                    return Err(Error::InvalidPartitionDeleteTransition {
-                        tp: d.topic_id_partition.clone(),
-                        from: existing,
-                        to: d.state,
-                    });
-                }
-                Ok(())
-            }
-        }
+        self.check_sequence(std::slice::from_ref(record))
     }
 
     /// Applies a record that [`check`](Self::check) accepted.
@@ -229,6 +180,21 @@ impl RemoteLogMetadataCache {
                 }
             }
         }
+    }
+
+    /// Checks `records` as if applied one after another, without changing anything; the error names the
+    /// first rejected record. Cost: proportional to `records`, not to the cache.
+    pub(crate) fn check_sequence(&self, records: &[RemoteLogMetadataRecord]) -> Result<()> {
+        let mut overlay = Overlay {
+            cache: self,
+            segments: HashMap::new(),
+            deletes: HashMap::new(),
+            wiped: Vec::new(),
+        };
+        for r in records {
+            overlay.check_and_apply(r)?;
+        }
+        Ok(())
     }
 
     /// Checks, then applies.
@@ -382,4 +348,92 @@ pub(crate) struct CacheImage {
 struct PartitionImage {
     tp: TopicIdPartitionRepr,
     cache: PartitionCache,
+}
+
+/// Segment and partition-delete states changed by a not-yet-applied sequence of records, over the cache.
+struct Overlay<'a> {
+    cache: &'a RemoteLogMetadataCache,
+    segments: HashMap<crate::RemoteLogSegmentId, Option<RemoteLogSegmentState>>,
+    deletes: HashMap<TopicIdPartition, Option<RemotePartitionDeleteState>>,
+    /// Partitions whose DELETE_PARTITION_FINISHED is in the sequence: their cached segments are gone.
+    wiped: Vec<TopicIdPartition>,
+}
+
+impl Overlay<'_> {
+    fn segment_state(&self, id: &crate::RemoteLogSegmentId) -> Option<RemoteLogSegmentState> {
+        if let Some(s) = self.segments.get(id) {
+            return *s;
+        }
+        if self.wiped.contains(&id.topic_id_partition) {
+            return None;
+        }
+        self.cache.segment(id).map(|m| m.state)
+    }
+
+    fn check_and_apply(&mut self, record: &RemoteLogMetadataRecord) -> Result<()> {
+        match record {
+            RemoteLogMetadataRecord::Segment(m) => {
+                // Same checks as `check`, against the overlay's state.
+                m.validate()?;
+                let id = &m.remote_log_segment_id;
+                let existing = self.segment_state(id);
+                if m.state != RemoteLogSegmentState::CopySegmentStarted {
+                    return Err(Error::InvalidMetadata {
+                        id: id.clone(),
+                        reason: format!(
+                            "new segment metadata must be COPY_SEGMENT_STARTED, not {}",
+                            m.state
+                        ),
+                    });
+                }
+                if !RemoteLogSegmentState::is_valid_transition(existing, m.state) {
+                    return Err(Error::InvalidStateTransition {
+                        id: id.clone(),
+                        from: existing,
+                        to: m.state,
+                    });
+                }
+                self.segments.insert(id.clone(), Some(m.state));
+            }
+            RemoteLogMetadataRecord::SegmentUpdate(u) => {
+                u.validate()?;
+                let id = &u.remote_log_segment_id;
+                let existing = self
+                    .segment_state(id)
+                    .ok_or_else(|| Error::UnknownSegment { id: id.clone() })?;
+                if !RemoteLogSegmentState::is_valid_transition(Some(existing), u.state) {
+                    return Err(Error::InvalidStateTransition {
+                        id: id.clone(),
+                        from: Some(existing),
+                        to: u.state,
+                    });
+                }
+                let next =
+                    (u.state != RemoteLogSegmentState::DeleteSegmentFinished).then_some(u.state);
+                self.segments.insert(id.clone(), next);
+            }
+            RemoteLogMetadataRecord::PartitionDelete(d) => {
+                let tp = &d.topic_id_partition;
+                let existing = match self.deletes.get(tp) {
+                    Some(s) => *s,
+                    None => self.cache.deletes.get(tp).map(|e| e.state),
+                };
+                if !RemotePartitionDeleteState::is_valid_transition(existing, d.state) {
+                    return Err(Error::InvalidPartitionDeleteTransition {
+                        tp: tp.clone(),
+                        from: existing,
+                        to: d.state,
+                    });
+                }
+                if d.state == RemotePartitionDeleteState::DeletePartitionFinished {
+                    self.deletes.insert(tp.clone(), None);
+                    self.segments.retain(|id, _| &id.topic_id_partition != tp);
+                    self.wiped.push(tp.clone());
+                } else {
+                    self.deletes.insert(tp.clone(), Some(d.state));
+                }
+            }
+        }
+        Ok(())
+    }
 }

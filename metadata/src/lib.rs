@@ -5,6 +5,9 @@
 //!   [`RemotePartitionDeleteMetadata`]: Kafka's types, with serde.
 //! - [`RemoteLogSegmentState`], [`RemotePartitionDeleteState`]: the state machines, Kafka's legal transitions only.
 //! - [`RemoteLogMetadataManager`]: async durable writes, sync reads from an in-memory cache (see its `# Contract`).
+//! - [`InMemoryRemoteLogMetadataManager`] (tests, examples) and [`TopicBasedRemoteLogMetadataManager`] (the
+//!   broker's: JSON records in the internal topic [`REMOTE_LOG_METADATA_TOPIC_NAME`], replayed on start from a
+//!   snapshot plus the tail). Both pass [`conformance::rlmm_conformance`].
 #![warn(missing_docs)]
 
 mod cache;
@@ -17,6 +20,7 @@ mod record;
 mod segment;
 mod state;
 mod store;
+mod topic;
 
 pub use error::{Error, Result};
 pub use manager::RemoteLogMetadataManager;
@@ -29,3 +33,10 @@ pub use segment::{
 };
 pub use state::{RemoteLogSegmentState, RemotePartitionDeleteState};
 pub use strata_storage::{TopicIdPartition, TopicPartition};
+pub use topic::{
+    metadata_partition, ReplayStats, TopicBasedRemoteLogMetadataManager,
+    TopicBasedRemoteLogMetadataManagerConfig, DEFAULT_REMOTE_LOG_METADATA_SNAPSHOT_INTERVAL_MS,
+    DEFAULT_REMOTE_LOG_METADATA_TOPIC_PARTITIONS, DEFAULT_REMOTE_LOG_METADATA_TOPIC_RETENTION_MS,
+    NUM_PARTITIONS_KEY, REMOTE_LOG_METADATA_TOPIC_NAME, RETENTION_MS_KEY, RLMM_CONFIG_PREFIX,
+    SNAPSHOT_FILE_NAME, SNAPSHOT_INTERVAL_MS_KEY,
+};

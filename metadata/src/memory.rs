@@ -28,7 +28,7 @@ impl InMemoryRemoteLogMetadataManager {
         }
     }
 
-    fn write(&self, record: RemoteLogMetadataRecord) -> Result<()> {
+    pub(crate) fn write(&self, record: RemoteLogMetadataRecord) -> Result<()> {
         self.store.cache_mut().check_and_apply(record)
     }
 }
@@ -119,5 +119,12 @@ impl RemoteLogMetadataManager for InMemoryRemoteLogMetadataManager {
 
     fn on_stop_partitions(&self, partitions: &HashSet<TopicIdPartition>) {
         self.store.stop(partitions)
+    }
+}
+
+#[cfg(test)]
+impl InMemoryRemoteLogMetadataManager {
+    pub(crate) fn cache_image(&self) -> crate::cache::CacheImage {
+        self.store.cache().to_image()
     }
 }

@@ -43,7 +43,7 @@ fn tp(p: u8) -> TopicIdPartition {
 /// Slot `s` covers offsets `100s..=100s+99`; even slots hold epochs 0 and 1 (1 from +50), odd slots epoch 1.
 fn epochs(slot: u8) -> BTreeMap<i32, i64> {
     let start = i64::from(slot) * 100;
-    if slot % 2 == 0 {
+    if slot & 1 == 0 {
         BTreeMap::from([(0, start), (1, start + 50)])
     } else {
         BTreeMap::from([(1, start)])
