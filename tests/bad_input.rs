@@ -1,0 +1,404 @@
+//! Bad input over raw TCP: garbage, truncated, oversized frames, unknown APIs and versions, invalid batches.
+//! The broker answers with a Kafka error where Kafka does, otherwise closes the connection, keeps serving
+//! everyone else, and writes nothing from a rejected request.
+
+mod common;
+
+use std::time::Duration;
+
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use kafka_protocol::indexmap::IndexMap;
+use kafka_protocol::messages::incremental_alter_configs_request::{
+    AlterConfigsResource, AlterableConfig,
+};
+use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use kafka_protocol::records::{
+    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+async fn connect(addr: std::net::SocketAddr) -> TcpStream {
+    TcpStream::connect(addr).await.expect("connect")
+}
+
+async fn send_frame(s: &mut TcpStream, body: &[u8]) {
+    let mut f = BytesMut::new();
+    f.put_i32(body.len() as i32);
+    f.put_slice(body);
+    s.write_all(&f).await.expect("write");
+}
+
+/// Reads one response frame; `None` if the broker closed the connection.
+async fn read_frame(s: &mut TcpStream) -> Option<Bytes> {
+    let mut len = [0u8; 4];
+    match tokio::time::timeout(Duration::from_secs(10), s.read_exact(&mut len))
+        .await
+        .expect("no hang")
+    {
+        Ok(_) => {}
+        Err(_) => return None,
+    }
+    let mut buf = vec![0u8; i32::from_be_bytes(len) as usize];
+    s.read_exact(&mut buf).await.ok()?;
+    Some(Bytes::from(buf))
+}
+
+async fn request<Req: Encodable, Resp: Decodable>(
+    s: &mut TcpStream,
+    api: ApiKey,
+    version: i16,
+    req: &Req,
+) -> Option<Resp> {
+    let mut body = BytesMut::new();
+    RequestHeader::default()
+        .with_request_api_key(api as i16)
+        .with_request_api_version(version)
+        .with_correlation_id(7)
+        .with_client_id(Some(StrBytes::from_static_str("bad-input-test")))
+        .encode(&mut body, api.request_header_version(version))
+        .unwrap();
+    req.encode(&mut body, version).unwrap();
+    send_frame(s, &body).await;
+    let mut resp = read_frame(s).await?;
+    let header = ResponseHeader::decode(&mut resp, api.response_header_version(version)).unwrap();
+    assert_eq!(header.correlation_id, 7);
+    Some(Resp::decode(&mut resp, version).expect("decodable response"))
+}
+
+async fn api_versions_ok(addr: std::net::SocketAddr) {
+    let mut s = connect(addr).await;
+    let resp: ApiVersionsResponse = request(
+        &mut s,
+        ApiKey::ApiVersions,
+        3,
+        &ApiVersionsRequest::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(resp.error_code, 0);
+}
+
+fn batch(values: &[&[u8]]) -> Bytes {
+    let records: Vec<Record> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| Record {
+            transactional: false,
+            control: false,
+            delete_horizon: false,
+            partition_leader_epoch: 0,
+            producer_id: -1,
+            producer_epoch: -1,
+            timestamp_type: TimestampType::Creation,
+            offset: i as i64,
+            sequence: -1,
+            timestamp: 1_700_000_000_000,
+            key: None,
+            value: Some(Bytes::copy_from_slice(v)),
+            headers: IndexMap::new(),
+        })
+        .collect();
+    let mut buf = BytesMut::new();
+    RecordBatchEncoder::encode(
+        &mut buf,
+        records.iter(),
+        &RecordEncodeOptions {
+            version: 2,
+            compression: Compression::None,
+        },
+    )
+    .unwrap();
+    buf.freeze()
+}
+
+fn produce_req(topic: &str, records: Bytes) -> ProduceRequest {
+    ProduceRequest::default()
+        .with_acks(1)
+        .with_timeout_ms(5000)
+        .with_topic_data(vec![TopicProduceData::default()
+            .with_name(TopicName(StrBytes::from_string(topic.into())))
+            .with_partition_data(vec![PartitionProduceData::default()
+                .with_index(0)
+                .with_records(Some(records))])])
+}
+
+fn partition_error(resp: &ProduceResponse) -> i16 {
+    resp.responses[0].partition_responses[0].error_code
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_oversized_and_truncated_frames_close_only_that_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let addr = broker.local_addr();
+
+    // Unknown API key 9999 with garbage behind it.
+    let mut s = connect(addr).await;
+    send_frame(&mut s, &[0x27, 0x0f, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 1, 2, 3]).await;
+    assert!(
+        read_frame(&mut s).await.is_none(),
+        "unknown api key must close the connection"
+    );
+
+    // A length prefix beyond socket.request.max.bytes.
+    let mut s = connect(addr).await;
+    s.write_all(&0x7fff_fff0i32.to_be_bytes()).await.unwrap();
+    assert!(
+        read_frame(&mut s).await.is_none(),
+        "oversized frame must close the connection"
+    );
+
+    // A negative length.
+    let mut s = connect(addr).await;
+    s.write_all(&(-5i32).to_be_bytes()).await.unwrap();
+    assert!(read_frame(&mut s).await.is_none());
+
+    // A valid header followed by a body that does not decode (Metadata v12 with a huge array count).
+    let mut s = connect(addr).await;
+    let mut body = BytesMut::new();
+    RequestHeader::default()
+        .with_request_api_key(ApiKey::Metadata as i16)
+        .with_request_api_version(12)
+        .with_correlation_id(1)
+        .encode(&mut body, ApiKey::Metadata.request_header_version(12))
+        .unwrap();
+    body.put_slice(&[0xff, 0xff, 0xff, 0x7f]);
+    send_frame(&mut s, &body).await;
+    assert!(
+        read_frame(&mut s).await.is_none(),
+        "undecodable body must close the connection"
+    );
+
+    // A truncated frame: the peer goes away mid-frame.
+    let mut s = connect(addr).await;
+    s.write_all(&[0, 0, 0, 100, 0, 18, 0, 0]).await.unwrap();
+    drop(s);
+
+    // A known API at a version outside the table (Produce v2) closes the connection.
+    let mut s = connect(addr).await;
+    let mut body = BytesMut::new();
+    RequestHeader::default()
+        .with_request_api_key(ApiKey::Produce as i16)
+        .with_request_api_version(2)
+        .with_correlation_id(2)
+        .encode(&mut body, 1)
+        .unwrap();
+    body.put_slice(&[0, 1, 0, 0, 0x13, 0x88, 0, 0, 0, 0]); // acks, timeout, empty topic array
+    send_frame(&mut s, &body).await;
+    assert!(
+        read_frame(&mut s).await.is_none(),
+        "unsupported version must close the connection"
+    );
+
+    // Everyone else is still served.
+    api_versions_ok(addr).await;
+    broker.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_versions_newer_than_supported_gets_a_v0_answer_with_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let mut s = connect(broker.local_addr()).await;
+    let mut body = BytesMut::new();
+    RequestHeader::default()
+        .with_request_api_key(ApiKey::ApiVersions as i16)
+        .with_request_api_version(99)
+        .with_correlation_id(3)
+        .with_client_id(Some(StrBytes::from_static_str("future-client")))
+        .encode(&mut body, 2)
+        .unwrap();
+    body.put_slice(&[0, 0, 0]); // whatever a v99 body holds
+    send_frame(&mut s, &body).await;
+    let mut resp = read_frame(&mut s).await.expect("answered");
+    assert_eq!(resp.get_i32(), 3);
+    let v = ApiVersionsResponse::decode(&mut resp, 0).unwrap();
+    assert_eq!(v.error_code, 35, "UNSUPPORTED_VERSION");
+    let produce = v
+        .api_keys
+        .iter()
+        .find(|k| k.api_key == 0)
+        .expect("Produce listed");
+    assert_eq!((produce.min_version, produce.max_version), (3, 11));
+    broker.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_batches_get_kafka_errors_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker_with(dir.path(), &[("message.max.bytes", "2000")]).await;
+    let addr = broker.local_addr();
+    common::create_topic(&addr.to_string(), "strict", 1).await;
+    let log = broker.broker().log("strict", 0).unwrap();
+    let mut s = connect(addr).await;
+
+    // Bad CRC: flip a byte inside the CRC-covered region.
+    let mut bad = BytesMut::from(&batch(&[b"hello", b"world"])[..]);
+    let last = bad.len() - 1;
+    bad[last] ^= 0xff;
+    let r: ProduceResponse = request(
+        &mut s,
+        ApiKey::Produce,
+        9,
+        &produce_req("strict", bad.freeze()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(partition_error(&r), 2, "CORRUPT_MESSAGE");
+
+    // Truncated batch.
+    let good = batch(&[b"hello"]);
+    let r: ProduceResponse = request(
+        &mut s,
+        ApiKey::Produce,
+        9,
+        &produce_req("strict", good.slice(..good.len() - 3)),
+    )
+    .await
+    .unwrap();
+    assert!(
+        matches!(partition_error(&r), 2 | 87),
+        "CORRUPT_MESSAGE or INVALID_RECORD, got {}",
+        partition_error(&r)
+    );
+
+    // Larger than message.max.bytes.
+    let big = vec![7u8; 5000];
+    let r: ProduceResponse = request(
+        &mut s,
+        ApiKey::Produce,
+        9,
+        &produce_req("strict", batch(&[&big])),
+    )
+    .await
+    .unwrap();
+    assert_eq!(partition_error(&r), 10, "MESSAGE_TOO_LARGE");
+
+    // Unknown topic, and the internal offsets topic.
+    let r: ProduceResponse = request(
+        &mut s,
+        ApiKey::Produce,
+        9,
+        &produce_req("nope", batch(&[b"x"])),
+    )
+    .await
+    .unwrap();
+    assert_eq!(partition_error(&r), 3, "UNKNOWN_TOPIC_OR_PARTITION");
+    let r: ProduceResponse = request(
+        &mut s,
+        ApiKey::Produce,
+        9,
+        &produce_req("__consumer_offsets", batch(&[b"x"])),
+    )
+    .await
+    .unwrap();
+    assert_eq!(partition_error(&r), 17, "INVALID_TOPIC_EXCEPTION");
+    assert_eq!(
+        broker
+            .broker()
+            .log("__consumer_offsets", 0)
+            .unwrap()
+            .log_end_offset(),
+        0
+    );
+
+    assert_eq!(
+        log.log_end_offset(),
+        0,
+        "a rejected request wrote something"
+    );
+
+    // A good batch on the same connection still works.
+    let r: ProduceResponse = request(
+        &mut s,
+        ApiKey::Produce,
+        9,
+        &produce_req("strict", batch(&[b"ok"])),
+    )
+    .await
+    .unwrap();
+    assert_eq!(partition_error(&r), 0);
+    assert_eq!(log.log_end_offset(), 1);
+    broker.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn incremental_alter_configs_rejects_unknown_keys_and_accepts_tiering_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let addr = broker.local_addr();
+    common::create_topic(&addr.to_string(), "cfg", 1).await;
+    let mut s = connect(addr).await;
+    let alter = |pairs: &[(&str, &str)]| {
+        IncrementalAlterConfigsRequest::default().with_resources(vec![
+            AlterConfigsResource::default()
+                .with_resource_type(2)
+                .with_resource_name(StrBytes::from_static_str("cfg"))
+                .with_configs(
+                    pairs
+                        .iter()
+                        .map(|(k, v)| {
+                            AlterableConfig::default()
+                                .with_name(StrBytes::from_string(k.to_string()))
+                                .with_config_operation(0)
+                                .with_value(Some(StrBytes::from_string(v.to_string())))
+                        })
+                        .collect(),
+                ),
+        ])
+    };
+    let r: IncrementalAlterConfigsResponse = request(
+        &mut s,
+        ApiKey::IncrementalAlterConfigs,
+        1,
+        &alter(&[("retention.ms", "1000"), ("bogus.key", "1")]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.responses[0].error_code, 40, "INVALID_CONFIG");
+    assert!(
+        broker
+            .broker()
+            .topics()
+            .get("cfg")
+            .unwrap()
+            .configs
+            .is_empty(),
+        "rejected change was applied"
+    );
+
+    let tiering = [
+        ("remote.storage.enable", "true"),
+        ("local.retention.ms", "60000"),
+        ("local.retention.bytes", "1048576"),
+        ("remote.log.copy.disable", "false"),
+        ("remote.log.delete.on.disable", "false"),
+    ];
+    let r: IncrementalAlterConfigsResponse =
+        request(&mut s, ApiKey::IncrementalAlterConfigs, 1, &alter(&tiering))
+            .await
+            .unwrap();
+    assert_eq!(r.responses[0].error_code, 0);
+    let cfg = broker.broker().log("cfg", 0).unwrap().config();
+    assert!(cfg.remote_storage_enable);
+    assert_eq!(cfg.local_retention_ms, 60000);
+    assert_eq!(cfg.local_retention_bytes, 1_048_576);
+
+    // Legacy AlterConfigs with an unknown key: INVALID_CONFIG too.
+    let legacy = AlterConfigsRequest::default().with_resources(vec![
+        alter_configs_request::AlterConfigsResource::default()
+            .with_resource_type(2)
+            .with_resource_name(StrBytes::from_static_str("cfg"))
+            .with_configs(vec![alter_configs_request::AlterableConfig::default()
+                .with_name(StrBytes::from_static_str("nope"))
+                .with_value(Some(StrBytes::from_static_str("1")))]),
+    ]);
+    let r: AlterConfigsResponse = request(&mut s, ApiKey::AlterConfigs, 2, &legacy)
+        .await
+        .unwrap();
+    assert_eq!(r.responses[0].error_code, 40);
+    broker.shutdown().await.unwrap();
+}
