@@ -116,43 +116,42 @@ pub(crate) fn write_leader_epochs(path: &Path, entries: &[(i32, i64)]) -> Result
     fsio::atomic_write(path, text.as_bytes())
 }
 
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
 /// Kafka's textual topic id: URL-safe base64 of the 16 bytes without padding (22 characters).
 pub fn kafka_uuid_string(id: Uuid) -> String {
-    let bytes = id.as_bytes();
-    let mut out = String::with_capacity(22);
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |acc, (i, b)| acc | (*b as u32) << (16 - 8 * i));
-        let chars = chunk.len() + 1;
-        for i in 0..chars {
-            out.push(B64[((n >> (18 - 6 * i)) & 0x3f) as usize] as char);
-        }
-    }
-    out
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(id.as_bytes())
 }
 
 /// Parses Kafka's textual topic id (or a hyphenated UUID).
 pub fn parse_kafka_uuid(s: &str) -> Option<Uuid> {
+    use base64::Engine as _;
     if let Ok(u) = Uuid::parse_str(s) {
         return Some(u);
     }
-    if s.len() != 22 {
-        return None;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(s)
+        .ok()?;
+    Uuid::from_slice(&bytes).ok()
+}
+
+#[cfg(test)]
+mod kafka_uuid_tests {
+    use super::*;
+
+    #[test]
+    fn kafka_uuid_text_round_trips_every_bit() {
+        for id in [
+            Uuid::nil(),
+            Uuid::from_u128(u128::MAX - 5),
+            Uuid::from_u128(0x999c_499a << 96),
+            Uuid::new_v4(),
+        ] {
+            let text = kafka_uuid_string(id);
+            assert_eq!(text.len(), 22, "{text}");
+            assert_eq!(parse_kafka_uuid(&text), Some(id), "{text}");
+        }
+        assert_eq!(parse_kafka_uuid("not-a-topic-id"), None);
     }
-    let mut bits: u128 = 0;
-    for c in s.bytes() {
-        let v = B64.iter().position(|&b| b == c)? as u128;
-        bits = (bits << 6) | v;
-    }
-    // 22 chars = 132 bits; the last 4 are padding zeros.
-    if bits & 0xf != 0 {
-        return None;
-    }
-    Some(Uuid::from_u128(bits >> 4))
 }
 
 /// Writes `partition.metadata` atomically.
