@@ -88,24 +88,33 @@ impl RemoteLogMetadataRecord {
 
     /// Parses a JSON value; `what` names the record in the error (e.g. its offset).
     pub fn from_json(value: &[u8], what: impl Fn() -> String) -> Result<Self> {
-        let version = serde_json::from_slice::<VersionOnly>(value)
-            .map_err(|e| Error::Corrupt {
-                what: what(),
-                reason: format!("no readable version field: {e}"),
-            })?
-            .version;
-        if version == 0 || version > RECORD_FORMAT_VERSION {
-            return Err(Error::Corrupt {
-                what: what(),
-                reason: format!("unsupported record version {version} (this broker reads 1..={RECORD_FORMAT_VERSION})"),
-            });
+        // One parse on the hot path (replay); the version is examined again only to explain a failure.
+        match serde_json::from_slice::<Envelope>(value) {
+            Ok(env) if (1..=RECORD_FORMAT_VERSION).contains(&env.version) => Ok(env.record),
+            Ok(env) => Err(unsupported(env.version, what)),
+            Err(e) => match serde_json::from_slice::<VersionOnly>(value) {
+                Ok(v) if !(1..=RECORD_FORMAT_VERSION).contains(&v.version) => {
+                    Err(unsupported(v.version, what))
+                }
+                Ok(_) => Err(Error::Corrupt {
+                    what: what(),
+                    reason: format!("invalid json: {e}"),
+                }),
+                Err(e) => Err(Error::Corrupt {
+                    what: what(),
+                    reason: format!("no readable version field: {e}"),
+                }),
+            },
         }
-        let env: Envelope = serde_json::from_slice(value).map_err(|e| Error::Corrupt {
-            what: what(),
-            reason: format!("invalid json: {e}"),
-        })?;
-        debug_assert_eq!(env.version, version);
-        Ok(env.record)
+    }
+}
+
+fn unsupported(version: u32, what: impl Fn() -> String) -> Error {
+    Error::Corrupt {
+        what: what(),
+        reason: format!(
+            "unsupported record version {version} (this broker reads 1..={RECORD_FORMAT_VERSION})"
+        ),
     }
 }
 

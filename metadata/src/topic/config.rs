@@ -30,11 +30,12 @@ pub struct TopicBasedRemoteLogMetadataManagerConfig {
     /// existing topic with a different count fails (Kafka fails RLMM initialization likewise).
     /// Kafka: `rlmm.config.remote.log.metadata.topic.num.partitions`. Default: 50. Range: 1..=10000.
     pub num_partitions: u32,
-    /// `retention.ms` of `__remote_log_metadata`; -1 keeps every record. A finite value lets the broker's
-    /// retention delete old metadata segments, which is safe because start-up replays from a snapshot; it must
-    /// therefore be at least 10 × `snapshot_interval_ms` (and at least one hour), and start-up fails if records
-    /// newer than the snapshot were deleted.
-    /// Kafka: `rlmm.config.remote.log.metadata.topic.retention.ms`. Default: -1.
+    /// How long records of `__remote_log_metadata` are kept; -1 keeps every record. The manager applies it
+    /// itself whenever it writes a snapshot, by moving each partition's log start offset (Kafka's
+    /// `DeleteRecords`) to the first record younger than this, but never past the snapshot: a record that is
+    /// not in a snapshot is never deleted, so a restart always rebuilds the full state. (The partitions'
+    /// own `retention.ms` stays -1.) Kafka: `rlmm.config.remote.log.metadata.topic.retention.ms`.
+    /// Default: -1. Range: -1 or 1..
     pub retention_ms: i64,
     /// How often (at most) a write also stores a snapshot of the cache next to the log, so that start-up
     /// replays the snapshot plus the records after it (time grows with live segments, not with history).
@@ -119,16 +120,11 @@ impl TopicBasedRemoteLogMetadataManagerConfig {
                 reason: "must be between 1 and 86400000".to_owned(),
             });
         }
-        let min_retention = (self.snapshot_interval_ms.saturating_mul(10)).max(3_600_000);
-        if self.retention_ms != -1
-            && u64::try_from(self.retention_ms).map_or(true, |r| r < min_retention)
-        {
+        if self.retention_ms != -1 && self.retention_ms < 1 {
             return Err(Error::InvalidConfig {
                 key: RETENTION_MS_KEY,
                 value: self.retention_ms.to_string(),
-                reason: format!(
-                    "must be -1 (unlimited) or at least {min_retention} (10 x {SNAPSHOT_INTERVAL_MS_KEY}, and one hour)"
-                ),
+                reason: "must be -1 (unlimited) or a positive number of milliseconds".to_owned(),
             });
         }
         Ok(())
@@ -190,7 +186,7 @@ mod tests {
                 .unwrap_err();
         assert!(err.to_string().contains("rlmm.config.bogus"), "{err}");
         let err =
-            TopicBasedRemoteLogMetadataManagerConfig::from_properties([(RETENTION_MS_KEY, "1000")])
+            TopicBasedRemoteLogMetadataManagerConfig::from_properties([(RETENTION_MS_KEY, "0")])
                 .unwrap_err();
         assert!(err.to_string().contains(RETENTION_MS_KEY), "{err}");
         TopicBasedRemoteLogMetadataManagerConfig::from_properties([(

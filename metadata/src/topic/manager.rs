@@ -271,7 +271,8 @@ fn open_topic(
     }
     let topic_id = ids.into_iter().next().unwrap_or_else(new_topic_id);
     let mut log_config = LogConfig::default();
-    log_config.retention_ms = config.retention_ms;
+    // The manager applies rlmm.config...retention.ms itself (see `apply_retention`), never past a snapshot.
+    log_config.retention_ms = -1;
     log_config.retention_bytes = -1;
     log_config.remote_storage_enable = false;
     let mut logs = Vec::with_capacity(n as usize);
@@ -280,10 +281,6 @@ fn open_topic(
         let log = log_manager
             .get_or_create_log(&tp, topic_id, log_config.clone())
             .map_err(|e| storage(&tp, "open", e))?;
-        if log.config().retention_ms != config.retention_ms {
-            log.update_config(log_config.clone())
-                .map_err(|e| storage(&tp, "configure", e))?;
-        }
         logs.push(log);
     }
     Ok((topic_id, logs))
@@ -475,7 +472,34 @@ impl Inner {
             elapsed_ms = started.elapsed().as_millis() as u64,
             "remote log metadata snapshot written"
         );
+        self.apply_retention(&snap.next_offsets, now_ms());
         Ok(())
+    }
+
+    /// `rlmm.config.remote.log.metadata.topic.retention.ms`: moves each partition's log start offset to its
+    /// first record younger than the retention, but never past `covered` (what the snapshot just written
+    /// holds). Failures are logged: retention is best effort, the snapshot is already safe.
+    fn apply_retention(&self, covered: &[i64], now_ms: i64) {
+        if self.config.retention_ms < 0 {
+            return;
+        }
+        let cutoff = now_ms.saturating_sub(self.config.retention_ms);
+        for (log, &covered) in self.logs.iter().zip(covered) {
+            let young = match log.fetch_offset_by_timestamp(cutoff) {
+                Ok(Some((offset, _))) => offset,
+                Ok(None) => log.log_end_offset(),
+                Err(e) => {
+                    tracing::warn!(partition = %log.topic_partition(), error = %e, "remote log metadata retention lookup failed");
+                    continue;
+                }
+            };
+            let new_start = young.min(covered);
+            if new_start > log.log_start_offset() {
+                if let Err(e) = log.delete_records(new_start) {
+                    tracing::warn!(partition = %log.topic_partition(), new_start, error = %e, "remote log metadata retention failed");
+                }
+            }
+        }
     }
 }
 
@@ -579,5 +603,10 @@ impl RemoteLogMetadataManager for TopicBasedRemoteLogMetadataManager {
 impl TopicBasedRemoteLogMetadataManager {
     pub(crate) fn cache_image(&self) -> crate::cache::CacheImage {
         self.inner.store.cache().to_image()
+    }
+
+    /// Runs retention as if the clock read `now_ms`, against the snapshot offsets `covered`.
+    pub(crate) fn apply_retention_at(&self, covered: &[i64], now_ms: i64) {
+        self.inner.apply_retention(covered, now_ms)
     }
 }

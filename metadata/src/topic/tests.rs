@@ -5,6 +5,13 @@ use std::sync::Arc;
 use strata_storage::{LogManager, LogManagerConfig, RecordBatch, TopicPartition};
 
 use super::*;
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
 use crate::conformance::{fresh_partition, segment, update};
 use crate::{
     Error, RemoteLogMetadataManager, RemoteLogMetadataRecord, RemoteLogSegmentState,
@@ -271,6 +278,42 @@ async fn snapshot_past_the_log_end_is_ignored() {
         "a snapshot ahead of the log would hide later records: ignored"
     );
     assert_eq!(rlmm.cache_image(), complete);
+}
+
+#[tokio::test]
+async fn retention_deletes_only_records_a_snapshot_covers() {
+    let b = Broker::new();
+    let lm = b.log_manager();
+    let cfg = config().with_num_partitions(1).with_retention_ms(60_000);
+    let (rlmm, _) = b.open(&lm, cfg.clone());
+    workload(&rlmm, 2).await;
+    rlmm.snapshot().await.unwrap(); // nothing is a minute old yet: nothing deleted
+    let log = lm
+        .get_log(&TopicPartition::new(REMOTE_LOG_METADATA_TOPIC_NAME, 0))
+        .unwrap();
+    assert_eq!(log.log_start_offset(), 0);
+    let covered = log.log_end_offset();
+    workload(&rlmm, 1).await; // not in the snapshot
+                              // Two minutes later every record is past retention, but only the snapshot's share may go.
+    rlmm.apply_retention_at(&[covered], now_ms() + 120_000);
+    assert_eq!(
+        log.log_start_offset(),
+        covered,
+        "log start moved to the snapshot's end, not past it"
+    );
+    let before = rlmm.cache_image();
+    drop(rlmm);
+    drop(log);
+    lm.shutdown().unwrap();
+    drop(lm);
+    let lm = b.log_manager();
+    let (rlmm, stats) = b.open(&lm, cfg);
+    assert!(stats.from_snapshot);
+    assert_eq!(
+        rlmm.cache_image(),
+        before,
+        "the records left after retention plus the snapshot rebuild all"
+    );
 }
 
 #[tokio::test]
