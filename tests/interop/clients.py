@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Interop checks for the Python clients against a running strata broker.
+
+usage: clients.py BOOTSTRAP {confluent,kafka-python,aiokafka}
+
+Each check creates a topic through the client's admin API, produces N keyed messages, consumes them back in a
+consumer group, commits, reads the committed offsets back, and asserts counts and contents.
+"""
+import asyncio
+import sys
+import time
+import uuid
+
+N = 200
+PARTITIONS = 3
+
+
+def expected():
+    return {f"key-{i}".encode(): f"value-{i}-{'x' * (i % 17)}".encode() for i in range(N)}
+
+
+def check(got, client):
+    want = expected()
+    assert len(got) == N, f"{client}: consumed {len(got)} messages, expected {N}"
+    assert dict(got) == want, f"{client}: consumed contents differ"
+
+
+def confluent(bs):
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+
+    topic = f"ck-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": bs})
+    fs = admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=1,
+                                       config={"retention.ms": "86400000"})])
+    fs[topic].result(30)
+    res = admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, topic)])
+    configs = list(res.values())[0].result(30)
+    assert configs["retention.ms"].value == "86400000", configs["retention.ms"]
+    md = admin.list_topics(timeout=10)
+    assert len(md.topics[topic].partitions) == PARTITIONS
+
+    p = Producer({"bootstrap.servers": bs, "enable.idempotence": True, "acks": "all"})
+    errors = []
+    for k, v in expected().items():
+        p.produce(topic, key=k, value=v, on_delivery=lambda e, m: e and errors.append(e))
+    assert p.flush(30) == 0 and not errors, errors
+
+    group = f"ck-group-{uuid.uuid4().hex[:6]}"
+    c = Consumer({"bootstrap.servers": bs, "group.id": group, "auto.offset.reset": "earliest",
+                  "enable.auto.commit": False})
+    c.subscribe([topic])
+    got = []
+    deadline = time.time() + 60
+    while len(got) < N and time.time() < deadline:
+        m = c.poll(0.5)
+        if m is None:
+            continue
+        assert m.error() is None, m.error()
+        got.append((m.key(), m.value()))
+    check(got, "confluent-kafka")
+    c.commit(asynchronous=False)
+    committed = c.committed([TopicPartition(topic, i) for i in range(PARTITIONS)], timeout=10)
+    assert sum(tp.offset for tp in committed) == N, committed
+    c.close()
+    groups = admin.list_consumer_groups().result(30)
+    assert any(g.group_id == group for g in groups.valid), groups.valid
+
+
+def kafka_python(bs):
+    from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+    from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
+
+    topic = f"kp-{uuid.uuid4().hex[:8]}"
+    admin = KafkaAdminClient(bootstrap_servers=bs)
+    admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=1)])
+    assert topic in admin.list_topics()
+    desc = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+    assert desc, "describe_configs returned nothing"
+
+    p = KafkaProducer(bootstrap_servers=bs, acks="all")
+    for k, v in expected().items():
+        p.send(topic, key=k, value=v)
+    p.flush(30)
+    p.close()
+
+    group = f"kp-group-{uuid.uuid4().hex[:6]}"
+    c = KafkaConsumer(topic, bootstrap_servers=bs, group_id=group, auto_offset_reset="earliest",
+                      enable_auto_commit=False, consumer_timeout_ms=20000)
+    got = []
+    for m in c:
+        got.append((m.key, m.value))
+        if len(got) == N:
+            break
+    check(got, "kafka-python")
+    c.commit()
+    committed = sum(c.committed(TopicPartition(topic, i)) or 0 for i in range(PARTITIONS))
+    assert committed == N, committed
+    c.close()
+    offsets = admin.list_group_offsets(group)
+    assert sum(o.offset for o in offsets[group].values()) == N, offsets
+    described = admin.describe_groups([group])
+    assert described, "describe_groups returned nothing"
+    admin.delete_topics([topic])
+    assert topic not in admin.list_topics()
+    admin.close()
+
+
+async def aiokafka_main(bs):
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+    from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+    topic = f"aio-{uuid.uuid4().hex[:8]}"
+    admin = AIOKafkaAdminClient(bootstrap_servers=bs)
+    await admin.start()
+    await admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=1)])
+    assert topic in await admin.list_topics()
+
+    p = AIOKafkaProducer(bootstrap_servers=bs, enable_idempotence=True)
+    await p.start()
+    try:
+        for k, v in expected().items():
+            await p.send(topic, key=k, value=v)
+        await p.flush()
+    finally:
+        await p.stop()
+
+    group = f"aio-group-{uuid.uuid4().hex[:6]}"
+    c = AIOKafkaConsumer(topic, bootstrap_servers=bs, group_id=group, auto_offset_reset="earliest",
+                         enable_auto_commit=False)
+    await c.start()
+    got = []
+    try:
+        deadline = time.time() + 60
+        while len(got) < N and time.time() < deadline:
+            batch = await c.getmany(timeout_ms=500)
+            for msgs in batch.values():
+                got.extend((m.key, m.value) for m in msgs)
+        check(got, "aiokafka")
+        await c.commit()
+        committed = 0
+        for i in range(PARTITIONS):
+            committed += await c.committed(TopicPartition(topic, i)) or 0
+        assert committed == N, committed
+    finally:
+        await c.stop()
+    groups = await admin.list_consumer_groups()
+    assert any(g[0] == group for g in groups), groups
+    await admin.close()
+
+
+def main():
+    bs, which = sys.argv[1], sys.argv[2]
+    if which == "confluent":
+        confluent(bs)
+    elif which == "kafka-python":
+        kafka_python(bs)
+    elif which == "aiokafka":
+        asyncio.run(aiokafka_main(bs))
+    else:
+        raise SystemExit(f"unknown client {which}")
+    print(f"{which}: ok")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the interop clients into a local prefix (no system-wide pip/npm changes). Idempotent.
+#   STRATA_INTEROP_PREFIX (default ~/.cache/strata-interop): venv/ with confluent-kafka, kafka-python, aiokafka;
+#   node/node_modules/kafkajs. kcat (Debian's, librdkafka 2.0.2) comes from apt (see .ci/run).
+set -euo pipefail
+PREFIX=${STRATA_INTEROP_PREFIX:-$HOME/.cache/strata-interop}
+PY=${PYTHON:-python3}
+mkdir -p "$PREFIX"
+
+if [ ! -x "$PREFIX/venv/bin/python" ]; then
+  "$PY" -m venv "$PREFIX/venv"
+fi
+if ! "$PREFIX/venv/bin/python" - <<'PYEOF' 2>/dev/null
+import importlib.metadata as m
+want = {"confluent-kafka": "2.16.1", "kafka-python": "3.0.12", "aiokafka": "0.14.0"}
+assert all(m.version(k) == v for k, v in want.items())
+PYEOF
+then
+  "$PREFIX/venv/bin/pip" install -q --disable-pip-version-check --only-binary=:all: \
+    confluent-kafka==2.16.1 kafka-python==3.0.12 aiokafka==0.14.0
+fi
+
+mkdir -p "$PREFIX/node"
+if [ ! -f "$PREFIX/node/node_modules/kafkajs/package.json" ] ||
+   ! grep -q '"version": "2.2.4"' "$PREFIX/node/node_modules/kafkajs/package.json"; then
+  ( cd "$PREFIX/node" && { [ -f package.json ] || npm init -y >/dev/null; } &&
+    npm install -s --no-audit --no-fund kafkajs@2.2.4 >/dev/null )
+fi
+echo "interop clients installed under $PREFIX"

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Runs real Kafka clients against the built `strata` binary: kcat (Debian's librdkafka 2.0.2), confluent-kafka,
+# kafka-python, aiokafka and kafkajs each produce, consume, use a consumer group and an admin call, asserting
+# counts and contents. Needs tests/interop/install.sh first. Prints "N passed, M failed"; exits non-zero on a failure.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+PREFIX=${STRATA_INTEROP_PREFIX:-$HOME/.cache/strata-interop}
+cd "$ROOT"
+
+# STRATA_BIN: use an already-built binary (e.g. a release build) instead of building the debug one.
+BIN=${STRATA_BIN:-}
+if [ -z "$BIN" ]; then
+  cargo build -q -p strata-broker --bin strata
+  TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+  case "$TARGET" in /*) ;; *) TARGET="$ROOT/$TARGET" ;; esac
+  BIN="$TARGET/debug/strata"
+fi
+[ -x "$BIN" ] || { echo "strata binary not found at $BIN" >&2; exit 1; }
+
+WORK=$(mktemp -d)
+PID=
+cleanup() {
+  [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+RUST_LOG=info "$BIN" --override listeners=PLAINTEXT://127.0.0.1:0 --override "log.dirs=$WORK/data" \
+  2>"$WORK/broker.log" &
+PID=$!
+BS=
+for _ in $(seq 1 300); do
+  BS=$(grep -o 'bootstrap.servers=[^ ]*' "$WORK/broker.log" | head -1 | cut -d= -f2 || true)
+  [ -n "$BS" ] && break
+  kill -0 "$PID" 2>/dev/null || { cat "$WORK/broker.log" >&2; echo "strata exited during start-up" >&2; exit 1; }
+  sleep 0.1
+done
+[ -n "$BS" ] || { cat "$WORK/broker.log" >&2; echo "strata printed no ready line" >&2; exit 1; }
+echo "strata ready at $BS"
+
+pass=0
+fail=0
+check() {
+  local name=$1; shift
+  if "$@" >"$WORK/$name.out" 2>&1; then
+    pass=$((pass + 1)); echo "ok   $name"
+  else
+    fail=$((fail + 1)); echo "FAIL $name"; tail -40 "$WORK/$name.out" | sed 's/^/    /'
+  fi
+}
+
+kcat_check() {
+  local t="kcat-$RANDOM" want got
+  want=$(for i in $(seq 1 100); do echo "k$i:v$i-$((i * 7))"; done)
+  # Produce (auto-creates the topic) and read back.
+  echo "$want" | kcat -b "$BS" -P -t "$t" -K: -X acks=all
+  got=$(timeout 60 kcat -b "$BS" -C -e -q -o beginning -t "$t" -f '%k:%s\n')
+  [ "$got" = "$want" ] || { echo "kcat consume differs"; diff <(echo "$want") <(echo "$got") | head; return 1; }
+  # Admin: metadata lists the topic and the internal offsets topic.
+  kcat -b "$BS" -L | grep -q "topic \"$t\" with 1 partitions"
+  kcat -b "$BS" -L | grep -q 'topic "__consumer_offsets"'
+  # Consumer group: consume all, commit on close; a second run resumes after the committed offsets.
+  got=$(timeout 60 kcat -b "$BS" -G "$t-g" -q -c 100 -f '%s\n' -X auto.offset.reset=earliest "$t" | wc -l)
+  [ "$got" -eq 100 ] || { echo "group consumed $got of 100"; return 1; }
+  for i in 1 2 3; do echo "late$i"; done | kcat -b "$BS" -P -t "$t"
+  got=$(timeout 60 kcat -b "$BS" -G "$t-g" -q -c 3 -f '%s\n' -X auto.offset.reset=earliest "$t")
+  [ "$got" = "$(printf 'late1\nlate2\nlate3')" ] || { echo "group did not resume at its commit: $got"; return 1; }
+  # The internal offsets topic is readable.
+  got=$(timeout 30 kcat -b "$BS" -C -e -q -o beginning -t __consumer_offsets -f '%o\n' | wc -l)
+  [ "$got" -ge 1 ] || { echo "__consumer_offsets is empty"; return 1; }
+}
+
+check kcat kcat_check
+for c in confluent kafka-python aiokafka; do
+  check "$c" timeout 180 "$PREFIX/venv/bin/python" "$HERE/clients.py" "$BS" "$c"
+done
+check kafkajs env NODE_PATH="$PREFIX/node/node_modules" KAFKAJS_NO_PARTITIONER_WARNING=1 \
+  timeout 180 node "$HERE/kafkajs-check.js" "$BS"
+
+# Graceful shutdown writes the clean-shutdown marker.
+kill -TERM "$PID"
+if wait "$PID" && [ -e "$WORK/data/.kafka_cleanshutdown" ]; then
+  pass=$((pass + 1)); echo "ok   sigterm-clean-shutdown"
+else
+  fail=$((fail + 1)); echo "FAIL sigterm-clean-shutdown"; tail -20 "$WORK/broker.log"
+fi
+PID=
+
+echo "interop: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
