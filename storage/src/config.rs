@@ -212,21 +212,12 @@ impl LogConfig {
 
 /// The log manager's configuration.
 #[non_exhaustive]
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct LogManagerConfig {
     /// Kafka: `log.dirs`. Default: empty (must be set). Each dir holds `<topic>-<partition>` directories.
     pub log_dirs: Vec<PathBuf>,
     /// The config of logs created without an explicit one and the base of topic overrides.
     pub default_log_config: LogConfig,
-}
-
-impl Default for LogManagerConfig {
-    fn default() -> Self {
-        Self {
-            log_dirs: Vec::new(),
-            default_log_config: LogConfig::default(),
-        }
-    }
 }
 
 impl LogManagerConfig {

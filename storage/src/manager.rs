@@ -8,9 +8,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use uuid::Uuid;
 
 use crate::error::io_err;
-use crate::log::{
-    load_log, now_ms, LoadParams, LogDir, RollListener, RollListeners, RolledSegment,
-};
+use crate::log::{load_log, now_ms, LoadParams, LogDir, RollListener, RollListeners};
 use crate::names::{
     self, CLEAN_SHUTDOWN_MARKER, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT,
 };
@@ -321,8 +319,7 @@ impl LogManager {
     }
 
     /// Called with every segment that rolls (after it is flushed), from the appending thread: keep it cheap.
-    pub fn add_roll_listener(&self, l: Arc<dyn Fn(&TopicPartition, &RolledSegment) + Send + Sync>) {
-        let l: RollListener = l;
+    pub fn add_roll_listener(&self, l: RollListener) {
         self.listeners.add(l);
     }
 

@@ -345,8 +345,8 @@ impl LogSegment {
             Some(first) if first >= 0 => max_timestamp - first,
             _ => now_ms - self.created_ms,
         };
-        (size > 0 && size + incoming_bytes as u64 > config.segment_bytes)
-            || (size > 0 && age > config.segment_ms)
+        (size > 0
+            && (size + incoming_bytes as u64 > config.segment_bytes || age > config.segment_ms))
             || self.offset_index.is_full()
             || self.time_index.is_full()
             || max_offset - self.base_offset > i32::MAX as i64

@@ -91,7 +91,7 @@ fn tiered_segments_leave_disk_only_once_in_remote_storage() {
     );
     // Delete records is bounded by the same rule on a tiered partition.
     assert_eq!(log.delete_records(12).unwrap(), 12);
-    assert_eq!(log.local_log_start_offset(), 12.max(8));
+    assert_eq!(log.local_log_start_offset(), 12);
     assert_eq!(log.number_of_segments(), 7);
 }
 

@@ -18,7 +18,6 @@ use crate::TopicPartition;
 
 /// The result of [`UnifiedLog::append_as_leader`].
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct LogAppendInfo {
     /// Offset of the first record appended (or of the original, for a duplicate).
     pub first_offset: i64,
@@ -34,7 +33,6 @@ pub struct LogAppendInfo {
 
 /// The result of [`UnifiedLog::read`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct FetchDataInfo {
     /// Whole batches starting at the batch that contains the fetch offset; empty `Bytes` when nothing.
     pub records: Bytes,
@@ -42,7 +40,6 @@ pub struct FetchDataInfo {
 
 /// A segment that is no longer active, as tiering sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct RolledSegment {
     /// First offset of the segment (its file name).
     pub base_offset: i64,

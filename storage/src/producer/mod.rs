@@ -179,15 +179,12 @@ impl ProducerStateManager {
         if pid < 0 {
             return;
         }
-        if !pending.contains_key(&pid) {
-            let e = self
-                .producers
+        let entry = pending.entry(pid).or_insert_with(|| {
+            self.producers
                 .get(&pid)
                 .cloned()
-                .unwrap_or_else(|| ProducerEntry::new(batch.producer_epoch()));
-            pending.insert(pid, e);
-        }
-        let entry = pending.get_mut(&pid).expect("inserted above");
+                .unwrap_or_else(|| ProducerEntry::new(batch.producer_epoch()))
+        });
         apply(entry, batch, base_offset);
     }
 

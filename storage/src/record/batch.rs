@@ -161,6 +161,12 @@ impl RecordBatch {
                 ),
             });
         }
+        let codec = batch.attributes() as u16 & COMPRESSION_MASK;
+        if codec > 4 {
+            return Err(Error::InvalidRecord {
+                reason: format!("unknown compression codec id {codec}"),
+            });
+        }
         if batch.records_count() < 0 {
             return Err(Error::InvalidRecord {
                 reason: format!("records count {} is negative", batch.records_count()),
@@ -234,17 +240,14 @@ impl RecordBatch {
     pub fn attributes(&self) -> i16 {
         read_i16(&self.buf, ATTRIBUTES_OFFSET)
     }
-    /// The compression codec (attributes bits 0-2).
-    pub fn compression(&self) -> Result<Compression> {
+    /// The compression codec (attributes bits 0-2; unknown codecs are rejected by [`RecordBatch::new`]).
+    pub fn compression(&self) -> Compression {
         match self.attributes() as u16 & COMPRESSION_MASK {
-            0 => Ok(Compression::None),
-            1 => Ok(Compression::Gzip),
-            2 => Ok(Compression::Snappy),
-            3 => Ok(Compression::Lz4),
-            4 => Ok(Compression::Zstd),
-            n => Err(Error::InvalidRecord {
-                reason: format!("unknown compression codec id {n}"),
-            }),
+            0 => Compression::None,
+            1 => Compression::Gzip,
+            2 => Compression::Snappy,
+            3 => Compression::Lz4,
+            _ => Compression::Zstd,
         }
     }
     /// The timestamp type (attributes bit 3).
@@ -316,7 +319,7 @@ impl RecordBatch {
     /// The records of an uncompressed batch, decoded lazily. Compressed batches return an error (the storage
     /// crate never decompresses).
     pub fn records(&self) -> Result<super::RecordIter> {
-        if self.compression()? != Compression::None {
+        if self.compression() != Compression::None {
             return Err(Error::InvalidRecord {
                 reason: format!(
                     "batch at offset {} is compressed; records cannot be read here",
@@ -340,8 +343,7 @@ impl RecordBatch {
                 ),
             });
         }
-        self.compression()?;
-        if self.compression()? == Compression::None {
+        if self.compression() == Compression::None {
             let mut pos = RECORD_BATCH_OVERHEAD;
             for i in 0..count {
                 let (len, n) =
