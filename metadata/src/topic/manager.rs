@@ -269,7 +269,7 @@ fn open_topic(
             ),
         });
     }
-    let topic_id = ids.into_iter().next().unwrap_or_else(new_topic_id);
+    let topic_id = ids.into_iter().next().unwrap_or_else(Uuid::new_v4);
     let mut log_config = LogConfig::default();
     // The manager applies rlmm.config...retention.ms itself (see `apply_retention`), never past a snapshot.
     log_config.retention_ms = -1;
@@ -284,13 +284,6 @@ fn open_topic(
         logs.push(log);
     }
     Ok((topic_id, logs))
-}
-
-/// A fresh random (v4) topic id whose first hex digit is 0. Workaround: `strata-storage`'s
-/// `parse_kafka_uuid` (reading `partition.metadata`) drops the top 4 bits of a 22-character id, so any other id
-/// would change across a restart. 124 random bits remain; drop the masking once that decoder is fixed.
-fn new_topic_id() -> Uuid {
-    Uuid::from_u128(Uuid::new_v4().as_u128() & !(0xf << 124))
 }
 
 /// Whether a snapshot can seed the replay of this topic.
