@@ -15,6 +15,8 @@ pub(crate) struct BatchMeta {
     pub(crate) size: usize,
     pub(crate) last_offset: i64,
     pub(crate) max_timestamp: i64,
+    /// Offset of the first record carrying `max_timestamp`.
+    pub(crate) offset_of_max_timestamp: i64,
 }
 
 /// A segment: `{base_offset:020}.log`, `.index`, `.timeindex`.
@@ -189,6 +191,8 @@ impl LogSegment {
                             size: batch.size_in_bytes(),
                             last_offset: batch.last_offset(),
                             max_timestamp: batch.max_timestamp(),
+                            offset_of_max_timestamp: batch.base_offset()
+                                + batch.offset_delta_of_max_timestamp() as i64,
                         },
                     ));
                     valid_bytes = pos + batch.size_in_bytes() as u64;
@@ -219,7 +223,7 @@ impl LogSegment {
     fn index_batch(&mut self, pos: u64, meta: &BatchMeta) -> Result<()> {
         if meta.max_timestamp > self.max_timestamp {
             self.max_timestamp = meta.max_timestamp;
-            self.offset_of_max_timestamp = meta.last_offset;
+            self.offset_of_max_timestamp = meta.offset_of_max_timestamp;
         }
         if self.bytes_since_last_index_entry > self.index_interval_bytes as u64 {
             if !self.offset_index.is_full() {
@@ -321,7 +325,19 @@ impl LogSegment {
             let last = base + i32::from_be_bytes(h[23..27].try_into().expect("4")) as i64;
             let max_ts = i64::from_be_bytes(h[35..43].try_into().expect("8"));
             if max_ts >= ts && last >= start_offset {
-                return Ok(Some((base.max(start_offset), max_ts)));
+                let attrs = u16::from_be_bytes([h[21], h[22]]);
+                // Uncompressed CreateTime batches: the exact record.
+                if attrs & 0x0f == 0 {
+                    let batch = RecordBatch::new_unchecked_crc(self.log.read(pos, size)?)?;
+                    for record in batch.records()? {
+                        let record = record?;
+                        if record.offset >= start_offset && record.timestamp >= ts {
+                            return Ok(Some((record.offset, record.timestamp)));
+                        }
+                    }
+                } else {
+                    return Ok(Some((base.max(start_offset), max_ts)));
+                }
             }
             pos += size as u64;
         }
@@ -403,7 +419,19 @@ impl LogSegment {
     pub fn max_timestamp(&self) -> i64 {
         self.max_timestamp
     }
-    /// Last offset of the batch carrying [`LogSegment::max_timestamp`] (-1 when empty).
+    /// The timestamp retention compares with `retention.ms`: the max timestamp, or the `.log` file's modification
+    /// time when no batch carries a timestamp (Kafka's `largestTimestamp`).
+    pub fn largest_timestamp(&self) -> i64 {
+        if self.max_timestamp >= 0 {
+            return self.max_timestamp;
+        }
+        std::fs::metadata(self.log.path())
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(-1, |d| d.as_millis() as i64)
+    }
+    /// Offset of the first record carrying [`LogSegment::max_timestamp`] (-1 when empty).
     pub fn offset_of_max_timestamp(&self) -> i64 {
         self.offset_of_max_timestamp
     }

@@ -39,18 +39,41 @@ fn timestamp_lookup_finds_first_batch_at_or_after_the_target() {
     let dir = tempfile::tempdir().unwrap();
     let m = open_manager(dir.path());
     let log = log(&m, small_segments());
-    // Batches of 2 records with max timestamps 101, 201, ..., 1001; offsets 0-1, 2-3, ...
+    // Batches of 2 records with timestamps (100i, 100i+1); offsets 0-1, 2-3, ...
     for i in 1..=10 {
         log.append_as_leader(sized_batch(2, 100, i * 100), 0)
             .unwrap();
     }
     assert!(log.number_of_segments() > 2);
-    assert_eq!(log.fetch_offset_by_timestamp(0).unwrap(), Some((0, 101)));
-    assert_eq!(log.fetch_offset_by_timestamp(450).unwrap(), Some((8, 501)));
-    assert_eq!(log.fetch_offset_by_timestamp(501).unwrap(), Some((8, 501)));
-    assert_eq!(log.fetch_offset_by_timestamp(502).unwrap(), Some((10, 601)));
+    assert_eq!(log.fetch_offset_by_timestamp(0).unwrap(), Some((0, 100)));
+    assert_eq!(log.fetch_offset_by_timestamp(450).unwrap(), Some((8, 500)));
+    assert_eq!(log.fetch_offset_by_timestamp(501).unwrap(), Some((9, 501)));
+    assert_eq!(log.fetch_offset_by_timestamp(502).unwrap(), Some((10, 600)));
     assert_eq!(log.fetch_offset_by_timestamp(2000).unwrap(), None);
     assert_eq!(log.max_timestamp_and_offset(), Some((1001, 19)));
+}
+
+#[test]
+fn max_timestamp_offset_is_the_record_carrying_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open_manager(dir.path());
+    let log = log(&m, LogConfig::default());
+    let mut b = strata_storage::RecordBatchBuilder::new();
+    for ts in [10, 50, 20] {
+        b.append(ts, None, Some(b"v"), &[]);
+    }
+    log.append_as_leader(b.build(), 0).unwrap();
+    log.append_as_leader(batch(2, 30), 0).unwrap();
+    assert_eq!(log.max_timestamp_and_offset(), Some((50, 1)));
+    assert_eq!(log.fetch_offset_by_timestamp(15).unwrap(), Some((1, 50)));
+    assert_eq!(log.fetch_offset_by_timestamp(31).unwrap(), Some((1, 50)));
+    m.shutdown().unwrap();
+    drop(log);
+    let m = open_manager(dir.path());
+    assert_eq!(
+        m.get_log(&tp()).unwrap().max_timestamp_and_offset(),
+        Some((50, 1))
+    );
 }
 
 #[test]

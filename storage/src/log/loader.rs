@@ -181,6 +181,14 @@ pub(crate) fn load_log(p: LoadParams) -> Result<UnifiedLog> {
         }
     }
     producers.truncate_head(log_start);
+    // Keep the snapshots tiering may upload (at segment boundaries) and the one at the log end; earlier
+    // shutdown snapshots inside the active segment are stale.
+    for off in producer::list_snapshots(&p.dir)? {
+        if off < leo && !segments.contains_key(&off) {
+            let path = names::offset_file(&p.dir, off, names::SNAPSHOT_SUFFIX);
+            remove(&path)?;
+        }
+    }
 
     let state = LogState {
         config: p.config.clone(),

@@ -11,7 +11,7 @@ use super::leader_epoch::LeaderEpochCache;
 use super::{now_ms, FetchDataInfo, LogAppendInfo, LogDir, RollListeners, RolledSegment};
 use crate::names::{self, SNAPSHOT_SUFFIX};
 use crate::producer::{self, ProducerStateManager, SequenceCheck};
-use crate::record::{edit, RecordBatch};
+use crate::record::{edit, offset_delta_of_max_timestamp, RecordBatch};
 use crate::segment::{BatchMeta, LogSegment};
 use crate::{Error, LogConfig, Result, TimestampType, TopicPartition};
 
@@ -243,6 +243,7 @@ impl UnifiedLog {
                     size,
                     last_offset: offset + last_delta,
                     max_timestamp: max_ts,
+                    offset_of_max_timestamp: offset + offset_delta_of_max_timestamp(b) as i64,
                 });
                 offset += last_delta + 1;
             }
@@ -345,6 +346,7 @@ impl UnifiedLog {
     /// Flushes if `flush.ms` elapsed since the last flush and something is unflushed.
     pub(crate) fn maybe_flush_on_timer(&self, now_ms: i64) -> Result<()> {
         let mut st = self.write_state();
+        self.remove_due_files_locked(&mut st, now_ms);
         if st.closed || self.log_dir.is_poisoned() || st.recovery_point >= st.log_end_offset() {
             return Ok(());
         }
@@ -450,7 +452,8 @@ impl UnifiedLog {
         Ok(())
     }
 
-    /// First offset whose batch max timestamp is >= `ts`, with that timestamp (local segments only).
+    /// The first record with timestamp >= `ts`: (offset, its timestamp), local segments only. Exact for
+    /// uncompressed batches; for compressed ones, the batch's base offset with its max timestamp.
     pub fn fetch_offset_by_timestamp(&self, ts: i64) -> Result<Option<(i64, i64)>> {
         let st = self.read_state();
         let start = st.local_log_start_offset();
@@ -465,7 +468,8 @@ impl UnifiedLog {
         Ok(None)
     }
 
-    /// (max timestamp, last offset of the batch carrying it) over the local log, for ListOffsets -3.
+    /// (max timestamp, offset of the first record carrying it) over the local log, for ListOffsets -3. The offset
+    /// is exact for uncompressed batches; for compressed ones it is the batch's last offset.
     pub fn max_timestamp_and_offset(&self) -> Option<(i64, i64)> {
         let st = self.read_state();
         let start = st.local_log_start_offset();

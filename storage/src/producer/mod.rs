@@ -10,7 +10,8 @@ use crate::record::RecordBatch;
 use crate::{Error, Result};
 
 pub(crate) use snapshot::{
-    delete_snapshots_below, delete_snapshots_from, latest_snapshot_at_or_below, write_snapshot,
+    delete_snapshots_below, delete_snapshots_from, latest_snapshot_at_or_below, list_snapshots,
+    write_snapshot,
 };
 
 /// Batches remembered per producer (Kafka's `NUM_BATCHES_TO_RETAIN`).

@@ -330,6 +330,13 @@ impl RecordBatch {
         Ok(super::RecordIter::new(self.clone()))
     }
 
+    /// Offset delta of the first record carrying the batch's max timestamp: exact for uncompressed CreateTime
+    /// batches (records are walked), 0 for LogAppendTime (every record has the max), and the last offset delta for
+    /// compressed batches (Kafka's shallow answer; this crate never decompresses).
+    pub fn offset_delta_of_max_timestamp(&self) -> i32 {
+        offset_delta_of_max_timestamp(&self.buf)
+    }
+
     /// Checks what Kafka's `LogValidator` checks before a leader append: record count matches the offset delta,
     /// and, for uncompressed batches, the records exactly fill the batch.
     pub(crate) fn validate_for_append(&self) -> Result<()> {
@@ -370,6 +377,44 @@ impl RecordBatch {
         }
         Ok(())
     }
+}
+
+/// See [`RecordBatch::offset_delta_of_max_timestamp`]; `b` is one structurally valid batch.
+pub(crate) fn offset_delta_of_max_timestamp(b: &[u8]) -> i32 {
+    let last = read_i32(b, LAST_OFFSET_DELTA_OFFSET);
+    let attrs = read_i16(b, ATTRIBUTES_OFFSET) as u16;
+    if attrs & TIMESTAMP_TYPE_MASK != 0 {
+        return 0;
+    }
+    if attrs & COMPRESSION_MASK != 0 {
+        return last;
+    }
+    let (first_ts, max_ts) = (
+        read_i64(b, BASE_TIMESTAMP_OFFSET),
+        read_i64(b, MAX_TIMESTAMP_OFFSET),
+    );
+    let mut pos = RECORD_BATCH_OVERHEAD;
+    for _ in 0..read_i32(b, RECORDS_COUNT_OFFSET).max(0) {
+        let Some((len, n)) = varint::read_varint(&b[pos..]) else {
+            break;
+        };
+        let body = pos + n;
+        let end = body + len.max(0) as usize;
+        if len < 1 || end > b.len() {
+            break;
+        }
+        let Some((ts_delta, m)) = varint::read_varlong(&b[body + 1..end]) else {
+            break;
+        };
+        let Some((offset_delta, _)) = varint::read_varint(&b[body + 1 + m..end]) else {
+            break;
+        };
+        if first_ts.wrapping_add(ts_delta) == max_ts {
+            return offset_delta;
+        }
+        pos = end;
+    }
+    last
 }
 
 /// In-place edits of a batch's bytes, used when the leader assigns offsets.

@@ -4,6 +4,6 @@ mod batch;
 mod builder;
 mod varint;
 
-pub(crate) use batch::{batch_size_from_header, edit};
+pub(crate) use batch::{batch_size_from_header, edit, offset_delta_of_max_timestamp};
 pub use batch::{Compression, RecordBatch, RecordBatchIter, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD};
 pub use builder::{Header, Record, RecordBatchBuilder, RecordIter};
