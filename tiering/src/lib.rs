@@ -1,12 +1,33 @@
 //! The KIP-405 data plane: Kafka's [`RemoteStorageManager`] and [`ObjectStoreRsm`], its implementation over
 //! `object_store` (S3, a local directory, memory).
 //!
-//! Build one from the broker's `rsm.config.*` properties (prefix stripped) with
-//! [`ObjectStoreRsm::from_props`], check it with [`ObjectStoreRsm::validate_connectivity`] at start-up, and
-//! share it as `Arc<dyn RemoteStorageManager>`.
+//! # Use from the broker
+//! ```no_run
+//! # async fn demo(props: std::collections::HashMap<String, String>,
+//! #               meta: strata_metadata::RemoteLogSegmentMetadata,
+//! #               data: strata_tiering::LogSegmentData) -> strata_tiering::Result<()> {
+//! use std::sync::Arc;
+//! use strata_tiering::{IndexType, ObjectStoreRsm, RemoteStorageManager, RemoteStorageManagerExt};
 //!
-//! Object layout: see [`key`] (keys) and [`manifest`] (the `.rsm-manifest` and how `.log`/`.indexes` are laid
-//! out); chunk encryption in [`crypto`].
+//! // Every broker property starting with `rsm.config.`, prefix stripped: `storage.backend=s3`, ...
+//! let rsm_props = props.iter().filter_map(|(k, v)| Some((k.strip_prefix("rsm.config.")?, v.as_str())));
+//! let rsm = ObjectStoreRsm::from_props(rsm_props)?; // unknown keys / bad values: error naming the key
+//! rsm.validate_connectivity().await?;                // start-up probe: put, ranged get, list, delete
+//! let rsm: Arc<dyn RemoteStorageManager> = Arc::new(rsm);
+//!
+//! // RemoteLogManager: after RLMM COPY_SEGMENT_STARTED is durable.
+//! let custom = rsm.copy_log_segment_data(&meta, data).await?; // then COPY_SEGMENT_FINISHED with `custom`
+//! // Remote fetch: the offset index, then bytes [start, end] (inclusive) streamed chunk by chunk.
+//! let offset_index = rsm.fetch_index(&meta, IndexType::Offset).await?;
+//! let bytes = rsm.fetch_log_segment_bytes(&meta, 0, Some(1024 * 1024 - 1)).await?;
+//! // Expiry: after DELETE_SEGMENT_STARTED.
+//! rsm.delete_log_segment_data(&meta).await?;
+//! # let _ = (custom, offset_index, bytes); Ok(()) }
+//! ```
+//!
+//! Configuration keys, defaults and checks: [`RsmConfig`]. Object layout: [`key`] (keys) and [`manifest`]
+//! (the `.rsm-manifest`, `.log` and `.indexes` layouts); chunk encryption: [`crypto`]. Test support
+//! (conformance suite, `FaultyStore`, `InFlightStore`): [`testing`].
 #![warn(missing_docs)]
 
 mod backend;

@@ -14,8 +14,24 @@
 //!
 //! `chunk_index` is `fixed` when every stored chunk but the last has one size (no compression), else
 //! `{"type":"variable","original_chunk_size":C,"original_file_size":N,"transformed_chunk_sizes":[..]}`.
-//! `.log` is the stored chunks back to back; chunk `i` holds original bytes `[i*C, min((i+1)*C, N))`.
-//! `.indexes` is the stored indexes back to back; each index is one chunk (see `crate::transform`).
+//! `.log` is the stored chunks back to back; chunk `i` holds original bytes `[i*C, min((i+1)*C, N))`:
+//!
+//! | bytes | content |
+//! |---|---|
+//! | `T0` | chunk 0: `zstd?(original[0..C])`, then, if encrypted, `nonce(12) ‖ ciphertext ‖ tag(16)` |
+//! | `T1` | chunk 1, same transform of `original[C..2C]` |
+//! | ... | |
+//!
+//! `.indexes` is the stored indexes back to back, each transformed as one chunk (chunk number = index ordinal:
+//! offset 0, timestamp 1, producer snapshot 2, transaction 3, leader epoch 4), in this order:
+//!
+//! | bytes | content |
+//! |---|---|
+//! | `segment_indexes.offset.size` | `.index` |
+//! | `segment_indexes.timestamp.size` | `.timeindex` |
+//! | `segment_indexes.producer_snapshot.size` | producer `.snapshot` |
+//! | `segment_indexes.leader_epoch.size` | leader-epoch checkpoint text |
+//! | `segment_indexes.transaction.size` | `.txnindex` (absent when `transaction` is null) |
 use std::ops::Range;
 
 use serde::{Deserialize, Serialize};

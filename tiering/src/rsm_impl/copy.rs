@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
+use futures::{StreamExt, TryStreamExt};
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use strata_metadata::RemoteLogSegmentMetadata;
 use tokio::io::AsyncReadExt;
@@ -110,7 +111,7 @@ async fn copy_objects(
 
     let mut compress = cfg.compression_enabled;
     let chunk_size = cfg.chunk_size as usize;
-    let mut first = read_chunk(&mut file, chunk_size).await.map_err(io)?;
+    let first = read_chunk(&mut file, chunk_size).await.map_err(io)?;
     if compress && cfg.compression_heuristic && first_batch_is_compressed(&first) {
         compress = false;
     }
@@ -129,20 +130,52 @@ async fn copy_objects(
     };
     let transform = ChunkTransform { compress, key };
 
-    // .log: chunk by chunk; never more than one chunk read ahead of the upload.
+    // .log: chunks are read in order, transformed `upload.concurrency` at a time on blocking threads (the
+    // identity transform needs no thread), and written in order; at most that many chunks are read ahead.
     let log_key = keys.key(ObjectSuffix::Log);
+    let log_name = log_key.to_string();
+    let io_path = log_path.clone();
+    let chunks =
+        futures::stream::try_unfold((file, Some(first)), move |(mut file, pending)| async move {
+            let chunk = match pending {
+                Some(c) => c,
+                None => read_chunk(&mut file, chunk_size).await?,
+            };
+            if chunk.is_empty() {
+                return Ok(None);
+            }
+            Ok(Some((chunk.freeze(), (file, None))))
+        });
+    let parallel = if transform.is_identity() {
+        1
+    } else {
+        cfg.upload_concurrency
+    };
+    let mut stored_chunks = chunks
+        .enumerate()
+        .map(|(n, chunk)| {
+            let transform = transform.clone();
+            let log_name = log_name.clone();
+            let io_path = io_path.clone();
+            async move {
+                let chunk = chunk.map_err(|source| Error::LocalIo {
+                    path: io_path,
+                    source,
+                })?;
+                let len = chunk.len() as u64;
+                let stored =
+                    transform_chunk(&transform, ChunkKind::Log, n as u32, chunk, &log_name).await?;
+                Ok::<_, Error>((len, stored))
+            }
+        })
+        .buffered(parallel)
+        .boxed();
     let mut stored_sizes = Vec::new();
     let mut original_size = 0u64;
-    let mut n = 0u32;
-    while !first.is_empty() {
-        let chunk = first.split().freeze();
-        original_size += chunk.len() as u64;
-        let stored =
-            transform_chunk(&transform, ChunkKind::Log, n, chunk, log_key.as_ref()).await?;
+    while let Some((len, stored)) = stored_chunks.try_next().await? {
+        original_size += len;
         stored_sizes.push(stored.len() as u64);
         writer.write(stored).await?;
-        n += 1;
-        first = read_chunk(&mut file, chunk_size).await.map_err(io)?;
     }
     writer.finish().await?;
 

@@ -1,0 +1,409 @@
+//! The **RemoteLogManager** (RLM): joins the local log ([`strata_storage::LogManager`]), the metadata plane
+//! ([`RemoteLogMetadataManager`]) and the data plane ([`RemoteStorageManager`]), as Kafka's
+//! `kafka.log.remote.RemoteLogManager` does.
+//!
+//! # What it does
+//! - **Copy** (on every segment roll and every `remote.log.manager.task.interval.ms`): for each partition with
+//!   `remote.storage.enable` (and not `remote.log.copy.disable`, see [`RemotePolicy`]), the rolled segments above
+//!   the highest offset in remote storage, in offset order, with `remote.log.manager.copier.thread.pool.size`
+//!   segments in flight across partitions: fresh [`RemoteLogSegmentId`](strata_metadata::RemoteLogSegmentId) →
+//!   RLMM `COPY_SEGMENT_STARTED` (durable before any upload) → RSM copy → `COPY_SEGMENT_FINISHED` →
+//!   `UnifiedLog::update_highest_offset_in_remote_storage` (which lets local retention free the segment). A
+//!   failed attempt is cleaned (`DELETE_SEGMENT_STARTED` → RSM delete → `DELETE_SEGMENT_FINISHED`) and the
+//!   partition retried with exponential backoff; a warning is logged while uploads fail and local disk is held.
+//! - **Restart**: the first pass of each partition restores its highest offset in remote storage and its log
+//!   start offset from the RLMM; attempts left in `COPY_SEGMENT_STARTED` are cleaned and the segments copied
+//!   again.
+//! - **Expiry**: `retention.ms` / `retention.bytes` over local + remote, and DeleteRecords (a log start offset
+//!   above a segment): the log start offset advances first (so no reader is sent to a segment being deleted,
+//!   as Kafka orders it), then `DELETE_SEGMENT_STARTED` → RSM delete → `DELETE_SEGMENT_FINISHED`.
+//! - **Reads** below the local log start: [`RemoteLogManager::read`], [`RemoteLogManager::read_many`]
+//!   (partitions in parallel, bounded bytes in flight, `remote.fetch.max.wait.ms` deadline),
+//!   [`RemoteLogManager::find_offset_by_timestamp`], [`RemoteLogManager::earliest_local`] (ListOffsets -4) and
+//!   [`RemoteLogManager::latest_tiered`] (-5).
+//! - **Operations**: [`RemoteLogManager::render_metrics`] (Prometheus text, Kafka's names), [`ops::remote_ls`],
+//!   [`ops::remote_verify`].
+//!
+//! # Use from the broker
+//! ```no_run
+//! # async fn demo(props: std::collections::HashMap<String, String>,
+//! #   log_manager: std::sync::Arc<strata_storage::LogManager>,
+//! #   rlmm: std::sync::Arc<dyn strata_metadata::RemoteLogMetadataManager>,
+//! #   rsm: std::sync::Arc<strata_tiering::ObjectStoreRsm>) -> Result<(), Box<dyn std::error::Error>> {
+//! use strata_storage::TopicPartition;
+//! use strata_tiering::rlm::{RemoteLogManager, RemoteLogManagerConfig, RemoteReadRequest, TopicRemoteConfig};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! // Construction: the whole broker property map (only `remote.log.*` / `remote.fetch.*` keys are read).
+//! let config = RemoteLogManagerConfig::from_props(props.iter())?;
+//! let rlm = RemoteLogManager::new(config, log_manager, rlmm, rsm.clone(), /* broker.id */ 1)?;
+//! let shutdown = CancellationToken::new();
+//! rlm.start(shutdown.clone()); // registers the roll listener, spawns the copy/expiry worker
+//!
+//! // Fetch below the local log start (FetchRequest partitions that need remote data, all at once):
+//! let tp = TopicPartition::new("orders", 0);
+//! let results = rlm.read_many(vec![RemoteReadRequest::new(tp.clone(), 0, 1 << 20, true)]).await;
+//! // ListOffsets: -4 / -5 / timestamps that fall in remote segments.
+//! let (_earliest_local, _epoch) = rlm.earliest_local(&tp)?;
+//! let (_latest_tiered, _epoch) = rlm.latest_tiered(&tp)?;
+//! let _hit = rlm.find_offset_by_timestamp(&tp, 1_700_000_000_000).await?;
+//! // DeleteRecords moved the log start: expire remote segments below it now.
+//! rlm.wake();
+//! // AlterConfigs / CreateTopics: check the remote rules, then apply the topic's copy policy.
+//! let new = TopicRemoteConfig::from_topic_props([("remote.storage.enable", "true")])?;
+//! let action = strata_tiering::rlm::validate_topic_config(rlm.config().system_enable, "orders", None, &new)?;
+//! rlm.set_topic_policy("orders", new.policy());
+//! # let _ = action;
+//! // DeleteTopics: every partition's remote objects and metadata.
+//! rlm.delete_topic_remote_data("orders").await?;
+//! // GET /metrics
+//! let _text = rlm.render_metrics();
+//! // `strata remote ls` / `strata remote verify`
+//! let parts = rlm.partitions_of("orders");
+//! let _rows = strata_tiering::rlm::ops::remote_ls(rlm.rlmm(), &rsm, &parts)?;
+//! let _report = strata_tiering::rlm::ops::remote_verify(rlm.rlmm(), &rsm, &parts).await?;
+//! // Shutdown: stop copying (in-flight attempts are cleaned at the next start), wait for the worker.
+//! shutdown.cancel();
+//! rlm.shutdown(std::time::Duration::from_secs(5)).await;
+//! # let _ = results; Ok(()) }
+//! ```
+mod config;
+mod copy;
+mod error;
+mod expire;
+mod index;
+mod metrics;
+pub mod ops;
+mod quota;
+mod read;
+mod validate;
+mod worker;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use strata_metadata::{RemoteLogMetadataManager, REMOTE_LOG_METADATA_TOPIC_NAME};
+use strata_storage::{LogManager, TopicIdPartition, TopicPartition, UnifiedLog};
+use tokio::sync::{Notify, Semaphore};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use uuid::Uuid;
+
+pub use config::RemoteLogManagerConfig;
+pub use error::{Error, Result};
+pub use metrics::{PartitionGauges, RemoteLogMetrics};
+pub use read::RemoteReadRequest;
+pub use validate::{validate_topic_config, ConfigChangeAction, TopicRemoteConfig};
+
+use crate::RemoteStorageManager;
+use quota::Quota;
+
+/// Per-topic tiering policy the broker sets from topic configs that [`strata_storage::LogConfig`] does not
+/// carry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RemotePolicy {
+    /// Kafka: `remote.log.copy.disable` (topic). Default: false. Stop copying; remote data stays readable and
+    /// keeps expiring.
+    pub copy_disabled: bool,
+    /// Kafka: `remote.log.delete.on.disable` (topic). Default: false. Whether turning `remote.storage.enable`
+    /// off may delete the remote data (it must be true for that change to be accepted).
+    pub delete_on_disable: bool,
+}
+
+impl RemotePolicy {
+    /// A policy with the two flags.
+    pub fn new(copy_disabled: bool, delete_on_disable: bool) -> Self {
+        Self {
+            copy_disabled,
+            delete_on_disable,
+        }
+    }
+}
+
+/// Per-partition bookkeeping of the worker.
+#[derive(Debug, Default)]
+pub(crate) struct PartitionState {
+    /// Held by the partition's copy/expiry pass and by a partition delete.
+    pub(crate) busy: tokio::sync::Mutex<()>,
+    pub(crate) progress: Mutex<Progress>,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Progress {
+    /// The first pass after start restored the offsets from the RLMM.
+    pub(crate) restored: bool,
+    /// Consecutive failed copy attempts.
+    pub(crate) failures: u32,
+    /// No copy before this instant (backoff).
+    pub(crate) retry_at: Option<Instant>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) config: RemoteLogManagerConfig,
+    pub(crate) log_manager: Arc<LogManager>,
+    pub(crate) rlmm: Arc<dyn RemoteLogMetadataManager>,
+    pub(crate) rsm: Arc<dyn RemoteStorageManager>,
+    pub(crate) broker_id: i32,
+    pub(crate) metrics: RemoteLogMetrics,
+    pub(crate) policies: Mutex<HashMap<String, RemotePolicy>>,
+    pub(crate) partitions: Mutex<HashMap<TopicIdPartition, Arc<PartitionState>>>,
+    /// Partitions whose remote data was deleted: never copied again (a re-created topic has a new id).
+    pub(crate) deleted: Mutex<HashSet<TopicIdPartition>>,
+    /// Segment ids of copy attempts in flight (the expiry pass cleans every other `COPY_SEGMENT_STARTED`).
+    pub(crate) in_flight: Mutex<HashSet<Uuid>>,
+    pub(crate) wake: Notify,
+    pub(crate) copy_slots: Semaphore,
+    pub(crate) read_slots: Semaphore,
+    pub(crate) read_queue: Semaphore,
+    pub(crate) read_bytes: Semaphore,
+    pub(crate) copy_quota: Quota,
+    pub(crate) fetch_quota: Quota,
+    pub(crate) index_cache: Option<moka::future::Cache<(Uuid, u8), Bytes>>,
+    pub(crate) tracker: TaskTracker,
+    pub(crate) cancel: CancellationToken,
+}
+
+/// Kafka's RemoteLogManager; see the [module docs](self). Cheap to clone (clones share everything).
+#[derive(Clone)]
+pub struct RemoteLogManager {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for RemoteLogManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteLogManager")
+            .field("broker_id", &self.inner.broker_id)
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+impl RemoteLogManager {
+    /// Builds the manager (nothing runs until [`start`](Self::start)). `rsm` may be any
+    /// `Arc<impl RemoteStorageManager>`; the RLMM should already be open (its cache loaded).
+    pub fn new(
+        config: RemoteLogManagerConfig,
+        log_manager: Arc<LogManager>,
+        rlmm: Arc<dyn RemoteLogMetadataManager>,
+        rsm: Arc<dyn RemoteStorageManager>,
+        broker_id: i32,
+    ) -> Result<Self> {
+        config.validate()?;
+        let index_cache = (config.index_cache_total_size_bytes > 0).then(|| {
+            moka::future::Cache::builder()
+                .max_capacity(config.index_cache_total_size_bytes)
+                .weigher(|_: &(Uuid, u8), v: &Bytes| v.len().min(u32::MAX as usize) as u32)
+                .build()
+        });
+        let bytes_permits = config
+            .fetch_max_bytes_in_flight
+            .min(Semaphore::MAX_PERMITS as u64) as usize;
+        let inner = Inner {
+            copy_slots: Semaphore::new(config.copier_pool_size),
+            read_slots: Semaphore::new(config.reader_threads),
+            read_queue: Semaphore::new(config.reader_threads + config.reader_max_pending_tasks),
+            read_bytes: Semaphore::new(bytes_permits),
+            copy_quota: Quota::new(config.copy_max_bytes_per_second),
+            fetch_quota: Quota::new(config.fetch_max_bytes_per_second),
+            config,
+            log_manager,
+            rlmm,
+            rsm,
+            broker_id,
+            metrics: RemoteLogMetrics::default(),
+            policies: Mutex::default(),
+            partitions: Mutex::default(),
+            deleted: Mutex::default(),
+            in_flight: Mutex::default(),
+            wake: Notify::new(),
+            index_cache,
+            tracker: TaskTracker::new(),
+            cancel: CancellationToken::new(),
+        };
+        Ok(Self {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// Registers a roll listener on the log manager (a roll wakes the worker) and spawns the worker, which runs a
+    /// copy + expiry pass at once, on every roll and every `remote.log.manager.task.interval.ms` until `cancel`
+    /// fires or [`shutdown`](Self::shutdown) is called. Call it once, inside a tokio runtime.
+    pub fn start(&self, cancel: CancellationToken) {
+        let weak = Arc::downgrade(&self.inner);
+        self.inner
+            .log_manager
+            .add_roll_listener(Arc::new(move |_tp, _seg| {
+                if let Some(inner) = weak.upgrade() {
+                    inner.wake.notify_one();
+                }
+            }));
+        let inner = self.inner.clone();
+        let own = self.inner.cancel.clone();
+        self.inner.tracker.spawn(async move {
+            tokio::select! {
+                _ = cancel.cancelled() => {}
+                _ = own.cancelled() => {}
+                _ = worker::run(inner) => {}
+            }
+        });
+        tracing::info!(
+            broker_id = self.inner.broker_id,
+            interval_ms = self.inner.config.task_interval_ms,
+            copiers = self.inner.config.copier_pool_size,
+            "remote log manager started"
+        );
+    }
+
+    /// Stops the worker (a copy in flight is abandoned: the RSM removes what it wrote and the next start cleans
+    /// its `COPY_SEGMENT_STARTED` record) and waits up to `deadline` for it to exit.
+    pub async fn shutdown(&self, deadline: Duration) {
+        self.inner.cancel.cancel();
+        self.inner.tracker.close();
+        if tokio::time::timeout(deadline, self.inner.tracker.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                deadline_ms = deadline.as_millis() as u64,
+                "remote log manager did not stop in time"
+            );
+        }
+    }
+
+    /// Runs a copy + expiry pass soon (after a DeleteRecords, a config change, ...). Cheap; coalesces.
+    pub fn wake(&self) {
+        self.inner.wake.notify_one();
+    }
+
+    /// Runs one copy + expiry pass over every tiered partition now and returns when it is done (tests, the
+    /// demo, and `strata` admin commands; the worker does the same on its own).
+    pub async fn run_once(&self) {
+        worker::pass(&self.inner).await;
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &RemoteLogManagerConfig {
+        &self.inner.config
+    }
+
+    /// The metadata manager (for [`ops`]).
+    pub fn rlmm(&self) -> &dyn RemoteLogMetadataManager {
+        self.inner.rlmm.as_ref()
+    }
+
+    /// The metrics registry.
+    pub fn metrics(&self) -> &RemoteLogMetrics {
+        &self.inner.metrics
+    }
+
+    /// Prometheus text of every tiering metric (the broker serves it on `/metrics`).
+    pub fn render_metrics(&self) -> String {
+        self.inner.metrics.render()
+    }
+
+    /// Sets a topic's [`RemotePolicy`] (from its `remote.log.copy.disable` / `remote.log.delete.on.disable`).
+    pub fn set_topic_policy(&self, topic: &str, policy: RemotePolicy) {
+        self.inner
+            .policies
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(topic.to_string(), policy);
+        self.wake();
+    }
+
+    /// The topic's policy (default when never set).
+    pub fn topic_policy(&self, topic: &str) -> RemotePolicy {
+        self.inner.policy(topic)
+    }
+
+    /// The partitions of `topic` this broker has logs for, with their topic id, in partition order.
+    pub fn partitions_of(&self, topic: &str) -> Vec<TopicIdPartition> {
+        let mut v: Vec<TopicIdPartition> = self
+            .inner
+            .log_manager
+            .all_logs()
+            .iter()
+            .filter(|l| l.topic_partition().topic() == topic)
+            .map(|l| tip_of(l))
+            .collect();
+        v.sort_by_key(|t| t.partition());
+        v
+    }
+}
+
+/// The partition of a log, with its topic id.
+pub(crate) fn tip_of(log: &UnifiedLog) -> TopicIdPartition {
+    TopicIdPartition::new(log.topic_id(), log.topic_partition().clone())
+}
+
+impl Inner {
+    pub(crate) fn policy(&self, topic: &str) -> RemotePolicy {
+        self.policies
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(topic)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn state(&self, tip: &TopicIdPartition) -> Arc<PartitionState> {
+        self.partitions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(tip.clone())
+            .or_default()
+            .clone()
+    }
+
+    pub(crate) fn is_deleted(&self, tip: &TopicIdPartition) -> bool {
+        self.deleted
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(tip)
+    }
+
+    /// Logs the worker tiers: `remote.storage.enable`, the system switch on, not the metadata topic.
+    pub(crate) fn tiered_logs(&self) -> Vec<Arc<UnifiedLog>> {
+        if !self.config.system_enable {
+            return Vec::new();
+        }
+        self.log_manager
+            .all_logs()
+            .into_iter()
+            .filter(|l| {
+                l.config().remote_storage_enable
+                    && l.topic_partition().topic() != REMOTE_LOG_METADATA_TOPIC_NAME
+                    && !self.is_deleted(&tip_of(l))
+            })
+            .collect()
+    }
+
+    pub(crate) fn log(&self, tp: &TopicPartition) -> Result<Arc<UnifiedLog>> {
+        self.log_manager
+            .get_log(tp)
+            .ok_or_else(|| Error::UnknownPartition { tp: tp.clone() })
+    }
+
+    /// Times one RSM call into the storage metrics.
+    pub(crate) async fn timed<T>(
+        &self,
+        operation: &'static str,
+        f: impl std::future::Future<Output = crate::Result<T>>,
+    ) -> Result<T> {
+        let t = Instant::now();
+        let r = f.await;
+        self.metrics.storage_call(operation, t.elapsed(), r.is_ok());
+        r.map_err(Error::remote(operation))
+    }
+}
