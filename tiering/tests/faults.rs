@@ -44,6 +44,14 @@ async fn manifest_count(store: &dyn ObjectStore) -> usize {
         .count()
 }
 
+async fn wait_for(cond: impl Fn() -> bool, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 /// A 12 MiB segment: three multipart parts of 5, 5 and 2 MiB.
 fn big_segment(dir: &std::path::Path) -> strata_tiering::testing::SegmentFiles {
     write_segment_files(dir, 0, segment_bytes(12 * MIB, 3, false), true)
@@ -168,12 +176,20 @@ async fn hung_copy_cancelled_by_timeout_cleans_up_in_background() {
     let rsm = rsm_over(faulty.clone(), |_| {});
     let files = big_segment(dir.path());
     let meta = segment_metadata("t", 0, 0, files.log.len() as u64);
-    let r = tokio::time::timeout(
-        Duration::from_millis(500),
-        rsm.copy_log_segment_data(&meta, files.data),
+    let copy = {
+        let (rsm, meta) = (rsm.clone(), meta.clone());
+        tokio::spawn(async move { rsm.copy_log_segment_data(&meta, files.data).await })
+    };
+    wait_for(
+        || faulty.calls(Op::PutPart) >= 2,
+        "the copy to reach the hanging second part",
     )
     .await;
-    assert!(r.is_err(), "the copy hangs on the second part");
+    assert!(
+        !copy.is_finished(),
+        "the copy hangs at the hanging second part"
+    );
+    copy.abort(); // what a caller's timeout does: drop the copy future
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let aborted = faulty.calls(Op::AbortMultipart) == 1;
@@ -199,12 +215,20 @@ async fn hung_manifest_put_leaves_no_manifest() {
     let rsm = rsm_over(faulty.clone(), |_| {});
     let files = write_segment_files(dir.path(), 0, segment_bytes(10_000, 1, false), true);
     let meta = segment_metadata("t", 0, 0, files.log.len() as u64);
-    let r = tokio::time::timeout(
-        Duration::from_millis(300),
-        rsm.copy_log_segment_data(&meta, files.data),
+    let copy = {
+        let (rsm, meta) = (rsm.clone(), meta.clone());
+        tokio::spawn(async move { rsm.copy_log_segment_data(&meta, files.data).await })
+    };
+    wait_for(
+        || faulty.calls(Op::Put) >= 3,
+        "the copy to reach the hanging manifest put",
     )
     .await;
-    assert!(r.is_err());
+    assert!(
+        !copy.is_finished(),
+        "the copy hangs at the hanging manifest put"
+    );
+    copy.abort(); // what a caller's timeout does: drop the copy future
     let deadline = Instant::now() + Duration::from_secs(10);
     while object_count(base.as_ref()).await != 0 {
         assert!(
