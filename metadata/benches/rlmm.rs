@@ -119,6 +119,7 @@ fn replay(c: &mut Criterion) {
 }
 
 fn write_latency(c: &mut Criterion) {
+    // Run with `-- rlmm_write` to skip the replay group.
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -139,7 +140,33 @@ fn write_latency(c: &mut Criterion) {
                 .unwrap();
         })
     });
+    // 32 callers at once (e.g. the copier finishing many partitions): group commit shares the fsyncs.
+    let tps: Vec<_> = (0..32).map(|p| fresh_partition("concurrent", p)).collect();
+    let mut base = 0i64;
+    group.bench_function("32_concurrent_durable_records", |b| {
+        b.iter(|| {
+            base += 10;
+            rt.block_on(async {
+                let writes = tps.iter().map(|tp| {
+                    let r = rlmm.clone();
+                    let m = segment(tp, base, base + 9, &[(0, base)]);
+                    tokio::spawn(async move { r.add_remote_log_segment_metadata(m).await })
+                });
+                for w in futures_join(writes.collect()).await {
+                    w.unwrap();
+                }
+            })
+        })
+    });
     group.finish();
+}
+
+async fn futures_join<T: Send + 'static>(handles: Vec<tokio::task::JoinHandle<T>>) -> Vec<T> {
+    let mut out = Vec::with_capacity(handles.len());
+    for h in handles {
+        out.push(h.await.unwrap());
+    }
+    out
 }
 
 criterion_group!(benches, replay, write_latency);

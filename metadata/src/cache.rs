@@ -185,16 +185,21 @@ impl RemoteLogMetadataCache {
     /// Checks `records` as if applied one after another, without changing anything; the error names the
     /// first rejected record. Cost: proportional to `records`, not to the cache.
     pub(crate) fn check_sequence(&self, records: &[RemoteLogMetadataRecord]) -> Result<()> {
-        let mut overlay = Overlay {
-            cache: self,
-            segments: HashMap::new(),
-            deletes: HashMap::new(),
-            wiped: Vec::new(),
-        };
+        let mut overlay = self.overlay();
         for r in records {
             overlay.check_and_apply(r)?;
         }
         Ok(())
+    }
+
+    /// An empty overlay over this cache, to check a sequence of writes.
+    pub(crate) fn overlay(&self) -> Overlay<'_> {
+        Overlay {
+            cache: self,
+            segments: HashMap::new(),
+            deletes: HashMap::new(),
+            wiped: Vec::new(),
+        }
     }
 
     /// Checks, then applies.
@@ -351,7 +356,8 @@ struct PartitionImage {
 }
 
 /// Segment and partition-delete states changed by a not-yet-applied sequence of records, over the cache.
-struct Overlay<'a> {
+#[derive(Clone)]
+pub(crate) struct Overlay<'a> {
     cache: &'a RemoteLogMetadataCache,
     segments: HashMap<crate::RemoteLogSegmentId, Option<RemoteLogSegmentState>>,
     deletes: HashMap<TopicIdPartition, Option<RemotePartitionDeleteState>>,
@@ -370,7 +376,9 @@ impl Overlay<'_> {
         self.cache.segment(id).map(|m| m.state)
     }
 
-    fn check_and_apply(&mut self, record: &RemoteLogMetadataRecord) -> Result<()> {
+    /// Checks `record` against the overlay; when accepted, records its effect. A rejected record changes
+    /// nothing.
+    pub(crate) fn check_and_apply(&mut self, record: &RemoteLogMetadataRecord) -> Result<()> {
         match record {
             RemoteLogMetadataRecord::Segment(m) => {
                 // Same checks as `check`, against the overlay's state.

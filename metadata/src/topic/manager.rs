@@ -1,6 +1,6 @@
 //! `TopicBasedRemoteLogMetadataManager`: the RLMM whose durable store is the internal topic
 //! `__remote_log_metadata`, an ordinary partition set of the broker's `LogManager`.
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -11,6 +11,7 @@ use strata_storage::{
     LogConfig, LogManager, RecordBatch, RecordBatchBuilder, TopicIdPartition, TopicPartition,
     UnifiedLog,
 };
+use tokio::sync::{oneshot, Semaphore};
 use uuid::Uuid;
 
 use super::config::{TopicBasedRemoteLogMetadataManagerConfig, REMOTE_LOG_METADATA_TOPIC_NAME};
@@ -28,6 +29,10 @@ use crate::{
 const REPLAY_READ_BYTES: usize = 4 << 20;
 /// A start-up that replays at least this many records writes a fresh snapshot.
 const SNAPSHOT_AFTER_REPLAYED_RECORDS: u64 = 10_000;
+/// Most writes committed together in one group.
+const MAX_GROUP_WRITES: usize = 1024;
+/// Most writes waiting for a group commit; further callers wait for a slot.
+const MAX_QUEUED_WRITES: usize = 4096;
 /// Leader epoch the metadata records are appended under (single node).
 const LEADER_EPOCH: i32 = 0;
 
@@ -48,10 +53,11 @@ pub struct ReplayStats {
 /// The topic-based RLMM (Kafka's `TopicBasedRemoteLogMetadataManager`, without the client round trip):
 ///
 /// - **Write**: validate against the cache (a rejected write writes nothing) → encode one uncompressed v2 record
-///   batch (key `"{topicId}:{partition}"`, JSON value, see [`RemoteLogMetadataRecord`]) → `append_as_leader` to
+///   batch per metadata partition (concurrent writes are group-committed, see
+///   [`write_records`](Self::write_records)) (key `"{topicId}:{partition}"`, JSON value, see [`RemoteLogMetadataRecord`]) → `append_as_leader` to
 ///   metadata partition [`metadata_partition`](crate::metadata_partition)`(tp)` → `flush` (fsync) → apply to the
-///   cache → return. Blocking work runs under `spawn_blocking`; writes are serialized, and a cancelled write
-///   still finishes (append, flush, apply) before the next one starts.
+///   cache → return. Blocking work runs under `spawn_blocking`; groups are serialized, and a cancelled write
+///   is still performed (append, flush, apply) by the next group.
 /// - **Read**: from the cache, sync.
 /// - **Start**: replay = the snapshot in `snapshot_dir` + every record after it, before `open` returns.
 /// - **Snapshot**: at most every `snapshot.interval.ms` (inside a write), on [`close`](Self::close), and
@@ -74,10 +80,21 @@ struct Inner {
     writer: Arc<tokio::sync::Mutex<WriterState>>,
     poisoned: Mutex<Option<String>>,
     closed: AtomicBool,
+    /// Writes waiting for the next group commit, in arrival order.
+    queue: Mutex<VecDeque<PendingWrite>>,
+    /// Bounds `queue`: one permit per queued write.
+    queue_slots: Semaphore,
+}
+
+/// One caller's write waiting for a group commit.
+#[derive(Debug)]
+struct PendingWrite {
+    records: Vec<RemoteLogMetadataRecord>,
+    done: oneshot::Sender<Result<()>>,
 }
 
 #[derive(Debug)]
-struct WriterState {
+pub(crate) struct WriterState {
     last_snapshot: Instant,
 }
 
@@ -138,6 +155,8 @@ impl TopicBasedRemoteLogMetadataManager {
             })),
             poisoned: Mutex::new(None),
             closed: AtomicBool::new(false),
+            queue: Mutex::new(VecDeque::new()),
+            queue_slots: Semaphore::new(MAX_QUEUED_WRITES),
         });
         if stats.replayed_records >= SNAPSHOT_AFTER_REPLAYED_RECORDS {
             inner.write_snapshot()?;
@@ -183,25 +202,52 @@ impl TopicBasedRemoteLogMetadataManager {
         self.inner.store.cache().partitions()
     }
 
-    /// Validates `records` as a sequence, then writes them durably (one batch and one fsync per metadata
-    /// partition) and applies them. Nothing is written when any record is rejected. A crash mid-call may
-    /// leave a prefix of each metadata partition's share written; each record stays whole.
+    /// Validates `records` as a sequence, then writes them durably and applies them. Nothing is written
+    /// when any record is rejected. A crash mid-call may leave a prefix of each metadata partition's share
+    /// written; each record stays whole.
+    ///
+    /// Group commit: writes that arrive while another is being flushed are validated in arrival order and
+    /// written together (one batch and one fsync per metadata partition touched), each still all or nothing
+    /// on its own. A cancelled caller's write is still performed by the next group.
     pub async fn write_records(&self, records: Vec<RemoteLogMetadataRecord>) -> Result<()> {
         if records.is_empty() {
             return Ok(());
         }
-        let guard = Arc::clone(&self.inner.writer).lock_owned().await;
-        let inner = Arc::clone(&self.inner);
-        // The guard moves into the blocking task: a cancelled caller can not let the next write in early.
-        tokio::task::spawn_blocking(move || {
-            let mut guard = guard;
-            inner.write_blocking(records, &mut guard)
-        })
-        .await
-        .map_err(|e| {
-            self.inner
-                .poison(format!("metadata write task failed: {e}"))
-        })?
+        let inner = &self.inner;
+        let _slot = inner
+            .queue_slots
+            .acquire()
+            .await
+            .map_err(|_| Error::Closed)?;
+        let (done, mut result) = oneshot::channel();
+        inner.lock_queue().push_back(PendingWrite { records, done });
+        loop {
+            let guard = Arc::clone(&inner.writer).lock_owned().await;
+            match result.try_recv() {
+                Ok(r) => return r,
+                Err(oneshot::error::TryRecvError::Closed) => {
+                    return Err(Error::Poisoned {
+                        reason: "the metadata write task failed".to_owned(),
+                    })
+                }
+                Err(oneshot::error::TryRecvError::Empty) => {}
+            }
+            let group: Vec<PendingWrite> = {
+                let mut q = inner.lock_queue();
+                let n = q.len().min(MAX_GROUP_WRITES);
+                q.drain(..n).collect()
+            };
+            let task_inner = Arc::clone(inner);
+            // The guard moves into the blocking task: a cancelled caller can not let the next group in early.
+            let joined = tokio::task::spawn_blocking(move || {
+                let mut guard = guard;
+                task_inner.commit_group(group, &mut guard)
+            })
+            .await;
+            if let Err(e) = joined {
+                return Err(inner.poison(format!("metadata write task failed: {e}")));
+            }
+        }
     }
 
     /// Writes a snapshot now (waiting for in-flight writes).
@@ -393,23 +439,58 @@ impl Inner {
         Error::Poisoned { reason }
     }
 
-    fn write_blocking(
-        &self,
-        records: Vec<RemoteLogMetadataRecord>,
-        writer: &mut WriterState,
-    ) -> Result<()> {
+    fn lock_queue(&self) -> std::sync::MutexGuard<'_, VecDeque<PendingWrite>> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Validates, writes, flushes and applies one group of writes; answers every write of the group.
+    fn commit_group(&self, group: Vec<PendingWrite>, writer: &mut WriterState) {
+        let refuse = |group: Vec<PendingWrite>, err: &dyn Fn() -> Error| {
+            for w in group {
+                let _ = w.done.send(Err(err())); // the caller may have gone: nothing to tell
+            }
+        };
         if self.closed.load(Ordering::Acquire) {
-            return Err(Error::Closed);
+            return refuse(group, &|| Error::Closed);
         }
         if let Some(reason) = self.poisoned() {
-            return Err(Error::Poisoned { reason });
+            return refuse(group, &|| Error::Poisoned {
+                reason: reason.clone(),
+            });
         }
-        self.store.cache().check_sequence(&records)?;
+
+        // Validate in arrival order, each write all or nothing, each seeing the accepted ones before it.
+        let mut accepted = Vec::with_capacity(group.len());
+        {
+            let cache = self.store.cache();
+            let mut overlay = cache.overlay();
+            for w in group {
+                let checked = if let [one] = w.records.as_slice() {
+                    overlay.check_and_apply(one) // a rejected record leaves the overlay unchanged
+                } else {
+                    let mut trial = overlay.clone();
+                    let r = w.records.iter().try_for_each(|r| trial.check_and_apply(r));
+                    if r.is_ok() {
+                        overlay = trial;
+                    }
+                    r
+                };
+                match checked {
+                    Ok(()) => accepted.push(w),
+                    Err(e) => {
+                        let _ = w.done.send(Err(e));
+                    }
+                }
+            }
+        }
+        if accepted.is_empty() {
+            return;
+        }
 
         let n = self.config.num_partitions;
         let mut by_partition: BTreeMap<i32, RecordBatchBuilder> = BTreeMap::new();
         let ts = now_ms();
-        for r in &records {
+        for r in accepted.iter().flat_map(|w| &w.records) {
             let p = metadata_partition(r.topic_id_partition(), n);
             let key = r.key();
             by_partition.entry(p).or_default().append(
@@ -429,25 +510,38 @@ impl Inner {
             if let Err(e) = written {
                 // Records of other metadata partitions may already be durable: the cache no longer matches.
                 let reason = e.to_string();
-                self.poison(reason);
-                return Err(e);
+                self.poison(reason.clone());
+                let mut first = Some(e);
+                for w in accepted {
+                    let err = first.take().unwrap_or_else(|| Error::Poisoned {
+                        reason: reason.clone(),
+                    });
+                    let _ = w.done.send(Err(err));
+                }
+                return;
             }
         }
+        let mut answers = Vec::with_capacity(accepted.len());
         {
             let mut cache = self.store.cache_mut();
-            for r in records {
-                cache.apply(r);
+            for w in accepted {
+                for r in w.records {
+                    cache.apply(r);
+                }
+                answers.push(w.done);
             }
         }
         if writer.last_snapshot.elapsed() >= Duration::from_millis(self.config.snapshot_interval_ms)
         {
-            // A failed snapshot costs only replay time: log it, keep the write's success.
+            // A failed snapshot costs only replay time: log it, keep the writes' success.
             if let Err(e) = self.write_snapshot() {
                 tracing::warn!(error = %e, "remote log metadata snapshot failed");
             }
             writer.last_snapshot = Instant::now();
         }
-        Ok(())
+        for done in answers {
+            let _ = done.send(Ok(()));
+        }
     }
 
     /// Writes the snapshot; the caller holds the writer lock, so the cache and log ends agree.
@@ -596,6 +690,16 @@ impl RemoteLogMetadataManager for TopicBasedRemoteLogMetadataManager {
 impl TopicBasedRemoteLogMetadataManager {
     pub(crate) fn cache_image(&self) -> crate::cache::CacheImage {
         self.inner.store.cache().to_image()
+    }
+
+    /// Blocks every group commit until the guard drops.
+    pub(crate) async fn hold_writer(&self) -> tokio::sync::OwnedMutexGuard<WriterState> {
+        Arc::clone(&self.inner.writer).lock_owned().await
+    }
+
+    /// Writes waiting for a group commit.
+    pub(crate) fn queued_writes(&self) -> usize {
+        self.inner.lock_queue().len()
     }
 
     /// Runs retention as if the clock read `now_ms`, against the snapshot offsets `covered`.

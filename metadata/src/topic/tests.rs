@@ -316,6 +316,129 @@ async fn retention_deletes_only_records_a_snapshot_covers() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_commit_answers_each_write_on_its_own() {
+    let b = Broker::new();
+    let lm = b.log_manager();
+    let (rlmm, _) = b.open(&lm, config().with_num_partitions(1));
+    let tp = fresh_partition("group", 0);
+    let x = segment(&tp, 0, 9, &[(0, 0)]);
+    let y = segment(&tp, 10, 19, &[(0, 10)]);
+    let unknown = segment(&tp, 20, 29, &[(0, 20)]);
+    let writes = vec![
+        vec![RemoteLogMetadataRecord::Segment(x.clone())],
+        vec![RemoteLogMetadataRecord::SegmentUpdate(update(
+            &x,
+            RemoteLogSegmentState::CopySegmentFinished,
+        ))],
+        vec![RemoteLogMetadataRecord::SegmentUpdate(update(
+            &unknown,
+            RemoteLogSegmentState::CopySegmentFinished,
+        ))],
+        // all or nothing: the second record is illegal, so `y` is not added either
+        vec![
+            RemoteLogMetadataRecord::Segment(y.clone()),
+            RemoteLogMetadataRecord::SegmentUpdate(update(
+                &y,
+                RemoteLogSegmentState::DeleteSegmentFinished,
+            )),
+        ],
+        vec![RemoteLogMetadataRecord::SegmentUpdate(update(
+            &x,
+            RemoteLogSegmentState::DeleteSegmentStarted,
+        ))],
+    ];
+    let n = writes.len();
+    let guard = rlmm.hold_writer().await;
+    let mut tasks = Vec::new();
+    for (i, w) in writes.into_iter().enumerate() {
+        let r = rlmm.clone();
+        tasks.push(tokio::spawn(async move { r.write_records(w).await }));
+        // keep arrival order = index order
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while rlmm.queued_writes() < i + 1 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "write {i} never queued"
+            );
+            tokio::task::yield_now().await;
+        }
+    }
+    assert_eq!(rlmm.queued_writes(), n);
+    drop(guard);
+    let mut results = Vec::new();
+    for t in tasks {
+        results.push(t.await.unwrap());
+    }
+    assert!(
+        results[0].is_ok() && results[1].is_ok() && results[4].is_ok(),
+        "{results:?}"
+    );
+    assert!(
+        matches!(results[2], Err(Error::UnknownSegment { .. })),
+        "{results:?}"
+    );
+    assert!(
+        matches!(results[3], Err(Error::InvalidStateTransition { .. })),
+        "{results:?}"
+    );
+    let listed = rlmm.list_remote_log_segments(&tp).unwrap();
+    assert_eq!(listed.len(), 1, "only x exists");
+    assert_eq!(listed[0].state, RemoteLogSegmentState::DeleteSegmentStarted);
+
+    let log = lm
+        .get_log(&TopicPartition::new(REMOTE_LOG_METADATA_TOPIC_NAME, 0))
+        .unwrap();
+    let data = log.read(0, 1 << 20, true, None).unwrap();
+    let batches: Vec<_> = RecordBatch::iter(&data.records)
+        .map(|b| b.unwrap())
+        .collect();
+    assert_eq!(
+        batches.len(),
+        1,
+        "the three accepted writes went out as one batch"
+    );
+    assert_eq!(batches[0].records_count(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_writers_all_land_and_survive_restart() {
+    let b = Broker::new();
+    let lm = b.log_manager();
+    let (rlmm, _) = b.open(&lm, config());
+    let mut tasks = Vec::new();
+    for w in 0..16 {
+        let r = rlmm.clone();
+        tasks.push(tokio::spawn(async move {
+            let tp = fresh_partition("concurrent", w);
+            for s in 0..5i64 {
+                let m = segment(&tp, s * 10, s * 10 + 9, &[(0, s * 10)]);
+                r.add_remote_log_segment_metadata(m.clone()).await.unwrap();
+                r.update_remote_log_segment_metadata(update(
+                    &m,
+                    RemoteLogSegmentState::CopySegmentFinished,
+                ))
+                .await
+                .unwrap();
+            }
+            tp
+        }));
+    }
+    for t in tasks {
+        let tp = t.await.unwrap();
+        assert_eq!(rlmm.highest_offset_for_epoch(&tp, 0).unwrap(), Some(49));
+    }
+    assert_eq!(rlmm.live_segment_count(), 80);
+    let before = rlmm.cache_image();
+    drop(rlmm);
+    lm.shutdown().unwrap();
+    drop(lm);
+    let lm = b.log_manager();
+    let (rlmm, stats) = b.open(&lm, config());
+    assert_eq!(stats.replayed_records, 160);
+    assert_eq!(rlmm.cache_image(), before);
+}
+
 #[tokio::test]
 async fn records_are_kafka_batches_with_key_and_versioned_json() {
     let b = Broker::new();
