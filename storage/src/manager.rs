@@ -48,8 +48,17 @@ impl LogManager {
             let log_dir = Arc::new(LogDir::new(path.clone()));
             let marker = path.join(CLEAN_SHUTDOWN_MARKER);
             let clean = marker.exists();
-            let recovery_points = checkpoint::read_offsets(&path.join(RECOVERY_POINT_CHECKPOINT))?;
-            let log_starts = checkpoint::read_offsets(&path.join(LOG_START_OFFSET_CHECKPOINT))?;
+            // An unreadable checkpoint is not fatal: without recovery points every segment is recovered, and
+            // without log start offsets each log starts at its first segment.
+            let read = |name: &str| match checkpoint::read_offsets(&path.join(name)) {
+                Ok(m) => m,
+                Err(e) => {
+                    tracing::warn!(error = %e, "ignoring unreadable checkpoint");
+                    BTreeMap::new()
+                }
+            };
+            let recovery_points = read(RECOVERY_POINT_CHECKPOINT);
+            let log_starts = read(LOG_START_OFFSET_CHECKPOINT);
             for entry in std::fs::read_dir(path).map_err(io_err(path))? {
                 let entry = entry.map_err(io_err(path))?;
                 let name = entry.file_name().to_string_lossy().into_owned();
@@ -72,10 +81,15 @@ impl LogManager {
                         reason: format!("{tp} exists in more than one log dir"),
                     });
                 }
-                let topic_id = checkpoint::read_partition_metadata(
+                let topic_id = match checkpoint::read_partition_metadata(
                     &entry.path().join(names::PARTITION_METADATA),
-                )?
-                .unwrap_or_else(Uuid::nil);
+                ) {
+                    Ok(id) => id.unwrap_or_else(Uuid::nil),
+                    Err(e) => {
+                        tracing::warn!(%tp, error = %e, "unreadable partition.metadata; topic id unknown");
+                        Uuid::nil()
+                    }
+                };
                 let log = load_log(LoadParams {
                     tp: tp.clone(),
                     topic_id,

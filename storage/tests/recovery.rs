@@ -329,3 +329,29 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn unreadable_checkpoints_fall_back_to_full_recovery() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = {
+        let m = open_manager(dir.path());
+        let log = log(&m, small_segments());
+        for i in 0..10 {
+            log.append_as_leader(sized_batch(2, 80, i), 4).unwrap();
+        }
+        m.flush_dirty_and_checkpoint(0).unwrap();
+        read_all(&log, 0)
+    };
+    std::fs::write(
+        dir.path().join("recovery-point-offset-checkpoint"),
+        "0\n5\ngarbage",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("t-0/leader-epoch-checkpoint"), "7\n").unwrap();
+    let m = open_manager(dir.path());
+    let log = m.get_log(&tp()).unwrap();
+    assert_eq!(read_all(&log, 0), before);
+    assert_eq!(log.leader_epoch_entries(), Vec::<(i32, i64)>::new());
+    log.append_as_leader(batch(1, 0), 5).unwrap();
+    assert_eq!(log.leader_epoch_entries(), vec![(5, 20)]);
+}

@@ -18,6 +18,13 @@ impl LeaderEpochCache {
         Ok(Self { path, entries })
     }
 
+    pub(crate) fn empty(path: PathBuf) -> Self {
+        Self {
+            path,
+            entries: Vec::new(),
+        }
+    }
+
     pub(crate) fn entries(&self) -> Vec<(i32, i64)> {
         self.entries.clone()
     }

@@ -161,7 +161,15 @@ pub(crate) fn load_log(p: LoadParams) -> Result<UnifiedLog> {
     let log_start = log_start.min(leo);
 
     // 3. Leader epochs and producer state.
-    let mut leader_epochs = LeaderEpochCache::load(p.dir.join(names::LEADER_EPOCH_CHECKPOINT))?;
+    let epoch_path = p.dir.join(names::LEADER_EPOCH_CHECKPOINT);
+    let mut leader_epochs = match LeaderEpochCache::load(epoch_path.clone()) {
+        Ok(c) => c,
+        Err(e @ Error::CorruptFile { .. }) => {
+            tracing::warn!(tp = %p.tp, error = %e, "resetting an unreadable leader-epoch-checkpoint");
+            LeaderEpochCache::empty(epoch_path)
+        }
+        Err(e) => return Err(e),
+    };
     leader_epochs.truncate_from_end(leo)?;
     producer::delete_snapshots_from(&p.dir, leo)?;
     let (snap_offset, mut producers) = match producer::latest_snapshot_at_or_below(&p.dir, leo)? {
