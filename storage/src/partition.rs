@@ -20,6 +20,14 @@ impl TopicPartition {
             partition,
         }
     }
+    /// The topic name (same as the `topic` field).
+    pub fn topic(&self) -> &str {
+        &self.topic
+    }
+    /// The partition index (same as the `partition` field).
+    pub fn partition(&self) -> i32 {
+        self.partition
+    }
 }
 
 impl fmt::Display for TopicPartition {
