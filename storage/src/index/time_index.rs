@@ -152,6 +152,36 @@ impl TimeIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn prop_lookup_returns_greatest_entry_at_or_below_target(
+            steps in proptest::collection::vec((-5i64..50, 0u32..20), 0..150),
+            targets in proptest::collection::vec(-10i64..3000, 1..40),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let base = 500;
+            let mut idx = TimeIndex::open(&dir.path().join("x.timeindex"), base, Some(12 * 200)).unwrap();
+            let mut model: Vec<TimestampOffset> = Vec::new();
+            let (mut ts, mut off) = (0i64, base);
+            for (dt, doff) in steps {
+                ts += dt;
+                off += doff as i64;
+                let added = idx.maybe_append(ts, off).unwrap();
+                let expect_added = model.last().is_none_or(|l| ts > l.timestamp);
+                prop_assert_eq!(added, expect_added);
+                if added {
+                    model.push(TimestampOffset { timestamp: ts, offset: off });
+                }
+            }
+            for t in targets {
+                let expected = model.iter().rev().find(|e| e.timestamp <= t).copied()
+                    .unwrap_or(TimestampOffset { timestamp: -1, offset: base });
+                prop_assert_eq!(idx.lookup(t), expected);
+            }
+        }
+    }
 
     #[test]
     fn only_increasing_timestamps_are_indexed_and_lookup_finds_floor() {
