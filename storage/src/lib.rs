@@ -6,6 +6,34 @@
 //! `log-start-offset-checkpoint` and, after a clean shutdown, `.kafka_cleanshutdown`. Per partition:
 //! `{base_offset:020}.log|.index|.timeindex`, producer snapshots `{offset:020}.snapshot`,
 //! `leader-epoch-checkpoint`, `partition.metadata`. Formats are documented as byte tables on each type.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use strata_storage::{LogConfig, LogManager, LogManagerConfig, RecordBatch, RecordBatchBuilder, TopicPartition};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let manager = LogManager::open(LogManagerConfig::new(vec![dir.path().to_path_buf()]))?;
+//! manager.add_roll_listener(Arc::new(|tp, segment| println!("{tp} rolled at {}", segment.next_offset)));
+//! let tp = TopicPartition::new("orders", 0);
+//! let log = manager.get_or_create_log(&tp, uuid::Uuid::new_v4(), LogConfig::default())?;
+//!
+//! let mut batch = RecordBatchBuilder::new();
+//! batch.append(1_700_000_000_000, Some(b"key"), Some(b"value"), &[]);
+//! let info = log.append_as_leader(batch.build(), 0)?; // leader epoch 0
+//! assert_eq!((info.first_offset, info.last_offset), (0, 0));
+//!
+//! let fetched = log.read(0, 1 << 20, true, Some(log.high_watermark()))?;
+//! for batch in RecordBatch::iter(&fetched.records) {
+//!     let batch = batch?;
+//!     for record in batch.records()? {
+//!         assert_eq!(record?.value.as_deref(), Some(&b"value"[..]));
+//!     }
+//! }
+//! manager.shutdown()?; // flush, checkpoints, clean-shutdown marker
+//! # Ok(())
+//! # }
+//! ```
 #![warn(missing_docs)]
 
 mod checkpoint;
