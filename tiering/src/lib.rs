@@ -36,6 +36,7 @@ pub mod crypto;
 mod error;
 pub mod key;
 pub mod manifest;
+pub mod rlm;
 mod rsm;
 mod rsm_impl;
 pub mod testing;
@@ -45,6 +46,7 @@ mod validate;
 pub use backend::{build_store, BackendDescription};
 pub use config::{BackendKind, RsmConfig, S3Config};
 pub use error::{Error, Result};
+pub use rlm::{RemoteLogManager, RemoteLogManagerConfig};
 pub use rsm::{
     IndexType, LogSegmentData, RemoteStorageManager, RemoteStorageManagerExt, SegmentStream,
 };

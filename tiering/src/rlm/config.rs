@@ -162,7 +162,9 @@ impl RemoteLogManagerConfig {
             "remote.log.manager.fetch.max.bytes.per.second" => {
                 self.fetch_max_bytes_per_second = parse_rate(key, value)?
             }
-            "remote.log.manager.task.retry.backoff.ms" => self.retry_backoff_ms = parse(key, value)?,
+            "remote.log.manager.task.retry.backoff.ms" => {
+                self.retry_backoff_ms = parse(key, value)?
+            }
             "remote.log.manager.task.retry.backoff.max.ms" => {
                 self.retry_backoff_max_ms = parse(key, value)?
             }
@@ -281,8 +283,9 @@ mod tests {
         let e = RemoteLogManagerConfig::from_props([("remote.fetch.max.wait.ms", "soon")])
             .expect_err("not a number");
         assert!(e.to_string().contains("remote.fetch.max.wait.ms"), "{e}");
-        let e = RemoteLogManagerConfig::from_props([("remote.log.manager.task.retry.jitter", "0.9")])
-            .expect_err("out of range");
+        let e =
+            RemoteLogManagerConfig::from_props([("remote.log.manager.task.retry.jitter", "0.9")])
+                .expect_err("out of range");
         assert!(e.to_string().contains("0.9"), "{e}");
         let e = RemoteLogManagerConfig::from_props([(
             "remote.log.manager.copier.thread.pool.size",

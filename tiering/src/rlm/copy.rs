@@ -65,7 +65,11 @@ pub(crate) fn pending_segments(log: &UnifiedLog) -> Vec<RolledSegment> {
     let log_start = log.log_start_offset();
     log.rolled_segments()
         .into_iter()
-        .filter(|s| s.next_offset > s.base_offset && s.next_offset - 1 > highest && s.next_offset > log_start)
+        .filter(|s| {
+            s.next_offset > s.base_offset
+                && s.next_offset - 1 > highest
+                && s.next_offset > log_start
+        })
         .collect()
 }
 

@@ -74,7 +74,11 @@ fn plan(inner: &Inner, log: &UnifiedLog, tip: &TopicIdPartition) -> Result<Plan>
 
 /// One expiry pass of a partition: advance the log start past expired segments, then delete them and every
 /// dangling attempt.
-pub(crate) async fn expire(inner: &Arc<Inner>, log: &UnifiedLog, tip: &TopicIdPartition) -> Result<()> {
+pub(crate) async fn expire(
+    inner: &Arc<Inner>,
+    log: &UnifiedLog,
+    tip: &TopicIdPartition,
+) -> Result<()> {
     let plan = plan(inner, log, tip)?;
     if let Some(last) = plan.expired.last() {
         let new_start = (last.end_offset + 1).min(log.high_watermark());
@@ -176,7 +180,8 @@ impl RemoteLogManager {
             .insert(tip.clone());
         let state = inner.state(tip);
         let _busy = state.busy.lock().await; // wait for a pass in progress on it
-        let put = |st| RemotePartitionDeleteMetadata::new(tip.clone(), st, now_ms(), inner.broker_id);
+        let put =
+            |st| RemotePartitionDeleteMetadata::new(tip.clone(), st, now_ms(), inner.broker_id);
         let already = inner
             .rlmm
             .remote_partition_delete_metadata(tip)
@@ -185,12 +190,16 @@ impl RemoteLogManager {
         if already != Some(RemotePartitionDeleteState::DeletePartitionStarted) {
             inner
                 .rlmm
-                .put_remote_partition_delete_metadata(put(RemotePartitionDeleteState::DeletePartitionMarked))
+                .put_remote_partition_delete_metadata(put(
+                    RemotePartitionDeleteState::DeletePartitionMarked,
+                ))
                 .await
                 .map_err(Error::meta("put DELETE_PARTITION_MARKED"))?;
             inner
                 .rlmm
-                .put_remote_partition_delete_metadata(put(RemotePartitionDeleteState::DeletePartitionStarted))
+                .put_remote_partition_delete_metadata(put(
+                    RemotePartitionDeleteState::DeletePartitionStarted,
+                ))
                 .await
                 .map_err(Error::meta("put DELETE_PARTITION_STARTED"))?;
         }
@@ -203,7 +212,9 @@ impl RemoteLogManager {
         }
         inner
             .rlmm
-            .put_remote_partition_delete_metadata(put(RemotePartitionDeleteState::DeletePartitionFinished))
+            .put_remote_partition_delete_metadata(put(
+                RemotePartitionDeleteState::DeletePartitionFinished,
+            ))
             .await
             .map_err(Error::meta("put DELETE_PARTITION_FINISHED"))?;
         inner.metrics.forget_partition(&tip.topic_partition);

@@ -201,7 +201,10 @@ impl RemoteLogMetrics {
         let mut out = String::new();
         for (meter, name) in METERS {
             let family = format!("kafka_server_BrokerTopicMetrics_{name}");
-            let _ = writeln!(out, "# HELP {family} Kafka's {name} (a running total; use rate()).");
+            let _ = writeln!(
+                out,
+                "# HELP {family} Kafka's {name} (a running total; use rate())."
+            );
             let _ = writeln!(out, "# TYPE {family} counter");
             let mut total = 0;
             for (topic, m) in &s.meters {
@@ -213,7 +216,7 @@ impl RemoteLogMetrics {
         }
         let mut per_topic: BTreeMap<&str, PartitionGauges> = BTreeMap::new();
         for (tp, g) in &s.gauges {
-            let t = per_topic.entry(tp.topic()).or_default();
+            let t = per_topic.entry(tp.topic.as_str()).or_default();
             t.copy_lag_bytes += g.copy_lag_bytes;
             t.copy_lag_segments += g.copy_lag_segments;
             t.delete_lag_bytes += g.delete_lag_bytes;
@@ -223,7 +226,10 @@ impl RemoteLogMetrics {
         }
         for (name, get) in GAUGES {
             let family = format!("kafka_server_BrokerTopicMetrics_{name}");
-            let _ = writeln!(out, "# HELP {family} Kafka's {name}, summed over partitions.");
+            let _ = writeln!(
+                out,
+                "# HELP {family} Kafka's {name}, summed over partitions."
+            );
             let _ = writeln!(out, "# TYPE {family} gauge");
             let mut total = 0;
             for (topic, g) in &per_topic {
@@ -234,7 +240,11 @@ impl RemoteLogMetrics {
             let _ = writeln!(out, "{family} {total}");
         }
         let fams = [
-            ("strata_remote_storage_requests_total", "counter", "Remote storage calls."),
+            (
+                "strata_remote_storage_requests_total",
+                "counter",
+                "Remote storage calls.",
+            ),
             (
                 "strata_remote_storage_request_errors_total",
                 "counter",
@@ -259,7 +269,8 @@ impl RemoteLogMetrics {
                     }
                     _ => {
                         let _ = writeln!(out, "{family}_sum{{operation=\"{op}\"}} {}", o.seconds);
-                        let _ = writeln!(out, "{family}_count{{operation=\"{op}\"}} {}", o.requests);
+                        let _ =
+                            writeln!(out, "{family}_count{{operation=\"{op}\"}} {}", o.requests);
                     }
                 }
             }
@@ -306,7 +317,9 @@ mod tests {
         );
         m.storage_call("copy", Duration::from_millis(5), false);
         let text = m.render();
-        assert!(text.contains("kafka_server_BrokerTopicMetrics_RemoteCopyBytesPerSec{topic=\"a\"} 10"));
+        assert!(
+            text.contains("kafka_server_BrokerTopicMetrics_RemoteCopyBytesPerSec{topic=\"a\"} 10")
+        );
         assert!(text.contains("kafka_server_BrokerTopicMetrics_RemoteCopyBytesPerSec 15"));
         assert!(text.contains("kafka_server_BrokerTopicMetrics_RemoteLogSizeBytes{topic=\"a\"} 10"));
         assert!(text.contains("strata_remote_storage_request_errors_total{operation=\"copy\"} 1"));

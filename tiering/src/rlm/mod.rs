@@ -334,7 +334,7 @@ impl RemoteLogManager {
             .log_manager
             .all_logs()
             .iter()
-            .filter(|l| l.topic_partition().topic() == topic)
+            .filter(|l| l.topic_partition().topic == topic)
             .map(|l| tip_of(l))
             .collect();
         v.sort_by_key(|t| t.partition());
@@ -383,7 +383,7 @@ impl Inner {
             .into_iter()
             .filter(|l| {
                 l.config().remote_storage_enable
-                    && l.topic_partition().topic() != REMOTE_LOG_METADATA_TOPIC_NAME
+                    && l.topic_partition().topic != REMOTE_LOG_METADATA_TOPIC_NAME
                     && !self.is_deleted(&tip_of(l))
             })
             .collect()

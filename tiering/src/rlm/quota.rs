@@ -31,7 +31,8 @@ impl Quota {
         let now = Instant::now();
         let rate = self.rate as f64;
         let (tokens, last) = *s;
-        let tokens = (tokens + now.duration_since(last).as_secs_f64() * rate).min(rate) - bytes as f64;
+        let tokens =
+            (tokens + now.duration_since(last).as_secs_f64() * rate).min(rate) - bytes as f64;
         *s = (tokens, now);
         if tokens >= 0.0 {
             Duration::ZERO
@@ -67,6 +68,9 @@ mod tests {
             wait >= Duration::from_millis(450) && wait <= Duration::from_millis(510),
             "{wait:?}"
         );
-        assert_eq!(Quota::new(i64::MAX as u64).take(u64::MAX / 2), Duration::ZERO);
+        assert_eq!(
+            Quota::new(i64::MAX as u64).take(u64::MAX / 2),
+            Duration::ZERO
+        );
     }
 }

@@ -35,7 +35,12 @@ pub struct RemoteReadRequest {
 
 impl RemoteReadRequest {
     /// Joins the fields.
-    pub fn new(tp: TopicPartition, fetch_offset: i64, max_bytes: usize, min_one_message: bool) -> Self {
+    pub fn new(
+        tp: TopicPartition,
+        fetch_offset: i64,
+        max_bytes: usize,
+        min_one_message: bool,
+    ) -> Self {
         Self {
             tp,
             fetch_offset,
@@ -61,7 +66,7 @@ impl RemoteLogManager {
         min_one_message: bool,
     ) -> Result<Bytes> {
         let inner = &self.inner;
-        let topic = tp.topic();
+        let topic = tp.topic.as_str();
         let _queued = inner
             .read_queue
             .try_acquire()
@@ -77,7 +82,11 @@ impl RemoteLogManager {
                 .acquire_many(want)
                 .await
                 .map_err(|_| Error::Stopped)?;
-            let _slot = inner.read_slots.acquire().await.map_err(|_| Error::Stopped)?;
+            let _slot = inner
+                .read_slots
+                .acquire()
+                .await
+                .map_err(|_| Error::Stopped)?;
             read_partition(inner, tp, fetch_offset, max_bytes, min_one_message).await
         }
         .await;
@@ -96,7 +105,10 @@ impl RemoteLogManager {
     /// [`read`](Self::read), bounded by `remote.log.reader.threads` readers and the bytes-in-flight budget. A
     /// partition not done within `remote.fetch.max.wait.ms` gets [`Error::Timeout`] (its read is cancelled).
     /// Results are in request order.
-    pub async fn read_many(&self, requests: Vec<RemoteReadRequest>) -> Vec<(TopicPartition, Result<Bytes>)> {
+    pub async fn read_many(
+        &self,
+        requests: Vec<RemoteReadRequest>,
+    ) -> Vec<(TopicPartition, Result<Bytes>)> {
         let wait = Duration::from_millis(self.inner.config.fetch_max_wait_ms);
         let deadline = tokio::time::Instant::now() + wait;
         let reads = requests.into_iter().map(|r| async move {
@@ -106,7 +118,7 @@ impl RemoteLogManager {
             )
             .await
             .unwrap_or_else(|_| {
-                self.inner.metrics.fetch_failed(r.tp.topic());
+                self.inner.metrics.fetch_failed(r.tp.topic.as_str());
                 Err(Error::Timeout {
                     tp: r.tp.clone(),
                     wait_ms: wait.as_millis() as u64,
@@ -120,7 +132,11 @@ impl RemoteLogManager {
     /// The first offset whose batch max timestamp is >= `ts`, with that timestamp, searching the remote
     /// segments below the local log start first and then the local log (Kafka's `fetchOffsetByTimestamp` with
     /// remote storage on). `None` when no record is that recent.
-    pub async fn find_offset_by_timestamp(&self, tp: &TopicPartition, ts: i64) -> Result<Option<(i64, i64)>> {
+    pub async fn find_offset_by_timestamp(
+        &self,
+        tp: &TopicPartition,
+        ts: i64,
+    ) -> Result<Option<(i64, i64)>> {
         let inner = &self.inner;
         let log = inner.log(tp)?;
         let tip = tip_of(&log);
@@ -128,7 +144,10 @@ impl RemoteLogManager {
         let local_start = log.local_log_start_offset();
         if log_start < local_start && inner.rlmm.is_ready(&tip) {
             for s in finished_segments(inner, &tip)? {
-                if s.end_offset < log_start || s.start_offset >= local_start || s.max_timestamp_ms < ts {
+                if s.end_offset < log_start
+                    || s.start_offset >= local_start
+                    || s.max_timestamp_ms < ts
+                {
                     continue;
                 }
                 if let Some(hit) = timestamp_in_segment(inner, &s, ts, log_start).await? {
@@ -160,7 +179,13 @@ impl RemoteLogManager {
         let epoch = finished_segments(&self.inner, &tip)?
             .iter()
             .find(|s| s.start_offset <= off && off <= s.end_offset)
-            .and_then(|s| s.segment_leader_epochs.range(..).rev().find(|(_, &o)| o <= off).map(|(e, _)| *e))
+            .and_then(|s| {
+                s.segment_leader_epochs
+                    .range(..)
+                    .rev()
+                    .find(|(_, &o)| o <= off)
+                    .map(|(e, _)| *e)
+            })
             .unwrap_or_else(|| epoch_of(&log, off));
         Ok((off, epoch))
     }
@@ -174,7 +199,10 @@ fn epoch_of(log: &UnifiedLog, offset: i64) -> i32 {
         .map_or(-1, |(e, _)| *e)
 }
 
-fn finished_segments(inner: &Inner, tip: &TopicIdPartition) -> Result<Vec<RemoteLogSegmentMetadata>> {
+fn finished_segments(
+    inner: &Inner,
+    tip: &TopicIdPartition,
+) -> Result<Vec<RemoteLogSegmentMetadata>> {
     Ok(inner
         .rlmm
         .list_remote_log_segments(tip)
@@ -201,7 +229,11 @@ async fn read_partition(
         tp: tp.clone(),
         offset,
         range: match (segs.first(), segs.last()) {
-            (Some(a), Some(b)) => format!("{}..={}", a.start_offset.max(log.log_start_offset()), b.end_offset),
+            (Some(a), Some(b)) => format!(
+                "{}..={}",
+                a.start_offset.max(log.log_start_offset()),
+                b.end_offset
+            ),
             _ => "none".to_string(),
         },
     };
@@ -285,17 +317,32 @@ async fn timestamp_in_segment(
     let from = index::time_index_lookup(&tidx, seg.start_offset, ts).max(log_start);
     let oidx = cached_index(inner, seg, IndexType::Offset).await?;
     let pos = index::offset_index_lookup(&oidx, seg.start_offset, from);
-    let found = scan(inner, seg, pos, |f| f.max_timestamp >= ts && f.last_offset >= log_start).await?;
+    let found = scan(inner, seg, pos, |f| {
+        f.max_timestamp >= ts && f.last_offset >= log_start
+    })
+    .await?;
     Ok(found.map(|(_, f, _)| (f.base_offset.max(log_start), f.max_timestamp)))
 }
 
-async fn fetch(inner: &Inner, seg: &RemoteLogSegmentMetadata, start: u64, end: u64) -> Result<Bytes> {
+async fn fetch(
+    inner: &Inner,
+    seg: &RemoteLogSegmentMetadata,
+    start: u64,
+    end: u64,
+) -> Result<Bytes> {
     inner
-        .timed("fetch", inner.rsm.fetch_log_segment_bytes(seg, start, Some(end)))
+        .timed(
+            "fetch",
+            inner.rsm.fetch_log_segment_bytes(seg, start, Some(end)),
+        )
         .await
 }
 
-async fn cached_index(inner: &Inner, seg: &RemoteLogSegmentMetadata, t: IndexType) -> Result<Bytes> {
+async fn cached_index(
+    inner: &Inner,
+    seg: &RemoteLogSegmentMetadata,
+    t: IndexType,
+) -> Result<Bytes> {
     let load = || inner.timed("fetch_index", inner.rsm.fetch_index(seg, t));
     let tag = match t {
         IndexType::Offset => 0u8,
@@ -322,4 +369,3 @@ fn corrupt(seg: &RemoteLogSegmentMetadata, reason: String) -> Error {
         reason,
     }
 }
-

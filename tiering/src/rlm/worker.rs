@@ -36,14 +36,22 @@ fn earliest_retry(inner: &Inner) -> Option<Instant> {
     let parts = inner.partitions.lock().unwrap_or_else(|e| e.into_inner());
     parts
         .values()
-        .filter_map(|p| p.progress.lock().unwrap_or_else(|e| e.into_inner()).retry_at)
+        .filter_map(|p| {
+            p.progress
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .retry_at
+        })
         .min()
 }
 
 /// One pass over every tiered partition.
 pub(crate) async fn pass(inner: &Arc<Inner>) {
     let logs = inner.tiered_logs();
-    let width = inner.config.expiration_pool_size.max(inner.config.copier_pool_size);
+    let width = inner
+        .config
+        .expiration_pool_size
+        .max(inner.config.copier_pool_size);
     futures::stream::iter(logs)
         .for_each_concurrent(width, |log| partition_pass(inner, log))
         .await;
@@ -113,7 +121,9 @@ async fn partition_pass_inner(inner: &Arc<Inner>, log: Arc<UnifiedLog>) {
                     (p.failures, wait)
                 };
                 let held = copy::local_only_rolled_bytes(&log);
-                inner.metrics.set_local_bytes_held(&tip.topic_partition, held);
+                inner
+                    .metrics
+                    .set_local_bytes_held(&tip.topic_partition, held);
                 tracing::warn!(
                     tp = %tip.topic_partition,
                     failures,

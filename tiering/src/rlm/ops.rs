@@ -1,0 +1,243 @@
+//! Operations helpers behind `strata remote ls` and `strata remote verify`. Both return printable structs
+//! (`Display` renders the CLI's table rows and report).
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use futures::TryStreamExt;
+use object_store::path::Path;
+use strata_metadata::{RemoteLogMetadataManager, RemoteLogSegmentState};
+use strata_storage::TopicIdPartition;
+
+use super::error::{Error, Result};
+use crate::key::kafka_uuid;
+use crate::{BackendKind, ObjectStoreRsm};
+
+/// One remote segment, as `strata remote ls` prints it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RemoteSegmentListing {
+    /// The partition.
+    pub partition: i32,
+    /// The segment id, printed as Kafka prints a `Uuid`.
+    pub segment_id: String,
+    /// `COPY_SEGMENT_STARTED`, `COPY_SEGMENT_FINISHED` or `DELETE_SEGMENT_STARTED`.
+    pub state: &'static str,
+    /// First offset.
+    pub start_offset: i64,
+    /// Last offset.
+    pub end_offset: i64,
+    /// `.log` bytes.
+    pub size_bytes: u64,
+    /// Largest record timestamp.
+    pub max_timestamp_ms: i64,
+    /// Leader epoch → first offset.
+    pub leader_epochs: BTreeMap<i32, i64>,
+    /// The segment's object keys (`.log`, `.indexes`, `.rsm-manifest`).
+    pub object_keys: Vec<String>,
+}
+
+impl RemoteSegmentListing {
+    /// The header line matching `Display`.
+    pub const HEADER: &'static str =
+        "PARTITION  START_OFFSET  END_OFFSET  SIZE_BYTES  STATE                   SEGMENT_ID              OBJECT_KEYS";
+}
+
+impl fmt::Display for RemoteSegmentListing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:<9}  {:<12}  {:<10}  {:<10}  {:<22}  {:<22}  {}",
+            self.partition,
+            self.start_offset,
+            self.end_offset,
+            self.size_bytes,
+            self.state,
+            self.segment_id,
+            self.object_keys.join(" ")
+        )
+    }
+}
+
+/// The remote segments of `partitions` (every state but `DELETE_SEGMENT_FINISHED`), by partition then offset.
+pub fn remote_ls(
+    rlmm: &dyn RemoteLogMetadataManager,
+    rsm: &ObjectStoreRsm,
+    partitions: &[TopicIdPartition],
+) -> Result<Vec<RemoteSegmentListing>> {
+    let mut out = Vec::new();
+    for tip in partitions {
+        for s in rlmm
+            .list_remote_log_segments(tip)
+            .map_err(Error::meta("list segments"))?
+        {
+            out.push(RemoteSegmentListing {
+                partition: tip.partition(),
+                segment_id: kafka_uuid(&s.remote_log_segment_id.id),
+                state: s.state.name(),
+                start_offset: s.start_offset,
+                end_offset: s.end_offset,
+                size_bytes: s.segment_size_in_bytes,
+                max_timestamp_ms: s.max_timestamp_ms,
+                leader_epochs: s.segment_leader_epochs.clone(),
+                object_keys: rsm
+                    .segment_keys(&s)
+                    .all()
+                    .iter()
+                    .map(|p| p.to_string())
+                    .collect(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// What `strata remote verify` found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct VerifyReport {
+    /// `COPY_SEGMENT_FINISHED` segments checked.
+    pub segments_checked: usize,
+    /// (segment id, missing object key) for finished segments missing an object.
+    pub missing_objects: Vec<(String, String)>,
+    /// Objects under the partitions' prefixes that belong to no segment the RLMM knows.
+    pub orphan_objects: Vec<String>,
+    /// Multipart uploads never completed or aborted, when the backend can list them (`None` when it cannot:
+    /// S3 through `object_store` has no ListMultipartUploads; keep an AbortIncompleteMultipartUpload lifecycle
+    /// rule on the bucket).
+    pub abandoned_uploads: Option<Vec<String>>,
+}
+
+impl VerifyReport {
+    /// True when nothing is missing, orphaned or abandoned.
+    pub fn is_clean(&self) -> bool {
+        self.missing_objects.is_empty()
+            && self.orphan_objects.is_empty()
+            && self.abandoned_uploads.as_ref().is_none_or(Vec::is_empty)
+    }
+}
+
+impl fmt::Display for VerifyReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "segments checked: {}", self.segments_checked)?;
+        writeln!(f, "missing objects: {}", self.missing_objects.len())?;
+        for (seg, key) in &self.missing_objects {
+            writeln!(f, "  missing {key} (segment {seg})")?;
+        }
+        writeln!(f, "orphan objects: {}", self.orphan_objects.len())?;
+        for key in &self.orphan_objects {
+            writeln!(f, "  orphan {key}")?;
+        }
+        match &self.abandoned_uploads {
+            Some(v) => {
+                writeln!(f, "abandoned multipart uploads: {}", v.len())?;
+                for key in v {
+                    writeln!(f, "  abandoned {key}")?;
+                }
+            }
+            None => writeln!(
+                f,
+                "abandoned multipart uploads: not listable on this backend (use a lifecycle rule)"
+            )?,
+        }
+        write!(
+            f,
+            "{}",
+            if self.is_clean() {
+                "OK"
+            } else {
+                "PROBLEMS FOUND"
+            }
+        )
+    }
+}
+
+/// The object-key folder of a partition: `{key.prefix}{topic}-{topicId}/{partition}`.
+fn partition_prefix(rsm: &ObjectStoreRsm, tip: &TopicIdPartition) -> String {
+    format!(
+        "{}{}-{}/{}",
+        rsm.config().key_prefix,
+        tip.topic(),
+        kafka_uuid(&tip.topic_id),
+        tip.partition()
+    )
+}
+
+/// Checks that every `COPY_SEGMENT_FINISHED` segment of `partitions` has all its objects, and lists objects under
+/// the partitions' key folders that no known segment owns, and (filesystem backend) abandoned multipart uploads.
+pub async fn remote_verify(
+    rlmm: &dyn RemoteLogMetadataManager,
+    rsm: &ObjectStoreRsm,
+    partitions: &[TopicIdPartition],
+) -> Result<VerifyReport> {
+    let mut report = VerifyReport::default();
+    let mut abandoned = Vec::new();
+    for tip in partitions {
+        let prefix = partition_prefix(rsm, tip);
+        let listed: BTreeSet<String> = rsm
+            .store()
+            .list(Some(&Path::from(prefix.as_str())))
+            .map_ok(|m| m.location.to_string())
+            .try_collect()
+            .await
+            .map_err(|e| {
+                Error::remote("list")(crate::Error::Store {
+                    operation: "list",
+                    key: prefix.clone(),
+                    source: e,
+                })
+            })?;
+        let mut known = BTreeSet::new();
+        for s in rlmm
+            .list_remote_log_segments(tip)
+            .map_err(Error::meta("list segments"))?
+        {
+            let keys: Vec<String> = rsm
+                .segment_keys(&s)
+                .all()
+                .iter()
+                .map(|p| p.to_string())
+                .collect();
+            if s.state == RemoteLogSegmentState::CopySegmentFinished {
+                report.segments_checked += 1;
+                for k in &keys {
+                    if !listed.contains(k) {
+                        report
+                            .missing_objects
+                            .push((kafka_uuid(&s.remote_log_segment_id.id), k.clone()));
+                    }
+                }
+            }
+            known.extend(keys);
+        }
+        report
+            .orphan_objects
+            .extend(listed.into_iter().filter(|k| !known.contains(k)));
+        if rsm.config().backend == BackendKind::Filesystem {
+            let dir = rsm.config().filesystem_root.join(&prefix);
+            collect_staged(&dir, &mut abandoned);
+        }
+    }
+    if rsm.config().backend != BackendKind::S3 {
+        report.abandoned_uploads = Some(abandoned);
+    }
+    Ok(report)
+}
+
+/// `object_store`'s local backend stages a multipart upload as `<key>#<id>` next to the object.
+fn collect_staged(dir: &std::path::Path, out: &mut Vec<String>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect_staged(&p, out);
+        } else if p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.contains('#'))
+        {
+            out.push(p.display().to_string());
+        }
+    }
+}
