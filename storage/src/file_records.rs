@@ -58,7 +58,7 @@ impl FileRecords {
 
     /// Reads `len` bytes at `pos` into one buffer (one `pread`), clamped to the file's size.
     pub fn read(&self, pos: u64, len: usize) -> Result<Bytes> {
-        let end = (pos + len as u64).min(self.size);
+        let end = pos.saturating_add(len as u64).min(self.size);
         if pos >= end {
             return Ok(Bytes::new());
         }

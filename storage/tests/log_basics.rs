@@ -53,6 +53,8 @@ fn append_assigns_offsets_and_read_returns_the_stored_batches() {
     ));
     assert!(log.read(0, 1 << 20, true, Some(3)).unwrap().records.len() < all.len());
     assert_eq!(log.leader_epoch_entries(), vec![(5, 0)]);
+    // An unbounded budget reads what there is.
+    assert_eq!(log.read(0, usize::MAX, false, None).unwrap().records, all);
 }
 
 #[test]
