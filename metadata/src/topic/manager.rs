@@ -33,6 +33,8 @@ const SNAPSHOT_AFTER_REPLAYED_RECORDS: u64 = 10_000;
 const MAX_GROUP_WRITES: usize = 1024;
 /// Most writes waiting for a group commit; further callers wait for a slot.
 const MAX_QUEUED_WRITES: usize = 4096;
+/// Most metadata partitions fsynced at once by one group commit.
+const FLUSH_PARALLELISM: usize = 8;
 /// Leader epoch the metadata records are appended under (single node).
 const LEADER_EPOCH: i32 = 0;
 
@@ -52,12 +54,12 @@ pub struct ReplayStats {
 
 /// The topic-based RLMM (Kafka's `TopicBasedRemoteLogMetadataManager`, without the client round trip):
 ///
-/// - **Write**: validate against the cache (a rejected write writes nothing) → encode one uncompressed v2 record
-///   batch per metadata partition (concurrent writes are group-committed, see
-///   [`write_records`](Self::write_records)) (key `"{topicId}:{partition}"`, JSON value, see [`RemoteLogMetadataRecord`]) → `append_as_leader` to
-///   metadata partition [`metadata_partition`](crate::metadata_partition)`(tp)` → `flush` (fsync) → apply to the
-///   cache → return. Blocking work runs under `spawn_blocking`; groups are serialized, and a cancelled write
-///   is still performed (append, flush, apply) by the next group.
+/// - **Write**: validate against the cache (a rejected write writes nothing) → encode the records as one
+///   uncompressed Kafka v2 record batch per metadata partition [`metadata_partition`](crate::metadata_partition)
+///   (key `"{topicId}:{partition}"`, JSON value, see [`RemoteLogMetadataRecord`]) → `append_as_leader` →
+///   `flush` (fsync) → apply to the cache → return. Concurrent writes are group-committed (see
+///   [`write_records`](Self::write_records)). Blocking work runs under `spawn_blocking`; groups are
+///   serialized, and a cancelled write is still performed (append, flush, apply) by the next group.
 /// - **Read**: from the cache, sync.
 /// - **Start**: replay = the snapshot in `snapshot_dir` + every record after it, before `open` returns.
 /// - **Snapshot**: at most every `snapshot.interval.ms` (inside a write), on [`close`](Self::close), and
@@ -250,12 +252,27 @@ impl TopicBasedRemoteLogMetadataManager {
         }
     }
 
-    /// Writes a snapshot now (waiting for in-flight writes).
+    /// Writes a snapshot now, after in-flight and queued writes.
     pub async fn snapshot(&self) -> Result<()> {
         let guard = Arc::clone(&self.inner.writer).lock_owned().await;
         let inner = Arc::clone(&self.inner);
         tokio::task::spawn_blocking(move || {
             let mut guard = guard;
+            // Writes whose callers went away before their group ran are committed first.
+            loop {
+                let group: Vec<PendingWrite> = {
+                    let mut q = inner.lock_queue();
+                    let n = q.len().min(MAX_GROUP_WRITES);
+                    q.drain(..n).collect()
+                };
+                if group.is_empty() {
+                    break;
+                }
+                inner.commit_group(group, &mut guard);
+            }
+            if let Some(reason) = inner.poisoned() {
+                return Err(Error::Poisoned { reason });
+            }
             inner.write_snapshot()?;
             guard.last_snapshot = Instant::now();
             Ok(())
@@ -500,26 +517,18 @@ impl Inner {
                 &[],
             );
         }
-        for (p, builder) in by_partition {
-            let log = &self.logs[p as usize];
-            let tp = log.topic_partition();
-            let written = log
-                .append_as_leader(builder.build(), LEADER_EPOCH)
-                .and_then(|_| log.flush())
-                .map_err(|e| storage(tp, "append to", e));
-            if let Err(e) = written {
-                // Records of other metadata partitions may already be durable: the cache no longer matches.
-                let reason = e.to_string();
-                self.poison(reason.clone());
-                let mut first = Some(e);
-                for w in accepted {
-                    let err = first.take().unwrap_or_else(|| Error::Poisoned {
-                        reason: reason.clone(),
-                    });
-                    let _ = w.done.send(Err(err));
-                }
-                return;
+        if let Err(e) = self.append_and_flush(by_partition) {
+            // Records of other metadata partitions may already be durable: the cache no longer matches.
+            let reason = e.to_string();
+            self.poison(reason.clone());
+            let mut first = Some(e);
+            for w in accepted {
+                let err = first.take().unwrap_or_else(|| Error::Poisoned {
+                    reason: reason.clone(),
+                });
+                let _ = w.done.send(Err(err));
             }
+            return;
         }
         let mut answers = Vec::with_capacity(accepted.len());
         {
@@ -542,6 +551,40 @@ impl Inner {
         for done in answers {
             let _ = done.send(Ok(()));
         }
+    }
+
+    /// Appends each batch to its metadata partition, then fsyncs the touched partitions, up to
+    /// [`FLUSH_PARALLELISM`] at a time (the file system can share one journal commit between them).
+    fn append_and_flush(&self, by_partition: BTreeMap<i32, RecordBatchBuilder>) -> Result<()> {
+        let mut touched = Vec::with_capacity(by_partition.len());
+        for (p, builder) in by_partition {
+            let log = &self.logs[p as usize];
+            log.append_as_leader(builder.build(), LEADER_EPOCH)
+                .map_err(|e| storage(log.topic_partition(), "append to", e))?;
+            touched.push(log);
+        }
+        let flush = |log: &Arc<UnifiedLog>| {
+            log.flush()
+                .map_err(|e| storage(log.topic_partition(), "flush", e))
+        };
+        if touched.len() == 1 {
+            return flush(touched[0]);
+        }
+        let per_thread = touched.len().div_ceil(FLUSH_PARALLELISM);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = touched
+                .chunks(per_thread)
+                .map(|chunk| scope.spawn(move || chunk.iter().try_for_each(|log| flush(log))))
+                .collect();
+            handles.into_iter().try_for_each(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(Error::Storage {
+                        context: "flush thread".to_owned(),
+                        source: "panicked".into(),
+                    })
+                })
+            })
+        })
     }
 
     /// Writes the snapshot; the caller holds the writer lock, so the cache and log ends agree.
