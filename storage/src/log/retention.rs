@@ -84,7 +84,9 @@ impl UnifiedLog {
                 break;
             }
             let below_start = upper <= st.log_start_offset;
-            let expired = reason == Reason::All && ms >= 0 && now_ms - seg.largest_timestamp() > ms;
+            let expired = reason == Reason::All
+                && ms >= 0
+                && now_ms.saturating_sub(seg.largest_timestamp()) > ms;
             let over_size = reason == Reason::All
                 && bytes >= 0
                 && remaining.saturating_sub(seg.size_in_bytes()) >= bytes as u64;

@@ -272,11 +272,12 @@ impl RecordBatch {
     }
     /// `baseOffset + lastOffsetDelta`.
     pub fn last_offset(&self) -> i64 {
-        self.base_offset() + self.last_offset_delta() as i64
+        self.base_offset()
+            .wrapping_add(self.last_offset_delta() as i64)
     }
     /// `lastOffset + 1`.
     pub fn next_offset(&self) -> i64 {
-        self.last_offset() + 1
+        self.last_offset().wrapping_add(1)
     }
     /// `baseTimestamp` (the first record's timestamp).
     pub fn first_timestamp(&self) -> i64 {

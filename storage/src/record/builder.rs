@@ -246,10 +246,10 @@ impl RecordIter {
         let timestamp = if self.batch.timestamp_type() == crate::TimestampType::LogAppendTime {
             self.batch.max_timestamp()
         } else {
-            self.batch.first_timestamp() + ts_delta
+            self.batch.first_timestamp().wrapping_add(ts_delta)
         };
         Ok(Record {
-            offset: self.batch.base_offset() + offset_delta as i64,
+            offset: self.batch.base_offset().wrapping_add(offset_delta as i64),
             timestamp,
             key,
             value,
@@ -304,5 +304,52 @@ mod tests {
         assert_eq!(recs[1].offset, 1);
         assert_eq!(recs[1].timestamp, 1005);
         assert_eq!(recs[1].value, None);
+    }
+}
+
+#[cfg(test)]
+mod never_panics {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Arbitrary bytes (and mutations of a valid batch, with the CRC fixed up) never panic the parser; they
+        /// either parse or return an error.
+        #[test]
+        fn prop_parsing_arbitrary_bytes_never_panics(
+            noise in proptest::collection::vec(any::<u8>(), 0..300),
+            flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..8),
+        ) {
+            let inputs = {
+                let mut b = RecordBatchBuilder::new().producer(1, 0, 0);
+                b.append(5, Some(b"k"), Some(b"value"), &[("h", None)]);
+                b.append(9, None, Some(b"v2"), &[]);
+                let mut valid = b.build().to_vec();
+                for (i, v) in &flips {
+                    let at = i.index(valid.len());
+                    valid[at] = *v;
+                }
+                // Keep the CRC valid so the mutation reaches the record decoder.
+                if valid.len() >= 21 {
+                    let crc = crc32c::crc32c(&valid[21..]);
+                    valid[17..21].copy_from_slice(&crc.to_be_bytes());
+                }
+                vec![noise.clone(), valid]
+            };
+            for input in inputs {
+                let bytes = Bytes::from(input);
+                for batch in RecordBatch::iter(&bytes) {
+                    let Ok(batch) = batch else { continue };
+                    let _ = batch.validate_for_append();
+                    let _ = (batch.last_offset(), batch.next_offset(), batch.last_sequence());
+                    let _ = batch.offset_delta_of_max_timestamp();
+                    if let Ok(records) = batch.records() {
+                        for r in records.take(1000) {
+                            let _ = r;
+                        }
+                    }
+                }
+            }
+        }
     }
 }
