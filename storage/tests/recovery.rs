@@ -355,3 +355,88 @@ fn unreadable_checkpoints_fall_back_to_full_recovery() {
     log.append_as_leader(batch(1, 0), 5).unwrap();
     assert_eq!(log.leader_epoch_entries(), vec![(5, 20)]);
 }
+
+#[derive(Clone, Debug)]
+enum ProducerOp {
+    Append(usize),
+    /// Retry the k-th most recent batch (0 = the last one).
+    Retry(usize),
+    Restart {
+        clean: bool,
+    },
+}
+
+fn producer_op() -> impl Strategy<Value = ProducerOp> {
+    prop_oneof![
+        4 => (1usize..4).prop_map(ProducerOp::Append),
+        3 => (0usize..7).prop_map(ProducerOp::Retry),
+        1 => any::<bool>().prop_map(|clean| ProducerOp::Restart { clean }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    /// Idempotent producer state against a model, across clean and unclean restarts: a retry of a batch the log
+    /// must remember (one of the last five since the last restart, or the last one before a restart, as Kafka's
+    /// snapshots keep) returns the original offsets and appends nothing; a retry of an older batch is an
+    /// out-of-order sequence. After an unclean restart the log replays the log tail and may remember more
+    /// batches (up to what it remembered before): those retries may be either, but never append.
+    #[test]
+    fn prop_producer_dedupe_matches_model_across_restarts(ops in proptest::collection::vec(producer_op(), 1..30)) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = LogConfig::default();
+        cfg.segment_bytes = 300;
+        let mut m = open_manager(dir.path());
+        let mut l = log(&m, cfg.clone());
+        // (base sequence, count, first offset, last offset) of every appended batch, and how many of the most
+        // recent ones the log must remember.
+        let mut appended: Vec<(i32, usize, i64, i64)> = Vec::new();
+        let (mut at_least, mut at_most) = (0usize, 0usize);
+        let mut next_seq = 0i32;
+        for op in ops {
+            match op {
+                ProducerOp::Append(n) => {
+                    let leo = l.log_end_offset();
+                    let info = l.append_as_leader(producer_batch(5, 0, next_seq, n), 0).unwrap();
+                    prop_assert_eq!((info.first_offset, info.last_offset), (leo, leo + n as i64 - 1));
+                    appended.push((next_seq, n, info.first_offset, info.last_offset));
+                    next_seq += n as i32;
+                    at_least = (at_least + 1).min(5);
+                    at_most = (at_most + 1).min(5);
+                }
+                ProducerOp::Retry(k) => {
+                    if k >= appended.len() { continue; }
+                    let (seq, n, first, last) = appended[appended.len() - 1 - k];
+                    let leo = l.log_end_offset();
+                    let r = l.append_as_leader(producer_batch(5, 0, seq, n), 0);
+                    let is_out_of_order = matches!(r, Err(Error::OutOfOrderSequence { .. }));
+                    let is_duplicate = matches!(&r, Ok(i) if (i.first_offset, i.last_offset) == (first, last));
+                    if k < at_least {
+                        prop_assert!(is_duplicate, "retry of batch {} back: {:?}", k, r);
+                    } else if k >= at_most {
+                        prop_assert!(is_out_of_order, "retry of batch {} back: {:?}", k, r);
+                    } else {
+                        prop_assert!(is_duplicate || is_out_of_order, "retry of batch {} back: {:?}", k, r);
+                    }
+                    prop_assert_eq!(l.log_end_offset(), leo);
+                }
+                ProducerOp::Restart { clean } => {
+                    if clean {
+                        m.shutdown().unwrap();
+                    }
+                    drop(l);
+                    drop(m);
+                    m = open_manager(dir.path());
+                    l = m.get_or_create_log(&tp(), uuid::Uuid::from_u128(7), cfg.clone()).unwrap();
+                    // Kafka's snapshot keeps each producer's last batch; a clean restart loads the snapshot at the
+                    // log end, an unclean one replays the log from the last snapshot (at the last roll).
+                    at_least = at_least.min(1);
+                    if clean {
+                        at_most = at_least;
+                    }
+                }
+            }
+        }
+    }
+}
