@@ -440,3 +440,36 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn damaged_flushed_segment_is_truncated_and_later_segments_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = {
+        let m = open_manager(dir.path());
+        let log = log(&m, small_segments());
+        for i in 0..12 {
+            log.append_as_leader(sized_batch(2, 100, i), 0).unwrap();
+        }
+        m.shutdown().unwrap();
+        read_all(&log, 0)
+    };
+    let first = partition_dir(dir.path()).join("00000000000000000000.log");
+    let len = std::fs::metadata(&first).unwrap().len();
+    OpenOptions::new()
+        .write(true)
+        .open(&first)
+        .unwrap()
+        .set_len(len - 10)
+        .unwrap();
+    let m = open_manager(dir.path());
+    let log = m.get_log(&tp()).unwrap();
+    let after = read_all(&log, 0);
+    // Only the torn batch, the last one of the first segment, is gone.
+    let in_first = (len as usize) / before[0].len();
+    assert_eq!(after.len(), before.len() - 1);
+    assert_eq!(
+        &after[..],
+        &[&before[..in_first - 1], &before[in_first..]].concat()[..]
+    );
+    assert_eq!(log.log_end_offset(), 24);
+}

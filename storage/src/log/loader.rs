@@ -129,7 +129,12 @@ pub(crate) fn load_log(p: LoadParams) -> Result<UnifiedLog> {
             tracing::warn!(tp = %p.tp, base_offset = base, error = %e, "rebuilding segment indexes");
             let removed = seg.recover(cfg.segment_index_bytes, |_| {})?;
             if removed > 0 {
-                truncated_at = Some(seg.next_offset());
+                // A flushed segment damaged on disk: keep the later (also flushed) segments; the offsets
+                // between them become a gap that reads skip, as after compaction.
+                tracing::error!(tp = %p.tp, base_offset = base, bytes = removed, "truncated a damaged flushed segment");
+                if active {
+                    truncated_at = Some(seg.next_offset());
+                }
             }
         }
         if !active && truncated_at.is_none() {
