@@ -1,0 +1,307 @@
+//! RemoteLogManager end to end with real parts: offload on roll, local deletion, remote reads byte-identical
+//! from offset 0, restart, timestamp lookups on remote data, several partitions in one `read_many`, metrics,
+//! `remote ls` / `remote verify`.
+mod common;
+mod rlm_support;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use strata_metadata::{
+    RemoteLogMetadataManager, RemoteLogSegmentId, RemoteLogSegmentMetadata, RemoteLogSegmentState,
+};
+use strata_storage::TopicPartition;
+use strata_tiering::rlm::{ops, Error, RemoteReadRequest};
+use strata_tiering::RemoteStorageManager;
+
+use common::s3::S3Server;
+use rlm_support::*;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offload_then_local_deletion_then_remote_read_from_zero_is_byte_identical_across_restart() {
+    let s3 = S3Server::start("offload").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = Harness::open(dir.path(), &s3, fast_config(), true).await;
+    let log = h.create_log("orders", 0, 0xA1);
+    let tip = tip(&log);
+
+    // Produce: about 8 segments, rolled as they fill (each roll wakes the manager).
+    append(&log, 50, 1_000_000);
+    let expected = read_local_all(&log, 0);
+    let rolled = log.rolled_segments();
+    assert!(rolled.len() >= 5, "only {} segments rolled", rolled.len());
+    let last_rolled_end = rolled.last().expect("rolled").next_offset - 1;
+
+    // Expect offloaded: every rolled segment COPY_SEGMENT_FINISHED, highest offset in remote storage advanced.
+    wait_until(WAIT, "every rolled segment in remote storage", || {
+        log.highest_offset_in_remote_storage() == last_rolled_end
+    })
+    .await;
+    let segs = h.segments(&tip);
+    assert_eq!(segs.len(), rolled.len());
+    assert!(segs
+        .iter()
+        .all(|s| s.state == RemoteLogSegmentState::CopySegmentFinished));
+    assert_eq!(segs[0].start_offset, 0);
+    assert_eq!(
+        h.object_keys().await.len(),
+        3 * segs.len(),
+        "3 objects per segment"
+    );
+
+    // Expect local start: local retention (local.retention.bytes=0) drops every uploaded segment.
+    wait_until(WAIT, "local segments deleted", || {
+        h.log_manager
+            .run_retention(i64::MAX / 2)
+            .expect("retention");
+        log.local_log_start_offset() == last_rolled_end + 1
+    })
+    .await;
+    assert_eq!(
+        log.log_start_offset(),
+        0,
+        "the log still starts at 0 (remotely)"
+    );
+    assert!(matches!(
+        log.read(0, 1024, true, None),
+        Err(strata_storage::Error::OffsetOutOfRange { .. })
+    ));
+
+    // Consume from 0: remote below the local start, then local; byte-identical. Small and large reads.
+    assert_eq!(
+        read_all(&h.rlm, &log, 0, 1).await,
+        expected,
+        "min one message reads"
+    );
+    assert_eq!(
+        read_all(&h.rlm, &log, 0, 5_000).await,
+        expected,
+        "5 KB reads"
+    );
+    assert_eq!(
+        read_all(&h.rlm, &log, 0, 1 << 20).await,
+        expected,
+        "1 MiB reads"
+    );
+    // A read inside a batch starts at that batch; without min_one_message a too-small budget gives nothing.
+    let mid = h
+        .rlm
+        .read(log.topic_partition(), 15, 1 << 20, true)
+        .await
+        .expect("read 15");
+    assert_eq!(
+        rlm_support::next_offset(&mid) - 1,
+        segs[0].end_offset,
+        "one segment per read"
+    );
+    assert_eq!(
+        strata_storage::RecordBatch::iter(&mid)
+            .next()
+            .expect("batch")
+            .expect("ok")
+            .base_offset(),
+        10
+    );
+    assert!(h
+        .rlm
+        .read(log.topic_partition(), 15, 10, false)
+        .await
+        .expect("read")
+        .is_empty());
+
+    // ListOffsets helpers.
+    assert_eq!(
+        h.rlm.earliest_local(log.topic_partition()).expect("-4").0,
+        last_rolled_end + 1
+    );
+    assert_eq!(
+        h.rlm.latest_tiered(log.topic_partition()).expect("-5"),
+        (last_rolled_end, 0)
+    );
+
+    // Metrics with Kafka's names.
+    let text = h.rlm.render_metrics();
+    let total_size: u64 = segs.iter().map(|s| s.segment_size_in_bytes).sum();
+    assert!(
+        text.contains(&format!("kafka_server_BrokerTopicMetrics_RemoteCopyBytesPerSec{{topic=\"orders\"}} {total_size}")),
+        "{text}"
+    );
+    assert!(text.contains(&format!(
+        "kafka_server_BrokerTopicMetrics_RemoteLogSizeBytes{{topic=\"orders\"}} {total_size}"
+    )));
+    assert!(
+        text.contains("kafka_server_BrokerTopicMetrics_RemoteCopyLagSegments{topic=\"orders\"} 0")
+    );
+    assert!(
+        h.rlm
+            .metrics()
+            .meter_total("RemoteFetchBytesPerSec", Some("orders"))
+            .expect("meter")
+            > 0
+    );
+    assert!(h.rlm.metrics().storage_requests("fetch").0 > 0);
+
+    // remote ls / verify.
+    let parts = h.rlm.partitions_of("orders");
+    let rows = ops::remote_ls(h.rlmm.as_ref(), &h.rsm, &parts).expect("ls");
+    assert_eq!(rows.len(), segs.len());
+    assert!(rows
+        .iter()
+        .all(|r| r.state == "COPY_SEGMENT_FINISHED" && r.object_keys.len() == 3));
+    let report = ops::remote_verify(h.rlmm.as_ref(), &h.rsm, &parts)
+        .await
+        .expect("verify");
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(report.segments_checked, segs.len());
+
+    // Stop the manager, then leave an abandoned attempt in COPY_SEGMENT_STARTED with its objects, as a crash
+    // mid-copy would.
+    h.cancel.cancel();
+    h.rlm.shutdown(Duration::from_secs(10)).await;
+    let orphan_id = RemoteLogSegmentId::generate_new(tip.clone());
+    let orphan = RemoteLogSegmentMetadata::new(
+        orphan_id.clone(),
+        segs[1].start_offset,
+        segs[1].end_offset,
+        segs[1].max_timestamp_ms,
+        1,
+        0,
+        segs[1].segment_size_in_bytes,
+        BTreeMap::from([(0, segs[1].start_offset)]),
+    )
+    .expect("metadata");
+    h.rlmm
+        .add_remote_log_segment_metadata(orphan.clone())
+        .await
+        .expect("add");
+    let active = log.rolled_segments(); // nothing local is rolled any more; copy a fresh file set instead
+    assert!(active.is_empty());
+    let files = strata_tiering::testing::write_segment_files(
+        &dir.path().join("scratch"),
+        orphan.start_offset,
+        bytes::Bytes::from_static(b"partial upload"),
+        false,
+    );
+    h.rsm
+        .copy_log_segment_data(&orphan, files.data)
+        .await
+        .expect("copy");
+    let report = ops::remote_verify(h.rlmm.as_ref(), &h.rsm, &parts)
+        .await
+        .expect("verify");
+    assert!(
+        report.orphan_objects.is_empty(),
+        "known to the RLMM, so not an orphan: {report}"
+    );
+
+    // Restart: a clean stop, then everything reopened over the same dirs.
+    h.close().await;
+    let h = Harness::open(dir.path(), &s3, fast_config(), true).await;
+    let log = h
+        .log_manager
+        .get_log(&TopicPartition::new("orders", 0))
+        .expect("log reopened");
+    wait_until(WAIT, "restore after restart", || {
+        log.highest_offset_in_remote_storage() == last_rolled_end
+    })
+    .await;
+    // The abandoned attempt is cleaned (DELETE_* recorded, objects gone).
+    wait_until(WAIT, "abandoned COPY_SEGMENT_STARTED cleaned", || {
+        h.segments(&tip)
+            .iter()
+            .all(|s| s.remote_log_segment_id != orphan_id)
+    })
+    .await;
+    assert_eq!(h.object_keys().await.len(), 3 * segs.len());
+    assert_eq!(
+        read_all(&h.rlm, &log, 0, 5_000).await,
+        expected,
+        "after restart"
+    );
+
+    // Timestamp lookups that fall in remote segments (batch b has timestamp 1_000_000 + b).
+    assert_eq!(
+        h.rlm
+            .find_offset_by_timestamp(log.topic_partition(), 1_000_003)
+            .await
+            .expect("ts"),
+        Some((30, 1_000_003))
+    );
+    assert_eq!(
+        h.rlm
+            .find_offset_by_timestamp(log.topic_partition(), 0)
+            .await
+            .expect("ts"),
+        Some((0, 1_000_000))
+    );
+    assert_eq!(
+        h.rlm
+            .find_offset_by_timestamp(log.topic_partition(), 1_000_049)
+            .await
+            .expect("ts"),
+        Some((490, 1_000_049)),
+        "the last batch is local"
+    );
+    assert_eq!(
+        h.rlm
+            .find_offset_by_timestamp(log.topic_partition(), 2_000_000)
+            .await
+            .expect("ts"),
+        None
+    );
+    h.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_partitions_are_read_in_one_read_many() {
+    let s3 = S3Server::start("many").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = Harness::open(dir.path(), &s3, fast_config(), false).await;
+    let logs: Vec<_> = (0..3).map(|p| h.create_log("clicks", p, 0xB2)).collect();
+    let mut expected = Vec::new();
+    for (i, log) in logs.iter().enumerate() {
+        append(log, 20 + 5 * i, 5_000);
+        expected.push(read_local_all(log, 0));
+    }
+    h.rlm.run_once().await;
+    h.log_manager
+        .run_retention(i64::MAX / 2)
+        .expect("retention");
+    for log in &logs {
+        assert!(
+            log.local_log_start_offset() > 0,
+            "{} not offloaded",
+            log.topic_partition()
+        );
+    }
+    let mut reqs: Vec<_> = logs
+        .iter()
+        .map(|l| RemoteReadRequest::new(l.topic_partition().clone(), 0, 3_000, true))
+        .collect();
+    reqs.push(RemoteReadRequest::new(
+        TopicPartition::new("clicks", 9),
+        0,
+        3_000,
+        true,
+    ));
+    let results = h.rlm.read_many(reqs).await;
+    assert_eq!(results.len(), 4);
+    for (i, (tp, r)) in results.iter().take(3).enumerate() {
+        assert_eq!(tp, logs[i].topic_partition());
+        let got = r.as_ref().expect("remote read");
+        assert!(!got.is_empty() && got.len() <= 3_000);
+        assert_eq!(got, &expected[i].slice(..got.len()), "partition {i} bytes");
+    }
+    assert!(matches!(results[3].1, Err(Error::UnknownPartition { .. })));
+    // Beyond what is remote, and below the log start: out of range.
+    let beyond = logs[0].local_log_start_offset() + 5;
+    assert!(matches!(
+        h.rlm
+            .read(logs[0].topic_partition(), beyond, 1000, true)
+            .await,
+        Err(Error::OffsetOutOfRange { .. })
+    ));
+    h.close().await;
+}
