@@ -115,6 +115,11 @@ fn replay(c: &mut Criterion) {
             rlmm
         })
     });
+    // What a periodic snapshot costs the writer that takes it (writes wait meanwhile).
+    let rlmm = open(&lm, dir.path());
+    group.bench_function("snapshot_of_100k_live_segments", |b| {
+        b.iter(|| rt.block_on(rlmm.snapshot()).unwrap())
+    });
     group.finish();
 }
 

@@ -8,6 +8,26 @@
 //! - [`InMemoryRemoteLogMetadataManager`] (tests, examples) and [`TopicBasedRemoteLogMetadataManager`] (the
 //!   broker's: JSON records in the internal topic [`REMOTE_LOG_METADATA_TOPIC_NAME`], replayed on start from a
 //!   snapshot plus the tail). Both pass [`conformance::rlmm_conformance`].
+//!
+//! The copy path of the tiering layer, in short:
+//!
+//! ```
+//! # use std::collections::BTreeMap;
+//! # use strata_metadata::*;
+//! # async fn copy(rlmm: &dyn RemoteLogMetadataManager) -> Result<()> {
+//! let tp = TopicIdPartition::new(uuid::Uuid::new_v4(), TopicPartition::new("orders", 0));
+//! let id = RemoteLogSegmentId::generate_new(tp.clone());
+//! let epochs = BTreeMap::from([(0, 0)]); // leader epoch -> its first offset in the segment
+//! let m = RemoteLogSegmentMetadata::new(id.clone(), 0, 999, 1_700_000_000_000, 1, 1_700_000_000_000, 4096, epochs)?;
+//! rlmm.add_remote_log_segment_metadata(m).await?; // durable before any byte is uploaded
+//! // ... upload the segment through the RemoteStorageManager ...
+//! let done = RemoteLogSegmentMetadataUpdate::new(id, 1_700_000_000_100, RemoteLogSegmentState::CopySegmentFinished, 1);
+//! rlmm.update_remote_log_segment_metadata(done).await?;
+//! assert_eq!(rlmm.highest_offset_for_epoch(&tp, 0)?, Some(999));
+//! assert!(rlmm.remote_log_segment_metadata(&tp, 0, 500)?.is_some());
+//! # Ok(()) }
+//! # tokio::runtime::Runtime::new().unwrap().block_on(copy(&InMemoryRemoteLogMetadataManager::new())).unwrap();
+//! ```
 #![warn(missing_docs)]
 
 mod cache;
