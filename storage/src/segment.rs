@@ -45,9 +45,17 @@ impl LogSegment {
         now_ms: i64,
     ) -> Result<Self> {
         let log_path = names::offset_file(dir, base_offset, LOG_SUFFIX);
-        // A leftover file of the same name (e.g. an empty segment from before a crash) is replaced.
-        if log_path.exists() {
-            std::fs::remove_file(&log_path).map_err(crate::error::io_err(&log_path))?;
+        // An empty leftover file of the same name is reused; data is never overwritten.
+        if let Ok(meta) = std::fs::metadata(&log_path) {
+            if meta.len() > 0 {
+                return Err(Error::Storage {
+                    dir: dir.to_path_buf(),
+                    reason: format!(
+                        "cannot create segment {}: the file exists with data",
+                        log_path.display()
+                    ),
+                });
+            }
         }
         let mut seg = Self::open(dir, base_offset, config, true, now_ms)?;
         seg.offset_index.reset();
