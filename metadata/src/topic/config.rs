@@ -18,6 +18,13 @@ pub const RLMM_CONFIG_PREFIX: &str = "rlmm.config.";
 pub const NUM_PARTITIONS_KEY: &str = "rlmm.config.remote.log.metadata.topic.num.partitions";
 /// See [`TopicBasedRemoteLogMetadataManagerConfig::retention_ms`].
 pub const RETENTION_MS_KEY: &str = "rlmm.config.remote.log.metadata.topic.retention.ms";
+/// Kafka's replication factor of the internal topic; accepted only as 1 (single node).
+pub const REPLICATION_FACTOR_KEY: &str = "rlmm.config.remote.log.metadata.topic.replication.factor";
+const CLIENT_KEY_PREFIXES: [&str; 3] = [
+    "rlmm.config.remote.log.metadata.common.client.",
+    "rlmm.config.remote.log.metadata.producer.",
+    "rlmm.config.remote.log.metadata.consumer.",
+];
 /// See [`TopicBasedRemoteLogMetadataManagerConfig::snapshot_interval_ms`].
 pub const SNAPSHOT_INTERVAL_MS_KEY: &str = "rlmm.config.remote.log.metadata.snapshot.interval.ms";
 
@@ -70,6 +77,26 @@ impl TopicBasedRemoteLogMetadataManagerConfig {
                 NUM_PARTITIONS_KEY => c.num_partitions = parse(NUM_PARTITIONS_KEY, value)?,
                 RETENTION_MS_KEY => c.retention_ms = parse(RETENTION_MS_KEY, value)?,
                 SNAPSHOT_INTERVAL_MS_KEY => c.snapshot_interval_ms = parse(SNAPSHOT_INTERVAL_MS_KEY, value)?,
+                // Kafka single-broker setups set it to 1, which is what a single node does; refuse anything else.
+                REPLICATION_FACTOR_KEY => {
+                    let rf: i16 = parse(REPLICATION_FACTOR_KEY, value)?;
+                    if rf != 1 {
+                        return Err(Error::InvalidConfig {
+                            key: REPLICATION_FACTOR_KEY,
+                            value: value.to_owned(),
+                            reason: "a single-node broker keeps one replica; only 1 is accepted".to_owned(),
+                        });
+                    }
+                }
+                _ if CLIENT_KEY_PREFIXES.iter().any(|p| key.starts_with(p)) || key.ends_with(".consume.wait.ms") => {
+                    return Err(Error::InvalidConfig {
+                        key: "rlmm.config.*",
+                        value: key.to_owned(),
+                        reason: "configures Kafka's internal metadata producer/consumer, which strata does not \
+                                 have (it appends to and replays the metadata log directly); remove it"
+                            .to_owned(),
+                    })
+                }
                 _ => {
                     return Err(Error::InvalidConfig {
                         key: "rlmm.config.*",
@@ -181,6 +208,20 @@ mod tests {
             TopicBasedRemoteLogMetadataManagerConfig::from_properties([(NUM_PARTITIONS_KEY, "x")])
                 .unwrap_err();
         assert!(matches!(err, Error::InvalidConfig { .. }), "{err}");
+        TopicBasedRemoteLogMetadataManagerConfig::from_properties([(REPLICATION_FACTOR_KEY, "1")])
+            .unwrap();
+        let err = TopicBasedRemoteLogMetadataManagerConfig::from_properties([(
+            REPLICATION_FACTOR_KEY,
+            "3",
+        )])
+        .unwrap_err();
+        assert!(err.to_string().contains("only 1"), "{err}");
+        let err = TopicBasedRemoteLogMetadataManagerConfig::from_properties([(
+            "rlmm.config.remote.log.metadata.producer.acks",
+            "all",
+        )])
+        .unwrap_err();
+        assert!(err.to_string().contains("producer.acks"), "{err}");
         let err =
             TopicBasedRemoteLogMetadataManagerConfig::from_properties([("rlmm.config.bogus", "1")])
                 .unwrap_err();

@@ -402,6 +402,38 @@ async fn a_group_commit_answers_each_write_on_its_own() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_write_is_still_performed_whole() {
+    let b = Broker::new();
+    let lm = b.log_manager();
+    let (rlmm, _) = b.open(&lm, config());
+    let tp = fresh_partition("cancelled", 0);
+    let m = segment(&tp, 0, 9, &[(0, 0)]);
+    let guard = rlmm.hold_writer().await;
+    let r = rlmm.clone();
+    let add = m.clone();
+    let task = tokio::spawn(async move { r.add_remote_log_segment_metadata(add).await });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while rlmm.queued_writes() < 1 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the write never queued"
+        );
+        tokio::task::yield_now().await;
+    }
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+    drop(guard);
+    assert!(
+        rlmm.list_remote_log_segments(&tp).unwrap().is_empty(),
+        "not yet: no group ran"
+    );
+    rlmm.snapshot().await.unwrap(); // commits what is queued first
+    assert_eq!(rlmm.queued_writes(), 0);
+    let listed = rlmm.list_remote_log_segments(&tp).unwrap();
+    assert_eq!(listed, vec![m], "the abandoned write was performed whole");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_writers_all_land_and_survive_restart() {
     let b = Broker::new();
     let lm = b.log_manager();
