@@ -456,3 +456,87 @@ fn restart_keeps_topics_and_data() {
     drop(c);
     rt.block_on(broker.shutdown()).unwrap();
 }
+
+#[test]
+fn remote_log_metadata_topic_written_by_the_metadata_plane_is_listed_readable_and_refused_to_producers(
+) {
+    use kafka_protocol::records::{
+        Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+    };
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let broker = rt.block_on(start_broker(dir.path()));
+    let bs = bootstrap(&broker);
+    // The metadata plane writes its topic straight into the shared LogManager.
+    let tp = strata_storage::TopicPartition::new("__remote_log_metadata", 0);
+    let log = broker
+        .broker()
+        .log_manager()
+        .get_or_create_log(
+            &tp,
+            uuid::Uuid::new_v4(),
+            strata_storage::LogConfig::default(),
+        )
+        .unwrap();
+    let rec = Record {
+        transactional: false,
+        control: false,
+        delete_horizon: false,
+        partition_leader_epoch: 0,
+        producer_id: -1,
+        producer_epoch: -1,
+        timestamp_type: TimestampType::Creation,
+        offset: 0,
+        sequence: -1,
+        timestamp: 1_700_000_000_000,
+        key: Some(bytes::Bytes::from_static(b"topic-id:0")),
+        value: Some(bytes::Bytes::from_static(
+            br#"{"type":"segment","version":1}"#,
+        )),
+        headers: Default::default(),
+    };
+    let mut buf = bytes::BytesMut::new();
+    RecordBatchEncoder::encode(
+        &mut buf,
+        [&rec],
+        &RecordEncodeOptions {
+            version: 2,
+            compression: Compression::None,
+        },
+    )
+    .unwrap();
+    log.append_as_leader(buf.freeze(), 0).unwrap();
+
+    let c = consumer(&bs, "rlm-reader", &[]);
+    let md = c.fetch_metadata(None, Duration::from_secs(10)).unwrap();
+    assert!(
+        md.topics()
+            .iter()
+            .any(|t| t.name() == "__remote_log_metadata"),
+        "internal topic not listed"
+    );
+    assign_from_beginning(&c, "__remote_log_metadata", 1);
+    let got = consume_n(&c, 1, Duration::from_secs(30));
+    assert_eq!(
+        got[0].3.as_deref(),
+        Some(&br#"{"type":"segment","version":1}"#[..])
+    );
+
+    let p = producer(&bs, &[("message.timeout.ms", "3000")]);
+    let res = rt.block_on(
+        p.send(
+            FutureRecord::<str, _>::to("__remote_log_metadata")
+                .payload("nope")
+                .partition(0),
+            Duration::from_secs(5),
+        ),
+    );
+    assert!(
+        res.is_err(),
+        "a client produce to an internal topic was accepted"
+    );
+    assert_eq!(log.log_end_offset(), 1);
+    drop(c);
+    drop(p);
+    rt.block_on(broker.shutdown()).unwrap();
+}

@@ -3,7 +3,6 @@
 mod common;
 
 use std::collections::HashMap;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -12,38 +11,6 @@ use common::*;
 use rdkafka::consumer::Consumer;
 use rdkafka::producer::{BaseRecord, DeliveryResult, ProducerContext, ThreadedProducer};
 use rdkafka::{ClientContext, Message};
-
-#[test]
-fn bad_config_value_stops_startup_naming_key_and_value() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(strata_bin())
-        .args(["--override", "num.partitions=lots"])
-        .args(["--override", &format!("log.dirs={}", dir.path().display())])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("num.partitions") && err.contains("lots"),
-        "{err}"
-    );
-}
-
-#[test]
-fn help_lists_kafka_property_names() {
-    let out = Command::new(strata_bin()).arg("--help").output().unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8_lossy(&out.stdout);
-    for key in [
-        "listeners",
-        "log.dirs",
-        "num.partitions",
-        "socket.request.max.bytes",
-        "max.connections",
-    ] {
-        assert!(text.contains(key), "--help lacks {key}");
-    }
-}
 
 #[test]
 fn sigterm_shuts_down_cleanly_and_writes_the_clean_shutdown_marker() {

@@ -148,10 +148,16 @@ impl Broker {
         if let Some(log) = self.logs.get_log(&tp) {
             return Ok(log);
         }
-        let meta = self
-            .topics
-            .get(topic)
-            .ok_or_else(|| Error::UnknownTopicOrPartition(tp.to_string()))?;
+        let meta = match self.topics.get(topic) {
+            Some(m) => m,
+            None if topic == REMOTE_LOG_METADATA => {
+                self.register_internal_topic(topic)?;
+                self.topics
+                    .get(topic)
+                    .ok_or_else(|| Error::UnknownTopicOrPartition(tp.to_string()))?
+            }
+            None => return Err(Error::UnknownTopicOrPartition(tp.to_string())),
+        };
         if partition < 0 || partition >= meta.partitions {
             return Err(Error::UnknownTopicOrPartition(tp.to_string()));
         }

@@ -69,6 +69,17 @@ pub async fn handle(
         None => true,
         Some(t) => t.is_empty() && version == 0,
     };
+    // Internal topics written by other components (the metadata plane) appear once their logs exist.
+    let wants_rlm = req.topics.iter().flatten().any(|t| {
+        t.name
+            .as_ref()
+            .is_some_and(|n| n.0.as_str() == REMOTE_LOG_METADATA)
+    });
+    if all || wants_rlm {
+        if let Err(e) = broker.register_internal_topic(REMOTE_LOG_METADATA) {
+            warn!(error = %e, "registering {REMOTE_LOG_METADATA} failed");
+        }
+    }
     if all {
         resp.topics = broker
             .topics()
