@@ -5,8 +5,10 @@ use std::fmt;
 
 use futures::TryStreamExt;
 use object_store::path::Path;
-use strata_metadata::{RemoteLogMetadataManager, RemoteLogSegmentState};
-use strata_storage::TopicIdPartition;
+use strata_metadata::{
+    RemoteLogMetadataManager, RemoteLogSegmentState, REMOTE_LOG_METADATA_TOPIC_NAME,
+};
+use strata_storage::{LogManager, RecordBatch, TopicIdPartition};
 
 use super::error::{Error, Result};
 use crate::key::kafka_uuid;
@@ -240,4 +242,71 @@ fn collect_staged(dir: &std::path::Path, out: &mut Vec<String>) {
             out.push(p.display().to_string());
         }
     }
+}
+
+/// One record of `__remote_log_metadata`, as `strata remote ls --history` and the demo print it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MetadataRecordLine {
+    /// The metadata partition.
+    pub partition: i32,
+    /// The record's offset in it.
+    pub offset: i64,
+    /// The record value (JSON, see `strata_metadata::RemoteLogMetadataRecord`).
+    pub json: String,
+}
+
+impl fmt::Display for MetadataRecordLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}-{}@{}: {}",
+            REMOTE_LOG_METADATA_TOPIC_NAME, self.partition, self.offset, self.json
+        )
+    }
+}
+
+/// Every record still held in `__remote_log_metadata` (all its partitions, each in offset order), for
+/// inspection. Reads the local log directly; records are never re-encoded.
+pub fn metadata_records(log_manager: &LogManager) -> Result<Vec<MetadataRecordLine>> {
+    let mut logs: Vec<_> = log_manager
+        .all_logs()
+        .into_iter()
+        .filter(|l| l.topic_partition().topic == REMOTE_LOG_METADATA_TOPIC_NAME)
+        .collect();
+    logs.sort_by_key(|l| l.topic_partition().partition);
+    let mut out = Vec::new();
+    for log in logs {
+        let tp = log.topic_partition().clone();
+        let mut offset = log.log_start_offset();
+        while offset < log.log_end_offset() {
+            let chunk = log
+                .read(offset, 1 << 20, true, None)
+                .map_err(Error::storage(&tp))?
+                .records;
+            if chunk.is_empty() {
+                break;
+            }
+            for batch in RecordBatch::iter(&chunk) {
+                let batch = batch.map_err(Error::storage(&tp))?;
+                offset = batch.last_offset() + 1;
+                for rec in batch.records().map_err(Error::storage(&tp))? {
+                    let rec = rec.map_err(Error::storage(&tp))?;
+                    if rec.offset < log.log_start_offset() {
+                        continue;
+                    }
+                    let json = rec
+                        .value
+                        .map(|v| String::from_utf8_lossy(&v).into_owned())
+                        .unwrap_or_default();
+                    out.push(MetadataRecordLine {
+                        partition: tp.partition,
+                        offset: rec.offset,
+                        json,
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
 }
