@@ -436,3 +436,138 @@ impl GroupCoordinator {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn coordinator() -> GroupCoordinator {
+        GroupCoordinator::new(&BrokerConfig::default())
+    }
+
+    fn join_req(member: &str) -> JoinRequest {
+        JoinRequest {
+            group_id: "g".into(),
+            member_id: member.into(),
+            instance_id: None,
+            client_id: "c".into(),
+            client_host: "/127.0.0.1".into(),
+            session_timeout_ms: 10_000,
+            rebalance_timeout_ms: 10_000,
+            protocol_type: "consumer".into(),
+            protocols: vec![("range".into(), Bytes::from_static(b"meta"))],
+        }
+    }
+
+    #[test]
+    fn first_member_becomes_leader_of_generation_one() {
+        let c = coordinator();
+        let r = c
+            .join(join_req(""))
+            .try_recv()
+            .expect("completes at once with no initial delay");
+        assert_eq!(r.error_code, error_code::NONE);
+        assert_eq!(r.generation_id, 1);
+        assert_eq!(r.leader, r.member_id);
+        assert_eq!(r.members.len(), 1);
+        assert_eq!(r.protocol_name.as_deref(), Some("range"));
+    }
+
+    #[test]
+    fn second_member_triggers_a_rebalance_that_waits_for_the_first() {
+        let c = coordinator();
+        let a = c.join(join_req("")).try_recv().unwrap();
+        let mut sync_a = c.sync(
+            "g",
+            &a.member_id,
+            1,
+            vec![(a.member_id.clone(), Bytes::from_static(b"all"))],
+        );
+        assert_eq!(sync_a.try_recv().unwrap().0, error_code::NONE);
+        let mut b = c.join(join_req(""));
+        assert!(
+            b.try_recv().is_err(),
+            "must wait for the existing member to rejoin"
+        );
+        assert_eq!(
+            c.heartbeat("g", &a.member_id, 1),
+            error_code::REBALANCE_IN_PROGRESS
+        );
+        let a2 = c.join(join_req(&a.member_id)).try_recv().unwrap();
+        let b = b.try_recv().unwrap();
+        assert_eq!((a2.generation_id, b.generation_id), (2, 2));
+        assert_eq!(a2.leader, a.member_id, "the leader is kept");
+        assert_eq!(a2.members.len(), 2);
+        assert!(b.members.is_empty(), "only the leader gets the member list");
+        // The follower's sync waits for the leader's assignment.
+        let mut sb = c.sync("g", &b.member_id, 2, vec![]);
+        assert!(sb.try_recv().is_err());
+        let assignments = vec![
+            (a.member_id.clone(), Bytes::from_static(b"p0")),
+            (b.member_id.clone(), Bytes::from_static(b"p1")),
+        ];
+        assert_eq!(
+            c.sync("g", &a.member_id, 2, assignments)
+                .try_recv()
+                .unwrap()
+                .3,
+            Bytes::from_static(b"p0")
+        );
+        assert_eq!(sb.try_recv().unwrap().3, Bytes::from_static(b"p1"));
+        assert_eq!(c.heartbeat("g", &b.member_id, 2), error_code::NONE);
+        assert_eq!(
+            c.heartbeat("g", &b.member_id, 1),
+            error_code::ILLEGAL_GENERATION
+        );
+    }
+
+    #[test]
+    fn leave_of_the_last_member_empties_the_group() {
+        let c = coordinator();
+        let a = c.join(join_req("")).try_recv().unwrap();
+        assert_eq!(c.leave("g", &a.member_id, None), error_code::NONE);
+        assert_eq!(c.describe("g").state, "Empty");
+        assert_eq!(
+            c.leave("g", &a.member_id, None),
+            error_code::UNKNOWN_MEMBER_ID
+        );
+        assert_eq!(
+            c.check_commit("g", "", -1),
+            error_code::NONE,
+            "admin commits allowed on an empty group"
+        );
+    }
+
+    #[test]
+    fn unknown_member_and_bad_session_timeout_are_refused() {
+        let c = coordinator();
+        assert_eq!(
+            c.join(join_req("ghost")).try_recv().unwrap().error_code,
+            error_code::UNKNOWN_MEMBER_ID
+        );
+        let mut r = join_req("");
+        r.session_timeout_ms = 10;
+        assert_eq!(
+            c.join(r).try_recv().unwrap().error_code,
+            error_code::INVALID_SESSION_TIMEOUT
+        );
+    }
+
+    #[test]
+    fn expired_session_removes_the_member() {
+        let c = coordinator();
+        let a = c.join(join_req("")).try_recv().unwrap();
+        {
+            let mut groups = c.lock();
+            let g = groups.get_mut("g").unwrap();
+            g.members.get_mut(&a.member_id).unwrap().last_seen =
+                Instant::now() - Duration::from_secs(60);
+        }
+        c.tick();
+        assert_eq!(c.describe("g").state, "Empty");
+        assert_eq!(
+            c.heartbeat("g", &a.member_id, 1),
+            error_code::UNKNOWN_MEMBER_ID
+        );
+    }
+}
