@@ -31,7 +31,8 @@ create_topic() { # name partitions
 import sys
 from confluent_kafka.admin import AdminClient, NewTopic
 bs, name, parts = sys.argv[1], sys.argv[2], int(sys.argv[3])
-fs = AdminClient({"bootstrap.servers": bs}).create_topics([NewTopic(name, num_partitions=parts, replication_factor=1)])
+admin = AdminClient({"bootstrap.servers": bs})
+fs = admin.create_topics([NewTopic(name, num_partitions=parts, replication_factor=1)])
 fs[name].result(30)
 PYEOF
 }

@@ -71,7 +71,13 @@ fn spawn_maintenance(broker: &Arc<Broker>, tracker: &TaskTracker, cancel: Cancel
     let every = Duration::from_millis(broker.config().log_retention_check_interval_ms);
     tracker.spawn(periodic(every, c, move || b.run_retention()));
     let b = broker.clone();
-    let every = Duration::from_millis(broker.config().log_flush_checkpoint_interval_ms.min(1000));
+    // Checkpoints every log.flush.offset.checkpoint.interval.ms; sooner when log.flush.interval.ms asks for
+    // time-based flushes (topic-level flush.ms is honoured at this granularity).
+    let cfg = broker.config();
+    let every = Duration::from_millis(
+        cfg.log_flush_checkpoint_interval_ms
+            .min(cfg.log.flush_ms.max(100)),
+    );
     tracker.spawn(periodic(every, cancel.clone(), move || {
         b.flush_and_checkpoint()
     }));

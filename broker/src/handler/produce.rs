@@ -1,4 +1,5 @@
-//! Produce (key 0): validated batches appended as the client's bytes; per-partition errors.
+//! Produce (key 0): validated batches appended as the client's bytes; per-partition errors. All partitions of
+//! one request are appended in one blocking section.
 
 use std::sync::Arc;
 
@@ -9,56 +10,54 @@ use tracing::debug;
 
 use super::{blocking, sb};
 use crate::broker::Broker;
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::error_code;
 
-/// Appends one partition's records; returns the response entry.
-async fn append(
-    broker: &Arc<Broker>,
-    topic: &str,
-    partition: i32,
-    records: Option<Bytes>,
-) -> PartitionProduceResponse {
-    let resp = PartitionProduceResponse::default().with_index(partition);
-    let fail = |code: i16, msg: String| {
-        debug!(topic, partition, code, %msg, "produce rejected");
-        PartitionProduceResponse::default()
-            .with_index(partition)
-            .with_error_code(code)
-            .with_base_offset(-1)
-            .with_error_message(Some(sb(msg)))
-    };
-    let meta = match broker.topics().get(topic) {
-        Some(m) => m,
-        None => {
-            return fail(
-                error_code::UNKNOWN_TOPIC_OR_PARTITION,
-                format!("unknown topic {topic}"),
-            )
-        }
-    };
+fn failed(topic: &str, partition: i32, code: i16, msg: String) -> PartitionProduceResponse {
+    debug!(topic, partition, code, %msg, "produce rejected");
+    PartitionProduceResponse::default()
+        .with_index(partition)
+        .with_error_code(code)
+        .with_base_offset(-1)
+        .with_error_message(Some(sb(msg)))
+}
+
+/// Checks one partition's target and payload before anything is written.
+fn precheck(broker: &Broker, topic: &str, records: Option<Bytes>) -> Result<Bytes, (i16, String)> {
+    let meta = broker.topics().get(topic).ok_or_else(|| {
+        (
+            error_code::UNKNOWN_TOPIC_OR_PARTITION,
+            format!("unknown topic {topic}"),
+        )
+    })?;
     if meta.internal {
         let e = Error::InternalTopic(topic.to_string());
-        return fail(error_code::code(&e), e.to_string());
+        return Err((error_code::code(&e), e.to_string()));
     }
-    let Some(records) = records.filter(|r| !r.is_empty()) else {
-        return fail(
+    records.filter(|r| !r.is_empty()).ok_or_else(|| {
+        (
             error_code::INVALID_RECORD,
             "a produce request must carry at least one record batch".into(),
-        );
-    };
-    let log = match broker.log(topic, partition) {
-        Ok(l) => l,
-        Err(e) => return fail(error_code::code(&e), e.to_string()),
-    };
-    match blocking(move || Ok(log.append_as_leader(records, 0)?)).await {
-        Ok(info) => {
-            broker.notify_appended();
-            resp.with_base_offset(info.first_offset)
-                .with_log_append_time_ms(info.log_append_time_ms)
-                .with_log_start_offset(info.log_start_offset)
-        }
-        Err(e) => fail(error_code::code(&e), e.to_string()),
+        )
+    })
+}
+
+fn append(
+    broker: &Broker,
+    topic: &str,
+    partition: i32,
+    records: Bytes,
+) -> PartitionProduceResponse {
+    let result: Result<_> = broker
+        .log(topic, partition)
+        .and_then(|log| Ok(log.append_as_leader(records, 0)?));
+    match result {
+        Ok(info) => PartitionProduceResponse::default()
+            .with_index(partition)
+            .with_base_offset(info.first_offset)
+            .with_log_append_time_ms(info.log_append_time_ms)
+            .with_log_start_offset(info.log_start_offset),
+        Err(e) => failed(topic, partition, error_code::code(&e), e.to_string()),
     }
 }
 
@@ -68,18 +67,69 @@ pub async fn handle(
     _h: &RequestHeader,
     req: ProduceRequest,
 ) -> ProduceResponse {
-    let mut responses = Vec::with_capacity(req.topic_data.len());
-    for t in req.topic_data {
+    // (topic index, partition, Ok(records) to append | Err(response))
+    let mut work: Vec<(usize, String, i32, Result<Bytes, PartitionProduceResponse>)> = Vec::new();
+    let mut names = Vec::with_capacity(req.topic_data.len());
+    for (ti, t) in req.topic_data.into_iter().enumerate() {
         let topic = t.name.0.to_string();
-        let mut partitions = Vec::with_capacity(t.partition_data.len());
         for p in t.partition_data {
-            partitions.push(append(broker, &topic, p.index, p.records).await);
+            let item =
+                precheck(broker, &topic, p.records).map_err(|(c, m)| failed(&topic, p.index, c, m));
+            work.push((ti, topic.clone(), p.index, item));
         }
-        responses.push(
-            TopicProduceResponse::default()
-                .with_name(t.name)
-                .with_partition_responses(partitions),
-        );
+        names.push(t.name);
     }
+    let b = broker.clone();
+    let done = blocking(move || {
+        Ok(work
+            .into_iter()
+            .map(|(ti, topic, p, item)| {
+                let resp = match item {
+                    Ok(records) => append(&b, &topic, p, records),
+                    Err(resp) => resp,
+                };
+                (ti, resp)
+            })
+            .collect::<Vec<_>>())
+    })
+    .await;
+    let done = match done {
+        Ok(d) => d,
+        Err(e) => {
+            // The blocking pool failed: nothing is known to be written; report it for every partition.
+            return ProduceResponse::default().with_responses(
+                names
+                    .into_iter()
+                    .map(|n| {
+                        TopicProduceResponse::default()
+                            .with_name(n)
+                            .with_partition_responses(vec![failed(
+                                "",
+                                0,
+                                error_code::code(&e),
+                                e.to_string(),
+                            )])
+                    })
+                    .collect(),
+            );
+        }
+    };
+    if done.iter().any(|(_, r)| r.error_code == error_code::NONE) {
+        broker.notify_appended();
+    }
+    let mut per_topic: Vec<Vec<PartitionProduceResponse>> =
+        names.iter().map(|_| Vec::new()).collect();
+    for (ti, resp) in done {
+        per_topic[ti].push(resp);
+    }
+    let responses = names
+        .into_iter()
+        .zip(per_topic)
+        .map(|(n, parts)| {
+            TopicProduceResponse::default()
+                .with_name(n)
+                .with_partition_responses(parts)
+        })
+        .collect();
     ProduceResponse::default().with_responses(responses)
 }
