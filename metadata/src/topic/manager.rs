@@ -2,7 +2,7 @@
 //! `__remote_log_metadata`, an ordinary partition set of the broker's `LogManager`.
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -86,6 +86,10 @@ struct Inner {
     queue: Mutex<VecDeque<PendingWrite>>,
     /// Bounds `queue`: one permit per queued write.
     queue_slots: Semaphore,
+    /// Sequence of the last captured snapshot.
+    snapshot_seq: AtomicU64,
+    /// Sequence of the snapshot on disk; its lock serializes snapshot file writes.
+    persisted_snapshot: Mutex<u64>,
 }
 
 /// One caller's write waiting for a group commit.
@@ -159,6 +163,8 @@ impl TopicBasedRemoteLogMetadataManager {
             closed: AtomicBool::new(false),
             queue: Mutex::new(VecDeque::new()),
             queue_slots: Semaphore::new(MAX_QUEUED_WRITES),
+            snapshot_seq: AtomicU64::new(0),
+            persisted_snapshot: Mutex::new(0),
         });
         if stats.replayed_records >= SNAPSHOT_AFTER_REPLAYED_RECORDS {
             inner.write_snapshot()?;
@@ -243,7 +249,14 @@ impl TopicBasedRemoteLogMetadataManager {
             // The guard moves into the blocking task: a cancelled caller can not let the next group in early.
             let joined = tokio::task::spawn_blocking(move || {
                 let mut guard = guard;
-                task_inner.commit_group(group, &mut guard)
+                let due = task_inner.commit_group(group, &mut guard);
+                drop(guard); // the next group may run while the snapshot is encoded and written
+                if let Some((seq, snap)) = due {
+                    // A failed snapshot costs only replay time: log it, keep the writes' success.
+                    if let Err(e) = task_inner.persist_snapshot(seq, snap) {
+                        tracing::warn!(error = %e, "remote log metadata snapshot failed");
+                    }
+                }
             })
             .await;
             if let Err(e) = joined {
@@ -268,7 +281,8 @@ impl TopicBasedRemoteLogMetadataManager {
                 if group.is_empty() {
                     break;
                 }
-                inner.commit_group(group, &mut guard);
+                // A snapshot due here is superseded by the one written below.
+                let _superseded = inner.commit_group(group, &mut guard);
             }
             if let Some(reason) = inner.poisoned() {
                 return Err(Error::Poisoned { reason });
@@ -460,20 +474,28 @@ impl Inner {
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Validates, writes, flushes and applies one group of writes; answers every write of the group.
-    fn commit_group(&self, group: Vec<PendingWrite>, writer: &mut WriterState) {
+    /// Validates, writes, flushes and applies one group of writes; answers every write of the group. Returns
+    /// a snapshot captured when one is due (`snapshot.interval.ms`), for the caller to persist after
+    /// releasing the writer lock.
+    fn commit_group(
+        &self,
+        group: Vec<PendingWrite>,
+        writer: &mut WriterState,
+    ) -> Option<(u64, Snapshot)> {
         let refuse = |group: Vec<PendingWrite>, err: &dyn Fn() -> Error| {
             for w in group {
                 let _ = w.done.send(Err(err())); // the caller may have gone: nothing to tell
             }
         };
         if self.closed.load(Ordering::Acquire) {
-            return refuse(group, &|| Error::Closed);
+            refuse(group, &|| Error::Closed);
+            return None;
         }
         if let Some(reason) = self.poisoned() {
-            return refuse(group, &|| Error::Poisoned {
+            refuse(group, &|| Error::Poisoned {
                 reason: reason.clone(),
             });
+            return None;
         }
 
         // Validate in arrival order, each write all or nothing, each seeing the accepted ones before it.
@@ -501,7 +523,7 @@ impl Inner {
             }
         }
         if accepted.is_empty() {
-            return;
+            return None;
         }
 
         let n = self.config.num_partitions;
@@ -528,7 +550,7 @@ impl Inner {
                 });
                 let _ = w.done.send(Err(err));
             }
-            return;
+            return None;
         }
         let mut answers = Vec::with_capacity(accepted.len());
         {
@@ -540,17 +562,15 @@ impl Inner {
                 answers.push(w.done);
             }
         }
-        if writer.last_snapshot.elapsed() >= Duration::from_millis(self.config.snapshot_interval_ms)
-        {
-            // A failed snapshot costs only replay time: log it, keep the writes' success.
-            if let Err(e) = self.write_snapshot() {
-                tracing::warn!(error = %e, "remote log metadata snapshot failed");
-            }
+        let interval = Duration::from_millis(self.config.snapshot_interval_ms);
+        let due = (writer.last_snapshot.elapsed() >= interval).then(|| {
             writer.last_snapshot = Instant::now();
-        }
+            self.capture_snapshot()
+        });
         for done in answers {
             let _ = done.send(Ok(()));
         }
+        due
     }
 
     /// Appends each batch to its metadata partition, then fsyncs the touched partitions, up to
@@ -587,16 +607,36 @@ impl Inner {
         })
     }
 
-    /// Writes the snapshot; the caller holds the writer lock, so the cache and log ends agree.
+    /// Writes the snapshot now; the caller holds the writer lock.
     fn write_snapshot(&self) -> Result<()> {
-        let started = Instant::now();
+        let (seq, snap) = self.capture_snapshot();
+        self.persist_snapshot(seq, snap)
+    }
+
+    /// The cache and the log ends it covers; the caller holds the writer lock, so they agree.
+    fn capture_snapshot(&self) -> (u64, Snapshot) {
+        let seq = self.snapshot_seq.fetch_add(1, Ordering::AcqRel) + 1;
         let snap = Snapshot {
             topic_id: self.topic_id,
             num_partitions: self.config.num_partitions,
             next_offsets: self.logs.iter().map(|l| l.log_end_offset()).collect(),
             cache: self.store.cache().to_image(),
         };
+        (seq, snap)
+    }
+
+    /// Writes a captured snapshot unless a later one is already on disk, then applies retention.
+    fn persist_snapshot(&self, seq: u64, snap: Snapshot) -> Result<()> {
+        let mut persisted = self
+            .persisted_snapshot
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if *persisted >= seq {
+            return Ok(());
+        }
+        let started = Instant::now();
         let bytes = snapshot::write(&self.snapshot_dir, &snap)?;
+        *persisted = seq;
         tracing::debug!(
             bytes,
             elapsed_ms = started.elapsed().as_millis() as u64,
