@@ -525,7 +525,10 @@ async fn records_are_kafka_batches_with_key_and_versioned_json() {
     let decoded =
         RemoteLogMetadataRecord::from_json(values[0].as_bytes(), || "value".into()).unwrap();
     assert_eq!(decoded, RemoteLogMetadataRecord::Segment(m));
-    println!("example __remote_log_metadata value: {}", values[1]);
+    println!(
+        "example __remote_log_metadata values:\n{}\n{}",
+        values[0], values[1]
+    );
 }
 
 #[tokio::test]
