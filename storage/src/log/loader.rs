@@ -8,13 +8,14 @@
 //!    delete every later segment.
 //! 3. Leader epochs above the log end are dropped; producer state is loaded from the newest snapshot at or below
 //!    the log end and the log after it is replayed.
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use uuid::Uuid;
 
 use super::leader_epoch::LeaderEpochCache;
+use super::local_log::LocalLog;
+use super::segments::LogSegments;
 use super::unified::{LogState, UnifiedLog};
 use super::{LogDir, RollListeners};
 use crate::error::io_err;
@@ -86,7 +87,7 @@ pub(crate) fn load_log(p: LoadParams) -> Result<UnifiedLog> {
 
     // 2. Segments.
     let cfg = &p.config;
-    let mut segments = BTreeMap::new();
+    let mut segments = LogSegments::new();
     let recover_from = if p.clean_shutdown {
         i64::MAX
     } else {
@@ -140,20 +141,16 @@ pub(crate) fn load_log(p: LoadParams) -> Result<UnifiedLog> {
         if !active && truncated_at.is_none() {
             seg.on_become_inactive()?;
         }
-        segments.insert(base, seg);
+        segments.add(seg);
     }
     // A truncated segment became the last one; `recover` left its indexes preallocated for appends.
     if segments.is_empty() {
         let base = p.log_start_offset.unwrap_or(0).max(0);
-        segments.insert(base, LogSegment::create(&p.dir, base, cfg, p.now_ms)?);
+        segments.add(LogSegment::create(&p.dir, base, cfg, p.now_ms)?);
     }
-    let first_base = *segments.keys().next().expect("non-empty");
-    let leo = segments
-        .values()
-        .next_back()
-        .expect("non-empty")
-        .next_offset();
-    for seg in segments.values_mut() {
+    let first_base = segments.first_base_offset().expect("non-empty");
+    let leo = segments.last_segment().expect("non-empty").next_offset();
+    for seg in segments.iter_mut() {
         seg.flush()?;
     }
     fsio::sync_dir(&p.dir)?;
@@ -183,7 +180,7 @@ pub(crate) fn load_log(p: LoadParams) -> Result<UnifiedLog> {
         None => (first_base, ProducerStateManager::new()),
     };
     if snap_offset < leo {
-        for seg in segments.values().filter(|s| s.next_offset() > snap_offset) {
+        for seg in segments.iter().filter(|s| s.next_offset() > snap_offset) {
             let from = seg.offset_index().lookup(snap_offset).position as u64;
             for item in seg.file_records().batches_from(from, false) {
                 let (_, batch) = item.map_err(|e| e.error)?;
@@ -197,22 +194,17 @@ pub(crate) fn load_log(p: LoadParams) -> Result<UnifiedLog> {
     // Keep the snapshots tiering may upload (at segment boundaries) and the one at the log end; earlier
     // shutdown snapshots inside the active segment are stale.
     for off in producer::list_snapshots(&p.dir)? {
-        if off < leo && !segments.contains_key(&off) {
+        if off < leo && !segments.contains(off) {
             let path = names::offset_file(&p.dir, off, names::SNAPSHOT_SUFFIX);
             remove(&path)?;
         }
     }
 
     let state = LogState {
-        config: p.config.clone(),
-        segments,
+        local: LocalLog::new(p.dir.clone(), p.config.clone(), segments, leo, p.now_ms),
         log_start_offset: log_start,
-        recovery_point: leo,
         producers,
         leader_epochs,
-        unflushed_messages: 0,
-        last_flush_ms: p.now_ms,
-        pending_deletes: Vec::new(),
         closed: false,
     };
     tracing::info!(tp = %p.tp, log_start_offset = log_start, log_end_offset = leo, clean = p.clean_shutdown, "loaded log");

@@ -1,8 +1,11 @@
 //! The partition log: [`UnifiedLog`] (log start offset, local log start offset, highest offset in remote storage,
-//! high watermark) over its local segments, with loading/recovery (`loader`) and retention (`retention`).
+//! high watermark, producer state, leader epochs) over a `LocalLog` (directory, `LogSegments`, recovery point),
+//! with loading/recovery (`loader`) and retention (`retention`).
 mod leader_epoch;
 mod loader;
+mod local_log;
 mod retention;
+mod segments;
 mod unified;
 
 use std::path::{Path, PathBuf};

@@ -57,7 +57,7 @@ impl UnifiedLog {
         now_ms: i64,
         reason: Reason,
     ) -> Result<usize> {
-        let cfg = st.config.clone();
+        let cfg = st.local.config.clone();
         let tiered = cfg.remote_storage_enable;
         let (ms, bytes) = if tiered {
             (
@@ -68,12 +68,12 @@ impl UnifiedLog {
             (cfg.retention_ms, cfg.retention_bytes)
         };
         let remote_hw = self.highest_offset_in_remote_storage();
-        let mut remaining: u64 = st.segments.values().map(|s| s.size_in_bytes()).sum();
-        let bases: Vec<i64> = st.segments.keys().copied().collect();
+        let mut remaining: u64 = st.local.segments.size_in_bytes();
+        let bases: Vec<i64> = st.local.segments.base_offsets();
         let leo = st.log_end_offset();
         let mut to_delete = Vec::new();
         for (i, base) in bases.iter().enumerate() {
-            let seg = &st.segments[base];
+            let seg = st.local.segments.get(*base).expect("listed above");
             let is_active = i + 1 == bases.len();
             if seg.size_in_bytes() == 0 {
                 break;
@@ -110,14 +110,19 @@ impl UnifiedLog {
         }
         let delay = cfg.file_delete_delay_ms.min(i64::MAX as u64) as i64;
         for base in &to_delete {
-            let mut seg = st.segments.remove(base).expect("listed above");
+            let mut seg = st.local.segments.remove(*base).expect("listed above");
             let files = seg.rename_to_deleted().map_err(|e| self.poison(e))?;
             tracing::info!(tp = %self.topic_partition(), base_offset = base, next_offset = seg.next_offset(),
                 size = seg.size_in_bytes(), "deleting segment by retention");
-            st.pending_deletes
+            st.local
+                .pending_deletes
                 .push((now_ms.saturating_add(delay), files));
         }
-        let first = *st.segments.keys().next().expect("active segment remains");
+        let first = st
+            .local
+            .segments
+            .first_base_offset()
+            .expect("active segment remains");
         if !tiered {
             self.advance_log_start_locked(st, first)?;
         }
@@ -127,19 +132,7 @@ impl UnifiedLog {
     }
 
     pub(crate) fn remove_due_files_locked(&self, st: &mut LogState, now_ms: i64) {
-        st.pending_deletes.retain(|(due, files)| {
-            if *due > now_ms {
-                return true;
-            }
-            for f in files {
-                if let Err(e) = std::fs::remove_file(f) {
-                    if e.kind() != std::io::ErrorKind::NotFound {
-                        tracing::warn!(file = %f.display(), error = %e, "could not remove deleted segment file");
-                    }
-                }
-            }
-            false
-        });
+        st.local.remove_due_files(now_ms);
     }
 
     /// Removes every pending `.deleted` file now (shutdown, tests).

@@ -1,5 +1,5 @@
 //! [`UnifiedLog`]: one partition's log — local segments plus the offsets that tie them to remote storage.
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -8,6 +8,7 @@ use bytes::{Bytes, BytesMut};
 use uuid::Uuid;
 
 use super::leader_epoch::LeaderEpochCache;
+use super::local_log::LocalLog;
 use super::{now_ms, FetchDataInfo, LogAppendInfo, LogDir, RollListeners, RolledSegment};
 use crate::names::{self, SNAPSHOT_SUFFIX};
 use crate::producer::{self, ProducerStateManager, SequenceCheck};
@@ -17,38 +18,25 @@ use crate::{Error, LogConfig, Result, TimestampType, TopicPartition};
 
 /// Mutable state behind the log's lock.
 pub(crate) struct LogState {
-    pub(crate) config: LogConfig,
-    /// Segments by base offset; never empty (the last one is active).
-    pub(crate) segments: BTreeMap<i64, LogSegment>,
+    pub(crate) local: LocalLog,
     pub(crate) log_start_offset: i64,
-    pub(crate) recovery_point: i64,
     pub(crate) producers: ProducerStateManager,
     pub(crate) leader_epochs: LeaderEpochCache,
-    pub(crate) unflushed_messages: u64,
-    pub(crate) last_flush_ms: i64,
-    /// Files renamed `.deleted`, removed once the time (ms) passes.
-    pub(crate) pending_deletes: Vec<(i64, Vec<PathBuf>)>,
     pub(crate) closed: bool,
 }
 
 impl LogState {
     pub(crate) fn active(&self) -> &LogSegment {
-        self.segments
-            .values()
-            .next_back()
-            .expect("a log always has an active segment")
+        self.local.active()
     }
     pub(crate) fn active_mut(&mut self) -> &mut LogSegment {
-        self.segments
-            .values_mut()
-            .next_back()
-            .expect("a log always has an active segment")
+        self.local.active_mut()
     }
     pub(crate) fn log_end_offset(&self) -> i64 {
-        self.active().next_offset()
+        self.local.log_end_offset()
     }
     pub(crate) fn local_log_start_offset(&self) -> i64 {
-        let first = self.segments.keys().next().copied().unwrap_or(0);
+        let first = self.local.segments.first_base_offset().unwrap_or(0);
         first.max(self.log_start_offset)
     }
 }
@@ -119,12 +107,12 @@ impl UnifiedLog {
     }
     /// The current config.
     pub fn config(&self) -> LogConfig {
-        self.read_state().config.clone()
+        self.read_state().local.config.clone()
     }
     /// Replaces the config after validating it; it applies from the next append / retention pass.
     pub fn update_config(&self, config: LogConfig) -> Result<()> {
         config.validate()?;
-        self.write_state().config = config;
+        self.write_state().local.config = config;
         Ok(())
     }
 
@@ -192,7 +180,7 @@ impl UnifiedLog {
         let (info, rolled) = {
             let mut st = self.write_state();
             self.check_writable(&st)?;
-            let config = st.config.clone();
+            let config = st.local.config.clone();
             let leo = st.log_end_offset();
             // Producer checks; a duplicate answers the whole request with the original offsets.
             let mut pending = HashMap::new();
@@ -262,8 +250,8 @@ impl UnifiedLog {
             st.leader_epochs
                 .assign(leader_epoch, leo)
                 .map_err(|e| self.poison(e))?;
-            st.unflushed_messages += record_count as u64;
-            if st.unflushed_messages >= config.flush_messages {
+            st.local.unflushed_messages += record_count as u64;
+            if st.local.unflushed_messages >= config.flush_messages {
                 self.flush_locked(&mut st, now_ms)?;
             }
             let info = LogAppendInfo {
@@ -292,21 +280,13 @@ impl UnifiedLog {
             return Ok(None);
         }
         let new_base = st.log_end_offset();
-        let index_bytes = st.config.segment_index_bytes;
-        let config = st.config.clone();
         let old = st.active_mut();
         old.on_become_inactive().map_err(|e| self.poison(e))?;
         old.flush().map_err(|e| self.poison(e))?;
         let snapshot = producer::write_snapshot(&self.dir, new_base, &st.producers)
             .map_err(|e| self.poison(e))?;
         let rolled = rolled_segment(st.active(), Some(snapshot));
-        let seg =
-            LogSegment::create(&self.dir, new_base, &config, now_ms).map_err(|e| self.poison(e))?;
-        debug_assert_eq!(seg.offset_index().entries(), 0);
-        let _ = index_bytes;
-        st.segments.insert(new_base, seg);
-        crate::fsio::sync_dir(&self.dir).map_err(|e| self.poison(e))?;
-        st.recovery_point = st.recovery_point.max(new_base);
+        st.local.roll(now_ms).map_err(|e| self.poison(e))?;
         tracing::debug!(tp = %self.tp, base_offset = rolled.base_offset, next_offset = new_base, "rolled segment");
         Ok(Some(rolled))
     }
@@ -325,13 +305,7 @@ impl UnifiedLog {
     }
 
     pub(crate) fn flush_locked(&self, st: &mut LogState, now_ms: i64) -> Result<()> {
-        for seg in st.segments.values_mut() {
-            seg.flush().map_err(|e| self.poison(e))?;
-        }
-        st.recovery_point = st.log_end_offset();
-        st.unflushed_messages = 0;
-        st.last_flush_ms = now_ms;
-        Ok(())
+        st.local.flush(now_ms).map_err(|e| self.poison(e))
     }
 
     /// Fsyncs everything appended so far and advances the recovery point.
@@ -347,11 +321,12 @@ impl UnifiedLog {
     pub(crate) fn maybe_flush_on_timer(&self, now_ms: i64) -> Result<()> {
         let mut st = self.write_state();
         self.remove_due_files_locked(&mut st, now_ms);
-        if st.closed || self.log_dir.is_poisoned() || st.recovery_point >= st.log_end_offset() {
+        if st.closed || self.log_dir.is_poisoned() || st.local.recovery_point >= st.log_end_offset()
+        {
             return Ok(());
         }
-        let elapsed = now_ms.saturating_sub(st.last_flush_ms);
-        if elapsed >= 0 && (elapsed as u64) >= st.config.flush_ms {
+        let elapsed = now_ms.saturating_sub(st.local.last_flush_ms);
+        if elapsed >= 0 && (elapsed as u64) >= st.local.config.flush_ms {
             self.flush_locked(&mut st, now_ms)?;
         }
         Ok(())
@@ -378,22 +353,8 @@ impl UnifiedLog {
                 log_end: end,
             });
         }
-        let floor = st
-            .segments
-            .range(..=offset)
-            .next_back()
-            .map_or(start, |(b, _)| *b);
-        for seg in st.segments.range(floor..).map(|(_, s)| s) {
-            if let Some(records) = seg.read(
-                offset.max(seg.base_offset()),
-                max_bytes,
-                min_one_message,
-                max_offset,
-            )? {
-                return Ok(FetchDataInfo { records });
-            }
-        }
-        Ok(FetchDataInfo::default())
+        st.local
+            .read(offset, max_bytes, min_one_message, max_offset)
     }
 
     /// The log start offset (lowest offset a consumer may fetch, locally or remotely).
@@ -414,7 +375,7 @@ impl UnifiedLog {
     }
     /// Offsets up to here are fsynced.
     pub fn recovery_point(&self) -> i64 {
-        self.read_state().recovery_point
+        self.read_state().local.recovery_point
     }
     /// Highest offset copied to remote storage; -1 when nothing is remote.
     pub fn highest_offset_in_remote_storage(&self) -> i64 {
@@ -457,7 +418,7 @@ impl UnifiedLog {
     pub fn fetch_offset_by_timestamp(&self, ts: i64) -> Result<Option<(i64, i64)>> {
         let st = self.read_state();
         let start = st.local_log_start_offset();
-        for seg in st.segments.values() {
+        for seg in st.local.segments.iter() {
             if seg.next_offset() <= start || seg.max_timestamp() < ts {
                 continue;
             }
@@ -473,8 +434,9 @@ impl UnifiedLog {
     pub fn max_timestamp_and_offset(&self) -> Option<(i64, i64)> {
         let st = self.read_state();
         let start = st.local_log_start_offset();
-        st.segments
-            .values()
+        st.local
+            .segments
+            .iter()
             .filter(|s| s.max_timestamp() >= 0 && s.offset_of_max_timestamp() >= start)
             .fold(None, |best: Option<(i64, i64)>, s| match best {
                 Some((ts, _)) if ts >= s.max_timestamp() => best,
@@ -485,9 +447,10 @@ impl UnifiedLog {
     /// Rolled (inactive) segments, in offset order, for tiering.
     pub fn rolled_segments(&self) -> Vec<RolledSegment> {
         let st = self.read_state();
-        let n = st.segments.len();
-        st.segments
-            .values()
+        let n = st.local.segments.len();
+        st.local
+            .segments
+            .iter()
             .take(n.saturating_sub(1))
             .map(|s| {
                 let snap = names::offset_file(&self.dir, s.next_offset(), SNAPSHOT_SUFFIX);
@@ -508,16 +471,12 @@ impl UnifiedLog {
 
     /// Number of local segments (including the active one).
     pub fn number_of_segments(&self) -> usize {
-        self.read_state().segments.len()
+        self.read_state().local.segments.len()
     }
 
     /// Bytes of all local segments.
     pub fn size_in_bytes(&self) -> u64 {
-        self.read_state()
-            .segments
-            .values()
-            .map(LogSegment::size_in_bytes)
-            .sum()
+        self.read_state().local.segments.size_in_bytes()
     }
 
     /// Flush, producer snapshot at the log end, trimmed indexes; later appends fail. Idempotent.
