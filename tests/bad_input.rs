@@ -4,69 +4,16 @@
 
 mod common;
 
-use std::time::Duration;
+use common::raw::{batch, connect, read_frame, request, send_frame};
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
-use kafka_protocol::indexmap::IndexMap;
 use kafka_protocol::messages::incremental_alter_configs_request::{
     AlterConfigsResource, AlterableConfig,
 };
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
-use kafka_protocol::records::{
-    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-
-async fn connect(addr: std::net::SocketAddr) -> TcpStream {
-    TcpStream::connect(addr).await.expect("connect")
-}
-
-async fn send_frame(s: &mut TcpStream, body: &[u8]) {
-    let mut f = BytesMut::new();
-    f.put_i32(body.len() as i32);
-    f.put_slice(body);
-    s.write_all(&f).await.expect("write");
-}
-
-/// Reads one response frame; `None` if the broker closed the connection.
-async fn read_frame(s: &mut TcpStream) -> Option<Bytes> {
-    let mut len = [0u8; 4];
-    match tokio::time::timeout(Duration::from_secs(10), s.read_exact(&mut len))
-        .await
-        .expect("no hang")
-    {
-        Ok(_) => {}
-        Err(_) => return None,
-    }
-    let mut buf = vec![0u8; i32::from_be_bytes(len) as usize];
-    s.read_exact(&mut buf).await.ok()?;
-    Some(Bytes::from(buf))
-}
-
-async fn request<Req: Encodable, Resp: Decodable>(
-    s: &mut TcpStream,
-    api: ApiKey,
-    version: i16,
-    req: &Req,
-) -> Option<Resp> {
-    let mut body = BytesMut::new();
-    RequestHeader::default()
-        .with_request_api_key(api as i16)
-        .with_request_api_version(version)
-        .with_correlation_id(7)
-        .with_client_id(Some(StrBytes::from_static_str("bad-input-test")))
-        .encode(&mut body, api.request_header_version(version))
-        .unwrap();
-    req.encode(&mut body, version).unwrap();
-    send_frame(s, &body).await;
-    let mut resp = read_frame(s).await?;
-    let header = ResponseHeader::decode(&mut resp, api.response_header_version(version)).unwrap();
-    assert_eq!(header.correlation_id, 7);
-    Some(Resp::decode(&mut resp, version).expect("decodable response"))
-}
+use tokio::io::AsyncWriteExt;
 
 async fn api_versions_ok(addr: std::net::SocketAddr) {
     let mut s = connect(addr).await;
@@ -79,39 +26,6 @@ async fn api_versions_ok(addr: std::net::SocketAddr) {
     .await
     .unwrap();
     assert_eq!(resp.error_code, 0);
-}
-
-fn batch(values: &[&[u8]]) -> Bytes {
-    let records: Vec<Record> = values
-        .iter()
-        .enumerate()
-        .map(|(i, v)| Record {
-            transactional: false,
-            control: false,
-            delete_horizon: false,
-            partition_leader_epoch: 0,
-            producer_id: -1,
-            producer_epoch: -1,
-            timestamp_type: TimestampType::Creation,
-            offset: i as i64,
-            sequence: -1,
-            timestamp: 1_700_000_000_000,
-            key: None,
-            value: Some(Bytes::copy_from_slice(v)),
-            headers: IndexMap::new(),
-        })
-        .collect();
-    let mut buf = BytesMut::new();
-    RecordBatchEncoder::encode(
-        &mut buf,
-        records.iter(),
-        &RecordEncodeOptions {
-            version: 2,
-            compression: Compression::None,
-        },
-    )
-    .unwrap();
-    buf.freeze()
 }
 
 fn produce_req(topic: &str, records: Bytes) -> ProduceRequest {

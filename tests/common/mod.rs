@@ -2,6 +2,8 @@
 //! process, and rdkafka clients.
 #![allow(dead_code)]
 
+pub mod raw;
+
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

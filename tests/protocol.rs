@@ -1,0 +1,304 @@
+//! Wire-level behaviour of individual APIs, checked with a raw client: long-poll fetch woken by appends,
+//! ListOffsets specs, empty record sets, FindCoordinator forms, DeleteRecords, CreateTopics validate-only,
+//! OffsetForLeaderEpoch and DescribeCluster.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::raw::{batch, batch_at, connect, request};
+use kafka_protocol::messages::create_topics_request::CreatableTopic;
+use kafka_protocol::messages::delete_records_request::{
+    DeleteRecordsPartition, DeleteRecordsTopic,
+};
+use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+use kafka_protocol::messages::offset_for_leader_epoch_request::{
+    OffsetForLeaderPartition, OffsetForLeaderTopic,
+};
+use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::StrBytes;
+
+fn name(s: &str) -> TopicName {
+    TopicName(StrBytes::from_string(s.to_string()))
+}
+
+fn produce(topic: &str, records: bytes::Bytes) -> ProduceRequest {
+    ProduceRequest::default()
+        .with_acks(-1)
+        .with_timeout_ms(5000)
+        .with_topic_data(vec![TopicProduceData::default()
+            .with_name(name(topic))
+            .with_partition_data(vec![PartitionProduceData::default()
+                .with_index(0)
+                .with_records(Some(records))])])
+}
+
+fn fetch(topic: &str, offset: i64, max_wait_ms: i32) -> FetchRequest {
+    FetchRequest::default()
+        .with_replica_id(BrokerId(-1))
+        .with_max_wait_ms(max_wait_ms)
+        .with_min_bytes(1)
+        .with_max_bytes(1 << 20)
+        .with_topics(vec![FetchTopic::default()
+            .with_topic(name(topic))
+            .with_partitions(vec![FetchPartition::default()
+                .with_partition(0)
+                .with_fetch_offset(offset)
+                .with_partition_max_bytes(1 << 20)])])
+}
+
+fn list_offsets(topic: &str, ts: i64) -> ListOffsetsRequest {
+    ListOffsetsRequest::default()
+        .with_replica_id(BrokerId(-1))
+        .with_topics(vec![ListOffsetsTopic::default()
+            .with_name(name(topic))
+            .with_partitions(vec![ListOffsetsPartition::default()
+                .with_partition_index(0)
+                .with_timestamp(ts)])])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetch_long_poll_is_woken_by_an_append_and_empty_results_are_empty_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let addr = broker.local_addr();
+    common::create_topic(&addr.to_string(), "poll", 1).await;
+
+    // Nothing to read: waits max_wait_ms and answers with an empty (not null) record set.
+    let mut s = connect(addr).await;
+    let started = Instant::now();
+    let r: FetchResponse = request(&mut s, ApiKey::Fetch, 12, &fetch("poll", 0, 300))
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_millis(250),
+        "returned before max_wait_ms"
+    );
+    let p = &r.responses[0].partitions[0];
+    assert_eq!(p.error_code, 0);
+    assert_eq!(p.records.as_ref().map(|b| b.len()), Some(0));
+
+    // A long poll is answered as soon as a producer appends.
+    let waiter = tokio::spawn(async move {
+        let mut s = connect(addr).await;
+        let started = Instant::now();
+        let r: FetchResponse = request(&mut s, ApiKey::Fetch, 12, &fetch("poll", 0, 20_000))
+            .await
+            .unwrap();
+        (started.elapsed(), r)
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut p = connect(addr).await;
+    let pr: ProduceResponse = request(
+        &mut p,
+        ApiKey::Produce,
+        9,
+        &produce("poll", batch(&[b"wake"])),
+    )
+    .await
+    .unwrap();
+    assert_eq!(pr.responses[0].partition_responses[0].error_code, 0);
+    let (waited, r) = waiter.await.unwrap();
+    assert!(
+        waited < Duration::from_secs(10),
+        "fetch was not woken by the append ({waited:?})"
+    );
+    let part = &r.responses[0].partitions[0];
+    assert_eq!(part.high_watermark, 1);
+    assert!(part.records.as_ref().is_some_and(|b| !b.is_empty()));
+
+    // Out of range.
+    let r: FetchResponse = request(&mut s, ApiKey::Fetch, 12, &fetch("poll", 5, 0))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.responses[0].partitions[0].error_code, 1,
+        "OFFSET_OUT_OF_RANGE"
+    );
+    broker.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_offsets_answers_earliest_latest_max_timestamp_and_by_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let addr = broker.local_addr();
+    common::create_topic(&addr.to_string(), "lo", 1).await;
+    let mut s = connect(addr).await;
+    for (i, ts) in [1000i64, 5000, 3000].iter().enumerate() {
+        let v = format!("v{i}");
+        let r: ProduceResponse = request(
+            &mut s,
+            ApiKey::Produce,
+            9,
+            &produce("lo", batch_at(&[v.as_bytes()], *ts)),
+        )
+        .await
+        .unwrap();
+        assert_eq!(r.responses[0].partition_responses[0].base_offset, i as i64);
+    }
+    let at = |r: &ListOffsetsResponse| {
+        (
+            r.topics[0].partitions[0].offset,
+            r.topics[0].partitions[0].timestamp,
+        )
+    };
+    let r: ListOffsetsResponse = request(&mut s, ApiKey::ListOffsets, 7, &list_offsets("lo", -2))
+        .await
+        .unwrap();
+    assert_eq!(at(&r).0, 0);
+    let r: ListOffsetsResponse = request(&mut s, ApiKey::ListOffsets, 7, &list_offsets("lo", -1))
+        .await
+        .unwrap();
+    assert_eq!(at(&r).0, 3);
+    let r: ListOffsetsResponse = request(&mut s, ApiKey::ListOffsets, 7, &list_offsets("lo", -3))
+        .await
+        .unwrap();
+    assert_eq!(at(&r), (1, 5000), "max timestamp");
+    let r: ListOffsetsResponse = request(&mut s, ApiKey::ListOffsets, 7, &list_offsets("lo", 2000))
+        .await
+        .unwrap();
+    assert_eq!(at(&r).0, 1, "first offset with timestamp >= 2000");
+    let r: ListOffsetsResponse = request(&mut s, ApiKey::ListOffsets, 7, &list_offsets("lo", 9999))
+        .await
+        .unwrap();
+    assert_eq!(at(&r), (-1, -1), "no record that late");
+    let r: ListOffsetsResponse = request(&mut s, ApiKey::ListOffsets, 9, &list_offsets("lo", -4))
+        .await
+        .unwrap();
+    assert_eq!(at(&r).0, 0, "earliest local");
+    let r: ListOffsetsResponse = request(&mut s, ApiKey::ListOffsets, 1, &list_offsets("nope", -1))
+        .await
+        .unwrap();
+    assert_eq!(r.topics[0].partitions[0].error_code, 3);
+
+    // DeleteRecords moves the log start; earliest follows.
+    let dr = DeleteRecordsRequest::default()
+        .with_timeout_ms(5000)
+        .with_topics(vec![DeleteRecordsTopic::default()
+            .with_name(name("lo"))
+            .with_partitions(vec![DeleteRecordsPartition::default()
+                .with_partition_index(0)
+                .with_offset(2)])]);
+    let r: DeleteRecordsResponse = request(&mut s, ApiKey::DeleteRecords, 2, &dr)
+        .await
+        .unwrap();
+    assert_eq!(r.topics[0].partitions[0].error_code, 0);
+    assert_eq!(r.topics[0].partitions[0].low_watermark, 2);
+    let r: ListOffsetsResponse = request(&mut s, ApiKey::ListOffsets, 7, &list_offsets("lo", -2))
+        .await
+        .unwrap();
+    assert_eq!(at(&r).0, 2);
+    let r: FetchResponse = request(&mut s, ApiKey::Fetch, 12, &fetch("lo", 0, 0))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.responses[0].partitions[0].error_code, 1,
+        "below the log start is out of range"
+    );
+    assert_eq!(r.responses[0].partitions[0].log_start_offset, 2);
+    broker.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn coordinator_cluster_epochs_and_validate_only_create() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let addr = broker.local_addr();
+    let mut s = connect(addr).await;
+
+    let r: FindCoordinatorResponse = request(
+        &mut s,
+        ApiKey::FindCoordinator,
+        2,
+        &FindCoordinatorRequest::default().with_key(StrBytes::from_static_str("g")),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        (r.error_code, r.node_id.0, r.port),
+        (0, 1, i32::from(addr.port()))
+    );
+    let r: FindCoordinatorResponse = request(
+        &mut s,
+        ApiKey::FindCoordinator,
+        4,
+        &FindCoordinatorRequest::default().with_coordinator_keys(vec![
+            StrBytes::from_static_str("a"),
+            StrBytes::from_static_str("b"),
+        ]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.coordinators.len(), 2);
+    assert!(r
+        .coordinators
+        .iter()
+        .all(|c| c.error_code == 0 && c.node_id.0 == 1));
+
+    let r: DescribeClusterResponse = request(
+        &mut s,
+        ApiKey::DescribeCluster,
+        1,
+        &DescribeClusterRequest::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.brokers.len(), 1);
+    assert_eq!(r.controller_id.0, 1);
+    assert!(!r.cluster_id.is_empty());
+
+    let create = |validate_only: bool, rf: i16| {
+        CreateTopicsRequest::default()
+            .with_timeout_ms(5000)
+            .with_validate_only(validate_only)
+            .with_topics(vec![CreatableTopic::default()
+                .with_name(name("vo"))
+                .with_num_partitions(2)
+                .with_replication_factor(rf)])
+    };
+    let r: CreateTopicsResponse = request(&mut s, ApiKey::CreateTopics, 7, &create(true, 1))
+        .await
+        .unwrap();
+    assert_eq!(r.topics[0].error_code, 0);
+    assert!(
+        broker.broker().topics().get("vo").is_none(),
+        "validate_only created the topic"
+    );
+    let r: CreateTopicsResponse = request(&mut s, ApiKey::CreateTopics, 7, &create(false, 3))
+        .await
+        .unwrap();
+    assert_eq!(r.topics[0].error_code, 38, "INVALID_REPLICATION_FACTOR");
+    let r: CreateTopicsResponse = request(&mut s, ApiKey::CreateTopics, 7, &create(false, -1))
+        .await
+        .unwrap();
+    assert_eq!(r.topics[0].error_code, 0);
+    assert_eq!(r.topics[0].num_partitions, 2);
+    assert!(!r.topics[0].topic_id.is_nil());
+
+    let pr: ProduceResponse = request(
+        &mut s,
+        ApiKey::Produce,
+        9,
+        &produce("vo", batch(&[b"a", b"b"])),
+    )
+    .await
+    .unwrap();
+    assert_eq!(pr.responses[0].partition_responses[0].error_code, 0);
+    let ofle = OffsetForLeaderEpochRequest::default()
+        .with_replica_id(BrokerId(-1))
+        .with_topics(vec![OffsetForLeaderTopic::default()
+            .with_topic(name("vo"))
+            .with_partitions(vec![OffsetForLeaderPartition::default()
+                .with_partition(0)
+                .with_current_leader_epoch(0)
+                .with_leader_epoch(0)])]);
+    let r: OffsetForLeaderEpochResponse = request(&mut s, ApiKey::OffsetForLeaderEpoch, 4, &ofle)
+        .await
+        .unwrap();
+    let p = &r.topics[0].partitions[0];
+    assert_eq!((p.error_code, p.leader_epoch, p.end_offset), (0, 0, 2));
+    broker.shutdown().await.unwrap();
+}
