@@ -24,6 +24,15 @@
 //! - **Operations**: [`RemoteLogManager::render_metrics`] (Prometheus text, Kafka's names), [`ops::remote_ls`],
 //!   [`ops::remote_verify`].
 //!
+//! # Ordering rules for the broker
+//! - Open the RLMM before [`RemoteLogManager::new`]; apply each topic's config to its log
+//!   (`get_or_create_log`) before or soon after [`RemoteLogManager::start`] (a pass skips logs whose config is
+//!   not tiered).
+//! - Topic deletion: [`RemoteLogManager::delete_topic_remote_data`] first (it needs the local logs to know the
+//!   partitions, and the RLMM must still serve them), then `LogManager::delete_log` and
+//!   `RemoteLogMetadataManager::on_stop_partitions`.
+//! - A remote read error maps to a Kafka code as documented on [`Error`].
+//!
 //! # Use from the broker
 //! ```no_run
 //! # async fn demo(props: std::collections::HashMap<String, String>,

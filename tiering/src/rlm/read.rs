@@ -76,7 +76,9 @@ impl RemoteLogManager {
             })?;
         inner.metrics.fetch_requested(topic);
         let r = async {
-            let want = (max_bytes.max(1) as u64).min(inner.config.fetch_max_bytes_in_flight) as u32;
+            let want = (max_bytes.max(1) as u64)
+                .min(inner.config.fetch_max_bytes_in_flight)
+                .min(u64::from(u32::MAX)) as u32;
             let _bytes = inner
                 .read_bytes
                 .acquire_many(want)
