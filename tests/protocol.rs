@@ -302,3 +302,65 @@ async fn coordinator_cluster_epochs_and_validate_only_create() {
     assert_eq!((p.error_code, p.leader_epoch, p.end_offset), (0, 0, 2));
     broker.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idempotent_duplicates_get_the_original_offset_and_gaps_are_out_of_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let addr = broker.local_addr();
+    common::create_topic(&addr.to_string(), "idem", 1).await;
+    let mut s = connect(addr).await;
+    let r: InitProducerIdResponse = request(
+        &mut s,
+        ApiKey::InitProducerId,
+        4,
+        &InitProducerIdRequest::default()
+            .with_transactional_id(None)
+            .with_transaction_timeout_ms(60_000)
+            .with_producer_id(ProducerId(-1))
+            .with_producer_epoch(-1),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.error_code, 0);
+    let (pid, epoch) = (r.producer_id.0, r.producer_epoch);
+    assert!(pid >= 0);
+    let send = |seq: i32| {
+        produce(
+            "idem",
+            common::raw::idempotent_batch(&[b"a", b"b"], pid, epoch, seq),
+        )
+    };
+    let code_and_offset = |r: &ProduceResponse| {
+        let p = &r.responses[0].partition_responses[0];
+        (p.error_code, p.base_offset)
+    };
+    let r: ProduceResponse = request(&mut s, ApiKey::Produce, 9, &send(0)).await.unwrap();
+    assert_eq!(code_and_offset(&r), (0, 0));
+    let r: ProduceResponse = request(&mut s, ApiKey::Produce, 9, &send(2)).await.unwrap();
+    assert_eq!(code_and_offset(&r), (0, 2));
+    // A retry of the second batch is answered with its original offset and not written again.
+    let r: ProduceResponse = request(&mut s, ApiKey::Produce, 9, &send(2)).await.unwrap();
+    assert_eq!(code_and_offset(&r), (0, 2));
+    let log = broker.broker().log("idem", 0).unwrap();
+    assert_eq!(log.log_end_offset(), 4);
+    // A gap in the sequence is OUT_OF_ORDER_SEQUENCE_NUMBER.
+    let r: ProduceResponse = request(&mut s, ApiKey::Produce, 9, &send(9)).await.unwrap();
+    assert_eq!(code_and_offset(&r).0, 45);
+    assert_eq!(log.log_end_offset(), 4);
+    // A transactional id is refused: transactions are not supported.
+    let r: InitProducerIdResponse = request(
+        &mut s,
+        ApiKey::InitProducerId,
+        4,
+        &InitProducerIdRequest::default()
+            .with_transactional_id(Some(TransactionalId(StrBytes::from_static_str("tx"))))
+            .with_transaction_timeout_ms(60_000)
+            .with_producer_id(ProducerId(-1))
+            .with_producer_epoch(-1),
+    )
+    .await
+    .unwrap();
+    assert_ne!(r.error_code, 0);
+    broker.shutdown().await.unwrap();
+}

@@ -97,3 +97,33 @@ pub fn batch_at(values: &[&[u8]], ts0: i64) -> Bytes {
 pub fn batch(values: &[&[u8]]) -> Bytes {
     batch_at(values, 1_700_000_000_000)
 }
+
+/// An idempotent batch: producer id/epoch and base sequence `seq`.
+pub fn idempotent_batch(values: &[&[u8]], pid: i64, epoch: i16, seq: i32) -> Bytes {
+    let records: Vec<Record> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| Record {
+            transactional: false,
+            control: false,
+            delete_horizon: false,
+            partition_leader_epoch: 0,
+            producer_id: pid,
+            producer_epoch: epoch,
+            timestamp_type: TimestampType::Creation,
+            offset: i as i64,
+            sequence: seq + i as i32,
+            timestamp: 1_700_000_000_000,
+            key: None,
+            value: Some(Bytes::copy_from_slice(v)),
+            headers: IndexMap::new(),
+        })
+        .collect();
+    let mut buf = BytesMut::new();
+    let opts = RecordEncodeOptions {
+        version: 2,
+        compression: Compression::None,
+    };
+    RecordBatchEncoder::encode(&mut buf, records.iter(), &opts).unwrap();
+    buf.freeze()
+}
