@@ -316,3 +316,46 @@ async fn incremental_alter_configs_rejects_unknown_keys_and_accepts_tiering_keys
     assert_eq!(r.responses[0].error_code, 40);
     broker.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_connections_bounds_concurrent_clients() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker_with(dir.path(), &[("max.connections", "1")]).await;
+    let addr = broker.local_addr();
+    let mut first = connect(addr).await;
+    let r: ApiVersionsResponse = request(
+        &mut first,
+        ApiKey::ApiVersions,
+        3,
+        &ApiVersionsRequest::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.error_code, 0);
+    // The second client is not served while the first holds the only slot...
+    let second = tokio::spawn(async move {
+        let mut s = connect(addr).await;
+        let r: ApiVersionsResponse = request(
+            &mut s,
+            ApiKey::ApiVersions,
+            3,
+            &ApiVersionsRequest::default(),
+        )
+        .await
+        .unwrap();
+        r.error_code
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(
+        !second.is_finished(),
+        "a second connection was served beyond max.connections=1"
+    );
+    // ...and is served once the first goes away.
+    drop(first);
+    let code = tokio::time::timeout(std::time::Duration::from_secs(10), second)
+        .await
+        .expect("served")
+        .unwrap();
+    assert_eq!(code, 0);
+    broker.shutdown().await.unwrap();
+}
