@@ -6,6 +6,7 @@ use std::sync::Arc;
 use bytes::{BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Decodable, Encodable};
+use tracing::Instrument;
 
 use crate::broker::Broker;
 use crate::handler;
@@ -63,8 +64,19 @@ pub(crate) async fn handle(broker: &Arc<Broker>, mut body: Bytes) -> Result<Opti
     }
 
     let span = tracing::debug_span!("request", api = ?api, version, correlation_id = header.correlation_id);
-    let _enter = span.enter();
+    dispatch(broker, api, version, header, body)
+        .instrument(span)
+        .await
+}
 
+/// The one `match` over API keys.
+async fn dispatch(
+    broker: &Arc<Broker>,
+    api: ApiKey,
+    version: i16,
+    header: RequestHeader,
+    mut body: Bytes,
+) -> Result<Option<Bytes>, Close> {
     macro_rules! call {
         ($req:ty, $handler:path) => {{
             let req: $req = decode(&mut body, version, api)?;
