@@ -158,7 +158,8 @@ impl Broker {
             }
             None => return Err(Error::UnknownTopicOrPartition(tp.to_string())),
         };
-        if partition < 0 || partition >= meta.partitions {
+        // The metadata plane owns its topic's logs (and their config): never create them on its behalf.
+        if partition < 0 || partition >= meta.partitions || topic == REMOTE_LOG_METADATA {
             return Err(Error::UnknownTopicOrPartition(tp.to_string()));
         }
         let cfg = topic_config::log_config(&self.config.log, &meta.configs)?;
