@@ -79,10 +79,15 @@ impl IndexFile {
     /// Resizes the file to `bytes` rounded down to whole entries (never below the current entries).
     pub(crate) fn resize(&mut self, bytes: usize) -> Result<()> {
         let max_entries = (bytes / self.entry_size).max(self.entries);
+        if max_entries == self.max_entries && self.mmap.is_some() {
+            return Ok(());
+        }
         self.mmap = None;
-        self.file
-            .set_len((max_entries * self.entry_size) as u64)
-            .map_err(io_err(&self.path))?;
+        if let Err(e) = self.file.set_len((max_entries * self.entry_size) as u64) {
+            // Keep the old mapping usable; the caller sees the error (and poisons the log dir).
+            self.remap()?;
+            return Err(io_err(&self.path)(e));
+        }
         self.max_entries = max_entries;
         self.remap()
     }

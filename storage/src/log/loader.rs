@@ -191,10 +191,12 @@ pub(crate) fn load_log(p: LoadParams) -> Result<UnifiedLog> {
         }
     }
     producers.truncate_head(log_start);
-    // Keep the snapshots tiering may upload (at segment boundaries) and the one at the log end; earlier
-    // shutdown snapshots inside the active segment are stale.
-    for off in producer::list_snapshots(&p.dir)? {
-        if off < leo && !segments.contains(off) {
+    // Keep the snapshots tiering may upload (at segment boundaries) and the newest one (the next unclean start
+    // replays from it); other shutdown snapshots inside the active segment are stale.
+    let snapshots = producer::list_snapshots(&p.dir)?;
+    let newest = snapshots.last().copied();
+    for off in snapshots {
+        if off < leo && !segments.contains(off) && Some(off) != newest {
             let path = names::offset_file(&p.dir, off, names::SNAPSHOT_SUFFIX);
             remove(&path)?;
         }
