@@ -540,3 +540,33 @@ fn remote_log_metadata_topic_written_by_the_metadata_plane_is_listed_readable_an
     drop(p);
     rt.block_on(broker.shutdown()).unwrap();
 }
+
+#[test]
+fn topic_config_overrides_survive_restart() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let broker = rt.block_on(start_broker(dir.path()));
+    let bs = bootstrap(&broker);
+    rt.block_on(async {
+        let res = admin(&bs)
+            .create_topics(
+                &[rdkafka::admin::NewTopic::new(
+                    "keep-cfg",
+                    1,
+                    rdkafka::admin::TopicReplication::Fixed(1),
+                )
+                .set("retention.ms", "123456")
+                .set("max.message.bytes", "4096")],
+                &AdminOptions::new(),
+            )
+            .await
+            .unwrap();
+        assert!(matches!(res.as_slice(), [Ok(_)]), "{res:?}");
+    });
+    rt.block_on(broker.shutdown()).unwrap();
+    let broker = rt.block_on(start_broker(dir.path()));
+    let cfg = broker.broker().log("keep-cfg", 0).unwrap().config();
+    assert_eq!(cfg.retention_ms, 123_456);
+    assert_eq!(cfg.max_message_bytes, 4096);
+    rt.block_on(broker.shutdown()).unwrap();
+}

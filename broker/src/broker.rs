@@ -87,6 +87,7 @@ impl Broker {
             cancel: CancellationToken::new(),
             config,
         });
+        broker.apply_topic_configs()?;
         broker
             .ensure_internal_topic(CONSUMER_OFFSETS, broker.config.offsets_topic_num_partitions)?;
         broker.register_internal_topic(REMOTE_LOG_METADATA)?;
@@ -268,6 +269,22 @@ impl Broker {
         for p in 0..meta.partitions {
             if let Some(log) = self.logs.get_log(&TopicPartition::new(name, p)) {
                 log.update_config(cfg.clone())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The log manager recovers logs with the broker defaults; topic overrides come from the registry.
+    fn apply_topic_configs(&self) -> Result<()> {
+        for (name, meta) in self.topics.all() {
+            if name == REMOTE_LOG_METADATA {
+                continue; // configured by the metadata plane
+            }
+            let cfg = topic_config::log_config(&self.config.log, &meta.configs)?;
+            for p in 0..meta.partitions {
+                if let Some(log) = self.logs.get_log(&TopicPartition::new(name.as_str(), p)) {
+                    log.update_config(cfg.clone())?;
+                }
             }
         }
         Ok(())
