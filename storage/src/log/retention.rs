@@ -6,6 +6,8 @@
 //! on a tiered partition (`remote.storage.enable`) a segment may leave the disk only when its last offset is <=
 //! the highest offset in remote storage. Total retention of a tiered partition (local + remote) is enforced by
 //! tiering, which raises the log start offset through [`UnifiedLog::maybe_increment_log_start_offset`].
+//!
+//! The pass also forgets producer ids idle for Kafka's default `producer.id.expiration.ms` (1 day).
 use super::unified::{LogState, UnifiedLog};
 use crate::{producer, Error, Result};
 
@@ -26,6 +28,12 @@ impl UnifiedLog {
         }
         let n = self.delete_segments_locked(&mut st, now_ms, Reason::All)?;
         self.remove_due_files_locked(&mut st, now_ms);
+        let expired = st
+            .producers
+            .remove_expired(now_ms, producer::PRODUCER_ID_EXPIRATION_MS);
+        if expired > 0 {
+            tracing::debug!(tp = %self.topic_partition(), expired, "expired idle producer ids");
+        }
         Ok(n)
     }
 

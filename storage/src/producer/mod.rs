@@ -14,6 +14,10 @@ pub(crate) use snapshot::{
     write_snapshot,
 };
 
+/// Kafka's default `producer.id.expiration.ms` (1 day): producers idle this long are forgotten by the
+/// retention pass.
+pub(crate) const PRODUCER_ID_EXPIRATION_MS: i64 = 24 * 60 * 60 * 1000;
+
 /// Batches remembered per producer (Kafka's `NUM_BATCHES_TO_RETAIN`).
 pub(crate) const NUM_BATCHES_TO_RETAIN: usize = 5;
 
@@ -211,6 +215,17 @@ impl ProducerStateManager {
         apply(entry, batch, batch.base_offset());
     }
 
+    /// Forgets producers whose last batch's max timestamp is `expiration_ms` or more before `now_ms` (Kafka's
+    /// `removeExpiredProducers`); returns how many went.
+    pub(crate) fn remove_expired(&mut self, now_ms: i64, expiration_ms: i64) -> usize {
+        let before = self.producers.len();
+        self.producers.retain(|_, e| {
+            let last = e.batches.back().map_or(i64::MIN, |b| b.timestamp);
+            now_ms.saturating_sub(last) < expiration_ms
+        });
+        before - self.producers.len()
+    }
+
     /// Forgets producers whose last batch is below `log_start` (Kafka's `truncateHead`).
     pub(crate) fn truncate_head(&mut self, log_start: i64) {
         self.producers
@@ -332,6 +347,31 @@ mod tests {
             append(&mut m, &batch(9, 0, 1, 1, 50)),
             Ok(SequenceCheck::Duplicate(_))
         ));
+    }
+
+    #[test]
+    fn idle_producers_expire() {
+        let mut m = ProducerStateManager::new();
+        append(&mut m, &batch(1, 0, 0, 1, 0)).unwrap(); // timestamp 0
+        append(&mut m, &batch(2, 0, 0, 1, 1)).unwrap();
+        assert_eq!(
+            m.remove_expired(PRODUCER_ID_EXPIRATION_MS - 1, PRODUCER_ID_EXPIRATION_MS),
+            0
+        );
+        assert_eq!(
+            m.remove_expired(PRODUCER_ID_EXPIRATION_MS, PRODUCER_ID_EXPIRATION_MS),
+            2
+        );
+        // A forgotten producer may continue at any sequence, as a new one.
+        assert_eq!(
+            append(&mut m, &batch(1, 0, 7, 1, 2)).unwrap(),
+            SequenceCheck::Append
+        );
+        assert_eq!(
+            m.max_producer_id(),
+            2,
+            "the largest id seen is kept for InitProducerId"
+        );
     }
 
     #[test]
