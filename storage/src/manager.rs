@@ -256,9 +256,20 @@ impl LogManager {
     /// is visited; the first error is returned.
     pub fn run_retention(&self, now_ms: i64) -> Result<()> {
         let mut first_err = None;
+        let mut deleted = 0;
         for log in self.logs_snapshot() {
-            if let Err(e) = log.delete_old_segments(now_ms) {
-                tracing::warn!(tp = %log.topic_partition(), error = %e, "retention failed");
+            match log.delete_old_segments(now_ms) {
+                Ok(n) => deleted += n,
+                Err(e) => {
+                    tracing::warn!(tp = %log.topic_partition(), error = %e, "retention failed");
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        // Record the moved log start offsets at once: on a tiered partition the local segments are gone and only
+        // the checkpoint remembers that the log starts lower (in remote storage).
+        if deleted > 0 {
+            if let Err(e) = self.write_checkpoints() {
                 first_err.get_or_insert(e);
             }
         }

@@ -89,6 +89,9 @@ fn tiered_segments_leave_disk_only_once_in_remote_storage() {
         0,
         "the log start stays: the data is still readable remotely"
     );
+    // The checkpoint written by the pass keeps the lower log start across an unclean restart.
+    let text = std::fs::read_to_string(dir.path().join("log-start-offset-checkpoint")).unwrap();
+    assert_eq!(text, "0\n1\nt 0 0\n");
     // Delete records is bounded by the same rule on a tiered partition.
     assert_eq!(log.delete_records(12).unwrap(), 12);
     assert_eq!(log.local_log_start_offset(), 12);
