@@ -86,6 +86,28 @@ async fn garbage_oversized_and_truncated_frames_close_only_that_connection() {
         "undecodable body must close the connection"
     );
 
+    // A Fetch v4 whose topic array claims 2^31-1 elements in a few bytes (must not allocate for them).
+    let mut s = connect(addr).await;
+    let mut body = BytesMut::new();
+    RequestHeader::default()
+        .with_request_api_key(ApiKey::Fetch as i16)
+        .with_request_api_version(4)
+        .with_correlation_id(1)
+        .encode(&mut body, ApiKey::Fetch.request_header_version(4))
+        .unwrap();
+    body.put_i32(-1); // replica id
+    body.put_i32(100); // max wait
+    body.put_i32(1); // min bytes
+    body.put_i32(1 << 20); // max bytes
+    body.put_i8(0); // isolation
+    body.put_i32(i32::MAX); // topic count
+    body.put_slice(&[0, 1, b'x']);
+    send_frame(&mut s, &body).await;
+    assert!(
+        read_frame(&mut s).await.is_none(),
+        "a lying array count must close the connection"
+    );
+
     // A truncated frame: the peer goes away mid-frame.
     let mut s = connect(addr).await;
     s.write_all(&[0, 0, 0, 100, 0, 18, 0, 0]).await.unwrap();

@@ -185,3 +185,49 @@ pub(crate) fn decode_only(mut body: Bytes) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A deterministic xorshift generator (no dependency for a smoke test; `fuzz/` does the real fuzzing).
+    fn next(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
+    #[test]
+    fn random_bodies_behind_every_supported_header_never_panic() {
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        for (api, lo, hi) in versions::SUPPORTED {
+            for version in *lo..=*hi {
+                for len in [0usize, 1, 3, 8, 17, 64, 300] {
+                    for _ in 0..20 {
+                        let mut frame = BytesMut::new();
+                        frame.put_i16(*api as i16);
+                        frame.put_i16(version);
+                        frame.put_i32(1);
+                        frame.put_i16(-1); // null client id
+                        for _ in 0..len {
+                            frame.put_u8(next(&mut rng) as u8);
+                        }
+                        let _ = decode_only(frame.freeze());
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn short_and_unknown_frames_are_not_decoded() {
+        assert!(!decode_only(Bytes::from_static(&[0, 18])));
+        assert!(!decode_only(Bytes::from_static(&[
+            0x7f, 0x7f, 0, 0, 0, 0, 0, 1, 0xff, 0xff
+        ])));
+        // ApiVersions v3 with an empty client id and empty tagged fields + body decodes.
+        let ok = [0u8, 18, 0, 3, 0, 0, 0, 1, 0xff, 0xff, 0, 1, 1, 0];
+        assert!(decode_only(Bytes::copy_from_slice(&ok)));
+    }
+}
