@@ -364,3 +364,62 @@ async fn idempotent_duplicates_get_the_original_offset_and_gaps_are_out_of_order
     assert_ne!(r.error_code, 0);
     broker.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_auto_creates_only_when_enabled_and_lists_internal_topics() {
+    use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
+    let md = |topic: &str| {
+        MetadataRequest::default()
+            .with_allow_auto_topic_creation(true)
+            .with_topics(Some(vec![
+                MetadataRequestTopic::default().with_name(Some(name(topic)))
+            ]))
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker_with(dir.path(), &[("num.partitions", "4")]).await;
+    let mut s = connect(broker.local_addr()).await;
+    let r: MetadataResponse = request(&mut s, ApiKey::Metadata, 12, &md("auto"))
+        .await
+        .unwrap();
+    assert_eq!(r.topics[0].error_code, 0);
+    assert_eq!(
+        r.topics[0].partitions.len(),
+        4,
+        "num.partitions applies to auto-created topics"
+    );
+    assert!(!r.topics[0].topic_id.is_nil());
+    let all: MetadataResponse = request(
+        &mut s,
+        ApiKey::Metadata,
+        12,
+        &MetadataRequest::default().with_topics(None),
+    )
+    .await
+    .unwrap();
+    let offsets = all
+        .topics
+        .iter()
+        .find(|t| {
+            t.name
+                .as_ref()
+                .is_some_and(|n| n.0.as_str() == "__consumer_offsets")
+        })
+        .unwrap();
+    assert!(offsets.is_internal);
+    broker.shutdown().await.unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let broker =
+        common::start_broker_with(dir.path(), &[("auto.create.topics.enable", "false")]).await;
+    let mut s = connect(broker.local_addr()).await;
+    let r: MetadataResponse = request(&mut s, ApiKey::Metadata, 12, &md("auto"))
+        .await
+        .unwrap();
+    assert_eq!(r.topics[0].error_code, 3, "UNKNOWN_TOPIC_OR_PARTITION");
+    assert!(broker.broker().topics().get("auto").is_none());
+    let r: MetadataResponse = request(&mut s, ApiKey::Metadata, 12, &md("bad/name"))
+        .await
+        .unwrap();
+    assert_ne!(r.topics[0].error_code, 0);
+    broker.shutdown().await.unwrap();
+}
