@@ -1,8 +1,9 @@
 //! Per-topic log configuration ([`LogConfig`]) and the manager's configuration ([`LogManagerConfig`]). Field docs
 //! name the Kafka property and its default; [`LogConfig::validate`] is the one place values are checked.
 use std::path::PathBuf;
+use std::sync::Arc;
 
-use crate::{Error, Result};
+use crate::{Error, Result, TopicPartition};
 
 /// Kafka's `message.timestamp.type`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -210,14 +211,36 @@ impl LogConfig {
     }
 }
 
+/// Supplies a partition's topic config (defaults plus topic overrides) while [`crate::LogManager::open`] loads
+/// the logs; `None` = not known, load with [`LogManagerConfig::default_log_config`].
+pub type TopicConfigProvider = Arc<dyn Fn(&TopicPartition) -> Option<LogConfig> + Send + Sync>;
+
 /// The log manager's configuration.
 #[non_exhaustive]
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct LogManagerConfig {
     /// Kafka: `log.dirs`. Default: empty (must be set). Each dir holds `<topic>-<partition>` directories.
     pub log_dirs: Vec<PathBuf>,
     /// The config of logs created without an explicit one and the base of topic overrides.
     pub default_log_config: LogConfig,
+    /// The real topic configs at open. Default: None (every log loads with `default_log_config`, and a
+    /// checkpointed log start offset below the first local segment is kept until a non-tiered config is
+    /// applied, because the topic may be tiered). With a provider, a log whose config it knows loads with that
+    /// config (an invalid one is logged and replaced by the default).
+    pub topic_config: Option<TopicConfigProvider>,
+}
+
+impl std::fmt::Debug for LogManagerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogManagerConfig")
+            .field("log_dirs", &self.log_dirs)
+            .field("default_log_config", &self.default_log_config)
+            .field(
+                "topic_config",
+                &self.topic_config.as_ref().map(|_| "<provider>"),
+            )
+            .finish()
+    }
 }
 
 impl LogManagerConfig {

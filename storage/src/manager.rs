@@ -36,7 +36,9 @@ impl std::fmt::Debug for LogManager {
 
 impl LogManager {
     /// Opens (creating if absent) every log dir and recovers every partition directory found. Logs load with
-    /// the default log config; [`LogManager::get_or_create_log`] applies a topic's config to a loaded log.
+    /// the config from [`LogManagerConfig::topic_config`], else the default log config;
+    /// [`LogManager::get_or_create_log`] applies a topic's config to a loaded log. A checkpointed log start
+    /// offset below the first local segment is kept unless the topic's config is known and not tiered.
     pub fn open(config: LogManagerConfig) -> Result<LogManager> {
         config.validate()?;
         let listeners = Arc::new(RollListeners::default());
@@ -90,11 +92,22 @@ impl LogManager {
                         Uuid::nil()
                     }
                 };
+                let topic_config = config.topic_config.as_ref().and_then(|f| f(&tp)).and_then(
+                    |c| match c.validate() {
+                        Ok(()) => Some(c),
+                        Err(e) => {
+                            tracing::warn!(%tp, error = %e, "invalid topic config at open; loading with the default");
+                            None
+                        }
+                    },
+                );
+                let config_is_authoritative = topic_config.is_some();
                 let log = load_log(LoadParams {
                     tp: tp.clone(),
                     topic_id,
                     dir: entry.path(),
-                    config: config.default_log_config.clone(),
+                    config: topic_config.unwrap_or_else(|| config.default_log_config.clone()),
+                    config_is_authoritative,
                     log_dir: log_dir.clone(),
                     listeners: listeners.clone(),
                     clean_shutdown: clean,
@@ -203,6 +216,7 @@ impl LogManager {
             clean_shutdown: true,
             recovery_point: 0,
             log_start_offset: None,
+            config_is_authoritative: true,
             now_ms: now_ms(),
         })?);
         tracing::info!(%tp, %topic_id, dir = %log_dir.path().display(), "created log");

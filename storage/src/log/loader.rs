@@ -35,6 +35,9 @@ pub(crate) struct LoadParams {
     pub(crate) clean_shutdown: bool,
     pub(crate) recovery_point: i64,
     pub(crate) log_start_offset: Option<i64>,
+    /// Whether `config` is the topic's real config (from the provider or the caller), so a non-tiered one may
+    /// raise a checkpointed log start offset to the first local segment.
+    pub(crate) config_is_authoritative: bool,
     pub(crate) now_ms: i64,
 }
 
@@ -155,9 +158,12 @@ pub(crate) fn load_log(p: LoadParams) -> Result<UnifiedLog> {
     }
     fsio::sync_dir(&p.dir)?;
 
-    // Log start: the checkpoint (which may be below the local segments on a tiered partition), never past the end.
+    // Log start: the checkpoint, never past the end. It may be below the first local segment: on a tiered
+    // partition those offsets live in remote storage. Only a config known to be the topic's and not tiered
+    // raises it to the first local segment here; otherwise applying a non-tiered config does
+    // (`UnifiedLog::update_config`), as does retention.
     let mut log_start = p.log_start_offset.unwrap_or(first_base);
-    if !cfg.remote_storage_enable {
+    if p.config_is_authoritative && !cfg.remote_storage_enable {
         log_start = log_start.max(first_base);
     }
     let log_start = log_start.min(leo);

@@ -105,6 +105,11 @@ impl UnifiedLog {
             to_delete.push(*base);
         }
         if to_delete.is_empty() {
+            if !tiered {
+                // A log start offset below the first local segment (loaded before the config was known) is
+                // meaningless without remote storage.
+                self.clamp_log_start_to_local_locked(st)?;
+            }
             return Ok(0);
         }
         if to_delete.len() == bases.len() {

@@ -109,11 +109,27 @@ impl UnifiedLog {
     pub fn config(&self) -> LogConfig {
         self.read_state().local.config.clone()
     }
-    /// Replaces the config after validating it; it applies from the next append / retention pass.
+    /// Replaces the config after validating it; it applies from the next append / retention pass. A config
+    /// without remote storage raises the log start offset to the first local segment (offsets below it can only
+    /// live in remote storage, which the log then no longer reads).
     pub fn update_config(&self, config: LogConfig) -> Result<()> {
         config.validate()?;
-        self.write_state().local.config = config;
+        let mut st = self.write_state();
+        if !config.remote_storage_enable {
+            self.clamp_log_start_to_local_locked(&mut st)?;
+        }
+        st.local.config = config;
         Ok(())
+    }
+
+    /// Raises the log start offset to the first local segment's base offset (non-tiered logs).
+    pub(crate) fn clamp_log_start_to_local_locked(&self, st: &mut LogState) -> Result<()> {
+        let first = st
+            .local
+            .segments
+            .first_base_offset()
+            .expect("a log always has an active segment");
+        self.advance_log_start_locked(st, first)
     }
 
     /// Turns a failure of a write or fsync into a poisoned log dir and a storage error.
