@@ -6,7 +6,6 @@ use bytes::{Bytes, BytesMut};
 use futures::{StreamExt, TryStreamExt};
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use strata_metadata::RemoteLogSegmentMetadata;
-use tokio::io::AsyncReadExt;
 use tracing::Instrument;
 
 use super::upload::ObjectWriter;
@@ -107,11 +106,15 @@ async fn copy_objects(
         path: log_path.clone(),
         source,
     };
-    let mut file = tokio::fs::File::open(log_path).await.map_err(io)?;
+    let file = tokio::fs::File::open(log_path)
+        .await
+        .map_err(io)?
+        .into_std()
+        .await;
 
     let mut compress = cfg.compression_enabled;
     let chunk_size = cfg.chunk_size as usize;
-    let first = read_chunk(&mut file, chunk_size).await.map_err(io)?;
+    let (file, first) = read_chunk(file, chunk_size).await.map_err(io)?;
     if compress && cfg.compression_heuristic && first_batch_is_compressed(&first) {
         compress = false;
     }
@@ -136,10 +139,10 @@ async fn copy_objects(
     let log_name = log_key.to_string();
     let io_path = log_path.clone();
     let chunks =
-        futures::stream::try_unfold((file, Some(first)), move |(mut file, pending)| async move {
-            let chunk = match pending {
-                Some(c) => c,
-                None => read_chunk(&mut file, chunk_size).await?,
+        futures::stream::try_unfold((file, Some(first)), move |(file, pending)| async move {
+            let (file, chunk) = match pending {
+                Some(c) => (file, c),
+                None => read_chunk(file, chunk_size).await?,
             };
             if chunk.is_empty() {
                 return Ok(None);
@@ -260,19 +263,28 @@ async fn copy_objects(
     Ok(())
 }
 
-/// Reads up to `chunk_size` bytes (less only at end of file).
-async fn read_chunk(file: &mut tokio::fs::File, chunk_size: usize) -> std::io::Result<BytesMut> {
-    let mut buf = BytesMut::zeroed(chunk_size);
-    let mut filled = 0;
-    while filled < chunk_size {
-        let n = file.read(&mut buf[filled..]).await?;
-        if n == 0 {
-            break;
+/// Reads up to `chunk_size` bytes (less only at end of file) with one blocking-pool hop and no extra copy.
+async fn read_chunk(
+    mut file: std::fs::File,
+    chunk_size: usize,
+) -> std::io::Result<(std::fs::File, BytesMut)> {
+    tokio::task::spawn_blocking(move || {
+        use std::io::Read;
+        let mut buf = BytesMut::zeroed(chunk_size);
+        let mut filled = 0;
+        while filled < chunk_size {
+            match file.read(&mut buf[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
         }
-        filled += n;
-    }
-    buf.truncate(filled);
-    Ok(buf)
+        buf.truncate(filled);
+        Ok((file, buf))
+    })
+    .await
+    .map_err(std::io::Error::other)?
 }
 
 async fn read_file(path: &std::path::Path) -> Result<Bytes> {
