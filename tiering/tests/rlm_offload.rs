@@ -142,6 +142,12 @@ async fn offload_then_local_deletion_then_remote_read_from_zero_is_byte_identica
             > 0
     );
     assert!(h.rlm.metrics().storage_requests("fetch").0 > 0);
+    assert!(h.rlm.metrics().object_store_requests("get").0 > 0);
+    assert!(h.rlm.metrics().object_store_requests("put").0 >= 3 * segs.len() as u64);
+    assert!(
+        text.contains("strata_object_store_requests_total{operation=\"put\"}"),
+        "{text}"
+    );
 
     // remote ls / verify.
     let parts = h.rlm.partitions_of("orders");

@@ -56,6 +56,10 @@ async fn outage_holds_local_deletion_then_copying_resumes_without_loss_or_orphan
         .and_then(|v| v.parse::<u64>().ok())
         .expect("held gauge");
     assert!(held > 0, "{text}");
+    assert!(
+        h.rlm.metrics().object_store_requests("put").1 >= 2,
+        "object-store PUT errors are counted"
+    );
 
     // Appends keep working during the outage.
     append(&log, 20, 2_000);

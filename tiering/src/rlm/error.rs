@@ -87,7 +87,7 @@ pub enum Error {
         tp: TopicPartition,
         /// The storage error.
         #[source]
-        source: strata_storage::Error,
+        source: Box<strata_storage::Error>,
     },
     /// A remote log metadata call failed.
     #[error("remote log metadata {operation} failed: {source}")]
@@ -96,7 +96,7 @@ pub enum Error {
         operation: &'static str,
         /// The RLMM's error.
         #[source]
-        source: strata_metadata::Error,
+        source: Box<strata_metadata::Error>,
     },
     /// A remote storage call failed.
     #[error("remote storage {operation} failed: {source}")]
@@ -105,7 +105,7 @@ pub enum Error {
         operation: &'static str,
         /// The RSM's error.
         #[source]
-        source: crate::Error,
+        source: Box<crate::Error>,
     },
 }
 
@@ -114,17 +114,23 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub(crate) fn meta(operation: &'static str) -> impl FnOnce(strata_metadata::Error) -> Error {
-        move |source| Error::Metadata { operation, source }
+        move |source| Error::Metadata {
+            operation,
+            source: Box::new(source),
+        }
     }
 
     pub(crate) fn remote(operation: &'static str) -> impl FnOnce(crate::Error) -> Error {
-        move |source| Error::Remote { operation, source }
+        move |source| Error::Remote {
+            operation,
+            source: Box::new(source),
+        }
     }
 
     pub(crate) fn storage(tp: &TopicPartition) -> impl FnOnce(strata_storage::Error) -> Error + '_ {
         move |source| Error::Storage {
             tp: tp.clone(),
-            source,
+            source: Box::new(source),
         }
     }
 }

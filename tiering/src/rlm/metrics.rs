@@ -23,6 +23,9 @@
 //! | `strata_remote_storage_requests_total{operation}` | RSM calls (copy, fetch, fetch_index, delete) | counter |
 //! | `strata_remote_storage_request_errors_total{operation}` | failed RSM calls | counter |
 //! | `strata_remote_storage_request_duration_seconds{operation}` | RSM call latency (`_sum`, `_count`) | summary |
+//! | `strata_object_store_requests_total{operation}` | object-store requests through a [`MeteredStore`](super::MeteredStore) (put, get, delete, list, put_part, ...) | counter |
+//! | `strata_object_store_request_errors_total{operation}` | failed object-store requests | counter |
+//! | `strata_object_store_request_duration_seconds{operation}` | object-store request latency (`_sum`, `_count`) | summary |
 //! | `strata_remote_log_local_bytes_held` | bytes kept locally because uploads fail | gauge |
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -73,7 +76,10 @@ pub struct PartitionGauges {
     pub metadata_count: u64,
 }
 
-const GAUGES: [(&str, fn(&PartitionGauges) -> u64); 6] = [
+/// A gauge's Kafka name and how to read it.
+type GaugeDef = (&'static str, fn(&PartitionGauges) -> u64);
+
+const GAUGES: [GaugeDef; 6] = [
     ("RemoteCopyLagBytes", |g| g.copy_lag_bytes),
     ("RemoteCopyLagSegments", |g| g.copy_lag_segments),
     ("RemoteDeleteLagBytes", |g| g.delete_lag_bytes),
@@ -94,6 +100,7 @@ struct State {
     meters: BTreeMap<String, [u64; 8]>,
     gauges: BTreeMap<TopicPartition, PartitionGauges>,
     ops: BTreeMap<&'static str, OpStats>,
+    store_ops: BTreeMap<&'static str, OpStats>,
     local_bytes_held: BTreeMap<TopicPartition, u64>,
 }
 
@@ -146,6 +153,25 @@ impl RemoteLogMetrics {
         o.requests += 1;
         o.errors += u64::from(!ok);
         o.seconds += elapsed.as_secs_f64();
+    }
+
+    /// Records one object-store request (from [`MeteredStore`](super::MeteredStore)).
+    pub(crate) fn store_call(&self, operation: &'static str, elapsed: Duration, ok: bool) {
+        let mut s = self.lock();
+        let o = s.store_ops.entry(operation).or_default();
+        o.requests += 1;
+        o.errors += u64::from(!ok);
+        o.seconds += elapsed.as_secs_f64();
+    }
+
+    /// Requests and errors of one object-store operation (`put`, `get`, `delete`, `list`, `put_part`, ...)
+    /// seen by a [`MeteredStore`](super::MeteredStore).
+    pub fn object_store_requests(&self, operation: &str) -> (u64, u64) {
+        let s = self.lock();
+        s.store_ops
+            .get(operation)
+            .map(|o| (o.requests, o.errors))
+            .unwrap_or_default()
     }
 
     pub(crate) fn set_gauges(&self, tp: &TopicPartition, g: PartitionGauges) {
@@ -239,40 +265,41 @@ impl RemoteLogMetrics {
             }
             let _ = writeln!(out, "{family} {total}");
         }
-        let fams = [
+        for (prefix, what, ops) in [
             (
-                "strata_remote_storage_requests_total",
-                "counter",
-                "Remote storage calls.",
+                "strata_remote_storage",
+                "Remote storage (RSM) calls",
+                &s.ops,
             ),
-            (
-                "strata_remote_storage_request_errors_total",
-                "counter",
-                "Remote storage calls that failed.",
-            ),
-            (
-                "strata_remote_storage_request_duration_seconds",
-                "summary",
-                "Remote storage call latency.",
-            ),
-        ];
-        for (i, (family, kind, help)) in fams.iter().enumerate() {
-            let _ = writeln!(out, "# HELP {family} {help}");
-            let _ = writeln!(out, "# TYPE {family} {kind}");
-            for (op, o) in &s.ops {
-                match i {
-                    0 => {
-                        let _ = writeln!(out, "{family}{{operation=\"{op}\"}} {}", o.requests);
-                    }
-                    1 => {
-                        let _ = writeln!(out, "{family}{{operation=\"{op}\"}} {}", o.errors);
-                    }
-                    _ => {
-                        let _ = writeln!(out, "{family}_sum{{operation=\"{op}\"}} {}", o.seconds);
-                        let _ =
-                            writeln!(out, "{family}_count{{operation=\"{op}\"}} {}", o.requests);
-                    }
-                }
+            ("strata_object_store", "Object store requests", &s.store_ops),
+        ] {
+            let _ = writeln!(out, "# HELP {prefix}_requests_total {what}.");
+            let _ = writeln!(out, "# TYPE {prefix}_requests_total counter");
+            for (op, o) in ops {
+                let _ = writeln!(
+                    out,
+                    "{prefix}_requests_total{{operation=\"{op}\"}} {}",
+                    o.requests
+                );
+            }
+            let _ = writeln!(
+                out,
+                "# HELP {prefix}_request_errors_total {what} that failed."
+            );
+            let _ = writeln!(out, "# TYPE {prefix}_request_errors_total counter");
+            for (op, o) in ops {
+                let _ = writeln!(
+                    out,
+                    "{prefix}_request_errors_total{{operation=\"{op}\"}} {}",
+                    o.errors
+                );
+            }
+            let family = format!("{prefix}_request_duration_seconds");
+            let _ = writeln!(out, "# HELP {family} {what}: latency.");
+            let _ = writeln!(out, "# TYPE {family} summary");
+            for (op, o) in ops {
+                let _ = writeln!(out, "{family}_sum{{operation=\"{op}\"}} {}", o.seconds);
+                let _ = writeln!(out, "{family}_count{{operation=\"{op}\"}} {}", o.requests);
             }
         }
         let held: u64 = s.local_bytes_held.values().sum();

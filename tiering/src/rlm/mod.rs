@@ -37,50 +37,72 @@
 //! ```no_run
 //! # async fn demo(props: std::collections::HashMap<String, String>,
 //! #   log_manager: std::sync::Arc<strata_storage::LogManager>,
-//! #   rlmm: std::sync::Arc<dyn strata_metadata::RemoteLogMetadataManager>,
-//! #   rsm: std::sync::Arc<strata_tiering::ObjectStoreRsm>) -> Result<(), Box<dyn std::error::Error>> {
+//! #   rlmm: std::sync::Arc<dyn strata_metadata::RemoteLogMetadataManager>)
+//! #   -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
 //! use strata_storage::TopicPartition;
-//! use strata_tiering::rlm::{RemoteLogManager, RemoteLogManagerConfig, RemoteReadRequest, TopicRemoteConfig};
+//! use strata_tiering::rlm::{
+//!     ops, validate_topic_config, ConfigChangeAction, MeteredStore, RemoteLogManager, RemoteLogManagerConfig,
+//!     RemoteLogMetrics, RemoteReadRequest, TopicRemoteConfig,
+//! };
+//! use strata_tiering::{build_store, ObjectStoreRsm, RsmConfig};
 //! use tokio_util::sync::CancellationToken;
 //!
-//! // Construction: the whole broker property map (only `remote.log.*` / `remote.fetch.*` keys are read).
+//! // Construction from the broker's property map: `remote.log.*` / `remote.fetch.*` keys for the RLM (others
+//! // are ignored), `rsm.config.*` (prefix stripped) for the RSM, whose store is metered for /metrics.
 //! let config = RemoteLogManagerConfig::from_props(props.iter())?;
-//! let rlm = RemoteLogManager::new(config, log_manager, rlmm, rsm.clone(), /* broker.id */ 1)?;
+//! let rsm_config = RsmConfig::from_props(
+//!     props.iter().filter_map(|(k, v)| Some((k.strip_prefix("rsm.config.")?, v.as_str()))),
+//! )?;
+//! let metrics = Arc::new(RemoteLogMetrics::default());
+//! let store = Arc::new(MeteredStore::new(build_store(&rsm_config)?, metrics.clone()));
+//! let rsm = Arc::new(ObjectStoreRsm::with_store(rsm_config, store)?);
+//! rsm.validate_connectivity().await?; // refuse to start with its error
+//! let rlm = RemoteLogManager::with_metrics(config, log_manager, rlmm, rsm.clone(), /* broker.id */ 1, metrics)?;
 //! let shutdown = CancellationToken::new();
 //! rlm.start(shutdown.clone()); // registers the roll listener, spawns the copy/expiry worker
 //!
-//! // Fetch below the local log start (FetchRequest partitions that need remote data, all at once):
+//! // Fetch: the partitions whose fetch offset is in [log start, local log start), all at once.
 //! let tp = TopicPartition::new("orders", 0);
-//! let results = rlm.read_many(vec![RemoteReadRequest::new(tp.clone(), 0, 1 << 20, true)]).await;
+//! for (tp, result) in rlm.read_many(vec![RemoteReadRequest::new(tp.clone(), 0, 1 << 20, true)]).await {
+//!     let _records: bytes::Bytes = result?; // whole batches, as stored
+//! #   let _ = tp;
+//! }
 //! // ListOffsets: -4 / -5 / timestamps that fall in remote segments.
 //! let (_earliest_local, _epoch) = rlm.earliest_local(&tp)?;
 //! let (_latest_tiered, _epoch) = rlm.latest_tiered(&tp)?;
-//! let _hit = rlm.find_offset_by_timestamp(&tp, 1_700_000_000_000).await?;
-//! // DeleteRecords moved the log start: expire remote segments below it now.
+//! let _hit: Option<(i64, i64)> = rlm.find_offset_by_timestamp(&tp, 1_700_000_000_000).await?;
+//! // DeleteRecords moved the log start (UnifiedLog::delete_records): expire remote segments below it now.
 //! rlm.wake();
-//! // AlterConfigs / CreateTopics: check the remote rules, then apply the topic's copy policy.
+//! // CreateTopics / AlterConfigs: check the tiering rules, apply the policy, act on a disable.
+//! let old = TopicRemoteConfig::from_topic_props([("remote.storage.enable", "true")])?;
 //! let new = TopicRemoteConfig::from_topic_props([("remote.storage.enable", "true")])?;
-//! let action = strata_tiering::rlm::validate_topic_config(rlm.config().system_enable, "orders", None, &new)?;
+//! let action = validate_topic_config(rlm.config().system_enable, "orders", Some(&old), &new)?;
 //! rlm.set_topic_policy("orders", new.policy());
-//! # let _ = action;
-//! // DeleteTopics: every partition's remote objects and metadata.
+//! if action == ConfigChangeAction::DeleteRemoteData {
+//!     rlm.delete_topic_remote_data("orders").await?;
+//! }
+//! // DeleteTopics: remote objects and metadata first, then the local logs.
 //! rlm.delete_topic_remote_data("orders").await?;
 //! // GET /metrics
-//! let _text = rlm.render_metrics();
+//! let _text: String = rlm.render_metrics();
 //! // `strata remote ls` / `strata remote verify`
 //! let parts = rlm.partitions_of("orders");
-//! let _rows = strata_tiering::rlm::ops::remote_ls(rlm.rlmm(), &rsm, &parts)?;
-//! let _report = strata_tiering::rlm::ops::remote_verify(rlm.rlmm(), &rsm, &parts).await?;
-//! // Shutdown: stop copying (in-flight attempts are cleaned at the next start), wait for the worker.
+//! for row in ops::remote_ls(rlm.rlmm(), &rsm, &parts)? {
+//!     println!("{row}");
+//! }
+//! println!("{}", ops::remote_verify(rlm.rlmm(), &rsm, &parts).await?);
+//! // Shutdown: stop copying (an attempt in flight is cleaned at the next start), wait for the worker.
 //! shutdown.cancel();
 //! rlm.shutdown(std::time::Duration::from_secs(5)).await;
-//! # let _ = results; Ok(()) }
+//! # Ok(()) }
 //! ```
 mod config;
 mod copy;
 mod error;
 mod expire;
 mod index;
+mod metered;
 mod metrics;
 pub mod ops;
 mod quota;
@@ -102,6 +124,7 @@ use uuid::Uuid;
 
 pub use config::RemoteLogManagerConfig;
 pub use error::{Error, Result};
+pub use metered::MeteredStore;
 pub use metrics::{PartitionGauges, RemoteLogMetrics};
 pub use read::RemoteReadRequest;
 pub use validate::{validate_topic_config, ConfigChangeAction, TopicRemoteConfig};
@@ -156,7 +179,7 @@ pub(crate) struct Inner {
     pub(crate) rlmm: Arc<dyn RemoteLogMetadataManager>,
     pub(crate) rsm: Arc<dyn RemoteStorageManager>,
     pub(crate) broker_id: i32,
-    pub(crate) metrics: RemoteLogMetrics,
+    pub(crate) metrics: Arc<RemoteLogMetrics>,
     pub(crate) policies: Mutex<HashMap<String, RemotePolicy>>,
     pub(crate) partitions: Mutex<HashMap<TopicIdPartition, Arc<PartitionState>>>,
     /// Partitions whose remote data was deleted: never copied again (a re-created topic has a new id).
@@ -208,6 +231,19 @@ impl RemoteLogManager {
         rsm: Arc<dyn RemoteStorageManager>,
         broker_id: i32,
     ) -> Result<Self> {
+        Self::with_metrics(config, log_manager, rlmm, rsm, broker_id, Arc::default())
+    }
+
+    /// [`new`](Self::new) recording into `metrics`, shared with a [`MeteredStore`] under the RSM so `/metrics`
+    /// also shows object-store request counts and latency.
+    pub fn with_metrics(
+        config: RemoteLogManagerConfig,
+        log_manager: Arc<LogManager>,
+        rlmm: Arc<dyn RemoteLogMetadataManager>,
+        rsm: Arc<dyn RemoteStorageManager>,
+        broker_id: i32,
+        metrics: Arc<RemoteLogMetrics>,
+    ) -> Result<Self> {
         config.validate()?;
         let index_cache = (config.index_cache_total_size_bytes > 0).then(|| {
             moka::future::Cache::builder()
@@ -230,7 +266,7 @@ impl RemoteLogManager {
             rlmm,
             rsm,
             broker_id,
-            metrics: RemoteLogMetrics::default(),
+            metrics,
             policies: Mutex::default(),
             partitions: Mutex::default(),
             deleted: Mutex::default(),

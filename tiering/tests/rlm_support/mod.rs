@@ -14,7 +14,9 @@ use strata_storage::{
     LogConfig, LogManager, LogManagerConfig, RecordBatch, RecordBatchBuilder, TopicIdPartition,
     TopicPartition, UnifiedLog,
 };
-use strata_tiering::rlm::{RemoteLogManager, RemoteLogManagerConfig};
+use strata_tiering::rlm::{
+    MeteredStore, RemoteLogManager, RemoteLogManagerConfig, RemoteLogMetrics,
+};
 use strata_tiering::testing::FaultyStore;
 use strata_tiering::{build_store, ObjectStoreRsm, RsmConfig};
 use tokio_util::sync::CancellationToken;
@@ -80,11 +82,18 @@ impl Harness {
         props.push(("key.prefix".into(), "tiered/".into()));
         let rsm_config = RsmConfig::from_props(props).expect("rsm config");
         let faulty = FaultyStore::new(build_store(&rsm_config).expect("store"));
-        let rsm = Arc::new(
-            ObjectStoreRsm::with_store(rsm_config, Arc::new(faulty.clone())).expect("rsm"),
-        );
-        let rlm = RemoteLogManager::new(config, log_manager.clone(), rlmm.clone(), rsm.clone(), 1)
-            .expect("rlm");
+        let metrics = Arc::new(RemoteLogMetrics::default());
+        let metered = MeteredStore::new(Arc::new(faulty.clone()), metrics.clone());
+        let rsm = Arc::new(ObjectStoreRsm::with_store(rsm_config, Arc::new(metered)).expect("rsm"));
+        let rlm = RemoteLogManager::with_metrics(
+            config,
+            log_manager.clone(),
+            rlmm.clone(),
+            rsm.clone(),
+            1,
+            metrics,
+        )
+        .expect("rlm");
         let cancel = CancellationToken::new();
         if start {
             rlm.start(cancel.clone());
