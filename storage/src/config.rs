@@ -40,6 +40,65 @@ impl std::str::FromStr for TimestampType {
     }
 }
 
+/// Kafka's `cleanup.policy`. Storage never compacts: `compact` is accepted as a config, but then segments are
+/// never deleted by time or size (Kafka's semantics for a pure `compact` topic, minus the compaction itself);
+/// only DeleteRecords (the log start offset) removes them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CleanupPolicy {
+    /// `delete` (the default): time and size retention.
+    #[default]
+    Delete,
+    /// `compact`: no time or size retention (and no compaction here).
+    Compact,
+    /// `compact,delete`: time and size retention (no compaction here).
+    CompactDelete,
+}
+
+impl CleanupPolicy {
+    /// Kafka's property value (`delete`, `compact`, `compact,delete`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CleanupPolicy::Delete => "delete",
+            CleanupPolicy::Compact => "compact",
+            CleanupPolicy::CompactDelete => "compact,delete",
+        }
+    }
+    /// Whether time/size retention deletes segments (the list holds `delete`).
+    pub fn deletes(self) -> bool {
+        self != CleanupPolicy::Compact
+    }
+    /// Whether the list holds `compact`.
+    pub fn compacts(self) -> bool {
+        self != CleanupPolicy::Delete
+    }
+}
+
+impl std::str::FromStr for CleanupPolicy {
+    type Err = Error;
+    /// A comma-separated list, any order, spaces around items ignored (Kafka: `[delete]`, `[compact]`, both).
+    fn from_str(s: &str) -> Result<Self> {
+        let (mut delete, mut compact) = (false, false);
+        for item in s.split(',').map(str::trim) {
+            match item.to_ascii_lowercase().as_str() {
+                "delete" => delete = true,
+                "compact" => compact = true,
+                _ => {
+                    return Err(Error::InvalidConfig {
+                        key: "cleanup.policy".into(),
+                        value: s.into(),
+                        reason: "must be a list of delete and compact".into(),
+                    })
+                }
+            }
+        }
+        Ok(match (delete, compact) {
+            (true, true) => CleanupPolicy::CompactDelete,
+            (false, true) => CleanupPolicy::Compact,
+            _ => CleanupPolicy::Delete,
+        })
+    }
+}
+
 /// Per-topic log config. `Default` = Kafka's defaults.
 #[non_exhaustive]
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,6 +131,16 @@ pub struct LogConfig {
     pub remote_storage_enable: bool,
     /// Kafka: `file.delete.delay.ms`. Default: 60000. Delay between renaming a segment `.deleted` and removing it.
     pub file_delete_delay_ms: u64,
+    /// Kafka: `remote.log.copy.disable` (KIP-950). Default: false. With remote storage on, stop copying to
+    /// remote storage (remote data stays readable); local retention then uses `retention.ms|bytes` and no
+    /// longer waits for segments to be in remote storage.
+    pub remote_log_copy_disable: bool,
+    /// Kafka: `remote.log.delete.on.disable` (KIP-950). Default: false. Turning `remote.storage.enable` off
+    /// deletes the partition's remote data (done by tiering); storage then raises the log start offset to the
+    /// first local segment. Turning remote storage off requires it (see [`LogConfig::validate_change`]).
+    pub remote_log_delete_on_disable: bool,
+    /// Kafka: `cleanup.policy`. Default: delete. See [`CleanupPolicy`]: compact is accepted but not performed.
+    pub cleanup_policy: CleanupPolicy,
 }
 
 /// Seven days in milliseconds.
@@ -94,6 +163,9 @@ impl Default for LogConfig {
             flush_ms: u64::MAX,
             remote_storage_enable: false,
             file_delete_delay_ms: 60_000,
+            remote_log_copy_disable: false,
+            remote_log_delete_on_disable: false,
+            cleanup_policy: CleanupPolicy::Delete,
         }
     }
 }
@@ -189,7 +261,39 @@ impl LogConfig {
                 "must be at least 1",
             ));
         }
+        if self.remote_storage_enable && self.cleanup_policy.compacts() {
+            return Err(invalid(
+                "cleanup.policy",
+                self.cleanup_policy.as_str(),
+                "remote storage (remote.storage.enable=true) is not supported for compacted topics",
+            ));
+        }
         Ok(())
+    }
+
+    /// Checks a config change from `old` to `self` (after [`LogConfig::validate`]): turning remote storage off
+    /// requires `remote.log.delete.on.disable=true` (Kafka's rule, KIP-950), since the remote data is then
+    /// deleted; to keep it read-only, keep remote storage on with `remote.log.copy.disable=true`.
+    pub fn validate_change(&self, old: &LogConfig) -> Result<()> {
+        if old.remote_storage_enable
+            && !self.remote_storage_enable
+            && !self.remote_log_delete_on_disable
+        {
+            return Err(invalid(
+                "remote.storage.enable",
+                false,
+                "disabling remote storage requires remote.log.delete.on.disable=true (it deletes the remote \
+                 data); to keep remote data read-only set remote.storage.enable=true and \
+                 remote.log.copy.disable=true",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether local segments may be deleted only once in remote storage and local retention applies: remote
+    /// storage on and copying not disabled.
+    pub fn remote_copy_enabled(&self) -> bool {
+        self.remote_storage_enable && !self.remote_log_copy_disable
     }
 
     /// `local.retention.ms`, with -2 resolved to `retention.ms`.
@@ -291,5 +395,74 @@ mod tests {
         };
         let msg = c.validate().unwrap_err().to_string();
         assert!(msg.contains("segment.bytes") && msg.contains('3'), "{msg}");
+    }
+
+    #[test]
+    fn cleanup_policy_parses_kafka_lists_and_compact_rejects_remote_storage() {
+        assert_eq!(
+            "delete".parse::<CleanupPolicy>().unwrap(),
+            CleanupPolicy::Delete
+        );
+        assert_eq!(
+            "compact".parse::<CleanupPolicy>().unwrap(),
+            CleanupPolicy::Compact
+        );
+        assert_eq!(
+            "compact, delete".parse::<CleanupPolicy>().unwrap(),
+            CleanupPolicy::CompactDelete
+        );
+        let err = "shred".parse::<CleanupPolicy>().unwrap_err().to_string();
+        assert!(
+            err.contains("cleanup.policy") && err.contains("shred"),
+            "{err}"
+        );
+        for policy in [CleanupPolicy::Compact, CleanupPolicy::CompactDelete] {
+            let c = LogConfig {
+                cleanup_policy: policy,
+                remote_storage_enable: true,
+                ..LogConfig::default()
+            };
+            let err = c.validate().unwrap_err();
+            assert!(
+                matches!(&err, Error::InvalidConfig { key, .. } if key == "cleanup.policy"),
+                "{err}"
+            );
+            assert!(err.to_string().contains("compacted"), "{err}");
+            LogConfig {
+                cleanup_policy: policy,
+                ..LogConfig::default()
+            }
+            .validate()
+            .unwrap();
+        }
+    }
+
+    #[test]
+    fn kip_950_defaults_and_disabling_remote_storage_needs_delete_on_disable() {
+        let d = LogConfig::default();
+        assert!(!d.remote_log_copy_disable && !d.remote_log_delete_on_disable);
+        let tiered = LogConfig {
+            remote_storage_enable: true,
+            ..LogConfig::default()
+        };
+        assert!(tiered.remote_copy_enabled());
+        let read_only = LogConfig {
+            remote_log_copy_disable: true,
+            ..tiered.clone()
+        };
+        assert!(!read_only.remote_copy_enabled());
+        read_only.validate_change(&tiered).unwrap();
+        let err = LogConfig::default().validate_change(&tiered).unwrap_err();
+        assert!(
+            err.to_string().contains("remote.log.delete.on.disable"),
+            "{err}"
+        );
+        LogConfig {
+            remote_log_delete_on_disable: true,
+            ..LogConfig::default()
+        }
+        .validate_change(&tiered)
+        .unwrap();
+        tiered.validate_change(&LogConfig::default()).unwrap();
     }
 }

@@ -51,7 +51,7 @@ pub mod record;
 mod segment;
 
 pub use checkpoint::{kafka_uuid_string, parse_kafka_uuid};
-pub use config::{LogConfig, LogManagerConfig, TimestampType, TopicConfigProvider};
+pub use config::{CleanupPolicy, LogConfig, LogManagerConfig, TimestampType, TopicConfigProvider};
 pub use error::{Error, Result};
 pub use file_records::{BatchScanError, FileBatchIter, FileRecords};
 pub use index::{OffsetIndex, TimeIndex};

@@ -174,3 +174,74 @@ fn unlimited_retention_deletes_nothing() {
     m.run_retention(i64::MAX / 2).unwrap();
     assert_eq!(log.number_of_segments(), 11);
 }
+
+#[test]
+fn copy_disabled_tiered_log_uses_total_retention_without_the_remote_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open_manager(dir.path());
+    let seg = 2 * sized_batch(1, 200, 0).len() as i64;
+    let mut cfg = LogConfig::default();
+    cfg.remote_storage_enable = true;
+    cfg.retention_bytes = 3 * seg + 10;
+    cfg.local_retention_bytes = seg;
+    let log = ten_segments(&m, cfg.clone());
+    // Copy on: nothing is remote, nothing leaves the disk.
+    m.run_retention(0).unwrap();
+    assert_eq!(log.number_of_segments(), 11);
+    // Copy off (KIP-950): retention.bytes, not local.retention.bytes, and no wait for remote storage.
+    cfg.remote_log_copy_disable = true;
+    log.update_config(cfg).unwrap();
+    m.run_retention(0).unwrap();
+    assert_eq!(
+        log.number_of_segments(),
+        5,
+        "4 full segments within retention.bytes + the active one"
+    );
+    assert_eq!(log.local_log_start_offset(), 12);
+    assert_eq!(
+        log.log_start_offset(),
+        0,
+        "still tiered: only the local log start moves; tiering expires the remote part"
+    );
+    assert_eq!(log.highest_offset_in_remote_storage(), -1);
+}
+
+#[test]
+fn copy_disabled_time_retention_deletes_expired_segments() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open_manager(dir.path());
+    let mut cfg = LogConfig::default();
+    cfg.remote_storage_enable = true;
+    cfg.remote_log_copy_disable = true;
+    cfg.retention_ms = DAY;
+    cfg.local_retention_ms = 1;
+    let log = ten_segments(&m, cfg);
+    m.run_retention(DAY + 5500).unwrap();
+    assert_eq!(
+        log.local_log_start_offset(),
+        6,
+        "retention.ms, not local.retention.ms"
+    );
+}
+
+#[test]
+fn compact_policy_never_deletes_by_time_or_size_but_delete_records_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open_manager(dir.path());
+    let mut cfg = LogConfig::default();
+    cfg.cleanup_policy = "compact".parse().unwrap();
+    cfg.retention_ms = 1;
+    cfg.retention_bytes = 1;
+    let log = ten_segments(&m, cfg.clone());
+    m.run_retention(DAY).unwrap();
+    assert_eq!(log.number_of_segments(), 11);
+    assert_eq!(log.log_start_offset(), 0);
+    assert_eq!(log.delete_records(4).unwrap(), 4);
+    assert_eq!(log.number_of_segments(), 9);
+    // compact,delete keeps time/size retention.
+    cfg.cleanup_policy = "delete, compact".parse().unwrap();
+    log.update_config(cfg).unwrap();
+    m.run_retention(DAY).unwrap();
+    assert_eq!(log.number_of_segments(), 1);
+    assert_eq!(log.log_start_offset(), 20);
+}

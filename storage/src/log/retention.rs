@@ -6,6 +6,9 @@
 //! on a tiered partition (`remote.storage.enable`) a segment may leave the disk only when its last offset is <=
 //! the highest offset in remote storage. Total retention of a tiered partition (local + remote) is enforced by
 //! tiering, which raises the log start offset through [`UnifiedLog::maybe_increment_log_start_offset`].
+//! With `remote.log.copy.disable` (KIP-950) a tiered partition's local retention uses `retention.ms|bytes` and
+//! is not gated on remote storage (deletions still move only the local log start offset). With
+//! `cleanup.policy=compact` only the log start offset deletes segments (storage does not compact).
 //!
 //! The pass also forgets producer ids idle for Kafka's default `producer.id.expiration.ms` (1 day).
 use super::unified::{LogState, UnifiedLog};
@@ -67,7 +70,15 @@ impl UnifiedLog {
     ) -> Result<usize> {
         let cfg = st.local.config.clone();
         let tiered = cfg.remote_storage_enable;
-        let (ms, bytes) = if tiered {
+        // KIP-950: with copying disabled, local retention falls back to the total limits and is not gated on
+        // remote storage (Kafka's `remoteLogEnabledAndRemoteCopyEnabled`).
+        let gated = cfg.remote_copy_enabled();
+        let reason = if cfg.cleanup_policy.deletes() {
+            reason
+        } else {
+            Reason::LogStartOnly
+        };
+        let (ms, bytes) = if gated {
             (
                 cfg.effective_local_retention_ms(),
                 cfg.effective_local_retention_bytes(),
@@ -87,8 +98,8 @@ impl UnifiedLog {
                 break;
             }
             let upper = bases.get(i + 1).copied().unwrap_or(leo);
-            // Tiered: only segments fully in remote storage may go (the active one never is).
-            if tiered && (is_active || upper - 1 > remote_hw) {
+            // Tiered with copying on: only segments fully in remote storage may go (the active one never is).
+            if gated && (is_active || upper - 1 > remote_hw) {
                 break;
             }
             let below_start = upper <= st.log_start_offset;
