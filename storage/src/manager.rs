@@ -24,6 +24,8 @@ pub struct LogManager {
     listeners: Arc<RollListeners>,
     create_lock: Mutex<()>,
     shut_down: AtomicBool,
+    /// The open `.lock` file of each dir, locked; emptied (unlocking them) at shutdown.
+    dir_locks: Mutex<Vec<std::fs::File>>,
 }
 
 impl std::fmt::Debug for LogManager {
@@ -45,8 +47,14 @@ impl LogManager {
         let mut logs: HashMap<TopicPartition, Arc<UnifiedLog>> = HashMap::new();
         let mut dirs = Vec::new();
         let now = now_ms();
+        // Lock every dir before touching any: a second broker on the same dirs fails here. Dropping the files
+        // (an error below, or the manager) releases the locks.
+        let mut dir_locks = Vec::with_capacity(config.log_dirs.len());
         for path in &config.log_dirs {
             std::fs::create_dir_all(path).map_err(io_err(path))?;
+            dir_locks.push(lock_dir(path)?);
+        }
+        for path in &config.log_dirs {
             let log_dir = Arc::new(LogDir::new(path.clone()));
             let marker = path.join(CLEAN_SHUTDOWN_MARKER);
             let clean = marker.exists();
@@ -131,6 +139,7 @@ impl LogManager {
             listeners,
             create_lock: Mutex::new(()),
             shut_down: AtomicBool::new(false),
+            dir_locks: Mutex::new(dir_locks),
         })
     }
 
@@ -269,6 +278,10 @@ impl LogManager {
     /// One retention pass over every log (the broker calls it every `log.retention.check.interval.ms`). Every log
     /// is visited; the first error is returned.
     pub fn run_retention(&self, now_ms: i64) -> Result<()> {
+        if self.shut_down.load(Ordering::SeqCst) {
+            // The dirs may belong to another manager now.
+            return Ok(());
+        }
         let mut first_err = None;
         let mut deleted = 0;
         for log in self.logs_snapshot() {
@@ -292,6 +305,10 @@ impl LogManager {
 
     /// Flushes logs whose `flush.ms` elapsed; writes the recovery-point and log-start-offset checkpoints.
     pub fn flush_dirty_and_checkpoint(&self, now_ms: i64) -> Result<()> {
+        if self.shut_down.load(Ordering::SeqCst) {
+            // Shutdown wrote the last checkpoints; the dirs may belong to another manager now.
+            return Ok(());
+        }
         let mut first_err = None;
         for log in self.logs_snapshot() {
             if let Err(e) = log.maybe_flush_on_timer(now_ms) {
@@ -353,6 +370,11 @@ impl LogManager {
                 }
             }
         }
+        // Another manager (a restarted broker) may now take the dirs.
+        self.dir_locks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
         tracing::info!("log manager shut down");
         first_err.map_or(Ok(()), Err)
     }
@@ -367,5 +389,27 @@ impl LogManager {
         self.dirs
             .iter()
             .any(|d| d.path() == log_dir && d.is_poisoned())
+    }
+}
+
+/// Opens `<dir>/.lock` and takes an exclusive lock on it (Kafka's `FileLock`); held for the manager's lifetime.
+fn lock_dir(dir: &Path) -> Result<std::fs::File> {
+    let path = dir.join(names::LOCK_FILE);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(io_err(&path))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(Error::Storage {
+            dir: dir.to_path_buf(),
+            reason: format!(
+                "failed to acquire lock on {}: another broker (process or log manager) is using this log dir",
+                path.display()
+            ),
+        }),
+        Err(std::fs::TryLockError::Error(e)) => Err(Error::Io { path, source: e }),
     }
 }

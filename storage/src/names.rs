@@ -30,6 +30,10 @@ pub const RECOVERY_POINT_CHECKPOINT: &str = "recovery-point-offset-checkpoint";
 pub const LOG_START_OFFSET_CHECKPOINT: &str = "log-start-offset-checkpoint";
 /// Per-dir clean shutdown marker.
 pub const CLEAN_SHUTDOWN_MARKER: &str = ".kafka_cleanshutdown";
+/// Per-dir lock file, held (`flock`) by the `LogManager` that owns the dir.
+pub const LOCK_FILE: &str = ".lock";
+/// Per-dir broker identity (Kafka's `meta.properties`).
+pub const META_PROPERTIES: &str = "meta.properties";
 /// Suffix of a partition directory being deleted.
 pub const DELETE_DIR_SUFFIX: &str = "-delete";
 
