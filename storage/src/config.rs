@@ -321,7 +321,7 @@ pub type TopicConfigProvider = Arc<dyn Fn(&TopicPartition) -> Option<LogConfig> 
 
 /// The log manager's configuration.
 #[non_exhaustive]
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct LogManagerConfig {
     /// Kafka: `log.dirs`. Default: empty (must be set). Each dir holds `<topic>-<partition>` directories.
     pub log_dirs: Vec<PathBuf>,
@@ -332,6 +332,24 @@ pub struct LogManagerConfig {
     /// applied, because the topic may be tiered). With a provider, a log whose config it knows loads with that
     /// config (an invalid one is logged and replaced by the default).
     pub topic_config: Option<TopicConfigProvider>,
+    /// Kafka: `node.id`. Default: 1. Written to each dir's `meta.properties`; a dir holding another node id
+    /// fails the open.
+    pub node_id: i32,
+    /// The cluster id (22-char URL-safe base64 UUID) for dirs without `meta.properties`. Default: None (the
+    /// one on disk, else a new random one). A different id on disk fails the open.
+    pub cluster_id: Option<String>,
+}
+
+impl Default for LogManagerConfig {
+    fn default() -> Self {
+        Self {
+            log_dirs: Vec::new(),
+            default_log_config: LogConfig::default(),
+            topic_config: None,
+            node_id: 1,
+            cluster_id: None,
+        }
+    }
 }
 
 impl std::fmt::Debug for LogManagerConfig {
@@ -360,6 +378,18 @@ impl LogManagerConfig {
     pub fn validate(&self) -> Result<()> {
         if self.log_dirs.is_empty() {
             return Err(invalid("log.dirs", "", "at least one log dir is required"));
+        }
+        if self.node_id < 0 {
+            return Err(invalid("node.id", self.node_id, "must be at least 0"));
+        }
+        if let Some(id) = &self.cluster_id {
+            if id.len() != 22 || crate::parse_kafka_uuid(id).is_none() {
+                return Err(invalid(
+                    "cluster.id",
+                    id,
+                    "must be a 22-character URL-safe base64 UUID (as kafka-storage random-uuid prints)",
+                ));
+            }
         }
         self.default_log_config.validate()
     }

@@ -44,6 +44,7 @@ mod fsio;
 pub mod index;
 mod log;
 mod manager;
+mod meta_properties;
 pub mod names;
 mod partition;
 mod producer;

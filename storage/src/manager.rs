@@ -26,6 +26,8 @@ pub struct LogManager {
     shut_down: AtomicBool,
     /// The open `.lock` file of each dir, locked; emptied (unlocking them) at shutdown.
     dir_locks: Mutex<Vec<std::fs::File>>,
+    /// From `meta.properties`.
+    cluster_id: String,
 }
 
 impl std::fmt::Debug for LogManager {
@@ -54,6 +56,11 @@ impl LogManager {
             std::fs::create_dir_all(path).map_err(io_err(path))?;
             dir_locks.push(lock_dir(path)?);
         }
+        let cluster_id = crate::meta_properties::check_and_write(
+            &config.log_dirs,
+            config.node_id,
+            config.cluster_id.as_deref(),
+        )?;
         for path in &config.log_dirs {
             let log_dir = Arc::new(LogDir::new(path.clone()));
             let marker = path.join(CLEAN_SHUTDOWN_MARKER);
@@ -140,7 +147,19 @@ impl LogManager {
             create_lock: Mutex::new(()),
             shut_down: AtomicBool::new(false),
             dir_locks: Mutex::new(dir_locks),
+            cluster_id,
         })
+    }
+
+    /// The cluster id from the dirs' `meta.properties` (written on first start: the configured id or a new
+    /// random one), for Metadata and DescribeCluster.
+    pub fn cluster_id(&self) -> &str {
+        &self.cluster_id
+    }
+
+    /// This broker's node id (`node.id`, also in each dir's `meta.properties`).
+    pub fn node_id(&self) -> i32 {
+        self.config.node_id
     }
 
     /// The manager's config.
