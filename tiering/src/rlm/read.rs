@@ -251,7 +251,11 @@ async fn read_partition(
     };
     let idx = cached_index(inner, seg, IndexType::Offset).await?;
     let pos = index::offset_index_lookup(&idx, seg.start_offset, offset);
-    let Some((bpos, first, buf)) = scan(inner, seg, pos, |f| f.last_offset >= offset).await? else {
+    // One ranged read usually covers it all: the index entry is within `index.interval.bytes` of the batch.
+    let window = max_bytes as u64 + SCAN_WINDOW;
+    let Some((bpos, first, buf)) =
+        scan(inner, seg, pos, window, |f| f.last_offset >= offset).await?
+    else {
         return Ok(Bytes::new());
     };
     let size = seg.segment_size_in_bytes;
@@ -281,11 +285,12 @@ async fn scan(
     inner: &Inner,
     seg: &RemoteLogSegmentMetadata,
     mut pos: u64,
+    window: u64,
     hit: impl Fn(&BatchFrame) -> bool,
 ) -> Result<Option<(u64, BatchFrame, Bytes)>> {
     let size = seg.segment_size_in_bytes;
     while pos < size {
-        let end = (pos + SCAN_WINDOW).min(size) - 1;
+        let end = (pos + window).min(size) - 1;
         let buf = fetch(inner, seg, pos, end).await?;
         let mut p = 0usize;
         loop {
@@ -319,7 +324,7 @@ async fn timestamp_in_segment(
     let from = index::time_index_lookup(&tidx, seg.start_offset, ts).max(log_start);
     let oidx = cached_index(inner, seg, IndexType::Offset).await?;
     let pos = index::offset_index_lookup(&oidx, seg.start_offset, from);
-    let found = scan(inner, seg, pos, |f| {
+    let found = scan(inner, seg, pos, SCAN_WINDOW, |f| {
         f.max_timestamp >= ts && f.last_offset >= log_start
     })
     .await?;
