@@ -2,6 +2,7 @@
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use bytes::Bytes;
 
@@ -14,7 +15,8 @@ use crate::{fsio, Error, Result};
 #[derive(Debug)]
 pub struct FileRecords {
     path: PathBuf,
-    file: File,
+    /// Shared with reads in flight outside the log's lock (see [`FileRecords::read_handle`]).
+    file: Arc<File>,
     size: u64,
 }
 
@@ -31,7 +33,7 @@ impl FileRecords {
         let size = file.metadata().map_err(io_err(path))?.len();
         Ok(Self {
             path: path.to_path_buf(),
-            file,
+            file: Arc::new(file),
             size,
         })
     }
@@ -58,15 +60,20 @@ impl FileRecords {
 
     /// Reads `len` bytes at `pos` into one buffer (one `pread`), clamped to the file's size.
     pub fn read(&self, pos: u64, len: usize) -> Result<Bytes> {
+        self.read_handle(pos, len).read()
+    }
+
+    /// A read of `len` bytes at `pos` (clamped to the current size) that can run after the caller drops its lock:
+    /// the bytes below the size never change (the file only grows while the log is open), and the shared handle
+    /// keeps the file readable even after retention renames and removes it.
+    pub(crate) fn read_handle(&self, pos: u64, len: usize) -> PendingRead {
         let end = pos.saturating_add(len as u64).min(self.size);
-        if pos >= end {
-            return Ok(Bytes::new());
+        PendingRead {
+            file: Arc::clone(&self.file),
+            path: self.path.clone(),
+            pos,
+            len: end.saturating_sub(pos) as usize,
         }
-        let mut buf = vec![0u8; (end - pos) as usize];
-        self.file
-            .read_exact_at(&mut buf, pos)
-            .map_err(io_err(&self.path))?;
-        Ok(Bytes::from(buf))
     }
 
     /// Reads the 61-byte batch header at `pos`; None when fewer than 61 bytes remain.
@@ -203,5 +210,28 @@ impl Iterator for FileBatchIter<'_> {
                 }))
             }
         }
+    }
+}
+
+/// A planned `pread` of a `FileRecords` (see [`FileRecords::read_handle`]).
+#[derive(Debug)]
+pub(crate) struct PendingRead {
+    file: Arc<File>,
+    path: PathBuf,
+    pos: u64,
+    len: usize,
+}
+
+impl PendingRead {
+    /// Performs the `pread`.
+    pub(crate) fn read(self) -> Result<Bytes> {
+        if self.len == 0 {
+            return Ok(Bytes::new());
+        }
+        let mut buf = vec![0u8; self.len];
+        self.file
+            .read_exact_at(&mut buf, self.pos)
+            .map_err(io_err(&self.path))?;
+        Ok(Bytes::from(buf))
     }
 }

@@ -3,7 +3,7 @@ use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 
-use crate::file_records::FileRecords;
+use crate::file_records::{FileRecords, PendingRead};
 use crate::index::{OffsetIndex, TimeIndex, TimestampOffset};
 use crate::names::{self, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX};
 use crate::record::{batch_size_from_header, RecordBatch, LOG_OVERHEAD};
@@ -277,20 +277,22 @@ impl LogSegment {
         Ok(None)
     }
 
-    /// Whole batches from the one containing `offset`, at most `max_bytes` (or the first batch whole when
-    /// `min_one_message`), none with base offset >= `max_offset`. One `pread`.
-    pub(crate) fn read(
+    /// Plans the read of whole batches from the one containing `offset`, at most `max_bytes` (or the first batch
+    /// whole when `min_one_message`), none with base offset >= `max_offset`: the index lookup and header reads
+    /// here (under the log's lock), the one data `pread` in [`SegmentRead::read`] (after the lock is released).
+    /// None past the segment's end.
+    pub(crate) fn plan_read(
         &self,
         offset: i64,
         max_bytes: usize,
         min_one_message: bool,
         max_offset: Option<i64>,
-    ) -> Result<Option<Bytes>> {
+    ) -> Result<Option<SegmentRead>> {
         let Some((pos, first_size, first_base)) = self.translate_offset(offset)? else {
             return Ok(None);
         };
         if max_offset.is_some_and(|m| first_base >= m) {
-            return Ok(Some(Bytes::new()));
+            return Ok(Some(SegmentRead::Empty));
         }
         let want = if min_one_message {
             max_bytes.max(first_size)
@@ -298,21 +300,12 @@ impl LogSegment {
             max_bytes
         };
         if want < first_size {
-            return Ok(Some(Bytes::new()));
+            return Ok(Some(SegmentRead::Empty));
         }
-        let mut buf = self.log.read(pos, want)?;
-        let mut end = 0usize;
-        while end + LOG_OVERHEAD <= buf.len() {
-            let len = i32::from_be_bytes(buf[end + 8..end + 12].try_into().expect("4"));
-            let size = LOG_OVERHEAD + len.max(0) as usize;
-            let base = i64::from_be_bytes(buf[end..end + 8].try_into().expect("8"));
-            if end + size > buf.len() || max_offset.is_some_and(|m| base >= m) {
-                break;
-            }
-            end += size;
-        }
-        buf.truncate(end);
-        Ok(Some(buf))
+        Ok(Some(SegmentRead::Data {
+            read: self.log.read_handle(pos, want),
+            max_offset,
+        }))
     }
 
     /// The first batch at or after `start_offset` whose max timestamp is >= `ts`: (offset, timestamp).
@@ -465,5 +458,39 @@ impl LogSegment {
     }
     pub(crate) fn file_records(&self) -> &FileRecords {
         &self.log
+    }
+}
+
+/// A read planned by [`LogSegment::plan_read`].
+#[derive(Debug)]
+pub(crate) enum SegmentRead {
+    /// Nothing to return (the first batch is past `max_offset` or larger than `max_bytes`).
+    Empty,
+    /// The bytes to `pread`, then cut to whole batches below `max_offset`.
+    Data {
+        read: PendingRead,
+        max_offset: Option<i64>,
+    },
+}
+
+impl SegmentRead {
+    /// Performs the `pread` and keeps whole batches with base offsets below `max_offset`.
+    pub(crate) fn read(self) -> Result<Bytes> {
+        let SegmentRead::Data { read, max_offset } = self else {
+            return Ok(Bytes::new());
+        };
+        let mut buf = read.read()?;
+        let mut end = 0usize;
+        while end + LOG_OVERHEAD <= buf.len() {
+            let len = i32::from_be_bytes(buf[end + 8..end + 12].try_into().expect("4"));
+            let size = LOG_OVERHEAD + len.max(0) as usize;
+            let base = i64::from_be_bytes(buf[end..end + 8].try_into().expect("8"));
+            if end + size > buf.len() || max_offset.is_some_and(|m| base >= m) {
+                break;
+            }
+            end += size;
+        }
+        buf.truncate(end);
+        Ok(buf)
     }
 }

@@ -43,7 +43,7 @@ impl IndexFile {
             .open(path)
             .map_err(io_err(path))?;
         let len = file.metadata().map_err(io_err(path))?.len() as usize;
-        if len % entry_size != 0 {
+        if !len.is_multiple_of(entry_size) {
             return Err(Error::CorruptFile {
                 path: path.to_path_buf(),
                 reason: format!(

@@ -4,8 +4,7 @@
 use std::path::PathBuf;
 
 use super::segments::LogSegments;
-use super::FetchDataInfo;
-use crate::segment::LogSegment;
+use crate::segment::{LogSegment, SegmentRead};
 use crate::{fsio, LogConfig, Result};
 
 /// The local segments and their bookkeeping; lives behind the `UnifiedLog`'s lock.
@@ -74,25 +73,26 @@ impl LocalLog {
         Ok(())
     }
 
-    /// Whole batches from the segment holding `offset` (see `UnifiedLog::read`); the caller checked the range.
-    pub(crate) fn read(
+    /// Plans the read of whole batches from the segment holding `offset` (see `UnifiedLog::read`); the caller
+    /// checked the range, and performs the `pread` with [`SegmentRead::read`] after releasing the lock.
+    pub(crate) fn plan_read(
         &self,
         offset: i64,
         max_bytes: usize,
         min_one_message: bool,
         max_offset: Option<i64>,
-    ) -> Result<FetchDataInfo> {
+    ) -> Result<SegmentRead> {
         for seg in self.segments.starting_at(offset) {
-            if let Some(records) = seg.read(
+            if let Some(read) = seg.plan_read(
                 offset.max(seg.base_offset()),
                 max_bytes,
                 min_one_message,
                 max_offset,
             )? {
-                return Ok(FetchDataInfo { records });
+                return Ok(read);
             }
         }
-        Ok(FetchDataInfo::default())
+        Ok(SegmentRead::Empty)
     }
 
     /// Fsyncs every segment with unflushed data and moves the recovery point to the log end.

@@ -56,3 +56,39 @@ fn failed_fsync_on_roll_poisons_the_log_dir() {
         Err(Error::Storage { .. })
     ));
 }
+
+#[test]
+fn a_planned_read_returns_the_bytes_of_a_segment_deleted_meanwhile() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = LogManager::open(LogManagerConfig::new(vec![dir.path().to_path_buf()])).unwrap();
+    let cfg = LogConfig {
+        file_delete_delay_ms: 0,
+        ..LogConfig::default()
+    };
+    let log = m
+        .get_or_create_log(&TopicPartition::new("t", 0), uuid::Uuid::nil(), cfg)
+        .unwrap();
+    for _ in 0..3 {
+        log.append_as_leader(batch(), 0).unwrap();
+    }
+    let expected = log.read(0, 1 << 20, true, None).unwrap().records;
+    assert_eq!(expected.len(), 3 * batch().len());
+    // Plan under the lock, as `read` does, then release it.
+    let planned = log
+        .read_state()
+        .local
+        .plan_read(0, 1 << 20, true, None)
+        .unwrap();
+    // Meanwhile every segment holding the data is deleted and its files removed.
+    log.append_as_leader(batch(), 0).unwrap();
+    log.roll().unwrap();
+    assert_eq!(log.delete_records(4).unwrap(), 4);
+    log.remove_deleted_files_now();
+    assert!(!dir.path().join("t-0/00000000000000000000.log").exists());
+    assert!(!dir
+        .path()
+        .join("t-0/00000000000000000000.log.deleted")
+        .exists());
+    // The read still returns exactly what was there when it was planned.
+    assert_eq!(planned.read().unwrap(), expected);
+}

@@ -359,18 +359,26 @@ impl UnifiedLog {
         min_one_message: bool,
         max_offset: Option<i64>,
     ) -> Result<FetchDataInfo> {
-        let st = self.read_state();
-        let (start, end) = (st.local_log_start_offset(), st.log_end_offset());
-        if offset < start || offset > end {
-            return Err(Error::OffsetOutOfRange {
-                tp: self.tp.clone(),
-                offset,
-                log_start: start,
-                log_end: end,
-            });
-        }
-        st.local
-            .read(offset, max_bytes, min_one_message, max_offset)
+        let planned = {
+            let st = self.read_state();
+            let (start, end) = (st.local_log_start_offset(), st.log_end_offset());
+            if offset < start || offset > end {
+                return Err(Error::OffsetOutOfRange {
+                    tp: self.tp.clone(),
+                    offset,
+                    log_start: start,
+                    log_end: end,
+                });
+            }
+            st.local
+                .plan_read(offset, max_bytes, min_one_message, max_offset)?
+        };
+        // The data `pread` runs without the lock, so appends and retention do not wait for it: bytes already in
+        // a segment never change, and a segment deleted meanwhile stays readable through the shared handle
+        // (its data is then below the log start, as if the read had finished just before the deletion).
+        Ok(FetchDataInfo {
+            records: planned.read()?,
+        })
     }
 
     /// The log start offset (lowest offset a consumer may fetch, locally or remotely).
