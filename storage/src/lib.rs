@@ -3,7 +3,8 @@
 //! [`LogSegment`], [`UnifiedLog`], [`LogManager`].
 //!
 //! On disk, per log dir (`log.dirs` entry): `<topic>-<partition>/` directories, `recovery-point-offset-checkpoint`,
-//! `log-start-offset-checkpoint` and, after a clean shutdown, `.kafka_cleanshutdown`. Per partition:
+//! `log-start-offset-checkpoint`, `meta.properties` (cluster id, node id, directory id), `.lock` (locked while a
+//! `LogManager` owns the dir) and, after a clean shutdown, `.kafka_cleanshutdown`. Per partition:
 //! `{base_offset:020}.log|.index|.timeindex`, producer snapshots `{offset:020}.snapshot`,
 //! `leader-epoch-checkpoint`, `partition.metadata`. Formats are documented as byte tables on each type.
 //!

@@ -39,7 +39,10 @@ impl std::fmt::Debug for LogManager {
 }
 
 impl LogManager {
-    /// Opens (creating if absent) every log dir and recovers every partition directory found. Logs load with
+    /// Opens (creating if absent) every log dir and recovers every partition directory found. First locks each
+    /// dir's `.lock` (held until shutdown or drop; a dir locked by another manager or process is
+    /// [`Error::Storage`] naming it) and checks or writes its `meta.properties` (another node's or cluster's dir
+    /// is [`Error::Storage`] naming it). Logs load with
     /// the config from [`LogManagerConfig::topic_config`], else the default log config;
     /// [`LogManager::get_or_create_log`] applies a topic's config to a loaded log. A checkpointed log start
     /// offset below the first local segment is kept unless the topic's config is known and not tiered.
@@ -364,7 +367,8 @@ impl LogManager {
         Ok(())
     }
 
-    /// Flush + checkpoints + `.kafka_cleanshutdown` in each healthy dir. Later appends fail. Idempotent.
+    /// Flush + checkpoints + `.kafka_cleanshutdown` in each healthy dir, then releases the dirs' `.lock`s (another
+    /// manager may open them). Later appends fail; later retention and checkpoint passes do nothing. Idempotent.
     pub fn shutdown(&self) -> Result<()> {
         if self.shut_down.swap(true, Ordering::SeqCst) {
             return Ok(());
