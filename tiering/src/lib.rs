@@ -33,6 +33,7 @@
 mod backend;
 mod config;
 pub mod crypto;
+mod custom;
 mod error;
 pub mod key;
 pub mod manifest;
@@ -45,6 +46,7 @@ mod validate;
 
 pub use backend::{build_store, BackendDescription};
 pub use config::{BackendKind, RsmConfig, S3Config};
+pub use custom::SegmentCustomMetadata;
 pub use error::{Error, Result};
 pub use rlm::{RemoteLogManager, RemoteLogManagerConfig};
 pub use rsm::{

@@ -11,6 +11,7 @@ use tracing::Instrument;
 use super::upload::ObjectWriter;
 use super::{delete_keys, Inner};
 use crate::crypto::ChunkKind;
+use crate::custom::SegmentCustomMetadata;
 use crate::error::{Error, Result};
 use crate::key::{ObjectSuffix, SegmentKeys};
 use crate::manifest::{
@@ -59,8 +60,9 @@ pub(super) async fn copy_segment(
     inner: &Arc<Inner>,
     meta: &RemoteLogSegmentMetadata,
     data: LogSegmentData,
-) -> Result<()> {
-    let keys = inner.keys(meta);
+) -> Result<SegmentCustomMetadata> {
+    // Always the configured prefix: the returned custom metadata records it for later reads and deletes.
+    let keys = inner.keys_with_prefix(meta, &inner.config.key_prefix);
     let segment_id = meta.remote_log_segment_id.id;
     inner.caches.forget(&segment_id).await;
     let guard = CleanupGuard {
@@ -78,10 +80,13 @@ pub(super) async fn copy_segment(
         .instrument(span)
         .await;
     match result {
-        Ok(()) => {
+        Ok(remote_size) => {
             guard.disarm();
-            tracing::debug!(segment = %keys, "segment copied");
-            Ok(())
+            tracing::debug!(segment = %keys, remote_size, "segment copied");
+            Ok(SegmentCustomMetadata {
+                remote_size,
+                object_prefix: Some(inner.config.key_prefix.clone()),
+            })
         }
         Err(e) => {
             tracing::warn!(segment = %keys, error = %e, "segment copy failed; removing what it wrote");
@@ -98,7 +103,7 @@ async fn copy_objects(
     data: &LogSegmentData,
     keys: &SegmentKeys,
     writer: &mut ObjectWriter,
-) -> Result<()> {
+) -> Result<u64> {
     let cfg = &inner.config;
     let segment_id = meta.remote_log_segment_id.id;
     let log_path = &data.log_segment;
@@ -180,7 +185,7 @@ async fn copy_objects(
         stored_sizes.push(stored.len() as u64);
         writer.write(stored).await?;
     }
-    writer.finish().await?;
+    let log_size = writer.finish().await?;
 
     // .indexes: each index one chunk.
     let indexes_key = keys.key(ObjectSuffix::Indexes);
@@ -255,12 +260,14 @@ async fn copy_objects(
         remote_log_segment_metadata: serde_json::to_value(meta).unwrap_or(serde_json::Value::Null),
     };
     let manifest_key = keys.key(ObjectSuffix::Manifest);
+    let manifest_json = manifest.to_json();
+    let manifest_size = manifest_json.len() as u64;
     inner
         .store
-        .put(&manifest_key, PutPayload::from(manifest.to_json()))
+        .put(&manifest_key, PutPayload::from(manifest_json))
         .await
         .map_err(|e| Error::store("put", &manifest_key, e))?;
-    Ok(())
+    Ok(log_size + position + manifest_size)
 }
 
 /// Reads up to `chunk_size` bytes (less only at end of file) with one blocking-pool hop and no extra copy.

@@ -13,6 +13,7 @@ use strata_metadata::{CustomMetadata, RemoteLogSegmentMetadata};
 use crate::backend::{build_store, BackendDescription};
 use crate::config::RsmConfig;
 use crate::crypto::KeyEncryptionKey;
+use crate::custom::SegmentCustomMetadata;
 use crate::error::{Error, Result};
 use crate::key::SegmentKeys;
 use crate::rsm::{IndexType, LogSegmentData, RemoteStorageManager, SegmentStream};
@@ -22,6 +23,10 @@ use fetch::Caches;
 /// The [`RemoteStorageManager`] of strata: Aiven's object layout (chunked `.log`, `.indexes`, `.rsm-manifest`
 /// last) over `object_store` (S3, a local directory, or memory), with zstd, AES-256-GCM, bounded multipart
 /// uploads, ranged chunk reads, a chunk cache with prefetch, and manifest and index caches.
+///
+/// A copy returns [`crate::SegmentCustomMetadata`] (stored size and key prefix) as Kafka custom metadata; reads
+/// and deletes of metadata carrying it use the recorded prefix, so a changed `key.prefix` keeps old segments
+/// reachable.
 ///
 /// Cheap to clone; clones share the store and caches.
 #[derive(Clone)]
@@ -100,7 +105,7 @@ impl ObjectStoreRsm {
         &self.inner.backend
     }
 
-    /// The object keys of a segment.
+    /// The object keys of a segment (under the prefix recorded in its custom metadata, if any).
     pub fn segment_keys(&self, metadata: &RemoteLogSegmentMetadata) -> SegmentKeys {
         self.inner.keys(metadata)
     }
@@ -113,9 +118,24 @@ impl ObjectStoreRsm {
 }
 
 impl Inner {
+    /// The segment's keys: under the prefix recorded in its custom metadata when there is one (so a changed
+    /// `key.prefix` still finds old segments), else under the configured prefix.
     pub(crate) fn keys(&self, m: &RemoteLogSegmentMetadata) -> SegmentKeys {
+        let recorded = m
+            .custom_metadata
+            .as_ref()
+            .and_then(SegmentCustomMetadata::decode)
+            .and_then(|c| c.object_prefix);
+        self.keys_with_prefix(m, recorded.as_deref().unwrap_or(&self.config.key_prefix))
+    }
+
+    pub(crate) fn keys_with_prefix(
+        &self,
+        m: &RemoteLogSegmentMetadata,
+        prefix: &str,
+    ) -> SegmentKeys {
         SegmentKeys::new(
-            &self.config.key_prefix,
+            prefix,
             m.topic_id_partition(),
             m.start_offset,
             &m.remote_log_segment_id.id,
@@ -130,8 +150,8 @@ impl RemoteStorageManager for ObjectStoreRsm {
         metadata: &RemoteLogSegmentMetadata,
         data: LogSegmentData,
     ) -> Result<Option<CustomMetadata>> {
-        copy::copy_segment(&self.inner, metadata, data).await?;
-        Ok(None)
+        let custom = copy::copy_segment(&self.inner, metadata, data).await?;
+        Ok(Some(custom.encode()))
     }
 
     async fn fetch_log_segment(
