@@ -94,13 +94,12 @@ fn setup() -> Env {
         &dir.path().join("rlmm"),
     )
     .expect("rlmm");
-    let mut props = server.props();
-    props.push(("fetch.chunk.cache.size".into(), "0".into())); // every remote read is a real ranged GET
-    let rsm = Arc::new(ObjectStoreRsm::from_props(props).expect("rsm"));
+    let rlmm = Arc::new(rlmm);
+    let rsm = Arc::new(ObjectStoreRsm::from_props(rsm_props(&server)).expect("rsm"));
     let config = RemoteLogManagerConfig::from_props([("remote.log.storage.system.enable", "true")])
         .expect("config");
     let rlm =
-        RemoteLogManager::new(config, log_manager.clone(), Arc::new(rlmm), rsm, 1).expect("rlm");
+        RemoteLogManager::new(config, log_manager.clone(), rlmm.clone(), rsm, 1).expect("rlm");
     let value = vec![b'v'; 1000];
     let mut logs = Vec::new();
     for p in 0..PARTITIONS {
