@@ -423,3 +423,106 @@ async fn metadata_auto_creates_only_when_enabled_and_lists_internal_topics() {
     assert_ne!(r.topics[0].error_code, 0);
     broker.shutdown().await.unwrap();
 }
+
+/// A remote tier stand-in: answers every read with one fixed batch and records what was asked.
+struct CannedRemote {
+    batch: bytes::Bytes,
+    asked: std::sync::Mutex<Vec<(String, i64)>>,
+}
+
+impl strata_broker::remote::RemoteLogReader for CannedRemote {
+    fn read(
+        &self,
+        log: std::sync::Arc<strata_storage::UnifiedLog>,
+        offset: i64,
+        _max_bytes: usize,
+    ) -> strata_broker::remote::BoxFuture<std::io::Result<bytes::Bytes>> {
+        self.asked
+            .lock()
+            .unwrap()
+            .push((log.topic_partition().to_string(), offset));
+        let b = self.batch.clone();
+        Box::pin(async move { Ok(b) })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetch_below_the_local_log_start_goes_through_the_remote_reader() {
+    use kafka_protocol::messages::create_topics_request::CreatableTopicConfig;
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let mut s = connect(broker.local_addr()).await;
+    let cfg = |k: &str, v: &str| {
+        CreatableTopicConfig::default()
+            .with_name(StrBytes::from_string(k.into()))
+            .with_value(Some(StrBytes::from_string(v.into())))
+    };
+    let create = CreateTopicsRequest::default()
+        .with_timeout_ms(5000)
+        .with_topics(vec![CreatableTopic::default()
+            .with_name(name("tiered"))
+            .with_num_partitions(1)
+            .with_replication_factor(1)
+            .with_configs(vec![
+                cfg("remote.storage.enable", "true"),
+                cfg("segment.bytes", "1024"),
+                cfg("local.retention.bytes", "1"),
+            ])]);
+    let r: CreateTopicsResponse = request(&mut s, ApiKey::CreateTopics, 7, &create)
+        .await
+        .unwrap();
+    assert_eq!(r.topics[0].error_code, 0, "{:?}", r.topics[0].error_message);
+    let payload = vec![b'x'; 300];
+    for _ in 0..12 {
+        let r: ProduceResponse = request(
+            &mut s,
+            ApiKey::Produce,
+            9,
+            &produce("tiered", batch(&[&payload])),
+        )
+        .await
+        .unwrap();
+        assert_eq!(r.responses[0].partition_responses[0].error_code, 0);
+    }
+    // Pretend the tiering layer copied everything, then let local retention drop the local copies.
+    let log = broker.broker().log("tiered", 0).unwrap();
+    log.roll().unwrap();
+    log.update_highest_offset_in_remote_storage(log.log_end_offset() - 1);
+    broker.broker().run_retention().unwrap();
+    assert!(
+        log.local_log_start_offset() > 0,
+        "local retention removed nothing"
+    );
+    assert_eq!(log.log_start_offset(), 0);
+
+    // Without a remote reader the offset cannot be served; the response still tells the real log start.
+    let r: FetchResponse = request(&mut s, ApiKey::Fetch, 12, &fetch("tiered", 0, 0))
+        .await
+        .unwrap();
+    let p = &r.responses[0].partitions[0];
+    assert_eq!((p.error_code, p.log_start_offset), (1, 0));
+
+    let remote = std::sync::Arc::new(CannedRemote {
+        batch: batch(&[b"from-remote"]),
+        asked: Default::default(),
+    });
+    assert!(broker.broker().set_remote_log_reader(remote.clone()));
+    let r: FetchResponse = request(&mut s, ApiKey::Fetch, 12, &fetch("tiered", 0, 0))
+        .await
+        .unwrap();
+    let p = &r.responses[0].partitions[0];
+    assert_eq!(p.error_code, 0);
+    assert_eq!(p.records.as_ref(), Some(&remote.batch));
+    assert_eq!(
+        remote.asked.lock().unwrap().as_slice(),
+        &[("tiered-0".to_string(), 0)]
+    );
+    // Offsets still on local disk do not touch the remote tier.
+    let local = log.local_log_start_offset();
+    let r: FetchResponse = request(&mut s, ApiKey::Fetch, 12, &fetch("tiered", local, 0))
+        .await
+        .unwrap();
+    assert_eq!(r.responses[0].partitions[0].error_code, 0);
+    assert_eq!(remote.asked.lock().unwrap().len(), 1);
+    broker.shutdown().await.unwrap();
+}

@@ -15,6 +15,7 @@ use uuid::Uuid;
 use crate::config::BrokerConfig;
 use crate::error::{Error, Result};
 use crate::group::GroupCoordinator;
+use crate::remote::RemoteLogReader;
 use crate::topic_config;
 use crate::topics::{self, TopicMeta, TopicRegistry, CONSUMER_OFFSETS, REMOTE_LOG_METADATA};
 
@@ -28,6 +29,7 @@ pub struct Broker {
     groups: GroupCoordinator,
     appended: Notify,
     next_producer_id: AtomicI64,
+    remote_reader: std::sync::OnceLock<Arc<dyn RemoteLogReader>>,
     cancel: CancellationToken,
 }
 
@@ -84,6 +86,7 @@ impl Broker {
             groups,
             appended: Notify::new(),
             next_producer_id: AtomicI64::new(max_pid.max(-1) + 1),
+            remote_reader: std::sync::OnceLock::new(),
             cancel: CancellationToken::new(),
             config,
         });
@@ -127,6 +130,15 @@ impl Broker {
     /// Host and port given to clients.
     pub fn advertised(&self) -> (&str, i32) {
         (&self.advertised_host, self.advertised_port)
+    }
+
+    /// Installs the reader that serves fetches below the local log start (once; later calls return false).
+    pub fn set_remote_log_reader(&self, reader: Arc<dyn RemoteLogReader>) -> bool {
+        self.remote_reader.set(reader).is_ok()
+    }
+
+    pub(crate) fn remote_log_reader(&self) -> Option<&Arc<dyn RemoteLogReader>> {
+        self.remote_reader.get()
     }
 
     /// Wakes every fetch waiting for new data.

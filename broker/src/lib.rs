@@ -13,6 +13,7 @@ pub mod error;
 pub mod error_code;
 pub mod group;
 pub mod handler;
+pub mod remote;
 pub mod server;
 pub mod topic_config;
 pub mod topics;

@@ -1,5 +1,6 @@
 //! Fetch (key 1): whole batches up to the high watermark, per-partition and total byte limits, long poll on
-//! `min_bytes` / `max_wait_ms` woken by appends. Records are always `Some` (empty, never null).
+//! `min_bytes` / `max_wait_ms` woken by appends. Records are always `Some` (empty, never null). Offsets below the
+//! local log start but at or above the log start are read through the [`crate::remote::RemoteLogReader`].
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -7,6 +8,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
 use kafka_protocol::messages::{FetchRequest, FetchResponse, RequestHeader};
+use strata_storage::UnifiedLog;
 
 use super::blocking;
 use crate::broker::Broker;
@@ -20,30 +22,43 @@ struct Wanted {
     max_bytes: usize,
 }
 
-/// Reads every wanted partition once; returns the response topics and the bytes gathered.
+/// A partition to be read from remote storage after the local pass: (topic idx, partition idx, log, offset, budget).
+type RemoteRead = (usize, usize, Arc<UnifiedLog>, i64, usize);
+
+/// Reads every wanted partition once from local logs; returns the response topics, the bytes gathered and the
+/// partitions whose offset is only in remote storage.
 fn read_all(
     broker: &Broker,
     wanted: &[Vec<Wanted>],
     max_bytes: usize,
-) -> (Vec<Vec<PartitionData>>, usize) {
+) -> (Vec<Vec<PartitionData>>, usize, Vec<RemoteRead>) {
     let mut total = 0usize;
+    let mut remote = Vec::new();
     let mut out = Vec::with_capacity(wanted.len());
-    for topic in wanted {
+    for (ti, topic) in wanted.iter().enumerate() {
         let mut parts = Vec::with_capacity(topic.len());
-        for w in topic {
+        for (pi, w) in topic.iter().enumerate() {
             let budget = w.max_bytes.min(max_bytes.saturating_sub(total));
-            let data = read_one(broker, w, budget, total == 0);
+            let (data, tiered) = read_one(broker, w, budget, total == 0);
+            if let Some(log) = tiered {
+                remote.push((ti, pi, log, w.offset, budget.max(1)));
+            }
             total += data.records.as_ref().map_or(0, Bytes::len);
             parts.push(data);
         }
         out.push(parts);
     }
-    (out, total)
+    (out, total, remote)
 }
 
-fn read_one(broker: &Broker, w: &Wanted, budget: usize, first: bool) -> PartitionData {
+fn read_one(
+    broker: &Broker,
+    w: &Wanted,
+    budget: usize,
+    first: bool,
+) -> (PartitionData, Option<Arc<UnifiedLog>>) {
     let base = PartitionData::default().with_partition_index(w.partition);
-    let result: Result<PartitionData> = (|| {
+    let result: Result<(PartitionData, Option<Arc<UnifiedLog>>)> = (|| {
         let log = broker.log(&w.topic, w.partition)?;
         let hw = log.high_watermark();
         let log_start = log.log_start_offset();
@@ -52,14 +67,18 @@ fn read_one(broker: &Broker, w: &Wanted, budget: usize, first: bool) -> Partitio
             .with_high_watermark(hw)
             .with_last_stable_offset(hw)
             .with_log_start_offset(log_start);
-        if w.offset == hw {
-            return Ok(base.with_records(Some(Bytes::new())));
+        let empty = base.clone().with_records(Some(Bytes::new()));
+        if w.offset == hw || (budget == 0 && !first) {
+            return Ok((empty, None));
         }
-        if budget == 0 && !first {
-            return Ok(base.with_records(Some(Bytes::new())));
+        if w.offset >= log_start
+            && w.offset < log.local_log_start_offset()
+            && broker.remote_log_reader().is_some()
+        {
+            return Ok((empty, Some(log)));
         }
         let data = log.read(w.offset, budget, first, Some(hw))?;
-        Ok(base.with_records(Some(data.records)))
+        Ok((base.with_records(Some(data.records)), None))
     })();
     match result {
         Ok(p) => p,
@@ -67,19 +86,45 @@ fn read_one(broker: &Broker, w: &Wanted, budget: usize, first: bool) -> Partitio
             let mut p = base
                 .with_error_code(error_code::code(&e))
                 .with_high_watermark(-1);
-            if let Error::Storage(strata_storage::Error::OffsetOutOfRange {
-                log_start,
-                log_end,
-                ..
-            }) = &e
-            {
-                p = p
-                    .with_high_watermark(*log_end)
-                    .with_log_start_offset(*log_start);
+            if let Error::Storage(strata_storage::Error::OffsetOutOfRange { log_end, .. }) = &e {
+                p = p.with_high_watermark(*log_end);
+                if let Ok(log) = broker.log(&w.topic, w.partition) {
+                    p = p.with_log_start_offset(log.log_start_offset());
+                }
             }
-            p
+            (p, None)
         }
     }
+}
+
+/// Reads the tiered partitions concurrently and puts their records (or errors) into `parts`.
+async fn read_remote(
+    broker: &Broker,
+    parts: &mut [Vec<PartitionData>],
+    remote: Vec<RemoteRead>,
+) -> usize {
+    let Some(reader) = broker.remote_log_reader() else {
+        return 0;
+    };
+    let reads = remote.into_iter().map(|(ti, pi, log, offset, budget)| {
+        let f = reader.read(log, offset, budget);
+        async move { (ti, pi, f.await) }
+    });
+    let mut total = 0;
+    for (ti, pi, result) in futures::future::join_all(reads).await {
+        let p = &mut parts[ti][pi];
+        match result {
+            Ok(records) => {
+                total += records.len();
+                p.records = Some(records);
+            }
+            Err(e) => {
+                let e = Error::io("reading remote storage", e);
+                p.error_code = error_code::code(&e);
+            }
+        }
+    }
+    total
 }
 
 /// Answers Fetch.
@@ -117,21 +162,21 @@ pub async fn handle(broker: &Arc<Broker>, _h: &RequestHeader, req: FetchRequest)
         notified.as_mut().enable();
         let b = broker.clone();
         let w = wanted.clone();
-        let (parts, total) = match blocking(move || Ok(read_all(&b, &w, max_bytes))).await {
-            Ok(x) => x,
-            Err(e) => {
-                return FetchResponse::default().with_error_code(error_code::code(&e));
-            }
-        };
+        let (mut parts, mut total, remote) =
+            match blocking(move || Ok(read_all(&b, &w, max_bytes))).await {
+                Ok(x) => x,
+                Err(e) => return FetchResponse::default().with_error_code(error_code::code(&e)),
+            };
+        if !remote.is_empty() {
+            total += read_remote(broker, &mut parts, remote).await;
+        }
         let has_error = parts.iter().flatten().any(|p| p.error_code != 0);
-        if total >= min_bytes.max(1)
+        if min_bytes == 0
+            || total >= min_bytes
             || has_error
             || Instant::now() >= deadline
             || cancel.is_cancelled()
         {
-            break parts;
-        }
-        if min_bytes == 0 {
             break parts;
         }
         tokio::select! {

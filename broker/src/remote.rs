@@ -1,0 +1,30 @@
+//! The hook through which Fetch serves offsets that live only in remote storage (KIP-405): the tiering layer
+//! implements [`RemoteLogReader`] and installs it with [`crate::Broker::set_remote_log_reader`].
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use strata_storage::UnifiedLog;
+
+/// A boxed, sendable future.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// Reads record batches of a partition from remote storage.
+///
+/// # Contract
+/// - Called only for `log.log_start_offset() <= offset < log.local_log_start_offset()`.
+/// - Returns whole batches starting with the batch that contains `offset`, at most `max_bytes` unless the first
+///   batch alone is larger (it is then returned whole, as Kafka does); an empty `Bytes` when nothing is found.
+/// - Errors are I/O failures of the remote tier; the broker answers KAFKA_STORAGE_ERROR for that partition.
+/// - Cancellation: the future may be dropped (client gone, shutdown); it must not leave state behind.
+pub trait RemoteLogReader: Send + Sync + 'static {
+    /// Reads from `offset` of `log`.
+    fn read(
+        &self,
+        log: Arc<UnifiedLog>,
+        offset: i64,
+        max_bytes: usize,
+    ) -> BoxFuture<std::io::Result<Bytes>>;
+}
