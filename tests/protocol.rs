@@ -507,6 +507,10 @@ async fn fetch_below_the_local_log_start_goes_through_the_remote_reader() {
         asked: Default::default(),
     });
     assert!(broker.broker().set_remote_log_reader(remote.clone()));
+    assert!(
+        !broker.broker().set_remote_log_reader(remote.clone()),
+        "a second reader must be refused"
+    );
     let r: FetchResponse = request(&mut s, ApiKey::Fetch, 12, &fetch("tiered", 0, 0))
         .await
         .unwrap();
@@ -524,5 +528,50 @@ async fn fetch_below_the_local_log_start_goes_through_the_remote_reader() {
         .unwrap();
     assert_eq!(r.responses[0].partitions[0].error_code, 0);
     assert_eq!(remote.asked.lock().unwrap().len(), 1);
+    broker.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_with_runs_setup_before_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut props = std::collections::BTreeMap::new();
+    props.insert(
+        "listeners".to_string(),
+        "PLAINTEXT://127.0.0.1:0".to_string(),
+    );
+    props.insert("log.dirs".to_string(), dir.path().display().to_string());
+    let config = strata_broker::BrokerConfig::from_properties(&props).unwrap();
+    let broker = strata_broker::ServerHandle::start_with(config, |b| {
+        b.create_topic("made-in-setup", 2, Default::default())
+            .map(|_| ())
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        broker
+            .broker()
+            .topics()
+            .get("made-in-setup")
+            .unwrap()
+            .partitions,
+        2
+    );
+    let mut props = std::collections::BTreeMap::new();
+    props.insert(
+        "listeners".to_string(),
+        "PLAINTEXT://127.0.0.1:0".to_string(),
+    );
+    props.insert(
+        "log.dirs".to_string(),
+        tempfile::tempdir().unwrap().path().display().to_string(),
+    );
+    let config = strata_broker::BrokerConfig::from_properties(&props).unwrap();
+    let failed = strata_broker::ServerHandle::start_with(config, |_| {
+        Err(strata_broker::Error::InvalidPartitions(
+            "setup failed on purpose".into(),
+        ))
+    })
+    .await;
+    assert!(failed.is_err(), "a failing setup must stop start-up");
     broker.shutdown().await.unwrap();
 }

@@ -3,6 +3,12 @@
 //! Layers, one per file: [`server`] (accept loop, connection bound, shutdown) → `connection` (framing, in-order
 //! responses) → `dispatch` (header, version table, one `match`) → `handler::*` (one file per API) →
 //! [`broker::Broker`] (logs, topic registry, groups). Errors become Kafka codes only in [`error_code`].
+//!
+//! Wiring other components (the coordinator's job): open with [`ServerHandle::start_with`] (or
+//! [`Broker::open`] + [`run`]) and, before serving, use [`Broker::log_manager`] (shared `LogManager`: roll
+//! listeners, the metadata plane's `__remote_log_metadata` logs), [`Broker::register_internal_topic`] (list an
+//! internal topic whose logs now exist), [`Broker::set_remote_log_reader`] (serve fetches below the local log
+//! start from the remote tier) and [`Broker::topics`] (topic ids and configs such as `remote.log.copy.disable`).
 #![warn(missing_docs)]
 
 pub mod broker;

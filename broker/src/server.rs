@@ -127,6 +127,15 @@ pub struct ServerHandle {
 impl ServerHandle {
     /// Binds `config.listener`, opens the broker and serves in a background task.
     pub async fn start(config: BrokerConfig) -> Result<ServerHandle> {
+        Self::start_with(config, |_| Ok(())).await
+    }
+
+    /// Like [`ServerHandle::start`], running `setup` on the opened broker before the first client is served
+    /// (where the tiering layer attaches: roll listener, `__remote_log_metadata`, remote log reader).
+    pub async fn start_with(
+        config: BrokerConfig,
+        setup: impl FnOnce(&Arc<Broker>) -> Result<()>,
+    ) -> Result<ServerHandle> {
         let listener = TcpListener::bind(config.listener)
             .await
             .map_err(|e| Error::io(format!("binding {}", config.listener), e))?;
@@ -136,6 +145,11 @@ impl ServerHandle {
         let broker = tokio::task::spawn_blocking(move || Broker::open(config, addr))
             .await
             .map_err(|e| Error::io("opening the broker", std::io::Error::other(e.to_string())))??;
+        if let Err(e) = setup(&broker) {
+            let b = broker.clone();
+            let _ = tokio::task::spawn_blocking(move || b.shutdown()).await;
+            return Err(e);
+        }
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(run(listener, broker.clone(), stopped));
         Ok(ServerHandle {
