@@ -575,3 +575,32 @@ async fn start_with_runs_setup_before_serving() {
     assert!(failed.is_err(), "a failing setup must stop start-up");
     broker.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_answers_pending_long_polls_and_writes_the_clean_marker() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let addr = broker.local_addr();
+    common::create_topic(&addr.to_string(), "idle", 1).await;
+    let poll = tokio::spawn(async move {
+        let mut s = connect(addr).await;
+        let r: Option<FetchResponse> =
+            request(&mut s, ApiKey::Fetch, 12, &fetch("idle", 0, 60_000)).await;
+        r
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = Instant::now();
+    broker.shutdown().await.unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "shutdown waited for the 60 s long poll"
+    );
+    let answered = tokio::time::timeout(Duration::from_secs(5), poll)
+        .await
+        .expect("poll finished")
+        .unwrap();
+    if let Some(r) = answered {
+        assert_eq!(r.responses[0].partitions[0].error_code, 0);
+    }
+    assert!(dir.path().join(".kafka_cleanshutdown").exists());
+}
