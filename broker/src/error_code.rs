@@ -50,6 +50,11 @@ pub const INVALID_REQUEST: i16 = 42;
 pub const OUT_OF_ORDER_SEQUENCE_NUMBER: i16 = 45;
 /// INVALID_PRODUCER_EPOCH.
 pub const INVALID_PRODUCER_EPOCH: i16 = 47;
+/// TRANSACTIONAL_ID_AUTHORIZATION_FAILED: the answer to every transactional request (transactions are not
+/// supported); librdkafka treats it as fatal at once instead of retrying until its timeout.
+pub const TRANSACTIONAL_ID_AUTHORIZATION_FAILED: i16 = 53;
+/// The error message sent with [`TRANSACTIONAL_ID_AUTHORIZATION_FAILED`].
+pub const TRANSACTIONS_UNSUPPORTED: &str = "transactions are not supported by strata";
 /// KAFKA_STORAGE_ERROR.
 pub const KAFKA_STORAGE_ERROR: i16 = 56;
 /// NON_EMPTY_GROUP.

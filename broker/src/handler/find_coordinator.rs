@@ -11,7 +11,8 @@ use super::sb;
 use crate::broker::Broker;
 use crate::error_code;
 
-/// Answers FindCoordinator. Key type 1 (transactions) is refused: transactions are not supported.
+/// Answers FindCoordinator. Key type 1 (transactions) is refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
+/// transactions are not supported, and that is the one FindCoordinator error librdkafka does not retry forever.
 pub async fn handle(
     broker: &Arc<Broker>,
     h: &RequestHeader,
@@ -23,10 +24,9 @@ pub async fn handle(
     let code = if supported {
         error_code::NONE
     } else {
-        error_code::INVALID_REQUEST
+        error_code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     };
-    let msg = (!supported)
-        .then(|| sb("only group coordinators (key type 0) exist: transactions are not supported"));
+    let msg = (!supported).then(|| sb(error_code::TRANSACTIONS_UNSUPPORTED));
     if h.request_api_version >= 4 {
         let coordinators = req
             .coordinator_keys

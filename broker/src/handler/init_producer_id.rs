@@ -1,5 +1,5 @@
 //! InitProducerId (key 22): producer ids for idempotent producers. Transactions are not supported, so a
-//! transactional id is answered with UNSUPPORTED_VERSION (the client reports that the broker lacks them).
+//! transactional id is answered with TRANSACTIONAL_ID_AUTHORIZATION_FAILED (like FindCoordinator key type 1).
 
 use std::sync::Arc;
 
@@ -17,7 +17,7 @@ pub async fn handle(
     let resp = InitProducerIdResponse::default();
     if req.transactional_id.is_some() {
         return resp
-            .with_error_code(error_code::UNSUPPORTED_VERSION)
+            .with_error_code(error_code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
             .with_producer_id((-1).into())
             .with_producer_epoch(-1);
     }
