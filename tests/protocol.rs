@@ -237,6 +237,40 @@ async fn coordinator_cluster_epochs_and_validate_only_create() {
         .coordinators
         .iter()
         .all(|c| c.error_code == 0 && c.node_id.0 == 1));
+    // Transaction coordinators (key type 1) are refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53), which
+    // librdkafka treats as fatal at once (INVALID_REQUEST made it retry until its timeout), in both forms.
+    let r: FindCoordinatorResponse = request(
+        &mut s,
+        ApiKey::FindCoordinator,
+        2,
+        &FindCoordinatorRequest::default()
+            .with_key(StrBytes::from_static_str("tx"))
+            .with_key_type(1),
+    )
+    .await
+    .unwrap();
+    assert_eq!((r.error_code, r.node_id.0), (53, -1));
+    assert_eq!(
+        r.error_message.as_deref(),
+        Some("transactions are not supported by strata")
+    );
+    let r: FindCoordinatorResponse = request(
+        &mut s,
+        ApiKey::FindCoordinator,
+        4,
+        &FindCoordinatorRequest::default()
+            .with_key_type(1)
+            .with_coordinator_keys(vec![StrBytes::from_static_str("tx")]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.coordinators.len(), 1);
+    let c = &r.coordinators[0];
+    assert_eq!((c.error_code, c.node_id.0, &*c.key), (53, -1, "tx"));
+    assert_eq!(
+        c.error_message.as_deref(),
+        Some("transactions are not supported by strata")
+    );
 
     let r: DescribeClusterResponse = request(
         &mut s,
@@ -361,7 +395,11 @@ async fn idempotent_duplicates_get_the_original_offset_and_gaps_are_out_of_order
     )
     .await
     .unwrap();
-    assert_ne!(r.error_code, 0);
+    assert_eq!(
+        (r.error_code, r.producer_id.0),
+        (53, -1),
+        "TRANSACTIONAL_ID_AUTHORIZATION_FAILED and no producer id"
+    );
     broker.shutdown().await.unwrap();
 }
 
@@ -603,4 +641,94 @@ async fn shutdown_answers_pending_long_polls_and_writes_the_clean_marker() {
         assert_eq!(r.responses[0].partitions[0].error_code, 0);
     }
     assert!(dir.path().join(".kafka_cleanshutdown").exists());
+}
+
+/// OffsetCommit of one partition by a simple (generation-less) committer; the partition's error code.
+async fn commit_offset(
+    s: &mut tokio::net::TcpStream,
+    group: &str,
+    topic: &str,
+    offset: i64,
+    metadata: &str,
+) -> i16 {
+    use kafka_protocol::messages::offset_commit_request::{
+        OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+    };
+    let req = OffsetCommitRequest::default()
+        .with_group_id(GroupId(StrBytes::from_string(group.to_string())))
+        .with_generation_id_or_member_epoch(-1)
+        .with_topics(vec![OffsetCommitRequestTopic::default()
+            .with_name(name(topic))
+            .with_partitions(vec![OffsetCommitRequestPartition::default()
+                .with_partition_index(0)
+                .with_committed_offset(offset)
+                .with_committed_metadata(Some(StrBytes::from_string(
+                    metadata.to_string(),
+                )))])]);
+    let r: OffsetCommitResponse = request(s, ApiKey::OffsetCommit, 8, &req).await.unwrap();
+    r.topics[0].partitions[0].error_code
+}
+
+/// OffsetFetch of partition 0 of `topic`: (error code, committed offset, metadata).
+async fn fetch_offset(
+    s: &mut tokio::net::TcpStream,
+    group: &str,
+    topic: &str,
+) -> (i16, i64, String) {
+    use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
+    let req = OffsetFetchRequest::default()
+        .with_group_id(GroupId(StrBytes::from_string(group.to_string())))
+        .with_topics(Some(vec![OffsetFetchRequestTopic::default()
+            .with_name(name(topic))
+            .with_partition_indexes(vec![0])]));
+    let r: OffsetFetchResponse = request(s, ApiKey::OffsetFetch, 7, &req).await.unwrap();
+    assert_eq!(r.error_code, 0);
+    let p = &r.topics[0].partitions[0];
+    (
+        p.error_code,
+        p.committed_offset,
+        p.metadata.as_deref().unwrap_or_default().to_string(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_topic_removes_its_committed_offsets_also_after_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let addr = broker.local_addr();
+    common::create_topic(&addr.to_string(), "delre", 1).await;
+    common::create_topic(&addr.to_string(), "kept", 1).await;
+    let mut s = connect(addr).await;
+    assert_eq!(commit_offset(&mut s, "g", "delre", 5, "m").await, 0);
+    assert_eq!(commit_offset(&mut s, "g", "kept", 7, "").await, 0);
+    assert_eq!(fetch_offset(&mut s, "g", "delre").await.1, 5);
+
+    let r: DeleteTopicsResponse = request(
+        &mut s,
+        ApiKey::DeleteTopics,
+        4,
+        &DeleteTopicsRequest::default()
+            .with_topic_names(vec![name("delre")])
+            .with_timeout_ms(5000),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.responses[0].error_code, 0);
+    common::create_topic(&addr.to_string(), "delre", 1).await;
+    assert_eq!(
+        fetch_offset(&mut s, "g", "delre").await.1,
+        -1,
+        "the recreated topic kept the deleted topic's committed offset"
+    );
+    assert_eq!(fetch_offset(&mut s, "g", "kept").await.1, 7);
+    drop(s);
+    broker.shutdown().await.unwrap();
+
+    // The tombstones replay: the stale offset does not come back after a restart.
+    let broker = common::start_broker(dir.path()).await;
+    let mut s = connect(broker.local_addr()).await;
+    assert_eq!(fetch_offset(&mut s, "g", "delre").await.1, -1);
+    assert_eq!(fetch_offset(&mut s, "g", "kept").await.1, 7);
+    drop(s);
+    broker.shutdown().await.unwrap();
 }

@@ -225,6 +225,8 @@ impl Broker {
                 self.logs.delete_log(&tp)?;
             }
         }
+        // Like Kafka, committed offsets of a deleted topic go with it: a recreated topic starts clean.
+        self.groups.delete_topic_offsets(self, name)?;
         info!(topic = name, "topic deleted");
         Ok(meta)
     }

@@ -87,6 +87,11 @@ impl GroupCoordinator {
         self.offsets.load(broker)
     }
 
+    /// Removes every group's committed offsets of a deleted topic. Blocking.
+    pub fn delete_topic_offsets(&self, broker: &Broker, topic: &str) -> Result<()> {
+        self.offsets.delete_topic(broker, topic)
+    }
+
     /// Joins (or rejoins) a member; the receiver completes when the rebalance does.
     pub fn join(&self, req: JoinRequest) -> oneshot::Receiver<JoinResult> {
         let (tx, rx) = oneshot::channel();

@@ -5,7 +5,7 @@
 //! |---|---|
 //! | key (version 1) | `version i16 = 1`, `group string`, `topic string`, `partition i32` |
 //! | value (version 3) | `version i16 = 3`, `offset i64`, `leader_epoch i32`, `metadata string`, `commit_timestamp i64` |
-//! | tombstone | key as above, null value (offset deleted with its group) |
+//! | tombstone | key as above, null value (offset deleted with its group or its topic) |
 //!
 //! `string` is an i16 length then UTF-8 bytes. The partition of a group is `(java hashCode(group) & 0x7fffffff) % n`.
 
@@ -218,6 +218,41 @@ impl OffsetStore {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(group);
+        Ok(())
+    }
+
+    /// Deletes every group's committed offsets of `topic` (tombstones), as Kafka does when a topic is deleted, so
+    /// consumers of a later topic with the same name do not resume at stale positions. Blocking.
+    pub fn delete_topic(&self, broker: &Broker, topic: &str) -> Result<()> {
+        let by_group: Vec<(String, Vec<i32>)> = {
+            let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            cache
+                .iter()
+                .map(|(g, tps)| {
+                    let parts = tps
+                        .keys()
+                        .filter(|(t, _)| t == topic)
+                        .map(|(_, p)| *p)
+                        .collect::<Vec<_>>();
+                    (g.clone(), parts)
+                })
+                .filter(|(_, parts)| !parts.is_empty())
+                .collect()
+        };
+        let ts = now_ms();
+        for (group, parts) in by_group {
+            let records: Vec<Record> = parts
+                .iter()
+                .map(|p| record(encode_key(&group, topic, *p), None, ts))
+                .collect();
+            self.append(broker, &group, &records)?;
+            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(g) = cache.get_mut(&group) {
+                for p in parts {
+                    g.remove(&(topic.to_string(), p));
+                }
+            }
+        }
         Ok(())
     }
 
