@@ -92,10 +92,17 @@ fn tiered_segments_leave_disk_only_once_in_remote_storage() {
     // The checkpoint written by the pass keeps the lower log start across an unclean restart.
     let text = std::fs::read_to_string(dir.path().join("log-start-offset-checkpoint")).unwrap();
     assert_eq!(text, "0\n1\nt 0 0\n");
-    // Delete records is bounded by the same rule on a tiered partition.
+    // Delete records removes segments entirely below the new log start even if not uploaded (Kafka's
+    // `logStartOffset >= next.baseOffset`); segments above it still wait for remote storage.
     assert_eq!(log.delete_records(12).unwrap(), 12);
     assert_eq!(log.local_log_start_offset(), 12);
-    assert_eq!(log.number_of_segments(), 7);
+    assert_eq!(
+        log.number_of_segments(),
+        5,
+        "[12,14) .. [18,20) + the active one"
+    );
+    m.run_retention(0).unwrap();
+    assert_eq!(log.number_of_segments(), 5, "[12,14) is not remote yet");
 }
 
 #[test]

@@ -4,8 +4,9 @@
 //! time limit, or not needed to stay within the size limit. The limits are `retention.ms|bytes` on a local-only
 //! partition and `local.retention.ms|bytes` (-2 = the total value) on a tiered one. The one local-deletion rule:
 //! on a tiered partition (`remote.storage.enable`) a segment may leave the disk only when its last offset is <=
-//! the highest offset in remote storage. Total retention of a tiered partition (local + remote) is enforced by
-//! tiering, which raises the log start offset through [`UnifiedLog::maybe_increment_log_start_offset`].
+//! the highest offset in remote storage, or when it is entirely below the log start offset. Total retention of a
+//! tiered partition (local + remote) is enforced by tiering, which raises the log start offset through
+//! [`UnifiedLog::maybe_increment_log_start_offset`].
 //! With `remote.log.copy.disable` (KIP-950) a tiered partition's local retention uses `retention.ms|bytes` and
 //! is not gated on remote storage (deletions still move only the local log start offset). With
 //! `cleanup.policy=compact` only the log start offset deletes segments (storage does not compact).
@@ -98,11 +99,13 @@ impl UnifiedLog {
                 break;
             }
             let upper = bases.get(i + 1).copied().unwrap_or(leo);
-            // Tiered with copying on: only segments fully in remote storage may go (the active one never is).
-            if gated && (is_active || upper - 1 > remote_hw) {
+            let below_start = upper <= st.log_start_offset;
+            // Tiered with copying on: only segments fully in remote storage, or entirely below the log start
+            // offset (DeleteRecords, remote expiry), may go; the active one never (Kafka's
+            // `isSegmentEligibleForDeletion`).
+            if gated && (is_active || (upper - 1 > remote_hw && !below_start)) {
                 break;
             }
-            let below_start = upper <= st.log_start_offset;
             let expired = reason == Reason::All
                 && ms >= 0
                 && now_ms.saturating_sub(seg.largest_timestamp()) > ms;
