@@ -732,3 +732,63 @@ async fn deleting_a_topic_removes_its_committed_offsets_also_after_restart() {
     drop(s);
     broker.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offset_metadata_over_the_limit_is_refused_and_long_group_ids_are_invalid() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let addr = broker.local_addr();
+    common::create_topic(&addr.to_string(), "meta", 1).await;
+    let mut s = connect(addr).await;
+    // offset.metadata.max.bytes defaults to 4096, as in Kafka.
+    let at_limit = "m".repeat(4096);
+    assert_eq!(commit_offset(&mut s, "g", "meta", 3, &at_limit).await, 0);
+    assert_eq!(
+        commit_offset(&mut s, "g", "meta", 5, &"m".repeat(4097)).await,
+        12,
+        "OFFSET_METADATA_TOO_LARGE"
+    );
+    // 40000 bytes used to wrap the i16 length in __consumer_offsets and come back empty after a restart.
+    assert_eq!(
+        commit_offset(&mut s, "g", "meta", 7, &"m".repeat(40_000)).await,
+        12
+    );
+    assert_eq!(
+        fetch_offset(&mut s, "g", "meta").await,
+        (0, 3, at_limit.clone()),
+        "a refused commit changed the stored offset"
+    );
+    // A group id too long for the __consumer_offsets key (flexible versions allow it on the wire).
+    let long_group = "g".repeat(i16::MAX as usize + 1);
+    assert_eq!(commit_offset(&mut s, &long_group, "meta", 1, "").await, 24);
+    drop(s);
+    broker.shutdown().await.unwrap();
+
+    let broker = common::start_broker(dir.path()).await;
+    let mut s = connect(broker.local_addr()).await;
+    assert_eq!(fetch_offset(&mut s, "g", "meta").await, (0, 3, at_limit));
+    drop(s);
+    broker.shutdown().await.unwrap();
+
+    // A smaller limit is honoured; one that the record format cannot hold is refused at start-up.
+    let dir = tempfile::tempdir().unwrap();
+    let broker =
+        common::start_broker_with(dir.path(), &[("offset.metadata.max.bytes", "10")]).await;
+    let addr = broker.local_addr();
+    common::create_topic(&addr.to_string(), "meta", 1).await;
+    let mut s = connect(addr).await;
+    assert_eq!(commit_offset(&mut s, "g", "meta", 1, "0123456789").await, 0);
+    assert_eq!(
+        commit_offset(&mut s, "g", "meta", 2, "0123456789a").await,
+        12
+    );
+    drop(s);
+    broker.shutdown().await.unwrap();
+    let mut props = std::collections::BTreeMap::new();
+    props.insert("offset.metadata.max.bytes".to_string(), "40000".to_string());
+    let err = strata_broker::config::BrokerConfig::from_properties(&props).unwrap_err();
+    assert!(
+        err.to_string().contains("offset.metadata.max.bytes"),
+        "{err}"
+    );
+}

@@ -164,6 +164,11 @@ pub const KEYS: &[KeyDoc] = &[
         default: "2147483647",
         doc: "members per consumer group",
     },
+    KeyDoc {
+        name: "offset.metadata.max.bytes",
+        default: "4096",
+        doc: "longest metadata string of a committed offset (at most 32767); longer commits get OFFSET_METADATA_TOO_LARGE",
+    },
 ];
 
 /// Broker configuration. Each field names its Kafka property and default.
@@ -202,6 +207,9 @@ pub struct BrokerConfig {
     pub group_max_session_timeout_ms: i32,
     /// Kafka: `group.max.size`. Default: i32::MAX.
     pub group_max_size: usize,
+    /// Kafka: `offset.metadata.max.bytes`. Default: 4096; at most 32767 (an i16-length string in
+    /// `__consumer_offsets`).
+    pub offset_metadata_max_bytes: usize,
 }
 
 impl Default for BrokerConfig {
@@ -223,6 +231,7 @@ impl Default for BrokerConfig {
             group_min_session_timeout_ms: 6000,
             group_max_session_timeout_ms: 1_800_000,
             group_max_size: i32::MAX as usize,
+            offset_metadata_max_bytes: 4096,
         }
     }
 }
@@ -351,6 +360,7 @@ impl BrokerConfig {
                 "group.min.session.timeout.ms" => c.group_min_session_timeout_ms = parse(key, v)?,
                 "group.max.session.timeout.ms" => c.group_max_session_timeout_ms = parse(key, v)?,
                 "group.max.size" => c.group_max_size = parse(key, v)?,
+                "offset.metadata.max.bytes" => c.offset_metadata_max_bytes = parse(key, v)?,
                 _ => {
                     return Err(bad(
                         key,
@@ -402,6 +412,13 @@ impl BrokerConfig {
                 "group.min.session.timeout.ms",
                 &self.group_min_session_timeout_ms.to_string(),
                 "must not exceed group.max.session.timeout.ms",
+            ));
+        }
+        if self.offset_metadata_max_bytes > i16::MAX as usize {
+            return Err(bad(
+                "offset.metadata.max.bytes",
+                &self.offset_metadata_max_bytes.to_string(),
+                "must be at most 32767 (metadata is stored as an i16-length string)",
             ));
         }
         if self.log_retention_check_interval_ms == 0 {
@@ -515,6 +532,10 @@ impl BrokerConfig {
                 self.group_max_session_timeout_ms.to_string(),
             ),
             ("group.max.size", self.group_max_size.to_string()),
+            (
+                "offset.metadata.max.bytes",
+                self.offset_metadata_max_bytes.to_string(),
+            ),
         ]
     }
 }

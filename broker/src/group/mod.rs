@@ -54,6 +54,12 @@ pub struct GroupDescription {
     pub members: Vec<(String, Option<String>, String, String, Bytes, Bytes)>,
 }
 
+/// Whether a group id can be stored: non-empty and at most i16::MAX bytes (the `__consumer_offsets` key
+/// stores it with an i16 length). Others get INVALID_GROUP_ID.
+pub fn valid_group_id(group: &str) -> bool {
+    !group.is_empty() && group.len() <= i16::MAX as usize
+}
+
 /// The coordinator: every group of this broker.
 #[derive(Debug)]
 pub struct GroupCoordinator {
@@ -96,7 +102,7 @@ impl GroupCoordinator {
     pub fn join(&self, req: JoinRequest) -> oneshot::Receiver<JoinResult> {
         let (tx, rx) = oneshot::channel();
         let now = Instant::now();
-        if req.group_id.is_empty() {
+        if !valid_group_id(&req.group_id) {
             let _ = tx.send(JoinResult::error(
                 error_code::INVALID_GROUP_ID,
                 &req.member_id,

@@ -55,9 +55,19 @@ pub fn partition_for(group: &str, partitions: i32) -> i32 {
     (java_hash(group) & 0x7fff_ffff) % partitions.max(1)
 }
 
-fn put_str(b: &mut BytesMut, s: &str) {
-    b.put_i16(s.len() as i16);
+/// Writes an i16-length string; a string longer than i16::MAX bytes is an error, never a wrapped length.
+fn put_str(b: &mut BytesMut, what: &str, s: &str) -> Result<()> {
+    let n = i16::try_from(s.len()).map_err(|_| Error::Protocol {
+        api: "OffsetCommit".into(),
+        message: format!(
+            "{what} is {} bytes; __consumer_offsets stores at most {}",
+            s.len(),
+            i16::MAX
+        ),
+    })?;
+    b.put_i16(n);
     b.put_slice(s.as_bytes());
+    Ok(())
 }
 
 fn get_str(b: &mut Bytes) -> Option<String> {
@@ -75,25 +85,25 @@ fn get_str(b: &mut Bytes) -> Option<String> {
     String::from_utf8(b.split_to(n).to_vec()).ok()
 }
 
-/// Encodes an offset-commit key.
-pub fn encode_key(group: &str, topic: &str, partition: i32) -> Bytes {
+/// Encodes an offset-commit key; an error if the group id or topic is longer than i16::MAX bytes.
+pub fn encode_key(group: &str, topic: &str, partition: i32) -> Result<Bytes> {
     let mut b = BytesMut::new();
     b.put_i16(1);
-    put_str(&mut b, group);
-    put_str(&mut b, topic);
+    put_str(&mut b, "group id", group)?;
+    put_str(&mut b, "topic", topic)?;
     b.put_i32(partition);
-    b.freeze()
+    Ok(b.freeze())
 }
 
-/// Encodes an offset-commit value (version 3).
-pub fn encode_value(e: &OffsetEntry) -> Bytes {
+/// Encodes an offset-commit value (version 3); an error if the metadata is longer than i16::MAX bytes.
+pub fn encode_value(e: &OffsetEntry) -> Result<Bytes> {
     let mut b = BytesMut::new();
     b.put_i16(3);
     b.put_i64(e.offset);
     b.put_i32(e.leader_epoch);
-    put_str(&mut b, &e.metadata);
+    put_str(&mut b, "offset metadata", &e.metadata)?;
     b.put_i64(e.commit_timestamp);
-    b.freeze()
+    Ok(b.freeze())
 }
 
 /// Decodes an offset-commit key; `None` for other key versions (group metadata) or garbage.
@@ -184,10 +194,16 @@ impl OffsetStore {
             return Ok(());
         }
         let ts = now_ms();
-        let records: Vec<Record> = entries
+        let records = entries
             .iter()
-            .map(|((t, p), e)| record(encode_key(group, t, *p), Some(encode_value(e)), ts))
-            .collect();
+            .map(|((t, p), e)| {
+                Ok(record(
+                    encode_key(group, t, *p)?,
+                    Some(encode_value(e)?),
+                    ts,
+                ))
+            })
+            .collect::<Result<Vec<Record>>>()?;
         self.append(broker, group, &records)?;
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         let g = cache.entry(group.to_string()).or_default();
@@ -208,10 +224,10 @@ impl OffsetStore {
         };
         if !keys.is_empty() {
             let ts = now_ms();
-            let records: Vec<Record> = keys
+            let records = keys
                 .iter()
-                .map(|(t, p)| record(encode_key(group, t, *p), None, ts))
-                .collect();
+                .map(|(t, p)| Ok(record(encode_key(group, t, *p)?, None, ts)))
+                .collect::<Result<Vec<Record>>>()?;
             self.append(broker, group, &records)?;
         }
         self.cache
@@ -241,10 +257,10 @@ impl OffsetStore {
         };
         let ts = now_ms();
         for (group, parts) in by_group {
-            let records: Vec<Record> = parts
+            let records = parts
                 .iter()
-                .map(|p| record(encode_key(&group, topic, *p), None, ts))
-                .collect();
+                .map(|p| Ok(record(encode_key(&group, topic, *p)?, None, ts)))
+                .collect::<Result<Vec<Record>>>()?;
             self.append(broker, &group, &records)?;
             let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(g) = cache.get_mut(&group) {
@@ -348,7 +364,7 @@ mod tests {
 
     #[test]
     fn key_and_value_round_trip() {
-        let k = encode_key("g", "t", 7);
+        let k = encode_key("g", "t", 7).unwrap();
         assert_eq!(decode_key(k), Some(("g".into(), "t".into(), 7)));
         let e = OffsetEntry {
             offset: 42,
@@ -356,7 +372,27 @@ mod tests {
             metadata: "m".into(),
             commit_timestamp: 9,
         };
-        assert_eq!(decode_value(encode_value(&e)), Some(e));
+        assert_eq!(decode_value(encode_value(&e).unwrap()), Some(e));
+    }
+
+    #[test]
+    fn strings_longer_than_i16_max_are_refused_not_wrapped() {
+        let long = "m".repeat(40_000);
+        let e = OffsetEntry {
+            offset: 7,
+            leader_epoch: -1,
+            metadata: long.clone(),
+            commit_timestamp: 9,
+        };
+        let err = encode_value(&e).unwrap_err().to_string();
+        assert!(err.contains("offset metadata is 40000 bytes"), "{err}");
+        assert!(encode_key(&long, "t", 0).is_err());
+        // The longest storable string still round-trips.
+        let e = OffsetEntry {
+            metadata: "m".repeat(i16::MAX as usize),
+            ..e
+        };
+        assert_eq!(decode_value(encode_value(&e).unwrap()), Some(e));
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! OffsetCommit (key 8): validated against the group's generation, stored in `__consumer_offsets`.
+//! OffsetCommit (key 8): validated against the group's generation and `offset.metadata.max.bytes`, stored in
+//! `__consumer_offsets`.
 
 use std::sync::Arc;
 
@@ -23,9 +24,10 @@ pub async fn handle(
         broker
             .groups()
             .check_commit(&group, &req.member_id, req.generation_id_or_member_epoch);
-    if group.is_empty() {
+    if !crate::group::valid_group_id(&group) {
         code = error_code::INVALID_GROUP_ID;
     }
+    let max_metadata = broker.config().offset_metadata_max_bytes;
     let now = now_ms();
     let mut entries = Vec::new();
     let mut per_partition: Vec<(usize, i32, i16)> = Vec::new();
@@ -39,6 +41,13 @@ pub async fn handle(
                 .is_none_or(|m| p.partition_index < 0 || p.partition_index >= m.partitions)
             {
                 error_code::UNKNOWN_TOPIC_OR_PARTITION
+            } else if p
+                .committed_metadata
+                .as_ref()
+                .is_some_and(|m| m.len() > max_metadata)
+            {
+                // Kafka's offset.metadata.max.bytes: refused for this partition, nothing stored.
+                error_code::OFFSET_METADATA_TOO_LARGE
             } else {
                 entries.push((
                     (t.name.0.to_string(), p.partition_index),
