@@ -21,6 +21,7 @@ pub mod group;
 pub mod handler;
 pub mod remote;
 pub mod server;
+pub mod tiered;
 pub mod topic_config;
 pub mod topics;
 pub mod versions;

@@ -1,0 +1,331 @@
+//! Tiered storage (KIP-405) wired into the broker: the topic-based RLMM on the broker's `LogManager`, the RSM
+//! over `object_store`, the RemoteLogManager, the remote log reader Fetch uses, and `/metrics`.
+//!
+//! Start-up ([`Tiering::start`], after [`Broker::open`], before serving):
+//! 1. open [`TopicBasedRemoteLogMetadataManager`] (replays `__remote_log_metadata`) and register the topic as
+//!    internal, so clients can read its JSON records (`kcat -C -t __remote_log_metadata`);
+//! 2. build the RSM (metered for `/metrics`) and run its connectivity probe: an unreachable or misconfigured
+//!    store stops start-up with the probe's error;
+//! 3. build and start the [`RemoteLogManager`], give it each topic's policy, resume remote deletions a previous
+//!    run left pending, and install it as the broker's [`RemoteLogReader`];
+//! 4. serve `GET /metrics` on `http.listener` when set.
+//!
+//! Shutdown ([`Tiering::shutdown`], after the server stopped serving, before [`Broker::shutdown`]):
+//! RLM stop → `/metrics` stop → RLMM close (final snapshot); the caller then shuts the `LogManager` down.
+
+mod config;
+mod http;
+pub mod ops;
+mod server;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use strata_metadata::{
+    RemoteLogMetadataManager, TopicBasedRemoteLogMetadataManager, REMOTE_LOG_METADATA_TOPIC_NAME,
+};
+use strata_storage::UnifiedLog;
+use strata_tiering::rlm::{
+    validate_topic_config, ConfigChangeAction, MeteredStore, RemoteLogMetrics, TopicRemoteConfig,
+};
+use strata_tiering::{build_store, ObjectStoreRsm, RemoteLogManager};
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn};
+
+pub use config::{split_properties, TieringConfig, HTTP_LISTENER_KEY, TIERING_KEYS};
+pub use server::{configs_from_properties, open_broker, shutdown_broker, TieredServer};
+
+use crate::broker::Broker;
+use crate::remote::{BoxFuture, RemoteLogReader};
+
+/// How long shutdown waits for the RemoteLogManager's worker.
+const RLM_STOP_DEADLINE: Duration = Duration::from_secs(5);
+
+/// Errors of starting, running and stopping tiered storage. Messages name the property, component and cause.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TieringError {
+    /// A tiering property has a bad value or is unknown.
+    #[error("bad config {key}={value:?}: {reason}")]
+    Config {
+        /// The property.
+        key: String,
+        /// The value given.
+        value: String,
+        /// Why it is wrong.
+        reason: String,
+    },
+    /// The RemoteLogManager failed (its config, a remote read or delete, a topic config rule).
+    #[error(transparent)]
+    Rlm(#[from] strata_tiering::rlm::Error),
+    /// The remote storage manager failed (its config, the connectivity probe).
+    #[error("remote storage: {0}")]
+    Rsm(#[from] strata_tiering::Error),
+    /// The remote log metadata manager failed (its config, replay of `__remote_log_metadata`).
+    #[error("remote log metadata: {0}")]
+    Rlmm(#[from] strata_metadata::Error),
+    /// The broker failed (registering the internal topic).
+    #[error(transparent)]
+    Broker(#[from] crate::Error),
+    /// A local I/O error (the `/metrics` listener, a blocking task).
+    #[error("i/o error on {context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+impl TieringError {
+    fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        TieringError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+fn joined<T>(r: Result<T, tokio::task::JoinError>, what: &str) -> Result<T, TieringError> {
+    r.map_err(|e| TieringError::io(what, std::io::Error::other(e.to_string())))
+}
+
+/// Running tiered storage of one broker. See the [module docs](self).
+pub struct Tiering {
+    rlm: RemoteLogManager,
+    rlmm: Arc<TopicBasedRemoteLogMetadataManager>,
+    rsm: Arc<ObjectStoreRsm>,
+    cancel: CancellationToken,
+    http: Option<http::MetricsServer>,
+}
+
+impl std::fmt::Debug for Tiering {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tiering")
+            .field("rsm", &self.rsm)
+            .field("metrics_addr", &self.metrics_addr())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Serves Fetch below the local log start through [`RemoteLogManager::read`].
+struct RlmReader(RemoteLogManager);
+
+impl RemoteLogReader for RlmReader {
+    fn read(
+        &self,
+        log: Arc<UnifiedLog>,
+        offset: i64,
+        max_bytes: usize,
+    ) -> BoxFuture<std::io::Result<Bytes>> {
+        let rlm = self.0.clone();
+        Box::pin(async move {
+            rlm.read(log.topic_partition(), offset, max_bytes, true)
+                .await
+                .map_err(std::io::Error::other)
+        })
+    }
+}
+
+impl Tiering {
+    /// Starts tiered storage for `broker` (see the [module docs](self)); `Ok(None)` when
+    /// `remote.log.storage.system.enable=false`. Call it after [`Broker::open`] and before serving.
+    pub async fn start(
+        broker: &Arc<Broker>,
+        config: TieringConfig,
+    ) -> Result<Option<Arc<Tiering>>, TieringError> {
+        if !config.rlm.system_enable {
+            info!("tiered storage off (remote.log.storage.system.enable=false)");
+            return Ok(None);
+        }
+        let logs = broker.log_manager().clone();
+        let rlmm_config = config.rlmm.clone();
+        let dir = config.snapshot_dir.clone();
+        let (rlmm, stats) = joined(
+            tokio::task::spawn_blocking(move || {
+                TopicBasedRemoteLogMetadataManager::open(rlmm_config, logs, &dir)
+            })
+            .await,
+            "opening the remote log metadata manager",
+        )??;
+        let rlmm = Arc::new(rlmm);
+        info!(
+            live_segments = stats.live_segments,
+            replayed_records = stats.replayed_records,
+            "remote log metadata loaded"
+        );
+        match Self::start_rest(broker, config, rlmm.clone()).await {
+            Ok(t) => Ok(Some(t)),
+            Err(e) => {
+                if let Err(c) = rlmm.close().await {
+                    warn!(error = %c, "closing the remote log metadata manager after a failed start");
+                }
+                Err(e)
+            }
+        }
+    }
+
+    async fn start_rest(
+        broker: &Arc<Broker>,
+        config: TieringConfig,
+        rlmm: Arc<TopicBasedRemoteLogMetadataManager>,
+    ) -> Result<Arc<Tiering>, TieringError> {
+        let b = broker.clone();
+        joined(
+            tokio::task::spawn_blocking(move || {
+                b.register_internal_topic(REMOTE_LOG_METADATA_TOPIC_NAME)
+            })
+            .await,
+            "registering the metadata topic",
+        )??;
+
+        let metrics = Arc::new(RemoteLogMetrics::default());
+        let store = Arc::new(MeteredStore::new(
+            build_store(&config.rsm)?,
+            metrics.clone(),
+        ));
+        let rsm = Arc::new(ObjectStoreRsm::with_store(config.rsm.clone(), store)?);
+        rsm.validate_connectivity().await?;
+
+        let rlm = RemoteLogManager::with_metrics(
+            config.rlm.clone(),
+            broker.log_manager().clone(),
+            rlmm.clone(),
+            rsm.clone(),
+            broker.config().node_id,
+            metrics,
+        )?;
+        for (name, meta) in broker.topics().all() {
+            match TopicRemoteConfig::from_topic_props(meta.configs.iter()) {
+                Ok(c) => rlm.set_topic_policy(&name, c.policy()),
+                Err(e) => {
+                    warn!(topic = %name, error = %e, "bad tiering config of topic; default policy")
+                }
+            }
+        }
+        let cancel = CancellationToken::new();
+        rlm.start(cancel.clone());
+        // Deletions (topic deletes, remote.storage.enable turned off) a previous run did not finish.
+        let resume = rlm.clone();
+        let parts = rlmm.partitions();
+        tokio::spawn(async move {
+            match resume.resume_partition_deletes(&parts).await {
+                Ok(0) => {}
+                Ok(n) => info!(
+                    partitions = n,
+                    "finished pending remote partition deletions"
+                ),
+                Err(e) => warn!(error = %e, "resuming remote partition deletions failed"),
+            }
+        });
+        let reader_installed = broker.set_remote_log_reader(Arc::new(RlmReader(rlm.clone())));
+        if !reader_installed {
+            warn!("a remote log reader was already installed; Fetch keeps using it");
+        }
+        let http = match config.http_listener {
+            Some(addr) => Some(http::MetricsServer::start(addr, rlm.clone()).await?),
+            None => None,
+        };
+        info!(
+            backend = rsm.backend().backend,
+            location = %rsm.backend().bucket,
+            metrics = ?http.as_ref().map(|h| h.local_addr()),
+            "tiered storage started"
+        );
+        Ok(Arc::new(Tiering {
+            rlm,
+            rlmm,
+            rsm,
+            cancel,
+            http,
+        }))
+    }
+
+    /// The RemoteLogManager.
+    pub fn rlm(&self) -> &RemoteLogManager {
+        &self.rlm
+    }
+
+    /// The remote log metadata manager.
+    pub fn rlmm(&self) -> &Arc<TopicBasedRemoteLogMetadataManager> {
+        &self.rlmm
+    }
+
+    /// The remote storage manager.
+    pub fn rsm(&self) -> &Arc<ObjectStoreRsm> {
+        &self.rsm
+    }
+
+    /// The bound `/metrics` address, when `http.listener` is set.
+    pub fn metrics_addr(&self) -> Option<std::net::SocketAddr> {
+        self.http.as_ref().map(|h| h.local_addr())
+    }
+
+    /// CreateTopics / AlterConfigs: checks the tiering rules of `new` against `old` (`None` on create), returning
+    /// the action to take once the configs are applied. The error is a policy violation naming the rule.
+    pub fn validate_topic_config(
+        &self,
+        topic: &str,
+        old: Option<&std::collections::BTreeMap<String, String>>,
+        new: &std::collections::BTreeMap<String, String>,
+    ) -> Result<ConfigChangeAction, TieringError> {
+        let old = old
+            .map(|o| TopicRemoteConfig::from_topic_props(o.iter()))
+            .transpose()?;
+        let new = TopicRemoteConfig::from_topic_props(new.iter())?;
+        Ok(validate_topic_config(
+            self.rlm.config().system_enable,
+            topic,
+            old.as_ref(),
+            &new,
+        )?)
+    }
+
+    /// After a topic's configs were applied: its policy reaches the RLM, and a disable with
+    /// `remote.log.delete.on.disable=true` deletes its remote data.
+    pub async fn apply_topic_config(
+        &self,
+        topic: &str,
+        configs: &std::collections::BTreeMap<String, String>,
+        action: ConfigChangeAction,
+    ) -> Result<(), TieringError> {
+        let c = TopicRemoteConfig::from_topic_props(configs.iter())?;
+        self.rlm.set_topic_policy(topic, c.policy());
+        if action == ConfigChangeAction::DeleteRemoteData {
+            self.rlm.delete_topic_remote_data(topic).await?;
+        }
+        Ok(())
+    }
+
+    /// DeleteTopics: deletes the topic's remote objects and metadata (call it before deleting the local logs).
+    pub async fn delete_topic(&self, topic: &str) -> Result<(), TieringError> {
+        let parts = self.rlm.delete_topic_remote_data(topic).await?;
+        let stopped = parts.into_iter().collect();
+        self.rlmm.on_stop_partitions(&stopped);
+        Ok(())
+    }
+
+    /// ListOffsets by timestamp: the first offset whose batch max timestamp is >= `ts` (remote segments first,
+    /// then the local log), with that timestamp.
+    pub async fn offset_for_timestamp(
+        &self,
+        tp: &strata_storage::TopicPartition,
+        ts: i64,
+    ) -> Result<Option<(i64, i64)>, TieringError> {
+        Ok(self.rlm.find_offset_by_timestamp(tp, ts).await?)
+    }
+
+    /// Stops in Kafka's order: the RLM (copies in flight are abandoned and cleaned at the next start), the
+    /// `/metrics` endpoint, then the RLMM (final snapshot). Call [`Broker::shutdown`] afterwards.
+    pub async fn shutdown(&self) -> Result<(), TieringError> {
+        self.cancel.cancel();
+        self.rlm.shutdown(RLM_STOP_DEADLINE).await;
+        if let Some(h) = &self.http {
+            h.stop().await;
+        }
+        self.rlmm.close().await?;
+        info!("tiered storage stopped");
+        Ok(())
+    }
+}

@@ -1,0 +1,110 @@
+//! `strata remote ls` and `strata remote verify`: open the data directory (the `LogManager` and the RLMM
+//! replay of `__remote_log_metadata`) and the remote store without starting the broker.
+//!
+//! The `LogManager` locks each log dir (`.lock`), so these commands run while the broker on that directory is
+//! stopped; beside a live broker they fail naming the locked directory.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use strata_metadata::{
+    TopicBasedRemoteLogMetadataManager, TopicIdPartition, REMOTE_LOG_METADATA_TOPIC_NAME,
+};
+use strata_storage::{LogManager, LogManagerConfig};
+use strata_tiering::rlm::ops::{self, MetadataRecordLine, RemoteSegmentListing, VerifyReport};
+use strata_tiering::ObjectStoreRsm;
+
+use super::{joined, TieringConfig, TieringError};
+use crate::config::BrokerConfig;
+
+/// The data directory and remote store opened for inspection.
+pub struct OfflineTier {
+    logs: Arc<LogManager>,
+    rlmm: TopicBasedRemoteLogMetadataManager,
+    rsm: ObjectStoreRsm,
+}
+
+impl std::fmt::Debug for OfflineTier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OfflineTier")
+            .field("rsm", &self.rsm)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OfflineTier {
+    /// Opens the broker's log dirs and the RLMM (replaying the metadata topic) and builds the RSM. Fails when
+    /// a broker holds the log dirs.
+    pub async fn open(broker: &BrokerConfig, tiering: TieringConfig) -> Result<Self, TieringError> {
+        let mut lm = LogManagerConfig::default();
+        lm.log_dirs = broker.log_dirs.clone();
+        lm.default_log_config = broker.log.clone();
+        let rlmm_config = tiering.rlmm.clone();
+        let dir = tiering.snapshot_dir.clone();
+        let (logs, rlmm) = joined(
+            tokio::task::spawn_blocking(move || {
+                let logs = Arc::new(LogManager::open(lm).map_err(crate::Error::from)?);
+                let (rlmm, _) =
+                    TopicBasedRemoteLogMetadataManager::open(rlmm_config, logs.clone(), &dir)?;
+                Ok::<_, TieringError>((logs, rlmm))
+            })
+            .await,
+            "opening the data directory",
+        )??;
+        let rsm = ObjectStoreRsm::new(tiering.rsm)?;
+        Ok(Self { logs, rlmm, rsm })
+    }
+
+    /// The partitions of `topic` (local logs and those the RLMM knows, e.g. of a deleted topic), or of every
+    /// tiered topic when `None`.
+    pub fn partitions(&self, topic: Option<&str>) -> Vec<TopicIdPartition> {
+        let wanted = |t: &str| t != REMOTE_LOG_METADATA_TOPIC_NAME && topic.is_none_or(|x| x == t);
+        let mut set: BTreeSet<(String, i32, uuid::Uuid)> = BTreeSet::new();
+        for l in self.logs.all_logs() {
+            let tp = l.topic_partition();
+            if wanted(&tp.topic) && (topic.is_some() || l.config().remote_storage_enable) {
+                set.insert((tp.topic.clone(), tp.partition, l.topic_id()));
+            }
+        }
+        for tip in self.rlmm.partitions() {
+            if wanted(tip.topic()) {
+                set.insert((tip.topic().to_string(), tip.partition(), tip.topic_id));
+            }
+        }
+        set.into_iter()
+            .map(|(t, p, id)| TopicIdPartition::new(id, strata_storage::TopicPartition::new(t, p)))
+            .collect()
+    }
+
+    /// `strata remote ls --topic T`: the topic's remote segments.
+    pub fn ls(&self, topic: &str) -> Result<Vec<RemoteSegmentListing>, TieringError> {
+        Ok(ops::remote_ls(
+            &self.rlmm,
+            &self.rsm,
+            &self.partitions(Some(topic)),
+        )?)
+    }
+
+    /// `strata remote verify [--topic T]`: missing objects of finished segments, orphan objects and abandoned
+    /// multipart uploads.
+    pub async fn verify(&self, topic: Option<&str>) -> Result<VerifyReport, TieringError> {
+        Ok(ops::remote_verify(&self.rlmm, &self.rsm, &self.partitions(topic)).await?)
+    }
+
+    /// The records of `__remote_log_metadata`, oldest first per partition.
+    pub fn metadata_records(&self) -> Result<Vec<MetadataRecordLine>, TieringError> {
+        Ok(ops::metadata_records(&self.logs)?)
+    }
+
+    /// Closes the RLMM and releases the log dirs.
+    pub async fn close(self) -> Result<(), TieringError> {
+        self.rlmm.close().await?;
+        let logs = self.logs;
+        joined(
+            tokio::task::spawn_blocking(move || logs.shutdown()).await,
+            "closing the data directory",
+        )?
+        .map_err(crate::Error::from)?;
+        Ok(())
+    }
+}
