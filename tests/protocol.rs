@@ -792,3 +792,116 @@ async fn offset_metadata_over_the_limit_is_refused_and_long_group_ids_are_invali
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replica_assignments_must_name_this_broker_once_per_new_partition() {
+    use kafka_protocol::messages::create_partitions_request::{
+        CreatePartitionsAssignment, CreatePartitionsTopic,
+    };
+    use kafka_protocol::messages::create_topics_request::CreatableReplicaAssignment;
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let addr = broker.local_addr();
+    let mut s = connect(addr).await;
+    let node = broker.broker().config().node_id;
+
+    let create = |assign: &[i32], partitions: i32| {
+        CreateTopicsRequest::default()
+            .with_timeout_ms(5000)
+            .with_topics(vec![CreatableTopic::default()
+                .with_name(name("ra"))
+                .with_num_partitions(partitions)
+                .with_replication_factor(-1)
+                .with_assignments(
+                    assign
+                        .iter()
+                        .enumerate()
+                        .map(|(i, b)| {
+                            CreatableReplicaAssignment::default()
+                                .with_partition_index(i as i32)
+                                .with_broker_ids(vec![BrokerId(*b)])
+                        })
+                        .collect(),
+                )])
+    };
+    let r: CreateTopicsResponse = request(&mut s, ApiKey::CreateTopics, 7, &create(&[9, 9], -1))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.topics[0].error_code, 39,
+        "unknown broker: INVALID_REPLICA_ASSIGNMENT"
+    );
+    let r: CreateTopicsResponse = request(&mut s, ApiKey::CreateTopics, 7, &create(&[node], 3))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.topics[0].error_code, 42,
+        "assignments and a count: INVALID_REQUEST"
+    );
+    assert!(broker.broker().topics().get("ra").is_none());
+    let r: CreateTopicsResponse = request(&mut s, ApiKey::CreateTopics, 7, &create(&[node], -1))
+        .await
+        .unwrap();
+    assert_eq!(r.topics[0].error_code, 0);
+
+    let grow = |count: i32, assign: &[i32], validate_only: bool| {
+        CreatePartitionsRequest::default()
+            .with_timeout_ms(5000)
+            .with_validate_only(validate_only)
+            .with_topics(vec![CreatePartitionsTopic::default()
+                .with_name(name("ra"))
+                .with_count(count)
+                .with_assignments(Some(
+                    assign
+                        .iter()
+                        .map(|b| {
+                            CreatePartitionsAssignment::default()
+                                .with_broker_ids(vec![BrokerId(*b)])
+                        })
+                        .collect(),
+                ))])
+    };
+    // rust-rdkafka's test_topics: 1 → 2 partitions with two assignments.
+    for validate_only in [true, false] {
+        let r: CreatePartitionsResponse = request(
+            &mut s,
+            ApiKey::CreatePartitions,
+            3,
+            &grow(2, &[node, node], validate_only),
+        )
+        .await
+        .unwrap();
+        assert_eq!(r.results[0].error_code, 39);
+        assert!(
+            r.results[0]
+                .error_message
+                .as_deref()
+                .unwrap_or_default()
+                .contains("by 1 but 2 assignments"),
+            "{:?}",
+            r.results[0].error_message
+        );
+    }
+    let r: CreatePartitionsResponse = request(
+        &mut s,
+        ApiKey::CreatePartitions,
+        3,
+        &grow(3, &[node, node + 7], false),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.results[0].error_code, 39, "unknown broker");
+    assert_eq!(broker.broker().topics().get("ra").unwrap().partitions, 1);
+    let r: CreatePartitionsResponse = request(
+        &mut s,
+        ApiKey::CreatePartitions,
+        3,
+        &grow(3, &[node, node], false),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.results[0].error_code, 0);
+    assert_eq!(broker.broker().topics().get("ra").unwrap().partitions, 3);
+    drop(s);
+    broker.shutdown().await.unwrap();
+}

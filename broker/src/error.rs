@@ -55,6 +55,9 @@ pub enum Error {
     /// A partition count is not valid (e.g. decreasing).
     #[error("invalid partitions: {0}")]
     InvalidPartitions(String),
+    /// Replica assignments that do not fit (an unknown broker, or not one per new partition).
+    #[error("invalid replica assignment: {0}")]
+    InvalidReplicaAssignment(String),
     /// A replication factor other than 1 or -1.
     #[error("invalid replication factor {0}: a single-node broker has replication factor 1")]
     InvalidReplicationFactor(i16),

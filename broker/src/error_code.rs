@@ -80,6 +80,7 @@ pub fn code(err: &Error) -> i16 {
         Error::InvalidConfig { .. } | Error::Config { .. } => INVALID_CONFIG,
         Error::InvalidPartitions(_) => INVALID_PARTITIONS,
         Error::InvalidReplicationFactor(_) => INVALID_REPLICATION_FACTOR,
+        Error::InvalidReplicaAssignment(_) => INVALID_REPLICA_ASSIGNMENT,
         Error::Io { .. } => KAFKA_STORAGE_ERROR,
         Error::Protocol { .. } => INVALID_REQUEST,
         Error::ShuttingDown => UNKNOWN_SERVER_ERROR,

@@ -2,13 +2,32 @@
 
 use std::sync::Arc;
 
+use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
 use kafka_protocol::messages::create_partitions_response::CreatePartitionsTopicResult;
 use kafka_protocol::messages::{CreatePartitionsRequest, CreatePartitionsResponse, RequestHeader};
 
-use super::{blocking, sb};
+use super::{blocking, create_topics, sb};
 use crate::broker::Broker;
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::error_code;
+
+/// Checks the assignments of a request (if any): one per new partition, each naming only this broker. A topic
+/// that does not exist or does not grow is left to [`Broker::create_partitions`] to report.
+fn check_assignments(broker: &Broker, t: &CreatePartitionsTopic, node: i32) -> Result<()> {
+    let Some(assignments) = &t.assignments else {
+        return Ok(());
+    };
+    if let Some(meta) = broker.topics().get(&t.name.0) {
+        let new = i64::from(t.count) - i64::from(meta.partitions);
+        if new > 0 && assignments.len() as i64 != new {
+            return Err(Error::InvalidReplicaAssignment(format!(
+                "increasing the number of partitions by {new} but {} assignments provided",
+                assignments.len()
+            )));
+        }
+    }
+    create_topics::check_assignments(node, assignments.iter().map(|a| a.broker_ids.as_slice()))
+}
 
 /// Answers CreatePartitions.
 pub async fn handle(
@@ -20,32 +39,20 @@ pub async fn handle(
     let mut results = Vec::with_capacity(req.topics.len());
     for t in req.topics {
         let r = CreatePartitionsTopicResult::default().with_name(t.name.clone());
-        let bad_assignment = t.assignments.as_ref().is_some_and(|a| {
-            a.iter()
-                .any(|x| x.broker_ids.len() != 1 || x.broker_ids[0].0 != node)
-        });
-        let outcome = if bad_assignment {
-            Err(Error::InvalidPartitions(format!(
-                "every replica must be on broker {node}"
-            )))
-        } else {
-            let b = broker.clone();
-            let name = t.name.0.to_string();
-            let validate_only = req.validate_only;
-            blocking(move || b.create_partitions(&name, t.count, validate_only)).await
+        let outcome = match check_assignments(broker, &t, node) {
+            Err(e) => Err(e),
+            Ok(()) => {
+                let b = broker.clone();
+                let name = t.name.0.to_string();
+                let validate_only = req.validate_only;
+                blocking(move || b.create_partitions(&name, t.count, validate_only)).await
+            }
         };
         results.push(match outcome {
             Ok(()) => r,
-            Err(e) => {
-                let code = match e {
-                    Error::InvalidPartitions(_) if bad_assignment => {
-                        error_code::INVALID_REPLICA_ASSIGNMENT
-                    }
-                    ref e => error_code::code(e),
-                };
-                r.with_error_code(code)
-                    .with_error_message(Some(sb(e.to_string())))
-            }
+            Err(e) => r
+                .with_error_code(error_code::code(&e))
+                .with_error_message(Some(sb(e.to_string()))),
         });
     }
     CreatePartitionsResponse::default().with_results(results)

@@ -20,6 +20,28 @@ pub(crate) const SOURCE_TOPIC: i8 = 1;
 /// DEFAULT_CONFIG.
 pub(crate) const SOURCE_DEFAULT: i8 = 5;
 
+/// Checks replica assignments on this single node: each partition must have exactly one replica, on `node`.
+pub(crate) fn check_assignments<'a>(
+    node: i32,
+    assignments: impl IntoIterator<Item = &'a [kafka_protocol::messages::BrokerId]>,
+) -> Result<()> {
+    for replicas in assignments {
+        if let Some(other) = replicas.iter().find(|b| b.0 != node) {
+            return Err(Error::InvalidReplicaAssignment(format!(
+                "unknown broker {} in replica assignment: this cluster has only broker {node}",
+                other.0
+            )));
+        }
+        if replicas.len() != 1 {
+            return Err(Error::InvalidReplicaAssignment(format!(
+                "{} replicas in an assignment: a single-node broker has exactly one",
+                replicas.len()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Partition count and overrides of a topic to create, checked without creating it.
 fn check(
     broker: &Broker,
@@ -36,19 +58,14 @@ fn check(
     let node = broker.config().node_id;
     let partitions = if !t.assignments.is_empty() {
         if t.num_partitions != -1 || t.replication_factor != -1 {
-            return Err(Error::InvalidPartitions(
-                "give either replica assignments or a partition count and replication factor"
-                    .into(),
-            ));
+            return Err(Error::Protocol {
+                api: "CreateTopics".into(),
+                message:
+                    "give either replica assignments or a partition count and replication factor"
+                        .into(),
+            });
         }
-        if t.assignments
-            .iter()
-            .any(|a| a.broker_ids.len() != 1 || a.broker_ids[0].0 != node)
-        {
-            return Err(Error::InvalidPartitions(format!(
-                "every replica must be on broker {node}"
-            )));
-        }
+        check_assignments(node, t.assignments.iter().map(|a| a.broker_ids.as_slice()))?;
         t.assignments.len() as i32
     } else if t.num_partitions == -1 {
         broker.config().num_partitions
