@@ -412,6 +412,17 @@ fn admin_creates_describes_alters_deletes_topics_and_adds_partitions() {
             r.get("num.partitions").and_then(|e| e.value.as_deref()),
             Some("1")
         );
+        // Untouched properties are defaults; only the ones the broker was given are static broker configs.
+        let np = r.get("num.partitions").unwrap();
+        assert_eq!(
+            (&np.source, np.is_default),
+            (&rdkafka::admin::ConfigSource::Default, true)
+        );
+        let dirs = r.get("log.dirs").unwrap();
+        assert_eq!(
+            (&dirs.source, dirs.is_default),
+            (&rdkafka::admin::ConfigSource::StaticBroker, false)
+        );
 
         let res = admin
             .create_partitions(&[NewPartitions::new("adm", 5)], &opts)

@@ -905,3 +905,53 @@ async fn replica_assignments_must_name_this_broker_once_per_new_partition() {
     drop(s);
     broker.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn describe_configs_reports_broker_defaults_as_default_and_given_properties_as_static() {
+    use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker_with(dir.path(), &[("log.retention.ms", "3600000")]).await;
+    let addr = broker.local_addr();
+    common::create_topic(&addr.to_string(), "dc", 1).await;
+    let mut s = connect(addr).await;
+    let describe = |resource_type: i8, name: &str| {
+        DescribeConfigsRequest::default()
+            .with_include_synonyms(true)
+            .with_resources(vec![DescribeConfigsResource::default()
+                .with_resource_type(resource_type)
+                .with_resource_name(StrBytes::from_string(name.to_string()))
+                .with_configuration_keys(None)])
+    };
+    let r: DescribeConfigsResponse = request(&mut s, ApiKey::DescribeConfigs, 4, &describe(4, "1"))
+        .await
+        .unwrap();
+    assert_eq!(r.results[0].error_code, 0);
+    let get = |r: &DescribeConfigsResponse, k: &str| {
+        let e = r.results[0]
+            .configs
+            .iter()
+            .find(|e| e.name.as_str() == k)
+            .unwrap_or_else(|| panic!("{k} not listed"))
+            .clone();
+        (e.config_source, e.value.map(|v| v.to_string()))
+    };
+    // Given in the properties: STATIC_BROKER_CONFIG (4).
+    assert_eq!(get(&r, "log.retention.ms"), (4, Some("3600000".into())));
+    assert_eq!(get(&r, "log.dirs").0, 4);
+    // Left at the default: DEFAULT_CONFIG (5); log.flush.interval.ms defaults to null as in Kafka.
+    assert_eq!(get(&r, "num.partitions"), (5, Some("1".into())));
+    assert_eq!(
+        get(&r, "offset.metadata.max.bytes"),
+        (5, Some("4096".into()))
+    );
+    assert_eq!(get(&r, "log.flush.interval.ms"), (5, None));
+    // A topic without an override inherits the broker's static value, and says so.
+    let r: DescribeConfigsResponse =
+        request(&mut s, ApiKey::DescribeConfigs, 4, &describe(2, "dc"))
+            .await
+            .unwrap();
+    assert_eq!(get(&r, "retention.ms"), (4, Some("3600000".into())));
+    assert_eq!(get(&r, "segment.bytes").0, 5);
+    drop(s);
+    broker.shutdown().await.unwrap();
+}

@@ -3,7 +3,7 @@
 //! Every key the broker accepts is in [`KEYS`] (which `strata --help` prints) and does something; an unknown key
 //! or a bad value stops start-up with an error naming the key and the value.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -210,6 +210,9 @@ pub struct BrokerConfig {
     /// Kafka: `offset.metadata.max.bytes`. Default: 4096; at most 32767 (an i16-length string in
     /// `__consumer_offsets`).
     pub offset_metadata_max_bytes: usize,
+    /// The properties given explicitly (properties file or `--override`); the rest are at their defaults.
+    /// DescribeConfigs reports the former as STATIC_BROKER_CONFIG and the latter as DEFAULT_CONFIG.
+    pub explicit: BTreeSet<String>,
 }
 
 impl Default for BrokerConfig {
@@ -232,6 +235,7 @@ impl Default for BrokerConfig {
             group_max_session_timeout_ms: 1_800_000,
             group_max_size: i32::MAX as usize,
             offset_metadata_max_bytes: 4096,
+            explicit: BTreeSet::new(),
         }
     }
 }
@@ -369,6 +373,7 @@ impl BrokerConfig {
                     ))
                 }
             }
+            c.explicit.insert(key.clone());
         }
         c.validate()?;
         Ok(c)
@@ -443,6 +448,11 @@ impl BrokerConfig {
 }
 
 impl BrokerConfig {
+    /// Whether `key` was given explicitly rather than left at its default.
+    pub fn is_explicit(&self, key: &str) -> bool {
+        self.explicit.contains(key)
+    }
+
     /// Every accepted property with its current value (for DescribeConfigs on the broker resource).
     pub fn values(&self) -> Vec<(&'static str, String)> {
         let advertised = self

@@ -61,13 +61,13 @@ pub async fn handle(
     let version = h.request_api_version;
     let synonyms = req.include_synonyms;
     let entry = |name: &str,
-                 value: String,
+                 value: Option<String>,
                  source: i8,
                  read_only: bool,
                  syn: Vec<DescribeConfigsSynonym>| {
         let mut e = DescribeConfigsResourceResult::default()
             .with_name(sb(name))
-            .with_value(Some(sb(value)))
+            .with_value(value.map(sb))
             .with_read_only(read_only)
             .with_config_source(source);
         if synonyms {
@@ -120,14 +120,23 @@ pub async fn handle(
                                 DescribeConfigsSynonym::default()
                                     .with_name(sb(b))
                                     .with_value(Some(sb(default_value)))
-                                    .with_source(SOURCE_DEFAULT),
+                                    .with_source(if broker.config().is_explicit(b) {
+                                        SOURCE_STATIC_BROKER
+                                    } else {
+                                        SOURCE_DEFAULT
+                                    }),
                             );
                         }
                         entry(
                             k.name,
-                            value,
+                            Some(value),
                             if overridden {
                                 SOURCE_TOPIC
+                            } else if k
+                                .broker_synonym
+                                .is_some_and(|b| broker.config().is_explicit(b))
+                            {
+                                SOURCE_STATIC_BROKER
                             } else {
                                 SOURCE_DEFAULT
                             },
@@ -156,11 +165,22 @@ pub async fn handle(
                     .into_iter()
                     .filter(|(k, _)| wanted(&r.configuration_keys, k))
                     .map(|(k, v)| {
+                        // Only properties given in the file or an override are STATIC_BROKER_CONFIG; the
+                        // rest are at their defaults (tools diff "non-default" broker configs by source).
+                        let source = if broker.config().is_explicit(k) {
+                            SOURCE_STATIC_BROKER
+                        } else {
+                            SOURCE_DEFAULT
+                        };
+                        // Kafka's log.flush.interval.ms defaults to null (use log.flush.scheduler).
+                        let value = (source == SOURCE_STATIC_BROKER
+                            || k != "log.flush.interval.ms")
+                            .then_some(v);
                         let syn = vec![DescribeConfigsSynonym::default()
                             .with_name(sb(k))
-                            .with_value(Some(sb(v.clone())))
-                            .with_source(SOURCE_STATIC_BROKER)];
-                        entry(k, v, SOURCE_STATIC_BROKER, true, syn)
+                            .with_value(value.clone().map(sb))
+                            .with_source(source)];
+                        entry(k, value, source, true, syn)
                     })
                     .collect();
                 results.push(res.with_configs(configs));
