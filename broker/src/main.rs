@@ -1,13 +1,15 @@
-//! The `strata` binary: `strata [--config server.properties] [--override key=value]...`.
+//! The `strata` binary: `strata [--config server.properties] [--override key=value]...` runs the broker;
+//! `strata remote ls --topic T` and `strata remote verify` inspect tiered storage while the broker is stopped.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Context;
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use strata_broker::config::KEYS;
-use strata_broker::{Broker, BrokerConfig};
+use strata_broker::tiered::{self, ops::OfflineTier, TieredServer, TIERING_KEYS};
+use strata_broker::BrokerConfig;
 use tracing::info;
 
 fn after_help() -> String {
@@ -17,6 +19,12 @@ fn after_help() -> String {
             "  {:<42} default {:<28} {}\n",
             k.name, k.default, k.doc
         ));
+    }
+    s.push_str(
+        "\nTiered storage (Kafka names; remote.log.*, remote.fetch.*, rsm.config.*, rlmm.config.* are all accepted):\n",
+    );
+    for (name, default, doc) in TIERING_KEYS {
+        s.push_str(&format!("  {name:<42} default {default:<28} {doc}\n"));
     }
     s.push_str("\nTopic configs accepted by CreateTopics/AlterConfigs: ");
     let names: Vec<&str> = strata_broker::topic_config::TOPIC_KEYS
@@ -33,14 +41,46 @@ fn after_help() -> String {
 #[command(name = "strata", version, about = "strata: a single-node Kafka-compatible broker with tiered storage", after_help = after_help())]
 struct Args {
     /// A Kafka `server.properties` file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", global = true)]
     config: Option<PathBuf>,
     /// Sets one property, overriding the file (repeatable): --override log.dirs=/tmp/data
-    #[arg(long = "override", value_name = "KEY=VALUE")]
+    #[arg(long = "override", value_name = "KEY=VALUE", global = true)]
     overrides: Vec<String>,
+    #[command(subcommand)]
+    command: Option<Command>,
 }
 
-fn load(args: &Args) -> anyhow::Result<BrokerConfig> {
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Inspects tiered storage (reads the log dirs and the remote store; run it while the broker on these log
+    /// dirs is stopped: a running broker holds their .lock and the command then fails naming the dir).
+    Remote {
+        #[command(subcommand)]
+        command: RemoteCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum RemoteCommand {
+    /// Lists a topic's remote segments: partition, offsets, size, state, segment id and object keys.
+    Ls {
+        /// The topic.
+        #[arg(long)]
+        topic: String,
+        /// Also prints every record of __remote_log_metadata.
+        #[arg(long)]
+        records: bool,
+    },
+    /// Checks that every COPY_SEGMENT_FINISHED segment has its objects; lists orphan objects and abandoned
+    /// multipart uploads. Exit status 1 when problems are found.
+    Verify {
+        /// Only this topic (default: every tiered topic and every partition the metadata knows).
+        #[arg(long)]
+        topic: Option<String>,
+    },
+}
+
+fn load(args: &Args) -> anyhow::Result<(BrokerConfig, tiered::TieringConfig)> {
     let mut props: BTreeMap<String, String> = BTreeMap::new();
     if let Some(path) = &args.config {
         let f = std::fs::File::open(path)
@@ -55,7 +95,7 @@ fn load(args: &Args) -> anyhow::Result<BrokerConfig> {
             .with_context(|| format!("--override {o:?}: expected key=value"))?;
         props.insert(k.trim().to_string(), v.trim().to_string());
     }
-    Ok(BrokerConfig::from_properties(&props)?)
+    Ok(tiered::configs_from_properties(&props)?)
 }
 
 async fn shutdown_signal() {
@@ -73,50 +113,112 @@ async fn shutdown_signal() {
     }
 }
 
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(16)
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")
+}
+
+/// `strata remote ...`: opens the data dir and the remote store, prints, closes. Exit code 1 on problems.
+async fn remote(
+    broker: BrokerConfig,
+    tiering: tiered::TieringConfig,
+    cmd: RemoteCommand,
+) -> anyhow::Result<i32> {
+    let dirs: Vec<String> = broker
+        .log_dirs
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect();
+    let tier = OfflineTier::open(&broker, tiering).await.with_context(|| {
+        format!(
+            "opening log.dirs={} (is a broker running on it? stop it first)",
+            dirs.join(",")
+        )
+    })?;
+    let result = async {
+        match cmd {
+            RemoteCommand::Ls { topic, records } => {
+                let rows = tier.ls(&topic)?;
+                println!("{}", strata_tiering::rlm::ops::RemoteSegmentListing::HEADER);
+                for r in &rows {
+                    println!("{r}");
+                }
+                println!("{} remote segment(s) of {topic}", rows.len());
+                if records {
+                    for line in tier.metadata_records()? {
+                        println!("{line}");
+                    }
+                }
+                anyhow::Ok(0)
+            }
+            RemoteCommand::Verify { topic } => {
+                let report = tier.verify(topic.as_deref()).await?;
+                println!("{report}");
+                Ok(if report.is_clean() { 0 } else { 1 })
+            }
+        }
+    }
+    .await;
+    tier.close().await?;
+    result
+}
+
 fn main() -> anyhow::Result<()> {
     let started = Instant::now();
+    let args = Args::parse();
+    // The inspection commands print their results on stdout; their logs default to warnings only.
+    let default_level = if args.command.is_some() {
+        "warn"
+    } else {
+        "info"
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| default_level.into()),
         )
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let args = Args::parse();
-    let config = match load(&args) {
+    let (config, tiering) = match load(&args) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("strata: {e:#}");
             std::process::exit(2);
         }
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .max_blocking_threads(16)
-        .enable_all()
-        .build()
-        .context("starting the tokio runtime")?;
+    let rt = runtime()?;
+    if let Some(Command::Remote { command }) = args.command {
+        let code = rt.block_on(remote(config, tiering, command))?;
+        std::process::exit(code);
+    }
     rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(config.listener)
-            .await
-            .with_context(|| format!("binding listeners={}", config.listener))?;
-        let addr = listener.local_addr()?;
         let dirs: Vec<String> = config
             .log_dirs
             .iter()
             .map(|d| d.display().to_string())
             .collect();
-        let broker = tokio::task::spawn_blocking(move || Broker::open(config, addr)).await??;
-        let (host, port) = broker.advertised();
+        let server = match TieredServer::start(config, tiering).await {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("strata: {e}");
+                std::process::exit(1);
+            }
+        };
+        let (host, port) = server.broker().advertised();
         info!(
-            listener = %addr,
+            listener = %server.local_addr(),
             advertised = %format!("{host}:{port}"),
             log_dirs = %dirs.join(","),
+            metrics = ?server.tiering().and_then(|t| t.metrics_addr()),
             startup_ms = started.elapsed().as_millis() as u64,
             "strata ready: bootstrap.servers={host}:{port}"
         );
-        strata_broker::run(listener, broker.clone(), shutdown_signal()).await;
-        tokio::task::spawn_blocking(move || broker.shutdown()).await??;
+        server.run_until(shutdown_signal()).await?;
         info!("strata stopped cleanly");
         anyhow::Ok(())
     })

@@ -1,0 +1,271 @@
+//! Tiered storage end to end through the broker, with librdkafka (rdkafka crate) and the filesystem backend:
+//! create a tiered topic → produce → expect segments offloaded and local copies deleted → consume from offset 0
+//! (served from the remote tier) byte-identical → ListOffsets -4 / -5 / timestamp → `/metrics` →
+//! `__remote_log_metadata` readable → restart → consume again → `strata remote ls/verify` on the stopped broker.
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::raw;
+use common::{admin, assign_from_beginning, consume_n, producer};
+use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+use kafka_protocol::messages::{ApiKey, ListOffsetsRequest, ListOffsetsResponse, TopicName};
+use kafka_protocol::protocol::StrBytes;
+use rdkafka::admin::{AdminOptions, NewTopic, TopicReplication};
+use rdkafka::consumer::BaseConsumer;
+use rdkafka::producer::FutureRecord;
+use strata_broker::tiered::{configs_from_properties, ops::OfflineTier, TieredServer};
+
+const TOPIC: &str = "tiered";
+const MESSAGES: usize = 1500;
+/// Timestamps of message i: BASE_TS + i * 1000.
+const BASE_TS: i64 = 1_700_000_000_000;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+fn value_of(i: usize) -> Vec<u8> {
+    let mut v = format!("tiered-{i:06}-").into_bytes();
+    v.extend((0..(i % 61) + 40).map(|j| (i * 31 + j) as u8));
+    v
+}
+
+fn props(dir: &Path) -> BTreeMap<String, String> {
+    [
+        ("listeners", "PLAINTEXT://127.0.0.1:0".to_string()),
+        ("log.dirs", dir.join("data").display().to_string()),
+        ("log.retention.check.interval.ms", "100".into()),
+        ("remote.log.manager.task.interval.ms", "100".into()),
+        ("remote.log.manager.task.retry.backoff.ms", "50".into()),
+        (
+            "rlmm.config.remote.log.metadata.topic.num.partitions",
+            "2".into(),
+        ),
+        (
+            "rsm.config.storage.filesystem.root",
+            dir.join("remote").display().to_string(),
+        ),
+        ("rsm.config.chunk.size", "4096".into()),
+        ("http.listener", "127.0.0.1:0".into()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+async fn start(dir: &Path) -> TieredServer {
+    TieredServer::start_from_properties(&props(dir))
+        .await
+        .expect("tiered broker starts")
+}
+
+/// ListOffsets v9 for partition 0 of `topic` at `timestamp` (a sentinel or a time): (offset, timestamp).
+async fn list_offset(addr: std::net::SocketAddr, topic: &str, timestamp: i64) -> (i64, i64) {
+    let mut s = raw::connect(addr).await;
+    let req = ListOffsetsRequest::default()
+        .with_replica_id((-1).into())
+        .with_topics(vec![ListOffsetsTopic::default()
+            .with_name(TopicName(StrBytes::from_string(topic.to_string())))
+            .with_partitions(vec![ListOffsetsPartition::default()
+                .with_partition_index(0)
+                .with_timestamp(timestamp)])]);
+    let resp: ListOffsetsResponse = raw::request(&mut s, ApiKey::ListOffsets, 9, &req)
+        .await
+        .expect("ListOffsets response");
+    let p = &resp.topics[0].partitions[0];
+    assert_eq!(p.error_code, 0, "ListOffsets {timestamp} error");
+    (p.offset, p.timestamp)
+}
+
+fn consume_all_from_zero(bootstrap: &str, group: &str) {
+    let c: BaseConsumer = common::consumer(
+        bootstrap,
+        group,
+        &[("fetch.max.bytes", "65536"), ("message.max.bytes", "65536")],
+    );
+    assign_from_beginning(&c, TOPIC, 1);
+    let got = consume_n(&c, MESSAGES, Duration::from_secs(20));
+    for (i, (part, offset, key, value)) in got.iter().enumerate() {
+        assert_eq!((*part, *offset), (0, i as i64), "message {i} position");
+        assert_eq!(
+            key.as_deref(),
+            Some(format!("k{i}").as_bytes()),
+            "key of {i}"
+        );
+        assert_eq!(value.as_deref(), Some(&value_of(i)[..]), "value of {i}");
+    }
+}
+
+fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
+    let mut s = std::net::TcpStream::connect(addr).expect("connect /metrics");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).expect("read http response");
+    out
+}
+
+fn wait_for(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn offloaded_segments_are_served_remotely_before_and_after_a_restart() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let server = rt.block_on(start(dir.path()));
+    let bs = server.local_addr().to_string();
+    let addr = server.local_addr();
+
+    // create topic: tiered, small segments, almost nothing kept locally.
+    let topic = NewTopic::new(TOPIC, 1, TopicReplication::Fixed(1))
+        .set("remote.storage.enable", "true")
+        .set("segment.bytes", "16384")
+        .set("local.retention.bytes", "1")
+        .set("retention.bytes", "-1")
+        .set("retention.ms", "-1");
+    let res = rt
+        .block_on(admin(&bs).create_topics(&[topic], &AdminOptions::new()))
+        .expect("create_topics");
+    assert!(matches!(res.as_slice(), [Ok(n)] if n == TOPIC), "{res:?}");
+
+    // produce: one batch per message, increasing timestamps.
+    let p = producer(&bs, &[("linger.ms", "0"), ("batch.num.messages", "1")]);
+    let futures: Vec<_> = (0..MESSAGES)
+        .map(|i| {
+            let key = format!("k{i}");
+            let value = value_of(i);
+            p.send_result(
+                FutureRecord::to(TOPIC)
+                    .key(&key)
+                    .payload(&value)
+                    .partition(0)
+                    .timestamp(BASE_TS + i as i64 * 1000),
+            )
+            .map_err(|(e, _)| e)
+            .expect("enqueue")
+        })
+        .collect();
+    rt.block_on(async {
+        for f in futures {
+            f.await.expect("delivery").expect("delivered");
+        }
+    });
+
+    // expect offloaded and expect local start: the local log now starts well above 0.
+    let log = server
+        .broker()
+        .log_manager()
+        .get_log(&strata_storage::TopicPartition::new(TOPIC, 0))
+        .expect("log");
+    wait_for(
+        "segments offloaded and local copies deleted",
+        Duration::from_secs(15),
+        || {
+            log.highest_offset_in_remote_storage() > (MESSAGES as i64) / 2
+                && log.local_log_start_offset() > (MESSAGES as i64) / 2
+        },
+    );
+    assert_eq!(log.log_start_offset(), 0, "nothing expired remotely");
+
+    // ListOffsets: -2 = 0, -4 = local start, -5 = highest tiered offset, timestamps inside remote data.
+    let (earliest, _) = rt.block_on(list_offset(addr, TOPIC, -2));
+    let (earliest_local, _) = rt.block_on(list_offset(addr, TOPIC, -4));
+    let (latest_tiered, _) = rt.block_on(list_offset(addr, TOPIC, -5));
+    assert_eq!(earliest, 0);
+    assert_eq!(earliest_local, log.local_log_start_offset());
+    assert!(earliest_local > 0, "-4 = {earliest_local}");
+    assert!(
+        latest_tiered >= earliest_local - 1 && latest_tiered < MESSAGES as i64,
+        "-5 = {latest_tiered}, -4 = {earliest_local}"
+    );
+    // consume from 0: served remotely, byte-identical.
+    consume_all_from_zero(&bs, "first");
+    let rlm = server.tiering().expect("tiering on").rlm();
+    assert!(
+        rlm.metrics()
+            .meter_total("RemoteFetchBytesPerSec", Some(TOPIC))
+            .unwrap_or(0)
+            > 0,
+        "the consume was not served from the remote tier"
+    );
+    let metrics_addr = server
+        .tiering()
+        .and_then(|t| t.metrics_addr())
+        .expect("/metrics bound");
+    let text = http_get(metrics_addr, "/metrics");
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    for name in [
+        "RemoteCopyBytesPerSec",
+        "RemoteFetchBytesPerSec",
+        "RemoteLogSizeBytes",
+    ] {
+        assert!(text.contains(name), "/metrics lacks {name}");
+    }
+    assert!(http_get(metrics_addr, "/nope").starts_with("HTTP/1.1 404"));
+
+    // __remote_log_metadata: readable by a client, JSON records of the copies.
+    let c: BaseConsumer = common::consumer(&bs, "meta-reader", &[]);
+    assign_from_beginning(&c, "__remote_log_metadata", 2);
+    let records = consume_n(&c, 4, Duration::from_secs(10));
+    for r in &records {
+        let v: serde_json::Value =
+            serde_json::from_slice(r.3.as_deref().expect("record value")).expect("JSON value");
+        assert_eq!(v["version"], 1, "{v}");
+        assert!(
+            matches!(v["type"].as_str(), Some("segment" | "segment_update")),
+            "{v}"
+        );
+    }
+    drop(c);
+
+    // restart → consume again from 0.
+    rt.block_on(server.shutdown()).expect("clean shutdown");
+    let server = rt.block_on(start(dir.path()));
+    let bs = server.local_addr().to_string();
+    let log = server
+        .broker()
+        .log_manager()
+        .get_log(&strata_storage::TopicPartition::new(TOPIC, 0))
+        .expect("log after restart");
+    assert!(
+        log.local_log_start_offset() > 0,
+        "local copies stay deleted"
+    );
+    assert_eq!(log.log_start_offset(), 0, "log start survives the restart");
+    consume_all_from_zero(&bs, "second");
+    rt.block_on(server.shutdown()).expect("clean shutdown");
+
+    // strata remote ls / verify on the stopped broker's data.
+    rt.block_on(async {
+        let (b, t) = configs_from_properties(&props(dir.path())).unwrap();
+        let tier = OfflineTier::open(&b, t).await.expect("open offline");
+        let rows = tier.ls(TOPIC).expect("ls");
+        assert!(rows.len() >= 2, "{} remote segments", rows.len());
+        assert!(rows.iter().all(|r| r.state == "COPY_SEGMENT_FINISHED"));
+        assert_eq!(rows[0].start_offset, 0);
+        assert!(rows
+            .iter()
+            .all(|r| r.object_keys.len() == 3 && r.size_bytes > 0));
+        let report = tier.verify(None).await.expect("verify");
+        assert!(report.is_clean(), "{report}");
+        assert_eq!(report.segments_checked, rows.len());
+        tier.close().await.expect("close");
+    });
+}
