@@ -381,3 +381,56 @@ async fn max_connections_bounds_concurrent_clients() {
     assert_eq!(code, 0);
     broker.shutdown().await.unwrap();
 }
+
+/// Sends a Produce without reading a response (acks=0 gets none).
+async fn send_produce(s: &mut tokio::net::TcpStream, req: &ProduceRequest, correlation_id: i32) {
+    let mut body = BytesMut::new();
+    RequestHeader::default()
+        .with_request_api_key(ApiKey::Produce as i16)
+        .with_request_api_version(9)
+        .with_correlation_id(correlation_id)
+        .with_client_id(Some(StrBytes::from_static_str("raw-test")))
+        .encode(&mut body, ApiKey::Produce.request_header_version(9))
+        .unwrap();
+    req.encode(&mut body, 9).unwrap();
+    send_frame(s, &body).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acks_zero_produce_errors_close_the_connection_and_successes_keep_it_silent() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let addr = broker.local_addr();
+    common::create_topic(&addr.to_string(), "a0", 1).await;
+
+    // A good acks=0 produce: no response, the connection stays usable (the next frame read is the
+    // ApiVersions answer).
+    let mut s = connect(addr).await;
+    send_produce(&mut s, &produce_req("a0", batch(&[b"x"])).with_acks(0), 1).await;
+    let r: ApiVersionsResponse = request(
+        &mut s,
+        ApiKey::ApiVersions,
+        3,
+        &ApiVersionsRequest::default(),
+    )
+    .await
+    .expect("connection kept after a good acks=0 produce");
+    assert_eq!(r.error_code, 0);
+    assert_eq!(broker.broker().log("a0", 0).unwrap().log_end_offset(), 1);
+
+    // A failing acks=0 produce (unknown topic; a corrupt batch) closes the connection, as Kafka does.
+    for req in [
+        produce_req("no-such-topic", batch(&[b"x"])).with_acks(0),
+        produce_req("a0", Bytes::from_static(&[0u8; 70])).with_acks(0),
+    ] {
+        let mut s = connect(addr).await;
+        send_produce(&mut s, &req, 2).await;
+        assert!(
+            read_frame(&mut s).await.is_none(),
+            "a failed acks=0 produce must close the connection"
+        );
+    }
+    assert_eq!(broker.broker().log("a0", 0).unwrap().log_end_offset(), 1);
+    api_versions_ok(addr).await;
+    broker.shutdown().await.unwrap();
+}

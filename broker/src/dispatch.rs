@@ -39,7 +39,8 @@ fn encode<T: Encodable>(
     Ok(out.freeze())
 }
 
-/// Handles one request frame; `Ok(None)` when Kafka sends no response (Produce with acks=0).
+/// Handles one request frame; `Ok(None)` when Kafka sends no response (Produce with acks=0), `Err` (close the
+/// connection) for a bad frame or an acks=0 produce that failed.
 pub(crate) async fn handle(broker: &Arc<Broker>, mut body: Bytes) -> Result<Option<Bytes>, Close> {
     if body.len() < 8 {
         return Err(format!(
@@ -93,7 +94,24 @@ async fn dispatch(
             let acks = req.acks;
             let resp = handler::produce::handle(broker, &header, req).await;
             if acks == 0 {
-                return Ok(None);
+                // No response, but like Kafka close the connection on any partition error so the client
+                // notices (it logs the disconnect and refreshes metadata) instead of losing records silently.
+                let failed = resp.responses.iter().find_map(|t| {
+                    t.partition_responses
+                        .iter()
+                        .find(|p| p.error_code != 0)
+                        .map(|p| (t, p))
+                });
+                return match failed {
+                    Some((t, p)) => Err(format!(
+                        "acks=0 produce failed: {}-{}: error {} {}",
+                        t.name.0.as_str(),
+                        p.index,
+                        p.error_code,
+                        p.error_message.as_deref().unwrap_or_default()
+                    )),
+                    None => Ok(None),
+                };
             }
             encode(&header, api, version, &resp).map(Some)
         }
