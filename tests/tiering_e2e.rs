@@ -269,3 +269,142 @@ fn offloaded_segments_are_served_remotely_before_and_after_a_restart() {
         tier.close().await.expect("close");
     });
 }
+
+#[test]
+fn unreachable_remote_storage_refuses_start_with_the_probe_error() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    // A port nothing listens on: bind, note, close.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut p = props(dir.path());
+    for (k, v) in [
+        ("rsm.config.storage.backend", "s3".to_string()),
+        ("rsm.config.storage.s3.bucket.name", "tier".into()),
+        ("rsm.config.storage.s3.region", "us-east-1".into()),
+        (
+            "rsm.config.storage.s3.endpoint.url",
+            format!("http://127.0.0.1:{port}"),
+        ),
+        (
+            "rsm.config.storage.s3.path.style.access.enabled",
+            "true".into(),
+        ),
+        ("rsm.config.storage.aws.access.key.id", "test".into()),
+        ("rsm.config.storage.aws.secret.access.key", "test".into()),
+        ("rsm.config.storage.s3.api.call.timeout", "1500".into()),
+        (
+            "rsm.config.storage.s3.api.call.attempt.timeout",
+            "500".into(),
+        ),
+    ] {
+        p.insert(k.to_string(), v);
+    }
+    let started = Instant::now();
+    let err = rt
+        .block_on(TieredServer::start_from_properties(&p))
+        .expect_err("start-up must fail");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("tier") && msg.contains(&port.to_string()) && msg.contains("put"),
+        "the error names the bucket, endpoint and failing call: {msg}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    // The log dirs were released: a broker with the filesystem backend starts on the same dir.
+    let server = rt.block_on(start(dir.path()));
+    rt.block_on(server.shutdown()).expect("clean shutdown");
+}
+
+#[test]
+fn strata_remote_ls_and_verify_print_segments_of_a_stopped_broker() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let server = rt.block_on(start(dir.path()));
+    let bs = server.local_addr().to_string();
+    let topic = NewTopic::new("cli", 1, TopicReplication::Fixed(1))
+        .set("remote.storage.enable", "true")
+        .set("segment.bytes", "4096");
+    let res = rt
+        .block_on(admin(&bs).create_topics(&[topic], &AdminOptions::new()))
+        .expect("create_topics");
+    assert!(matches!(res.as_slice(), [Ok(_)]), "{res:?}");
+    let p = producer(&bs, &[("linger.ms", "0"), ("batch.num.messages", "1")]);
+    rt.block_on(async {
+        for i in 0..200 {
+            let v = value_of(i);
+            p.send(
+                FutureRecord::<str, _>::to("cli").payload(&v).partition(0),
+                Duration::from_secs(10),
+            )
+            .await
+            .expect("delivered");
+        }
+    });
+    let log = server
+        .broker()
+        .log_manager()
+        .get_log(&strata_storage::TopicPartition::new("cli", 0))
+        .expect("log");
+    wait_for("a segment offloaded", Duration::from_secs(15), || {
+        log.highest_offset_in_remote_storage() >= 0
+    });
+    drop(log);
+    rt.block_on(server.shutdown()).expect("clean shutdown");
+
+    let mut args: Vec<String> = Vec::new();
+    for (k, v) in props(dir.path()) {
+        args.push("--override".into());
+        args.push(format!("{k}={v}"));
+    }
+    let ls = std::process::Command::new(common::strata_bin())
+        .args(["remote", "ls", "--topic", "cli"])
+        .args(&args)
+        .output()
+        .expect("run strata remote ls");
+    let out = String::from_utf8_lossy(&ls.stdout);
+    assert!(
+        ls.status.success(),
+        "{out} {}",
+        String::from_utf8_lossy(&ls.stderr)
+    );
+    assert!(out.contains("COPY_SEGMENT_FINISHED"), "{out}");
+    assert!(out.contains(".rsm-manifest"), "{out}");
+
+    let verify = std::process::Command::new(common::strata_bin())
+        .args(["remote", "verify"])
+        .args(&args)
+        .output()
+        .expect("run strata remote verify");
+    let out = String::from_utf8_lossy(&verify.stdout);
+    assert!(verify.status.success(), "{out}");
+    assert!(
+        out.contains("orphan objects: 0") && out.trim_end().ends_with("OK"),
+        "{out}"
+    );
+
+    // An orphan object under the partition's folder is reported, with exit status 1.
+    let remote = dir.path().join("remote");
+    let seg_dir = std::fs::read_dir(&remote)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("cli-"))
+        .expect("topic folder")
+        .path()
+        .join("0");
+    std::fs::write(seg_dir.join("stray.log"), b"x").unwrap();
+    let verify = std::process::Command::new(common::strata_bin())
+        .args(["remote", "verify", "--topic", "cli"])
+        .args(&args)
+        .output()
+        .expect("run strata remote verify");
+    let out = String::from_utf8_lossy(&verify.stdout);
+    assert_eq!(verify.status.code(), Some(1), "{out}");
+    assert!(out.contains("stray.log"), "{out}");
+}
