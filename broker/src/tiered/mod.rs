@@ -18,6 +18,7 @@ mod http;
 pub mod ops;
 mod server;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -89,6 +90,55 @@ impl TieringError {
 
 fn joined<T>(r: Result<T, tokio::task::JoinError>, what: &str) -> Result<T, TieringError> {
     r.map_err(|e| TieringError::io(what, std::io::Error::other(e.to_string())))
+}
+
+fn runtime_handle() -> Result<tokio::runtime::Handle, TieringError> {
+    tokio::runtime::Handle::try_current()
+        .map_err(|e| TieringError::io("finding the tokio runtime", std::io::Error::other(e)))
+}
+
+impl From<TieringError> for crate::Error {
+    /// Config and rule violations become `InvalidConfig` (INVALID_CONFIG); remote storage failures `Io`
+    /// (KAFKA_STORAGE_ERROR).
+    fn from(e: TieringError) -> Self {
+        use strata_tiering::rlm::Error as Rlm;
+        match e {
+            TieringError::Broker(e) => e,
+            TieringError::Config { key, value, reason } => {
+                crate::Error::Config { key, value, reason }
+            }
+            TieringError::Rlm(Rlm::InvalidConfig { key, value, reason }) => {
+                crate::Error::InvalidConfig { key, value, reason }
+            }
+            TieringError::Rlm(Rlm::PolicyViolation { topic, reason }) => {
+                crate::Error::InvalidConfig {
+                    key: "remote.storage.enable".into(),
+                    value: format!("(topic {topic})"),
+                    reason,
+                }
+            }
+            other => crate::Error::io("tiered storage", std::io::Error::other(other.to_string())),
+        }
+    }
+}
+
+/// Checks a topic's new configs (`old` = the current ones, `None` on CreateTopics) against Kafka's tiering
+/// rules: `remote.storage.enable=true` needs tiering on (`tiering` is `None` when
+/// `remote.log.storage.system.enable=false`), no tiering of compacted topics, turning it off needs
+/// `remote.log.delete.on.disable=true`, local retention within retention. Errors are INVALID_CONFIG.
+pub fn check_topic_config(
+    tiering: Option<&Tiering>,
+    topic: &str,
+    old: Option<&BTreeMap<String, String>>,
+    new: &BTreeMap<String, String>,
+) -> crate::Result<ConfigChangeAction> {
+    let parse = |c: &BTreeMap<String, String>| {
+        TopicRemoteConfig::from_topic_props(c.iter()).map_err(TieringError::from)
+    };
+    let old = old.map(parse).transpose()?;
+    let new = parse(new)?;
+    let enabled = tiering.is_some_and(|t| t.rlm.config().system_enable);
+    Ok(validate_topic_config(enabled, topic, old.as_ref(), &new).map_err(TieringError::from)?)
 }
 
 /// Running tiered storage of one broker. See the [module docs](self).
@@ -262,40 +312,51 @@ impl Tiering {
         self.http.as_ref().map(|h| h.local_addr())
     }
 
-    /// CreateTopics / AlterConfigs: checks the tiering rules of `new` against `old` (`None` on create), returning
-    /// the action to take once the configs are applied. The error is a policy violation naming the rule.
-    pub fn validate_topic_config(
+    /// After a topic's configs were applied (CreateTopics, AlterConfigs): its policy reaches the RLM, and a
+    /// disable with `remote.log.delete.on.disable=true` ([`ConfigChangeAction::DeleteRemoteData`]) starts the
+    /// deletion of its remote data in the background. Call it from a blocking task of the runtime.
+    pub fn topic_config_applied(
         &self,
         topic: &str,
-        old: Option<&std::collections::BTreeMap<String, String>>,
-        new: &std::collections::BTreeMap<String, String>,
-    ) -> Result<ConfigChangeAction, TieringError> {
-        let old = old
-            .map(|o| TopicRemoteConfig::from_topic_props(o.iter()))
-            .transpose()?;
-        let new = TopicRemoteConfig::from_topic_props(new.iter())?;
-        Ok(validate_topic_config(
-            self.rlm.config().system_enable,
-            topic,
-            old.as_ref(),
-            &new,
-        )?)
+        configs: &BTreeMap<String, String>,
+        action: ConfigChangeAction,
+    ) {
+        match TopicRemoteConfig::from_topic_props(configs.iter()) {
+            Ok(c) => self.rlm.set_topic_policy(topic, c.policy()),
+            Err(e) => warn!(topic, error = %e, "bad tiering config of topic; policy unchanged"),
+        }
+        if action == ConfigChangeAction::DeleteRemoteData {
+            let Ok(handle) = tokio::runtime::Handle::try_current() else {
+                warn!(
+                    topic,
+                    "no runtime to delete the remote data on; it is deleted at the next start"
+                );
+                return;
+            };
+            let rlm = self.rlm.clone();
+            let topic = topic.to_string();
+            handle.spawn(async move {
+                match rlm.delete_topic_remote_data(&topic).await {
+                    Ok(parts) => info!(topic, partitions = parts.len(), "remote storage disabled: remote data deleted"),
+                    Err(e) => warn!(topic, error = %e, "deleting remote data after remote.storage.enable=false failed"),
+                }
+            });
+        }
     }
 
-    /// After a topic's configs were applied: its policy reaches the RLM, and a disable with
-    /// `remote.log.delete.on.disable=true` deletes its remote data.
-    pub async fn apply_topic_config(
+    /// [`delete_topic`](Self::delete_topic) from a blocking task of the runtime (the broker's DeleteTopics).
+    pub fn delete_topic_blocking(&self, topic: &str) -> crate::Result<()> {
+        Ok(runtime_handle()?.block_on(self.delete_topic(topic))?)
+    }
+
+    /// [`offset_for_timestamp`](Self::offset_for_timestamp) from a blocking task of the runtime (the broker's
+    /// ListOffsets): (offset, timestamp).
+    pub fn offset_for_timestamp_blocking(
         &self,
-        topic: &str,
-        configs: &std::collections::BTreeMap<String, String>,
-        action: ConfigChangeAction,
-    ) -> Result<(), TieringError> {
-        let c = TopicRemoteConfig::from_topic_props(configs.iter())?;
-        self.rlm.set_topic_policy(topic, c.policy());
-        if action == ConfigChangeAction::DeleteRemoteData {
-            self.rlm.delete_topic_remote_data(topic).await?;
-        }
-        Ok(())
+        tp: &strata_storage::TopicPartition,
+        ts: i64,
+    ) -> crate::Result<Option<(i64, i64)>> {
+        Ok(runtime_handle()?.block_on(self.offset_for_timestamp(tp, ts))?)
     }
 
     /// DeleteTopics: deletes the topic's remote objects and metadata (call it before deleting the local logs).
@@ -327,5 +388,37 @@ impl Tiering {
         self.rlmm.close().await?;
         info!("tiered storage stopped");
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn tiering_a_topic_while_the_system_is_off_is_invalid_config() {
+        let err = check_topic_config(None, "t", None, &map(&[("remote.storage.enable", "true")]))
+            .expect_err("system off");
+        assert!(matches!(err, crate::Error::InvalidConfig { .. }), "{err:?}");
+        assert_eq!(
+            crate::error_code::code(&err),
+            crate::error_code::INVALID_CONFIG
+        );
+        let ok = check_topic_config(None, "t", None, &map(&[("retention.ms", "1000")]));
+        assert!(matches!(ok, Ok(ConfigChangeAction::None)), "{ok:?}");
+    }
+
+    #[test]
+    fn a_bad_tiering_value_names_the_key() {
+        let err = check_topic_config(None, "t", None, &map(&[("remote.storage.enable", "yes")]))
+            .expect_err("not a boolean");
+        assert!(err.to_string().contains("remote.storage.enable"), "{err}");
     }
 }
