@@ -28,7 +28,8 @@ use strata_metadata::{
 };
 use strata_storage::UnifiedLog;
 use strata_tiering::rlm::{
-    validate_topic_config, ConfigChangeAction, MeteredStore, RemoteLogMetrics, TopicRemoteConfig,
+    validate_topic_config, ConfigChangeAction, MeteredStore, RemoteLogMetrics, RemoteReadRequest,
+    TopicRemoteConfig,
 };
 use strata_tiering::{build_store, ObjectStoreRsm, RemoteLogManager};
 use tokio_util::sync::CancellationToken;
@@ -159,7 +160,9 @@ impl std::fmt::Debug for Tiering {
     }
 }
 
-/// Serves Fetch below the local log start through [`RemoteLogManager::read`].
+/// Serves Fetch below the local log start through [`RemoteLogManager::read_many`]: bounded readers and bytes in
+/// flight, and `remote.fetch.max.wait.ms` per read. A read that times out or finds the reader queue full returns
+/// no records (the consumer fetches again), as Kafka's delayed remote fetch does; other failures are errors.
 struct RlmReader(RemoteLogManager);
 
 impl RemoteLogReader for RlmReader {
@@ -171,9 +174,21 @@ impl RemoteLogReader for RlmReader {
     ) -> BoxFuture<std::io::Result<Bytes>> {
         let rlm = self.0.clone();
         Box::pin(async move {
-            rlm.read(log.topic_partition(), offset, max_bytes, true)
-                .await
-                .map_err(std::io::Error::other)
+            let req =
+                RemoteReadRequest::new(log.topic_partition().clone(), offset, max_bytes, true);
+            let result = rlm.read_many(vec![req]).await.pop().map(|(_, r)| r);
+            match result {
+                Some(Ok(records)) => Ok(records),
+                Some(Err(
+                    e @ (strata_tiering::rlm::Error::Timeout { .. }
+                    | strata_tiering::rlm::Error::ReaderQueueFull { .. }),
+                )) => {
+                    warn!(error = %e, "remote fetch returns no records this time");
+                    Ok(Bytes::new())
+                }
+                Some(Err(e)) => Err(std::io::Error::other(e)),
+                None => Ok(Bytes::new()),
+            }
         })
     }
 }
