@@ -408,3 +408,165 @@ fn strata_remote_ls_and_verify_print_segments_of_a_stopped_broker() {
     assert_eq!(verify.status.code(), Some(1), "{out}");
     assert!(out.contains("stray.log"), "{out}");
 }
+
+/// Creates a tiered topic with small segments and produces `n` messages per partition (value_of(i)).
+fn tiered_topic(
+    rt: &tokio::runtime::Runtime,
+    bs: &str,
+    name: &str,
+    partitions: i32,
+    n: usize,
+    extra: &[(&str, &str)],
+) {
+    let mut t = NewTopic::new(name, partitions, TopicReplication::Fixed(1))
+        .set("remote.storage.enable", "true")
+        .set("segment.bytes", "4096")
+        .set("local.retention.bytes", "1");
+    for (k, v) in extra {
+        t = t.set(k, v);
+    }
+    let res = rt
+        .block_on(admin(bs).create_topics(&[t], &AdminOptions::new()))
+        .expect("create_topics");
+    assert!(matches!(res.as_slice(), [Ok(_)]), "{res:?}");
+    let p = producer(bs, &[("linger.ms", "0"), ("batch.num.messages", "1")]);
+    rt.block_on(async {
+        for part in 0..partitions {
+            for i in 0..n {
+                let v = value_of(i);
+                let k = format!("k{i}");
+                p.send(
+                    FutureRecord::to(name).key(&k).payload(&v).partition(part),
+                    Duration::from_secs(10),
+                )
+                .await
+                .expect("delivered");
+            }
+        }
+    });
+}
+
+fn log_of(
+    server: &TieredServer,
+    topic: &str,
+    p: i32,
+) -> std::sync::Arc<strata_storage::UnifiedLog> {
+    server
+        .broker()
+        .log_manager()
+        .get_log(&strata_storage::TopicPartition::new(topic, p))
+        .expect("log")
+}
+
+#[test]
+fn one_fetch_reads_several_remote_partitions_byte_identical() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let server = rt.block_on(start(dir.path()));
+    let bs = server.local_addr().to_string();
+    tiered_topic(&rt, &bs, "multi", 3, 300, &[]);
+    let logs: Vec<_> = (0..3).map(|p| log_of(&server, "multi", p)).collect();
+    wait_for(
+        "all three partitions offloaded",
+        Duration::from_secs(15),
+        || logs.iter().all(|l| l.local_log_start_offset() > 150),
+    );
+    let c: BaseConsumer = common::consumer(&bs, "multi-reader", &[]);
+    assign_from_beginning(&c, "multi", 3);
+    let got = consume_n(&c, 900, Duration::from_secs(20));
+    let mut next = [0i64; 3];
+    for (part, offset, key, value) in got {
+        let i = offset as usize;
+        assert_eq!(offset, next[part as usize], "partition {part} in order");
+        next[part as usize] += 1;
+        assert_eq!(key.as_deref(), Some(format!("k{i}").as_bytes()));
+        assert_eq!(value.as_deref(), Some(&value_of(i)[..]), "{part}@{offset}");
+    }
+    assert_eq!(next, [300, 300, 300]);
+    drop(c);
+    rt.block_on(server.shutdown()).expect("clean shutdown");
+}
+
+#[test]
+fn retention_and_delete_records_expire_remote_segments() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let server = rt.block_on(start(dir.path()));
+    let bs = server.local_addr().to_string();
+    let remote = dir.path().join("remote");
+
+    // retention.bytes over local + remote: old remote segments are deleted, the log start advances.
+    tiered_topic(&rt, &bs, "expiring", 1, 400, &[("retention.bytes", "8192")]);
+    let log = log_of(&server, "expiring", 0);
+    wait_for(
+        "remote segments expired by retention.bytes",
+        Duration::from_secs(15),
+        || log.log_start_offset() > 0 && log.highest_offset_in_remote_storage() > 0,
+    );
+    let finished = || {
+        strata_tiering::rlm::ops::metadata_records(server.broker().log_manager())
+            .expect("metadata records")
+            .iter()
+            .filter(|r| r.json.contains("DELETE_SEGMENT_FINISHED"))
+            .count()
+    };
+    wait_for(
+        "DELETE_SEGMENT_FINISHED recorded",
+        Duration::from_secs(15),
+        || finished() > 0,
+    );
+    let (earliest, _) = rt.block_on(list_offset(server.local_addr(), "expiring", -2));
+    assert_eq!(earliest, log.log_start_offset());
+
+    // DeleteRecords below the local log start: the remote segments below it go too.
+    tiered_topic(&rt, &bs, "trimmed", 1, 400, &[]);
+    let log = log_of(&server, "trimmed", 0);
+    wait_for("trimmed offloaded", Duration::from_secs(15), || {
+        log.local_log_start_offset() > 300
+    });
+    let files_before = remote_files(&remote, "trimmed");
+    let mut tpl = rdkafka::TopicPartitionList::new();
+    tpl.add_partition_offset("trimmed", 0, rdkafka::Offset::Offset(200))
+        .unwrap();
+    let res = rt
+        .block_on(admin(&bs).delete_records(&tpl, &AdminOptions::new()))
+        .expect("delete_records");
+    assert_eq!(res.elements()[0].error(), Ok(()), "{:?}", res.elements()[0]);
+    assert_eq!(log.log_start_offset(), 200);
+    wait_for(
+        "remote segments below 200 deleted",
+        Duration::from_secs(15),
+        || remote_files(&remote, "trimmed") < files_before,
+    );
+    let c: BaseConsumer = common::consumer(&bs, "trimmed-reader", &[]);
+    assign_from_beginning(&c, "trimmed", 1);
+    let got = consume_n(&c, 200, Duration::from_secs(20));
+    assert_eq!(got[0].1, 200, "consumption starts at the new log start");
+    assert_eq!(got[199].1, 399);
+    assert_eq!(got[0].3.as_deref(), Some(&value_of(200)[..]));
+    drop(c);
+    rt.block_on(server.shutdown()).expect("clean shutdown");
+}
+
+/// Files under the remote folders of `topic` (`<root>/<topic>-<id>/...`).
+fn remote_files(root: &Path, topic: &str) -> usize {
+    fn walk(p: &Path, n: &mut usize) {
+        for e in std::fs::read_dir(p).into_iter().flatten().flatten() {
+            if e.path().is_dir() {
+                walk(&e.path(), n);
+            } else {
+                *n += 1;
+            }
+        }
+    }
+    let mut n = 0;
+    for e in std::fs::read_dir(root).into_iter().flatten().flatten() {
+        if e.file_name()
+            .to_string_lossy()
+            .starts_with(&format!("{topic}-"))
+        {
+            walk(&e.path(), &mut n);
+        }
+    }
+    n
+}
