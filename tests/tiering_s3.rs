@@ -1,0 +1,413 @@
+//! Tiered storage to a real S3 HTTP server: s3s + s3s-fs in this process on 127.0.0.1:0 with SigV4 static keys,
+//! the broker set up with the properties the README shows (`rsm.config.storage.backend=s3`, bucket, endpoint,
+//! region, path style, access keys, key prefix). librdkafka (rdkafka crate) produces and consumes.
+//!
+//! Covered: offload → remote consume byte-identical → restart → consume again; DeleteTopics leaves no object;
+//! an S3 outage (503 on every request) holds local deletion, copying resumes after it, nothing is lost, no
+//! orphan objects; `offsets_for_times` inside remote segments.
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::raw;
+use common::{admin, assign_from_beginning, consume_n, producer};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto::Builder as ConnBuilder;
+use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+use kafka_protocol::messages::{ApiKey, ListOffsetsRequest, ListOffsetsResponse, TopicName};
+use kafka_protocol::protocol::StrBytes;
+use rdkafka::admin::{AdminOptions, NewTopic, TopicReplication};
+use rdkafka::consumer::BaseConsumer;
+use rdkafka::producer::FutureRecord;
+use s3s::auth::SimpleAuth;
+use s3s::service::S3ServiceBuilder;
+use strata_broker::tiered::{configs_from_properties, ops::OfflineTier, TieredServer};
+
+/// Access key id and secret the S3 server accepts.
+const KEY: &str = "testing";
+const BUCKET: &str = "strata-tier";
+/// `rsm.config.key.prefix`.
+const PREFIX: &str = "strata/";
+/// CreateTime of record i: BASE_TS + i * 1000.
+const BASE_TS: i64 = 1_700_000_000_000;
+/// Generous bounds: CI runs these on 2 shared cores.
+const WAIT: Duration = Duration::from_secs(60);
+
+/// An S3 server (s3s-fs under `root`, bucket = `root/BUCKET`) that answers 503 to every request while `fail`.
+struct S3 {
+    endpoint: String,
+    root: PathBuf,
+    fail: Arc<AtomicBool>,
+    /// Requests answered 503.
+    refused: Arc<AtomicU64>,
+}
+
+impl S3 {
+    async fn start(root: &Path) -> S3 {
+        std::fs::create_dir_all(root.join(BUCKET)).expect("bucket dir");
+        let fs = s3s_fs::FileSystem::new(root).expect("s3s-fs");
+        let mut b = S3ServiceBuilder::new(fs);
+        b.set_auth(SimpleAuth::from_single(KEY, KEY));
+        let service = b.build();
+        let fail = Arc::new(AtomicBool::new(false));
+        let refused = Arc::new(AtomicU64::new(0));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (f, r) = (fail.clone(), refused.clone());
+        tokio::spawn(async move {
+            while let Ok((sock, _)) = listener.accept().await {
+                let (s3, fail, refused) = (service.clone(), f.clone(), r.clone());
+                let svc = hyper::service::service_fn(move |req| {
+                    let (s3, fail, refused) = (s3.clone(), fail.clone(), refused.clone());
+                    async move {
+                        if fail.load(Ordering::SeqCst) {
+                            refused.fetch_add(1, Ordering::SeqCst);
+                            let body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>\
+                                        ServiceUnavailable</Code><Message>test outage</Message></Error>";
+                            let mut resp = hyper::Response::new(s3s::Body::from(body.to_string()));
+                            *resp.status_mut() = hyper::StatusCode::SERVICE_UNAVAILABLE;
+                            return Ok::<_, s3s::HttpError>(resp);
+                        }
+                        hyper::service::Service::call(&s3, req).await
+                    }
+                });
+                tokio::spawn(async move {
+                    let _ = ConnBuilder::new(TokioExecutor::new())
+                        .serve_connection(TokioIo::new(sock), svc)
+                        .await;
+                });
+            }
+        });
+        S3 {
+            endpoint: format!("http://{addr}"),
+            root: root.to_path_buf(),
+            fail,
+            refused,
+        }
+    }
+
+    /// Keys of the objects whose key starts with `PREFIX` + `topic` + `-` (s3s-fs keeps one file per key).
+    fn objects(&self, topic: &str) -> Vec<String> {
+        let bucket = self.root.join(BUCKET);
+        let mut out = Vec::new();
+        let mut stack = vec![bucket.join(PREFIX)];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if let Ok(rel) = p.strip_prefix(&bucket) {
+                    let key = rel.to_string_lossy().into_owned();
+                    if key.starts_with(&format!("{PREFIX}{topic}-")) {
+                        out.push(key);
+                    }
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// Broker properties as a user writes them: data in `dir/data`, tiering to `s3`.
+fn props(dir: &Path, s3: &S3) -> BTreeMap<String, String> {
+    [
+        ("listeners", "PLAINTEXT://127.0.0.1:0".to_string()),
+        ("log.dirs", dir.join("data").display().to_string()),
+        ("log.retention.check.interval.ms", "100".into()),
+        ("remote.log.manager.task.interval.ms", "100".into()),
+        ("remote.log.manager.task.retry.backoff.ms", "50".into()),
+        ("remote.log.manager.task.retry.backoff.max.ms", "500".into()),
+        (
+            "rlmm.config.remote.log.metadata.topic.num.partitions",
+            "1".into(),
+        ),
+        ("rsm.config.storage.backend", "s3".into()),
+        ("rsm.config.storage.s3.bucket.name", BUCKET.into()),
+        ("rsm.config.storage.s3.region", "us-east-1".into()),
+        ("rsm.config.storage.s3.endpoint.url", s3.endpoint.clone()),
+        (
+            "rsm.config.storage.s3.path.style.access.enabled",
+            "true".into(),
+        ),
+        ("rsm.config.storage.aws.access.key.id", KEY.into()),
+        ("rsm.config.storage.aws.secret.access.key", KEY.into()),
+        ("rsm.config.storage.s3.api.call.timeout", "2000".into()),
+        (
+            "rsm.config.storage.s3.api.call.attempt.timeout",
+            "1000".into(),
+        ),
+        ("rsm.config.key.prefix", PREFIX.into()),
+        ("rsm.config.chunk.size", "4096".into()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+fn value_of(i: usize) -> Vec<u8> {
+    let mut v = format!("s3-{i:06}-").into_bytes();
+    v.extend((0..(i % 53) + 30).map(|j| (i * 7 + j) as u8));
+    v
+}
+
+/// Creates `topic` (1 partition) tiered, with 4 KiB segments and almost nothing kept locally.
+fn create_tiered(rt: &tokio::runtime::Runtime, bs: &str, topic: &str) {
+    let t = NewTopic::new(topic, 1, TopicReplication::Fixed(1))
+        .set("remote.storage.enable", "true")
+        .set("segment.bytes", "4096")
+        .set("local.retention.bytes", "1")
+        .set("local.retention.ms", "1000")
+        .set("retention.ms", "-1")
+        .set("retention.bytes", "-1");
+    let res = rt
+        .block_on(admin(bs).create_topics(&[t], &AdminOptions::new()))
+        .expect("create_topics");
+    assert!(matches!(res.as_slice(), [Ok(n)] if n == topic), "{res:?}");
+}
+
+/// Produces records `from..to` (key `k{i}`, value `value_of(i)`, CreateTime `BASE_TS + i * 1000`), acks=all.
+fn produce(rt: &tokio::runtime::Runtime, bs: &str, topic: &str, from: usize, to: usize) {
+    let p = producer(bs, &[("linger.ms", "0"), ("batch.num.messages", "1")]);
+    rt.block_on(async {
+        for i in from..to {
+            let (k, v) = (format!("k{i}"), value_of(i));
+            let r = FutureRecord::to(topic)
+                .key(&k)
+                .payload(&v)
+                .partition(0)
+                .timestamp(BASE_TS + i as i64 * 1000);
+            let d = p
+                .send(r, Duration::from_secs(20))
+                .await
+                .unwrap_or_else(|(e, _)| panic!("record {i} not delivered: {e}"));
+            assert_eq!(d.offset, i as i64, "offset of record {i}");
+        }
+    });
+}
+
+/// Consumes `n` records of partition 0 from offset 0 and checks each is record i, byte for byte, in order.
+fn consume_from_zero(bs: &str, topic: &str, n: usize) {
+    let c: BaseConsumer = common::consumer(
+        bs,
+        &format!("reader-{}", uuid::Uuid::new_v4()),
+        &[("fetch.max.bytes", "65536"), ("message.max.bytes", "65536")],
+    );
+    assign_from_beginning(&c, topic, 1);
+    let got = consume_n(&c, n, WAIT);
+    for (i, (part, offset, key, value)) in got.iter().enumerate() {
+        assert_eq!((*part, *offset), (0, i as i64), "position of record {i}");
+        assert_eq!(key.as_deref(), Some(format!("k{i}").as_bytes()), "key {i}");
+        assert_eq!(value.as_deref(), Some(&value_of(i)[..]), "value of {i}");
+    }
+}
+
+/// ListOffsets v9 for partition 0 of `topic` at `timestamp` (a sentinel or a time): the offset.
+fn list_offset(rt: &tokio::runtime::Runtime, server: &TieredServer, topic: &str, ts: i64) -> i64 {
+    rt.block_on(async {
+        let mut s = raw::connect(server.local_addr()).await;
+        let req = ListOffsetsRequest::default()
+            .with_replica_id((-1).into())
+            .with_topics(vec![ListOffsetsTopic::default()
+                .with_name(TopicName(StrBytes::from_string(topic.to_string())))
+                .with_partitions(vec![ListOffsetsPartition::default()
+                    .with_partition_index(0)
+                    .with_timestamp(ts)])]);
+        let resp: ListOffsetsResponse = raw::request(&mut s, ApiKey::ListOffsets, 9, &req)
+            .await
+            .expect("ListOffsets response");
+        let p = &resp.topics[0].partitions[0];
+        assert_eq!(p.error_code, 0, "ListOffsets {ts} error");
+        p.offset
+    })
+}
+
+fn log_of(server: &TieredServer, topic: &str) -> Arc<strata_storage::UnifiedLog> {
+    server
+        .broker()
+        .log_manager()
+        .get_log(&strata_storage::TopicPartition::new(topic, 0))
+        .expect("log")
+}
+
+fn wait_for(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !f() {
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {limit:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Waits until at least half of `n` records are in S3 and gone from the local log, and checks the topic's
+/// objects: three per segment (`.log`, `.indexes`, `.rsm-manifest`) under the key prefix.
+fn wait_offloaded(s3: &S3, server: &TieredServer, topic: &str, n: usize) {
+    let log = log_of(server, topic);
+    let half = n as i64 / 2;
+    wait_for("segments offloaded to S3", WAIT, || {
+        log.highest_offset_in_remote_storage() > half && log.local_log_start_offset() > half
+    });
+    let objects = s3.objects(topic);
+    let manifests = objects
+        .iter()
+        .filter(|k| k.ends_with(".rsm-manifest"))
+        .count();
+    assert!(manifests >= 2, "{objects:?}");
+    for suffix in [".log", ".indexes"] {
+        assert_eq!(
+            objects.iter().filter(|k| k.ends_with(suffix)).count(),
+            manifests,
+            "one {suffix} per manifest: {objects:?}"
+        );
+    }
+}
+
+/// Opens the stopped broker's data and the bucket like `strata remote verify` and asserts a clean report.
+fn verify_clean(rt: &tokio::runtime::Runtime, props: &BTreeMap<String, String>, topic: &str) {
+    rt.block_on(async {
+        let (b, t) = configs_from_properties(props).expect("configs");
+        let tier = OfflineTier::open(&b, t).await.expect("open offline");
+        let rows = tier.ls(topic).expect("remote ls");
+        assert!(rows.len() >= 2, "{} remote segments", rows.len());
+        assert!(
+            rows.iter().all(|r| r.state == "COPY_SEGMENT_FINISHED"),
+            "{rows:?}"
+        );
+        assert_eq!(rows[0].start_offset, 0, "the first remote segment");
+        let report = tier.verify(Some(topic)).await.expect("verify");
+        assert!(report.is_clean(), "{report}");
+        assert_eq!(report.segments_checked, rows.len());
+        tier.close().await.expect("close");
+    });
+}
+
+#[test]
+fn offloads_to_s3_and_serves_remote_reads_before_and_after_a_restart() {
+    const N: usize = 400;
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let s3 = rt.block_on(S3::start(&dir.path().join("s3")));
+    let props = props(dir.path(), &s3);
+    let server = rt
+        .block_on(TieredServer::start_from_properties(&props))
+        .expect("broker starts against S3");
+    let bs = server.local_addr().to_string();
+    create_tiered(&rt, &bs, "orders");
+    produce(&rt, &bs, "orders", 0, N);
+    wait_offloaded(&s3, &server, "orders", N);
+    let local_start = list_offset(&rt, &server, "orders", -4);
+    assert!(local_start > 0, "-4 = {local_start}");
+    assert_eq!(
+        list_offset(&rt, &server, "orders", -2),
+        0,
+        "nothing expired"
+    );
+    let tiered = list_offset(&rt, &server, "orders", -5);
+    assert!(
+        tiered >= local_start - 1,
+        "-5 = {tiered}, -4 = {local_start}"
+    );
+
+    consume_from_zero(&bs, "orders", N);
+    let rlm = server.tiering().expect("tiering on").rlm();
+    assert!(
+        rlm.metrics()
+            .meter_total("RemoteFetchBytesPerSec", Some("orders"))
+            .unwrap_or(0)
+            > 0,
+        "the consume was not served from S3"
+    );
+
+    // Restart on the same data dir and the same S3 server: the local copies stay deleted, reads still work.
+    rt.block_on(server.shutdown()).expect("clean shutdown");
+    let server = rt
+        .block_on(TieredServer::start_from_properties(&props))
+        .expect("broker restarts");
+    let bs = server.local_addr().to_string();
+    assert!(
+        list_offset(&rt, &server, "orders", -4) > 0,
+        "-4 after restart"
+    );
+    assert_eq!(
+        list_offset(&rt, &server, "orders", -2),
+        0,
+        "-2 after restart"
+    );
+    consume_from_zero(&bs, "orders", N);
+    rt.block_on(server.shutdown()).expect("clean shutdown");
+    verify_clean(&rt, &props, "orders");
+}
+
+#[test]
+fn s3_outage_holds_local_deletion_and_copying_resumes_without_loss_or_orphans() {
+    const N: usize = 300;
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let s3 = rt.block_on(S3::start(&dir.path().join("s3")));
+    let props = props(dir.path(), &s3);
+    let server = rt
+        .block_on(TieredServer::start_from_properties(&props))
+        .expect("broker starts against S3");
+    let bs = server.local_addr().to_string();
+    create_tiered(&rt, &bs, "payments");
+
+    // S3 answers 503 to everything from now on; producing (acks=all) keeps working.
+    s3.fail.store(true, Ordering::SeqCst);
+    produce(&rt, &bs, "payments", 0, N);
+    let log = log_of(&server, "payments");
+    assert!(log.rolled_segments().len() >= 3, "segments to copy");
+    let rlm = server.tiering().expect("tiering on").rlm();
+    let copy_errors = || {
+        rlm.metrics()
+            .meter_total("RemoteCopyErrorsPerSec", Some("payments"))
+            .unwrap_or(0)
+    };
+    let held = || {
+        rlm.render_metrics()
+            .lines()
+            .find_map(|l| l.strip_prefix("strata_remote_log_local_bytes_held "))
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    // Local retention (every 100 ms, local.retention.bytes=1) ran many times during these failed copies.
+    wait_for(
+        "failed copies and held bytes during the outage",
+        WAIT,
+        || copy_errors() >= 2 && held() > 0,
+    );
+    assert!(s3.refused.load(Ordering::SeqCst) > 0, "S3 saw the requests");
+    assert_eq!(list_offset(&rt, &server, "payments", -4), 0, "local start");
+    assert_eq!(log.local_log_start_offset(), 0, "local segments held");
+    assert_eq!(log.highest_offset_in_remote_storage(), -1, "nothing copied");
+    assert!(
+        s3.objects("payments").is_empty(),
+        "{:?}",
+        s3.objects("payments")
+    );
+
+    // Heal: copying resumes, local deletion follows, nothing is lost.
+    s3.fail.store(false, Ordering::SeqCst);
+    wait_offloaded(&s3, &server, "payments", N);
+    let tiered = list_offset(&rt, &server, "payments", -5);
+    assert!(tiered > N as i64 / 2, "-5 = {tiered}");
+    assert!(list_offset(&rt, &server, "payments", -4) > N as i64 / 2);
+    consume_from_zero(&bs, "payments", N);
+    rt.block_on(server.shutdown()).expect("clean shutdown");
+    verify_clean(&rt, &props, "payments");
+}
