@@ -306,20 +306,45 @@ async fn incremental_alter_configs_rejects_unknown_keys_and_accepts_tiering_keys
         "rejected change was applied"
     );
 
+    // This broker runs without tiered storage: tiering a topic is INVALID_CONFIG naming the broker switch,
+    // as in Kafka; the other tiering keys are accepted and applied.
+    let r: IncrementalAlterConfigsResponse = request(
+        &mut s,
+        ApiKey::IncrementalAlterConfigs,
+        1,
+        &alter(&[("remote.storage.enable", "true")]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.responses[0].error_code, 40, "INVALID_CONFIG");
+    let msg = r.responses[0].error_message.as_deref().unwrap_or_default();
+    assert!(msg.contains("remote.log.storage.system.enable"), "{msg}");
+    assert!(
+        !broker
+            .broker()
+            .log("cfg", 0)
+            .unwrap()
+            .config()
+            .remote_storage_enable
+    );
     let tiering = [
-        ("remote.storage.enable", "true"),
         ("local.retention.ms", "60000"),
         ("local.retention.bytes", "1048576"),
         ("remote.log.copy.disable", "false"),
-        ("remote.log.delete.on.disable", "false"),
+        ("remote.log.delete.on.disable", "true"),
     ];
     let r: IncrementalAlterConfigsResponse =
         request(&mut s, ApiKey::IncrementalAlterConfigs, 1, &alter(&tiering))
             .await
             .unwrap();
-    assert_eq!(r.responses[0].error_code, 0);
+    assert_eq!(
+        r.responses[0].error_code, 0,
+        "{:?}",
+        r.responses[0].error_message
+    );
     let cfg = broker.broker().log("cfg", 0).unwrap().config();
-    assert!(cfg.remote_storage_enable);
+    assert!(!cfg.remote_storage_enable);
+    assert!(cfg.remote_log_delete_on_disable);
     assert_eq!(cfg.local_retention_ms, 60000);
     assert_eq!(cfg.local_retention_bytes, 1_048_576);
 

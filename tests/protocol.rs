@@ -502,7 +502,6 @@ async fn fetch_below_the_local_log_start_goes_through_the_remote_reader() {
             .with_num_partitions(1)
             .with_replication_factor(1)
             .with_configs(vec![
-                cfg("remote.storage.enable", "true"),
                 cfg("segment.bytes", "1024"),
                 cfg("local.retention.bytes", "1"),
             ])]);
@@ -522,8 +521,12 @@ async fn fetch_below_the_local_log_start_goes_through_the_remote_reader() {
         .unwrap();
         assert_eq!(r.responses[0].partition_responses[0].error_code, 0);
     }
-    // Pretend the tiering layer copied everything, then let local retention drop the local copies.
+    // This broker runs without tiered storage (which refuses remote.storage.enable=true): tier the log directly,
+    // pretend the tiering layer copied everything, then let local retention drop the local copies.
     let log = broker.broker().log("tiered", 0).unwrap();
+    let mut tiered = log.config();
+    tiered.remote_storage_enable = true;
+    log.update_config(tiered).unwrap();
     log.roll().unwrap();
     log.update_highest_offset_in_remote_storage(log.log_end_offset() - 1);
     broker.broker().run_retention().unwrap();

@@ -85,6 +85,41 @@ async fn list_offset(addr: std::net::SocketAddr, topic: &str, timestamp: i64) ->
     (p.offset, p.timestamp)
 }
 
+/// AlterConfigs v2 (replace the topic's overrides with `configs`): (error code, error message).
+async fn alter_topic(
+    addr: std::net::SocketAddr,
+    topic: &str,
+    configs: &[(&str, &str)],
+) -> (i16, String) {
+    use kafka_protocol::messages::alter_configs_request::{AlterConfigsResource, AlterableConfig};
+    use kafka_protocol::messages::{AlterConfigsRequest, AlterConfigsResponse};
+    let mut s = raw::connect(addr).await;
+    let req = AlterConfigsRequest::default().with_resources(vec![AlterConfigsResource::default()
+        .with_resource_type(2)
+        .with_resource_name(StrBytes::from_string(topic.to_string()))
+        .with_configs(
+            configs
+                .iter()
+                .map(|(k, v)| {
+                    AlterableConfig::default()
+                        .with_name(StrBytes::from_string(k.to_string()))
+                        .with_value(Some(StrBytes::from_string(v.to_string())))
+                })
+                .collect(),
+        )]);
+    let resp: AlterConfigsResponse = raw::request(&mut s, ApiKey::AlterConfigs, 2, &req)
+        .await
+        .expect("AlterConfigs response");
+    let r = &resp.responses[0];
+    (
+        r.error_code,
+        r.error_message
+            .as_ref()
+            .map(|m| m.to_string())
+            .unwrap_or_default(),
+    )
+}
+
 fn consume_all_from_zero(bootstrap: &str, group: &str) {
     let c: BaseConsumer = common::consumer(
         bootstrap,
@@ -195,6 +230,23 @@ fn offloaded_segments_are_served_remotely_before_and_after_a_restart() {
         latest_tiered >= earliest_local - 1 && latest_tiered < MESSAGES as i64,
         "-5 = {latest_tiered}, -4 = {earliest_local}"
     );
+    // By timestamp: message 100 lies in a remote segment (below the local log start); the lookup answers its
+    // offset and timestamp from the remote segment's time index, as for a time between two records.
+    assert!(earliest_local > 101, "message 100 is remote");
+    let t100 = BASE_TS + 100 * 1000;
+    assert_eq!(rt.block_on(list_offset(addr, TOPIC, t100)), (100, t100));
+    assert_eq!(rt.block_on(list_offset(addr, TOPIC, t100 - 1)), (100, t100));
+    assert_eq!(
+        rt.block_on(list_offset(addr, TOPIC, BASE_TS - 5)),
+        (0, BASE_TS)
+    );
+    let last = BASE_TS + (MESSAGES as i64 - 1) * 1000;
+    assert_eq!(
+        rt.block_on(list_offset(addr, TOPIC, last)),
+        (MESSAGES as i64 - 1, last),
+        "a local record after the remote ones"
+    );
+    assert_eq!(rt.block_on(list_offset(addr, TOPIC, last + 1)), (-1, -1));
     // consume from 0: served remotely, byte-identical.
     consume_all_from_zero(&bs, "first");
     let rlm = server.tiering().expect("tiering on").rlm();
@@ -569,4 +621,111 @@ fn remote_files(root: &Path, topic: &str) -> usize {
         }
     }
     n
+}
+
+/// AlterConfigs / IncrementalAlterConfigs / CreateTopics run Kafka's tiering rules (INVALID_CONFIG, nothing
+/// changed); turning remote storage off with remote.log.delete.on.disable=true deletes the remote data; DeleteTopics
+/// leaves no remote object and records DELETE_PARTITION_FINISHED.
+#[test]
+fn tiering_config_rules_and_topic_deletion_clean_the_remote_tier() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let server = rt.block_on(start(dir.path()));
+    let bs = server.local_addr().to_string();
+    let remote = dir.path().join("remote");
+    let a = admin(&bs);
+
+    // CreateTopics: a compacted tiered topic is refused, and the topic does not exist afterwards.
+    let bad = NewTopic::new("compacted", 1, TopicReplication::Fixed(1))
+        .set("remote.storage.enable", "true")
+        .set("cleanup.policy", "compact");
+    let res = rt
+        .block_on(a.create_topics(&[bad], &AdminOptions::new()))
+        .expect("create_topics");
+    assert!(
+        matches!(
+            res.as_slice(),
+            [Err((_, rdkafka::types::RDKafkaErrorCode::InvalidConfig))]
+        ),
+        "{res:?}"
+    );
+    assert!(server.broker().topics().get("compacted").is_none());
+
+    for (name, n) in [("dropped", 300), ("disabled", 300)] {
+        tiered_topic(&rt, &bs, name, 1, n, &[]);
+    }
+    for name in ["dropped", "disabled"] {
+        let log = log_of(&server, name, 0);
+        wait_for(
+            &format!("{name} offloaded"),
+            Duration::from_secs(15),
+            || log.local_log_start_offset() > 150,
+        );
+        assert!(remote_files(&remote, name) > 0);
+    }
+
+    // Turning remote storage off without remote.log.delete.on.disable=true: INVALID_CONFIG, config unchanged.
+    // (Raw AlterConfigs: the rdkafka crate drops per-resource errors.)
+    let addr = server.local_addr();
+    let (code, msg) = rt.block_on(alter_topic(
+        addr,
+        "disabled",
+        &[
+            ("remote.storage.enable", "false"),
+            ("local.retention.bytes", "1"),
+            ("segment.bytes", "4096"),
+        ],
+    ));
+    assert_eq!(code, 40, "INVALID_CONFIG expected: {msg}");
+    assert!(msg.contains("remote.log.delete.on.disable"), "{msg}");
+    let meta = server.broker().topics().get("disabled").expect("topic");
+    assert_eq!(
+        meta.configs
+            .get("remote.storage.enable")
+            .map(String::as_str),
+        Some("true")
+    );
+    // A compaction switch on a tiered topic is refused the same way.
+    let (code, msg) = rt.block_on(alter_topic(
+        addr,
+        "disabled",
+        &[
+            ("remote.storage.enable", "true"),
+            ("cleanup.policy", "compact"),
+        ],
+    ));
+    assert_eq!(code, 40, "INVALID_CONFIG expected: {msg}");
+    assert!(remote_files(&remote, "disabled") > 0, "nothing deleted");
+    // With remote.log.delete.on.disable=true it is accepted and the remote data goes.
+    let (code, msg) = rt.block_on(alter_topic(
+        addr,
+        "disabled",
+        &[
+            ("remote.storage.enable", "false"),
+            ("remote.log.delete.on.disable", "true"),
+        ],
+    ));
+    assert_eq!(code, 0, "{msg}");
+    wait_for(
+        "remote data of the disabled topic deleted",
+        Duration::from_secs(15),
+        || remote_files(&remote, "disabled") == 0,
+    );
+
+    // DeleteTopics: every remote object of the topic is gone when the call returns.
+    let res = rt
+        .block_on(a.delete_topics(&["dropped"], &AdminOptions::new()))
+        .expect("delete_topics");
+    assert!(matches!(res.as_slice(), [Ok(_)]), "{res:?}");
+    assert_eq!(remote_files(&remote, "dropped"), 0, "objects left behind");
+    let records = strata_tiering::rlm::ops::metadata_records(server.broker().log_manager())
+        .expect("metadata records");
+    assert!(
+        records
+            .iter()
+            .any(|r| r.json.contains("\"dropped\"") && r.json.contains("DELETE_PARTITION_FINISHED")),
+        "no DELETE_PARTITION_FINISHED for the deleted topic"
+    );
+    drop(a);
+    rt.block_on(server.shutdown()).expect("clean shutdown");
 }

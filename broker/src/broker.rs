@@ -6,7 +6,8 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
-use strata_storage::{LogManager, LogManagerConfig, TopicPartition, UnifiedLog};
+use strata_storage::{LogConfig, LogManager, LogManagerConfig, TopicPartition, UnifiedLog};
+use strata_tiering::rlm::ConfigChangeAction;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tracing::info;
@@ -16,6 +17,7 @@ use crate::config::BrokerConfig;
 use crate::error::{Error, Result};
 use crate::group::GroupCoordinator;
 use crate::remote::RemoteLogReader;
+use crate::tiered::{self, Tiering};
 use crate::topic_config;
 use crate::topics::{self, TopicMeta, TopicRegistry, CONSUMER_OFFSETS, REMOTE_LOG_METADATA};
 
@@ -30,6 +32,7 @@ pub struct Broker {
     appended: Notify,
     next_producer_id: AtomicI64,
     remote_reader: std::sync::OnceLock<Arc<dyn RemoteLogReader>>,
+    tiering: std::sync::OnceLock<Arc<Tiering>>,
     cancel: CancellationToken,
 }
 
@@ -58,6 +61,8 @@ impl Broker {
         let mut lm = LogManagerConfig::default();
         lm.log_dirs = config.log_dirs.clone();
         lm.default_log_config = config.log.clone();
+        lm.node_id = config.node_id;
+        lm.ignored_dirs = config.reserved_dirs.clone();
         let logs = Arc::new(LogManager::open(lm)?);
         let topics = TopicRegistry::open(&config.log_dirs[0])?;
         let (advertised_host, advertised_port) = match &config.advertised {
@@ -87,6 +92,7 @@ impl Broker {
             appended: Notify::new(),
             next_producer_id: AtomicI64::new(max_pid.max(-1) + 1),
             remote_reader: std::sync::OnceLock::new(),
+            tiering: std::sync::OnceLock::new(),
             cancel: CancellationToken::new(),
             config,
         });
@@ -135,6 +141,37 @@ impl Broker {
     /// Installs the reader that serves fetches below the local log start (once; later calls return false).
     pub fn set_remote_log_reader(&self, reader: Arc<dyn RemoteLogReader>) -> bool {
         self.remote_reader.set(reader).is_ok()
+    }
+
+    /// Installs running tiered storage: topic config changes go through its rules and reach its
+    /// RemoteLogManager, DeleteTopics deletes remote data, ListOffsets looks into remote segments. `false` if
+    /// one was already installed. Call it before serving.
+    pub fn set_tiering(&self, tiering: Arc<Tiering>) -> bool {
+        self.tiering.set(tiering).is_ok()
+    }
+
+    /// The installed tiered storage, if tiering is on.
+    pub fn tiering(&self) -> Option<&Arc<Tiering>> {
+        self.tiering.get()
+    }
+
+    /// Validates a topic's configs: each key and value, the log config as a whole, the change from `old`
+    /// (`None` on creation) and the tiering rules. Returns the log config and what tiering must do.
+    pub fn check_topic_configs(
+        &self,
+        name: &str,
+        old: Option<&BTreeMap<String, String>>,
+        new: &BTreeMap<String, String>,
+    ) -> Result<(LogConfig, ConfigChangeAction)> {
+        let cfg = topic_config::log_config(&self.config.log, new)?;
+        if let Some(old) = old {
+            // The old overrides were valid when set; broker defaults may have changed since.
+            if let Ok(old_cfg) = topic_config::log_config(&self.config.log, old) {
+                cfg.validate_change(&old_cfg)?;
+            }
+        }
+        let action = tiered::check_topic_config(self.tiering().map(|t| &**t), name, old, new)?;
+        Ok((cfg, action))
     }
 
     pub(crate) fn remote_log_reader(&self) -> Option<&Arc<dyn RemoteLogReader>> {
@@ -192,7 +229,7 @@ impl Broker {
                 "{partitions} partitions for {name}: must be at least 1"
             )));
         }
-        let cfg = topic_config::log_config(&self.config.log, &configs)?;
+        let (cfg, action) = self.check_topic_configs(name, None, &configs)?;
         let internal = name == CONSUMER_OFFSETS || name == REMOTE_LOG_METADATA;
         let meta = TopicMeta {
             id: Uuid::new_v4(),
@@ -204,6 +241,9 @@ impl Broker {
         for p in 0..partitions {
             self.logs
                 .get_or_create_log(&TopicPartition::new(name, p), meta.id, cfg.clone())?;
+        }
+        if let Some(t) = self.tiering() {
+            t.topic_config_applied(name, &meta.configs, action);
         }
         info!(topic = name, partitions, id = %meta.id, "topic created");
         Ok(meta)
@@ -217,6 +257,11 @@ impl Broker {
             .ok_or_else(|| Error::UnknownTopicOrPartition(name.into()))?;
         if meta.internal {
             return Err(Error::InternalTopic(name.into()));
+        }
+        // Remote data first, while the logs still name the partitions and their topic id (Kafka deletes it
+        // after the topic, asynchronously; doing it here means a deleted topic leaves no object behind).
+        if let Some(t) = self.tiering() {
+            t.delete_topic_blocking(name)?;
         }
         let meta = self.topics.remove(name)?;
         for p in 0..meta.partitions {
@@ -272,18 +317,21 @@ impl Broker {
             .topics
             .get(name)
             .ok_or_else(|| Error::UnknownTopicOrPartition(name.into()))?;
-        let cfg = topic_config::log_config(&self.config.log, &configs)?;
+        let (cfg, action) = self.check_topic_configs(name, Some(&meta.configs), &configs)?;
         if validate_only {
             return Ok(());
         }
         self.topics.update(name, |m| {
-            m.configs = configs;
+            m.configs = configs.clone();
             Ok(())
         })?;
         for p in 0..meta.partitions {
             if let Some(log) = self.logs.get_log(&TopicPartition::new(name, p)) {
                 log.update_config(cfg.clone())?;
             }
+        }
+        if let Some(t) = self.tiering() {
+            t.topic_config_applied(name, &configs, action);
         }
         Ok(())
     }

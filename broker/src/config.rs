@@ -213,6 +213,9 @@ pub struct BrokerConfig {
     /// The properties given explicitly (properties file or `--override`); the rest are at their defaults.
     /// DescribeConfigs reports the former as STATIC_BROKER_CONFIG and the latter as DEFAULT_CONFIG.
     pub explicit: BTreeSet<String>,
+    /// Not a property: directories inside `log.dirs` owned by other components (the filesystem remote tier's
+    /// root), which the log manager skips instead of warning about them.
+    pub reserved_dirs: Vec<PathBuf>,
 }
 
 impl Default for BrokerConfig {
@@ -236,6 +239,7 @@ impl Default for BrokerConfig {
             group_max_size: i32::MAX as usize,
             offset_metadata_max_bytes: 4096,
             explicit: BTreeSet::new(),
+            reserved_dirs: Vec::new(),
         }
     }
 }

@@ -52,6 +52,14 @@ pub enum Error {
         /// Why it is wrong.
         reason: String,
     },
+    /// A topic's configs break a rule between keys (Kafka's tiered-storage rules).
+    #[error("invalid configs for topic {topic}: {reason}")]
+    ConfigRule {
+        /// The topic.
+        topic: String,
+        /// The rule broken.
+        reason: String,
+    },
     /// A partition count is not valid (e.g. decreasing).
     #[error("invalid partitions: {0}")]
     InvalidPartitions(String),

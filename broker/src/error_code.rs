@@ -77,7 +77,9 @@ pub fn code(err: &Error) -> i16 {
         Error::UnknownTopicOrPartition(_) => UNKNOWN_TOPIC_OR_PARTITION,
         Error::TopicExists(_) => TOPIC_ALREADY_EXISTS,
         Error::InvalidTopic(..) | Error::InternalTopic(_) => INVALID_TOPIC_EXCEPTION,
-        Error::InvalidConfig { .. } | Error::Config { .. } => INVALID_CONFIG,
+        Error::InvalidConfig { .. } | Error::Config { .. } | Error::ConfigRule { .. } => {
+            INVALID_CONFIG
+        }
         Error::InvalidPartitions(_) => INVALID_PARTITIONS,
         Error::InvalidReplicationFactor(_) => INVALID_REPLICATION_FACTOR,
         Error::InvalidReplicaAssignment(_) => INVALID_REPLICA_ASSIGNMENT,

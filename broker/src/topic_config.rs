@@ -140,10 +140,8 @@ pub fn apply(cfg: &mut LogConfig, key: &str, value: &str) -> Result<()> {
         "remote.storage.enable" => cfg.remote_storage_enable = boolean(key, value)?,
         "local.retention.ms" => cfg.local_retention_ms = num(key, value)?,
         "local.retention.bytes" => cfg.local_retention_bytes = num(key, value)?,
-        // Read by the tiering layer from the topic registry; validated here.
-        "remote.log.copy.disable" | "remote.log.delete.on.disable" => {
-            boolean(key, value)?;
-        }
+        "remote.log.copy.disable" => cfg.remote_log_copy_disable = boolean(key, value)?,
+        "remote.log.delete.on.disable" => cfg.remote_log_delete_on_disable = boolean(key, value)?,
         _ => return Err(invalid(key, value, "unknown topic config")),
     }
     Ok(())
@@ -181,10 +179,9 @@ pub fn value_of(cfg: &LogConfig, overrides: &BTreeMap<String, String>, key: &str
         "remote.storage.enable" => cfg.remote_storage_enable.to_string(),
         "local.retention.ms" => cfg.local_retention_ms.to_string(),
         "local.retention.bytes" => cfg.local_retention_bytes.to_string(),
-        other => overrides
-            .get(other)
-            .cloned()
-            .unwrap_or_else(|| "false".into()),
+        "remote.log.copy.disable" => cfg.remote_log_copy_disable.to_string(),
+        "remote.log.delete.on.disable" => cfg.remote_log_delete_on_disable.to_string(),
+        other => overrides.get(other).cloned().unwrap_or_default(),
     }
 }
 

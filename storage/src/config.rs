@@ -338,6 +338,9 @@ pub struct LogManagerConfig {
     /// The cluster id (22-char URL-safe base64 UUID) for dirs without `meta.properties`. Default: None (the
     /// one on disk, else a new random one). A different id on disk fails the open.
     pub cluster_id: Option<String>,
+    /// Directories inside the log dirs that belong to other components (e.g. the filesystem remote tier under
+    /// `<log dir>/remote`): skipped silently at open instead of being reported as stray. Default: empty.
+    pub ignored_dirs: Vec<PathBuf>,
 }
 
 impl Default for LogManagerConfig {
@@ -348,6 +351,7 @@ impl Default for LogManagerConfig {
             topic_config: None,
             node_id: 1,
             cluster_id: None,
+            ignored_dirs: Vec::new(),
         }
     }
 }
@@ -361,6 +365,7 @@ impl std::fmt::Debug for LogManagerConfig {
                 "topic_config",
                 &self.topic_config.as_ref().map(|_| "<provider>"),
             )
+            .field("ignored_dirs", &self.ignored_dirs)
             .finish()
     }
 }

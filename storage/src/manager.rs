@@ -92,6 +92,14 @@ impl LogManager {
                     continue;
                 }
                 let Some(tp) = names::parse_partition_dir(&name) else {
+                    let path = entry.path();
+                    let owned_elsewhere = config.ignored_dirs.iter().any(|d| {
+                        d == &path
+                            || matches!((d.canonicalize(), path.canonicalize()), (Ok(a), Ok(b)) if a == b)
+                    });
+                    if owned_elsewhere {
+                        continue;
+                    }
                     tracing::warn!(dir = %entry.path().display(), "ignoring a directory that is not a partition");
                     continue;
                 };

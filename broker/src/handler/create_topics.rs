@@ -86,7 +86,7 @@ fn check(
                 .map(|v| (c.name.to_string(), v.to_string()))
         })
         .collect();
-    topic_config::log_config(&broker.config().log, &configs)?;
+    broker.check_topic_configs(name, None, &configs)?;
     Ok((partitions, configs))
 }
 

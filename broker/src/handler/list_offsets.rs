@@ -12,6 +12,7 @@ use super::blocking;
 use crate::broker::Broker;
 use crate::error::Result;
 use crate::error_code;
+use crate::tiered::TieringError;
 
 /// Kafka's timestamp sentinels as an enum at the protocol edge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,21 +46,48 @@ impl OffsetSpec {
     }
 }
 
-fn lookup(broker: &Broker, topic: &str, partition: i32, spec: OffsetSpec) -> Result<(i64, i64)> {
+/// (timestamp, offset, leader epoch of the offset when known) for one partition.
+fn lookup(
+    broker: &Broker,
+    topic: &str,
+    partition: i32,
+    spec: OffsetSpec,
+) -> Result<(i64, i64, Option<i32>)> {
     let log = broker.log(topic, partition)?;
+    let tiering = broker.tiering();
+    let tp = log.topic_partition();
     Ok(match spec {
-        OffsetSpec::Earliest => (-1, log.log_start_offset()),
-        OffsetSpec::Latest => (-1, log.high_watermark()),
-        OffsetSpec::EarliestLocal => (-1, log.local_log_start_offset()),
-        OffsetSpec::LatestTiered => (-1, log.highest_offset_in_remote_storage()),
+        OffsetSpec::Earliest => (-1, log.log_start_offset(), None),
+        OffsetSpec::Latest => (-1, log.high_watermark(), None),
+        OffsetSpec::EarliestLocal => match tiering {
+            Some(t) => {
+                let (off, epoch) = t.rlm().earliest_local(tp).map_err(TieringError::from)?;
+                (-1, off, Some(epoch))
+            }
+            None => (-1, log.local_log_start_offset(), None),
+        },
+        OffsetSpec::LatestTiered => match tiering {
+            Some(t) => {
+                let (off, epoch) = t.rlm().latest_tiered(tp).map_err(TieringError::from)?;
+                (-1, off, Some(epoch))
+            }
+            None => (-1, log.highest_offset_in_remote_storage(), Some(-1)),
+        },
         OffsetSpec::MaxTimestamp => match log.max_timestamp_and_offset() {
-            Some((ts, off)) => (ts, off),
-            None => (-1, -1),
+            Some((ts, off)) => (ts, off, None),
+            None => (-1, -1, Some(-1)),
         },
-        OffsetSpec::Timestamp(t) => match log.fetch_offset_by_timestamp(t)? {
-            Some((off, ts)) => (ts, off),
-            None => (-1, -1),
-        },
+        OffsetSpec::Timestamp(t) => {
+            // With tiering on, timestamps below the local log start are looked up in remote segments.
+            let hit = match tiering {
+                Some(tiered) => tiered.offset_for_timestamp_blocking(tp, t)?,
+                None => log.fetch_offset_by_timestamp(t)?,
+            };
+            match hit {
+                Some((off, ts)) => (ts, off, None),
+                None => (-1, -1, Some(-1)),
+            }
+        }
     })
 }
 
@@ -69,7 +97,14 @@ pub async fn handle(
     h: &RequestHeader,
     req: ListOffsetsRequest,
 ) -> ListOffsetsResponse {
-    let epoch = if h.request_api_version >= 4 { 0 } else { -1 };
+    // A single broker never changes leader: every record carries epoch 0.
+    let epoch = |known: Option<i32>| {
+        if h.request_api_version >= 4 {
+            known.unwrap_or(0)
+        } else {
+            -1
+        }
+    };
     let mut topics = Vec::with_capacity(req.topics.len());
     for t in req.topics {
         let topic = t.name.0.to_string();
@@ -89,10 +124,10 @@ pub async fn handle(
             let name = topic.clone();
             let idx = p.partition_index;
             parts.push(match blocking(move || lookup(&b, &name, idx, spec)).await {
-                Ok((ts, off)) => resp
+                Ok((ts, off, known)) => resp
                     .with_timestamp(ts)
                     .with_offset(off)
-                    .with_leader_epoch(epoch),
+                    .with_leader_epoch(epoch(known)),
                 Err(e) => resp
                     .with_error_code(error_code::code(&e))
                     .with_offset(-1)

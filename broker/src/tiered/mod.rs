@@ -24,7 +24,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use strata_metadata::{
-    RemoteLogMetadataManager, TopicBasedRemoteLogMetadataManager, REMOTE_LOG_METADATA_TOPIC_NAME,
+    RemoteLogMetadataManager, RemotePartitionDeleteMetadata, RemotePartitionDeleteState,
+    TopicBasedRemoteLogMetadataManager, REMOTE_LOG_METADATA_TOPIC_NAME,
 };
 use strata_storage::UnifiedLog;
 use strata_tiering::rlm::{
@@ -112,11 +113,7 @@ impl From<TieringError> for crate::Error {
                 crate::Error::InvalidConfig { key, value, reason }
             }
             TieringError::Rlm(Rlm::PolicyViolation { topic, reason }) => {
-                crate::Error::InvalidConfig {
-                    key: "remote.storage.enable".into(),
-                    value: format!("(topic {topic})"),
-                    reason,
-                }
+                crate::Error::ConfigRule { topic, reason }
             }
             other => crate::Error::io("tiered storage", std::io::Error::other(other.to_string())),
         }
@@ -149,6 +146,7 @@ pub struct Tiering {
     rsm: Arc<ObjectStoreRsm>,
     cancel: CancellationToken,
     http: Option<http::MetricsServer>,
+    broker_id: i32,
 }
 
 impl std::fmt::Debug for Tiering {
@@ -221,7 +219,12 @@ impl Tiering {
             "remote log metadata loaded"
         );
         match Self::start_rest(broker, config, rlmm.clone()).await {
-            Ok(t) => Ok(Some(t)),
+            Ok(t) => {
+                if !broker.set_tiering(t.clone()) {
+                    warn!("tiered storage was already installed on this broker");
+                }
+                Ok(Some(t))
+            }
             Err(e) => {
                 if let Err(c) = rlmm.close().await {
                     warn!(error = %c, "closing the remote log metadata manager after a failed start");
@@ -304,6 +307,7 @@ impl Tiering {
             rsm,
             cancel,
             http,
+            broker_id: broker.config().node_id,
         }))
     }
 
@@ -375,10 +379,51 @@ impl Tiering {
     }
 
     /// DeleteTopics: deletes the topic's remote objects and metadata (call it before deleting the local logs).
+    ///
+    /// Every partition's deletion is first recorded (`DELETE_PARTITION_MARKED`); if that fails the error is
+    /// returned and the caller keeps the topic. Once recorded, a remote store failure no longer fails the
+    /// topic deletion: the remote deletion is retried in the background with backoff, and at the next start.
     pub async fn delete_topic(&self, topic: &str) -> Result<(), TieringError> {
-        let parts = self.rlm.delete_topic_remote_data(topic).await?;
-        let stopped = parts.into_iter().collect();
-        self.rlmm.on_stop_partitions(&stopped);
+        let parts = self.rlm.partitions_of(topic);
+        for tip in &parts {
+            let mark = RemotePartitionDeleteMetadata::new(
+                tip.clone(),
+                RemotePartitionDeleteState::DeletePartitionMarked,
+                crate::broker::now_ms(),
+                self.broker_id,
+            );
+            self.rlmm.put_remote_partition_delete_metadata(mark).await?;
+        }
+        let err = match self.rlm.delete_topic_remote_data(topic).await {
+            Ok(_) => {
+                self.rlmm.on_stop_partitions(&parts.into_iter().collect());
+                return Ok(());
+            }
+            Err(e) => e,
+        };
+        warn!(topic, error = %err, "remote data of the deleted topic is not fully deleted yet; retrying in the background");
+        let (rlm, rlmm, cancel) = (self.rlm.clone(), self.rlmm.clone(), self.cancel.clone());
+        let topic = topic.to_string();
+        tokio::spawn(async move {
+            let mut delay = Duration::from_secs(1);
+            loop {
+                tokio::select! {
+                    _ = cancel.cancelled() => return,
+                    _ = tokio::time::sleep(delay) => {}
+                }
+                match rlm.resume_partition_deletes(&parts).await {
+                    Ok(_) => {
+                        rlmm.on_stop_partitions(&parts.into_iter().collect());
+                        info!(topic, "remote data of the deleted topic deleted");
+                        return;
+                    }
+                    Err(e) => {
+                        warn!(topic, error = %e, retry_in_s = delay.as_secs(), "deleting remote data of the deleted topic failed");
+                        delay = (delay * 2).min(Duration::from_secs(60));
+                    }
+                }
+            }
+        });
         Ok(())
     }
 
@@ -421,7 +466,7 @@ mod tests {
     fn tiering_a_topic_while_the_system_is_off_is_invalid_config() {
         let err = check_topic_config(None, "t", None, &map(&[("remote.storage.enable", "true")]))
             .expect_err("system off");
-        assert!(matches!(err, crate::Error::InvalidConfig { .. }), "{err:?}");
+        assert!(matches!(err, crate::Error::ConfigRule { .. }), "{err:?}");
         assert_eq!(
             crate::error_code::code(&err),
             crate::error_code::INVALID_CONFIG

@@ -18,8 +18,13 @@ pub fn configs_from_properties(
     props: &BTreeMap<String, String>,
 ) -> Result<(BrokerConfig, TieringConfig), TieringError> {
     let (broker_props, tiering_props) = split_properties(props);
-    let broker = BrokerConfig::from_properties(&broker_props)?;
+    let mut broker = BrokerConfig::from_properties(&broker_props)?;
     let tiering = TieringConfig::from_properties(&tiering_props, &broker.log_dirs)?;
+    if tiering.rlm.system_enable && tiering.rsm.backend == strata_tiering::BackendKind::Filesystem {
+        broker
+            .reserved_dirs
+            .push(tiering.rsm.filesystem_root.clone());
+    }
     Ok((broker, tiering))
 }
 
