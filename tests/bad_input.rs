@@ -459,3 +459,60 @@ async fn acks_zero_produce_errors_close_the_connection_and_successes_keep_it_sil
     api_versions_ok(addr).await;
     broker.shutdown().await.unwrap();
 }
+
+/// A topic whose name equals an existing one's once '.' and '_' are treated alike is refused with
+/// INVALID_TOPIC_EXCEPTION naming the existing topic (Kafka's rule), by CreateTopics and by auto-create through
+/// Metadata; the existing topic and its data are untouched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn topic_names_colliding_on_dot_and_underscore_are_refused() {
+    use kafka_protocol::messages::create_topics_request::CreatableTopic;
+    use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let mut s = connect(broker.local_addr()).await;
+    let create = |name: &str, validate_only: bool| {
+        CreateTopicsRequest::default()
+            .with_timeout_ms(5000)
+            .with_validate_only(validate_only)
+            .with_topics(vec![CreatableTopic::default()
+                .with_name(TopicName(StrBytes::from_string(name.into())))
+                .with_num_partitions(1)
+                .with_replication_factor(1)])
+    };
+    let r: CreateTopicsResponse = request(&mut s, ApiKey::CreateTopics, 7, &create("a.b", false))
+        .await
+        .unwrap();
+    assert_eq!(r.topics[0].error_code, 0);
+    let r: ProduceResponse = request(
+        &mut s,
+        ApiKey::Produce,
+        9,
+        &produce_req("a.b", batch(&[b"kept"])),
+    )
+    .await
+    .unwrap();
+    assert_eq!(partition_error(&r), 0);
+
+    for validate_only in [true, false] {
+        let r: CreateTopicsResponse = request(
+            &mut s,
+            ApiKey::CreateTopics,
+            7,
+            &create("a_b", validate_only),
+        )
+        .await
+        .unwrap();
+        assert_eq!(r.topics[0].error_code, 17, "INVALID_TOPIC_EXCEPTION");
+        let msg = r.topics[0].error_message.as_deref().unwrap_or_default();
+        assert!(msg.contains("a.b"), "{msg}");
+    }
+    // Auto-create through Metadata is refused the same way.
+    let md = MetadataRequest::default()
+        .with_topics(Some(vec![MetadataRequestTopic::default()
+            .with_name(Some(TopicName(StrBytes::from_static_str("a_b"))))]))
+        .with_allow_auto_topic_creation(true);
+    let r: MetadataResponse = request(&mut s, ApiKey::Metadata, 9, &md).await.unwrap();
+    assert_ne!(r.topics[0].error_code, 0, "a_b was auto-created");
+    assert!(broker.broker().topics().get("a_b").is_none());
+    assert_eq!(broker.broker().log("a.b", 0).unwrap().log_end_offset(), 1);
+}

@@ -42,6 +42,16 @@ pub enum Error {
     /// A topic name is not a legal Kafka topic name.
     #[error("invalid topic name {0:?}: {1}")]
     InvalidTopic(String, &'static str),
+    /// A new topic's name equals an existing one's once '.' and '_' are treated alike.
+    #[error(
+        "topic {name:?} collides with existing topic {existing:?} ('.' and '_' are treated alike)"
+    )]
+    TopicCollision {
+        /// The name asked for.
+        name: String,
+        /// The existing topic.
+        existing: String,
+    },
     /// A topic config key or value is not accepted.
     #[error("invalid topic config {key}={value:?}: {reason}")]
     InvalidConfig {

@@ -76,7 +76,9 @@ pub fn code(err: &Error) -> i16 {
         Error::Storage(e) => storage_code(e),
         Error::UnknownTopicOrPartition(_) => UNKNOWN_TOPIC_OR_PARTITION,
         Error::TopicExists(_) => TOPIC_ALREADY_EXISTS,
-        Error::InvalidTopic(..) | Error::InternalTopic(_) => INVALID_TOPIC_EXCEPTION,
+        Error::InvalidTopic(..) | Error::InternalTopic(_) | Error::TopicCollision { .. } => {
+            INVALID_TOPIC_EXCEPTION
+        }
         Error::InvalidConfig { .. } | Error::Config { .. } | Error::ConfigRule { .. } => {
             INVALID_CONFIG
         }

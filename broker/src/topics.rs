@@ -48,6 +48,17 @@ pub struct TopicRegistry {
     topics: RwLock<BTreeMap<String, TopicMeta>>,
 }
 
+/// An existing topic whose name equals `name` once '.' and '_' are treated alike (Kafka refuses such a topic:
+/// both would have the same metric names).
+pub fn colliding<'a>(existing: impl IntoIterator<Item = &'a String>, name: &str) -> Option<String> {
+    let norm = |n: &str| n.replace('.', "_");
+    let wanted = norm(name);
+    existing
+        .into_iter()
+        .find(|e| e.as_str() != name && norm(e) == wanted)
+        .cloned()
+}
+
 /// Checks a topic name as Kafka does: 1..=249 chars of `[a-zA-Z0-9._-]`, not `.` or `..`.
 pub fn validate_name(name: &str) -> Result<()> {
     if name.is_empty() {
@@ -136,6 +147,12 @@ impl TopicRegistry {
         let mut topics = self.write();
         if topics.contains_key(name) {
             return Err(Error::TopicExists(name.into()));
+        }
+        if let Some(existing) = colliding(topics.keys(), name) {
+            return Err(Error::TopicCollision {
+                name: name.into(),
+                existing,
+            });
         }
         topics.insert(name.to_string(), meta);
         self.persist(&topics)

@@ -52,6 +52,13 @@ fn check(
     if broker.topics().get(name).is_some() {
         return Err(Error::TopicExists(name.into()));
     }
+    let names: Vec<String> = broker.topics().all().into_iter().map(|(n, _)| n).collect();
+    if let Some(existing) = topics::colliding(&names, name) {
+        return Err(Error::TopicCollision {
+            name: name.into(),
+            existing,
+        });
+    }
     if t.replication_factor != -1 && t.replication_factor != 1 {
         return Err(Error::InvalidReplicationFactor(t.replication_factor));
     }
