@@ -24,7 +24,7 @@ fn after_help() -> String {
         "\nTiered storage (Kafka names; remote.log.*, remote.fetch.*, rsm.config.*, rlmm.config.* are all accepted):\n",
     );
     for (name, default, doc) in TIERING_KEYS {
-        s.push_str(&format!("  {name:<42} default {default:<28} {doc}\n"));
+        s.push_str(&format!("  {name:<52} default {default:<22} {doc}\n"));
     }
     s.push_str("\nTopic configs accepted by CreateTopics/AlterConfigs: ");
     let names: Vec<&str> = strata_broker::topic_config::TOPIC_KEYS
