@@ -418,6 +418,12 @@ fn admin_creates_describes_alters_deletes_topics_and_adds_partitions() {
             (&np.source, np.is_default),
             (&rdkafka::admin::ConfigSource::Default, true)
         );
+        // Tiered storage properties are listed too; this in-process broker runs without tiering.
+        assert_eq!(
+            r.get("remote.log.storage.system.enable")
+                .and_then(|e| e.value.as_deref()),
+            Some("false")
+        );
         let dirs = r.get("log.dirs").unwrap();
         assert_eq!(
             (&dirs.source, dirs.is_default),

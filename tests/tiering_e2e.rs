@@ -712,6 +712,37 @@ fn tiering_config_rules_and_topic_deletion_clean_the_remote_tier() {
         || remote_files(&remote, "disabled") == 0,
     );
 
+    // The broker's DescribeConfigs lists the tiering properties: given ones as static, secrets never.
+    let desc = rt
+        .block_on(a.describe_configs(
+            &[rdkafka::admin::ResourceSpecifier::Broker(1)],
+            &AdminOptions::new(),
+        ))
+        .expect("describe_configs");
+    let r = desc[0].as_ref().expect("broker configs");
+    let value = |k: &str| r.get(k).and_then(|e| e.value.clone());
+    assert_eq!(
+        value("remote.log.storage.system.enable").as_deref(),
+        Some("true")
+    );
+    assert_eq!(
+        value("remote.log.manager.task.interval.ms").as_deref(),
+        Some("100")
+    );
+    assert_eq!(
+        r.get("remote.log.manager.task.interval.ms")
+            .map(|e| &e.source),
+        Some(&rdkafka::admin::ConfigSource::StaticBroker)
+    );
+    assert_eq!(value("remote.fetch.max.wait.ms").as_deref(), Some("500"));
+    assert_eq!(
+        value("rsm.config.storage.filesystem.root"),
+        Some(remote.display().to_string())
+    );
+    assert!(r
+        .get("rsm.config.storage.aws.secret.access.key")
+        .is_some_and(|e| e.value.is_none() && e.is_sensitive));
+
     // DeleteTopics: every remote object of the topic is gone when the call returns.
     let res = rt
         .block_on(a.delete_topics(&["dropped"], &AdminOptions::new()))

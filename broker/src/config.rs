@@ -216,6 +216,9 @@ pub struct BrokerConfig {
     /// Not a property: directories inside `log.dirs` owned by other components (the filesystem remote tier's
     /// root), which the log manager skips instead of warning about them.
     pub reserved_dirs: Vec<PathBuf>,
+    /// Not a property of this struct: the tiered-storage properties given (`remote.log.*`, `rsm.config.*`, ...),
+    /// kept so DescribeConfigs can report them next to the broker's own.
+    pub tiering_props: BTreeMap<String, String>,
 }
 
 impl Default for BrokerConfig {
@@ -240,6 +243,7 @@ impl Default for BrokerConfig {
             offset_metadata_max_bytes: 4096,
             explicit: BTreeSet::new(),
             reserved_dirs: Vec::new(),
+            tiering_props: BTreeMap::new(),
         }
     }
 }

@@ -10,6 +10,7 @@ use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse, 
 use super::sb;
 use crate::broker::Broker;
 use crate::error_code;
+use crate::tiered::TIERING_KEYS;
 use crate::topic_config::{self, TOPIC_KEYS};
 
 /// Kafka resource types.
@@ -24,6 +25,7 @@ const TYPE_BOOLEAN: i8 = 1;
 const TYPE_STRING: i8 = 2;
 const TYPE_INT: i8 = 3;
 const TYPE_LONG: i8 = 5;
+const TYPE_DOUBLE: i8 = 6;
 const TYPE_LIST: i8 = 7;
 
 fn config_type(key: &str) -> i8 {
@@ -44,6 +46,54 @@ fn config_type(key: &str) -> i8 {
         | "max.connections"
         | "socket.request.max.bytes" => TYPE_INT,
         _ => TYPE_LONG,
+    }
+}
+
+/// The tiered-storage properties `strata --help` lists, as (name, value, given explicitly, sensitive). Secrets
+/// have no value (Kafka reports sensitive configs as null).
+/// `remote.log.storage.system.enable` is whether tiered storage runs on this broker.
+fn tiering_values(
+    broker: &Broker,
+) -> impl Iterator<Item = (&'static str, Option<String>, bool, bool)> + '_ {
+    let config = broker.config();
+    TIERING_KEYS.iter().map(move |(k, default, _)| {
+        let explicit = config.tiering_props.get(*k);
+        let sensitive = k.ends_with("secret.access.key") || k.ends_with("session.token");
+        let value = if *k == "remote.log.storage.system.enable" {
+            Some(broker.tiering().is_some().to_string())
+        } else if sensitive {
+            None
+        } else if let Some(v) = explicit {
+            Some(v.clone())
+        } else if *k == "rsm.config.storage.filesystem.root" {
+            config
+                .log_dirs
+                .first()
+                .map(|d| d.join("remote").display().to_string())
+        } else if default.starts_with('(') {
+            None
+        } else {
+            Some(default.to_string())
+        };
+        (*k, value, explicit.is_some(), sensitive)
+    })
+}
+
+/// Kafka's ConfigType of a tiered-storage property, from its default.
+fn tiering_type(key: &str) -> i8 {
+    let default = TIERING_KEYS
+        .iter()
+        .find(|(k, ..)| *k == key)
+        .map(|(_, d, _)| *d)
+        .unwrap_or("");
+    if default == "true" || default == "false" {
+        TYPE_BOOLEAN
+    } else if default.parse::<i64>().is_ok() {
+        TYPE_LONG
+    } else if default.parse::<f64>().is_ok() {
+        TYPE_DOUBLE
+    } else {
+        TYPE_STRING
     }
 }
 
@@ -182,6 +232,26 @@ pub async fn handle(
                             .with_source(source)];
                         entry(k, value, source, true, syn)
                     })
+                    .chain(
+                        tiering_values(broker)
+                            .filter(|(k, ..)| wanted(&r.configuration_keys, k))
+                            .map(|(k, value, explicit, sensitive)| {
+                                let source = if explicit {
+                                    SOURCE_STATIC_BROKER
+                                } else {
+                                    SOURCE_DEFAULT
+                                };
+                                let syn = vec![DescribeConfigsSynonym::default()
+                                    .with_name(sb(k))
+                                    .with_value(value.clone().map(sb))
+                                    .with_source(source)];
+                                let mut e = entry(k, value, source, true, syn);
+                                if version >= 3 {
+                                    e = e.with_config_type(tiering_type(k));
+                                }
+                                e.with_is_sensitive(sensitive)
+                            }),
+                    )
                     .collect();
                 results.push(res.with_configs(configs));
             }

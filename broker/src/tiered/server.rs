@@ -20,6 +20,7 @@ pub fn configs_from_properties(
     let (broker_props, tiering_props) = split_properties(props);
     let mut broker = BrokerConfig::from_properties(&broker_props)?;
     let tiering = TieringConfig::from_properties(&tiering_props, &broker.log_dirs)?;
+    broker.tiering_props = tiering_props;
     if tiering.rlm.system_enable && tiering.rsm.backend == strata_tiering::BackendKind::Filesystem {
         broker
             .reserved_dirs
