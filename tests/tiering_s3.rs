@@ -4,12 +4,13 @@
 //!
 //! Covered: offload → remote consume byte-identical → restart → consume again; DeleteTopics leaves no object;
 //! an S3 outage (503 on every request) holds local deletion, copying resumes after it, nothing is lost, no
-//! orphan objects; `offsets_for_times` inside remote segments.
+//! orphan objects; a copy failing after its `.log` was stored (cleanup failing too) leaves nothing behind once S3
+//! recovers; `offsets_for_times` inside remote segments.
 mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -37,11 +38,19 @@ const BASE_TS: i64 = 1_700_000_000_000;
 /// Generous bounds: CI runs these on 2 shared cores.
 const WAIT: Duration = Duration::from_secs(60);
 
-/// An S3 server (s3s-fs under `root`, bucket = `root/BUCKET`) that answers 503 to every request while `fail`.
+/// [`S3::fault`]: serve normally.
+const HEALTHY: u8 = 0;
+/// [`S3::fault`]: 503 to every request.
+const DOWN: u8 = 1;
+/// [`S3::fault`]: 503 to PUTs of `.indexes` objects and to deletes (a copy fails after its `.log` is stored
+/// and its cleanup fails too).
+const NO_INDEXES_NO_DELETES: u8 = 2;
+
+/// An S3 server (s3s-fs under `root`, bucket = `root/BUCKET`) that answers 503 as `fault` says.
 struct S3 {
     endpoint: String,
     root: PathBuf,
-    fail: Arc<AtomicBool>,
+    fault: Arc<AtomicU8>,
     /// Requests answered 503.
     refused: Arc<AtomicU64>,
 }
@@ -53,20 +62,31 @@ impl S3 {
         let mut b = S3ServiceBuilder::new(fs);
         b.set_auth(SimpleAuth::from_single(KEY, KEY));
         let service = b.build();
-        let fail = Arc::new(AtomicBool::new(false));
+        let fault = Arc::new(AtomicU8::new(HEALTHY));
         let refused = Arc::new(AtomicU64::new(0));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
         let addr = listener.local_addr().expect("addr");
-        let (f, r) = (fail.clone(), refused.clone());
+        let (f, r) = (fault.clone(), refused.clone());
         tokio::spawn(async move {
             while let Ok((sock, _)) = listener.accept().await {
-                let (s3, fail, refused) = (service.clone(), f.clone(), r.clone());
-                let svc = hyper::service::service_fn(move |req| {
-                    let (s3, fail, refused) = (s3.clone(), fail.clone(), refused.clone());
+                let (s3, fault, refused) = (service.clone(), f.clone(), r.clone());
+                let svc = hyper::service::service_fn(move |req: hyper::Request<_>| {
+                    let (s3, fault, refused) = (s3.clone(), fault.clone(), refused.clone());
+                    let refuse = match fault.load(Ordering::SeqCst) {
+                        DOWN => true,
+                        NO_INDEXES_NO_DELETES => {
+                            let (m, uri) = (req.method(), req.uri());
+                            m == hyper::Method::DELETE
+                                || (m == hyper::Method::POST
+                                    && uri.query().is_some_and(|q| q.contains("delete")))
+                                || (m == hyper::Method::PUT && uri.path().ends_with(".indexes"))
+                        }
+                        _ => false,
+                    };
                     async move {
-                        if fail.load(Ordering::SeqCst) {
+                        if refuse {
                             refused.fetch_add(1, Ordering::SeqCst);
                             let body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>\
                                         ServiceUnavailable</Code><Message>test outage</Message></Error>";
@@ -87,7 +107,7 @@ impl S3 {
         S3 {
             endpoint: format!("http://{addr}"),
             root: root.to_path_buf(),
-            fail,
+            fault,
             refused,
         }
     }
@@ -380,7 +400,7 @@ fn s3_outage_holds_local_deletion_and_copying_resumes_without_loss_or_orphans() 
     create_tiered(&rt, &bs, "payments");
 
     // S3 answers 503 to everything from now on; producing (acks=all) keeps working.
-    s3.fail.store(true, Ordering::SeqCst);
+    s3.fault.store(DOWN, Ordering::SeqCst);
     produce(&rt, &bs, "payments", 0, N);
     let log = log_of(&server, "payments");
     assert!(log.rolled_segments().len() >= 3, "segments to copy");
@@ -414,7 +434,7 @@ fn s3_outage_holds_local_deletion_and_copying_resumes_without_loss_or_orphans() 
     );
 
     // Heal: copying resumes, local deletion follows, nothing is lost.
-    s3.fail.store(false, Ordering::SeqCst);
+    s3.fault.store(HEALTHY, Ordering::SeqCst);
     wait_offloaded(&s3, &server, "payments", N);
     let tiered = list_offset(&rt, &server, "payments", -5);
     assert!(tiered > N as i64 / 2, "-5 = {tiered}");
@@ -531,4 +551,57 @@ fn offsets_for_times_finds_records_in_remote_segments() {
     assert_eq!(offset_for(ts(last) + 1), rdkafka::Offset::End);
     drop(c);
     rt.block_on(server.shutdown()).expect("clean shutdown");
+}
+
+#[test]
+fn objects_of_a_copy_that_failed_midway_are_removed_after_recovery() {
+    const N: usize = 200;
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let s3 = rt.block_on(S3::start(&dir.path().join("s3")));
+    let mut props = props(dir.path(), &s3);
+    props.insert(
+        "rsm.config.storage.s3.api.call.timeout".into(),
+        "1000".into(),
+    );
+    let server = rt
+        .block_on(TieredServer::start_from_properties(&props))
+        .expect("broker starts against S3");
+    let bs = server.local_addr().to_string();
+    create_tiered(&rt, &bs, "ledger");
+
+    // Copies store their `.log`, fail on `.indexes`, and cannot remove the `.log` either.
+    s3.fault.store(NO_INDEXES_NO_DELETES, Ordering::SeqCst);
+    produce(&rt, &bs, "ledger", 0, N);
+    let log = log_of(&server, "ledger");
+    let stray = |objects: &[String]| -> Vec<String> {
+        objects
+            .iter()
+            .filter(|k| {
+                let base = k.rsplit_once('.').map_or(k.as_str(), |(b, _)| b);
+                !objects.contains(&format!("{base}.rsm-manifest"))
+            })
+            .cloned()
+            .collect()
+    };
+    let rlm = server.tiering().expect("tiering on").rlm();
+    wait_for("a failed copy left its .log behind", WAIT, || {
+        let failed = rlm
+            .metrics()
+            .meter_total("RemoteCopyErrorsPerSec", Some("ledger"))
+            .unwrap_or(0);
+        failed >= 1 && !stray(&s3.objects("ledger")).is_empty()
+    });
+    assert_eq!(log.highest_offset_in_remote_storage(), -1, "nothing copied");
+    assert_eq!(log.local_log_start_offset(), 0, "local segments held");
+
+    // Recovery: copying catches up and the failed attempts' objects are removed.
+    s3.fault.store(HEALTHY, Ordering::SeqCst);
+    wait_offloaded(&s3, &server, "ledger", N);
+    wait_for("no object outside a finished segment", WAIT, || {
+        stray(&s3.objects("ledger")).is_empty()
+    });
+    consume_from_zero(&bs, "ledger", N);
+    rt.block_on(server.shutdown()).expect("clean shutdown");
+    verify_clean(&rt, &props, "ledger");
 }
