@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# Tiered-storage benchmarks against the strata binary (not tests; figures go to bench/RESULTS.md).
+#
+#   bench/tiering.sh catchup [fs|s3]   consumer catch-up from the remote tier vs from the local log, same run
+#   bench/tiering.sh lag     [fs|s3]   RemoteCopyLagSegments under sustained produce at half the max ingest rate
+#   bench/tiering.sh rss     [fs|s3]   broker RSS while 1 GiB segments upload
+#
+# fs = the default filesystem backend (under the data dir); s3 = the local S3 server of
+# `cargo build --release -p strata-tiering --example s3_server` (s3s-fs, a separate process, objects on disk).
+# Knobs (env): BIN (strata binary; default $CARGO_TARGET_DIR/release/strata), PERF (rdkafka_performance),
+# PY (python with confluent-kafka; tests/interop/install.sh), PORT (19500), MSGS (1000000 x 1 KiB = ~1 GB for
+# catchup), SEG (segment.bytes for catchup/lag, 67108864), LAG_SECS (60), RSS_GB (3), WORK (scratch dir parent).
+# Every run deletes its data at the end.
+set -euo pipefail
+MODE=${1:?usage: bench/tiering.sh catchup|lag|rss [fs|s3]}
+BACKEND=${2:-fs}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+BIN=${BIN:-$TARGET/release/strata}
+S3BIN=${S3BIN:-$TARGET/release/examples/s3_server}
+PERF=${PERF:-$HOME/.kharness/bin/rdkafka_performance}
+PY=${PY:-${STRATA_INTEROP_PREFIX:-$HOME/.cache/strata-interop}/venv/bin/python}
+PORT=${PORT:-19500}
+HTTP=$((PORT + 1))
+S3PORT=$((PORT + 2))
+MSGS=${MSGS:-1000000}
+SEG=${SEG:-67108864}
+LAG_SECS=${LAG_SECS:-60}
+RSS_GB=${RSS_GB:-3}
+BS=127.0.0.1:$PORT
+for f in "$BIN" "$PERF" "$PY"; do [ -x "$f" ] || { echo "missing $f" >&2; exit 1; }; done
+WORK=$(mktemp -d -p "${WORK:-/tmp}" strata-tier-bench.XXXXXX)
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+say() { printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+start_s3() {
+  [ -x "$S3BIN" ] || { echo "missing $S3BIN (cargo build --release -p strata-tiering --example s3_server)" >&2; exit 1; }
+  "$S3BIN" "$WORK/s3" "127.0.0.1:$S3PORT" strata strata-local >"$WORK/s3.log" 2>&1 &
+  PIDS+=($!)
+  until (exec 3<>"/dev/tcp/127.0.0.1/$S3PORT") 2>/dev/null; do sleep 0.05; done
+}
+
+# start_broker EXTRA_OVERRIDES...: starts strata, waits for the port; sets BROKER_PID.
+start_broker() {
+  local args=(--override "listeners=PLAINTEXT://$BS" --override "log.dirs=$WORK/data"
+    --override "http.listener=127.0.0.1:$HTTP"
+    --override log.retention.check.interval.ms=1000 --override remote.log.manager.task.interval.ms=1000
+    --override rlmm.config.remote.log.metadata.topic.num.partitions=1)
+  if [ "$BACKEND" = s3 ]; then
+    start_s3
+    args+=(--override rsm.config.storage.backend=s3 --override rsm.config.storage.s3.bucket.name=strata
+      --override rsm.config.storage.s3.region=us-east-1
+      --override "rsm.config.storage.s3.endpoint.url=http://127.0.0.1:$S3PORT"
+      --override rsm.config.storage.s3.path.style.access.enabled=true
+      --override rsm.config.storage.aws.access.key.id=strata-local
+      --override rsm.config.storage.aws.secret.access.key=strata-local --override rsm.config.key.prefix=bench/)
+  fi
+  RUST_LOG=${RUST_LOG:-warn} "$BIN" "${args[@]}" "$@" >"$WORK/broker.log" 2>&1 &
+  BROKER_PID=$!
+  PIDS+=("$BROKER_PID")
+  until (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; do
+    kill -0 "$BROKER_PID" 2>/dev/null || { cat "$WORK/broker.log" >&2; exit 1; }
+    sleep 0.05
+  done
+}
+
+# create_topic NAME key=value...
+create_topic() {
+  "$PY" - "$BS" "$@" <<'PYEOF'
+import sys
+from confluent_kafka.admin import AdminClient, NewTopic
+bs, name, cfg = sys.argv[1], sys.argv[2], dict(kv.split("=", 1) for kv in sys.argv[3:])
+a = AdminClient({"bootstrap.servers": bs})
+a.create_topics([NewTopic(name, 1, 1, config=cfg)])[name].result(30)
+PYEOF
+}
+
+metric() { # NAME TOPIC -> value (0 when absent)
+  curl -s "http://127.0.0.1:$HTTP/metrics" |
+    awk -v n="kafka_server_BrokerTopicMetrics_$1{topic=\"$2\"}" '$1 == n {v=$2} END {print v+0}'
+}
+dir_mb() { du -sm "$1" 2>/dev/null | awk '{print $1}'; }
+# Last table row of `rdkafka_performance -u`: "msgs/s MB/s".
+produce_rate() { awk -F'|' '/^\|/ && $2+0 > 0 {m=$7; b=$8} END {gsub(/ /,"",m); gsub(/ /,"",b); print m, b}'; }
+consume_rate() { awk -F'|' '/^\|/ && $2+0 > 0 {m=$6; b=$7} END {gsub(/ /,"",m); gsub(/ /,"",b); print m, b}'; }
+produce() { # TOPIC COUNT [extra perf args] -> "msgs/s MB/s"
+  local t=$1 n=$2; shift 2
+  "$PERF" -P -t "$t" -p 0 -b "$BS" -s 1024 -c "$n" -a 1 -q -u -X linger.ms=5 -X batch.size=1000000 \
+    -X queue.buffering.max.messages=1000000 "$@" 2>/dev/null | produce_rate
+}
+consume() { # TOPIC COUNT -> "msgs/s MB/s"
+  "$PERF" -C -t "$1" -p 0 -b "$BS" -o beginning -c "$2" -q -u 2>/dev/null | consume_rate
+}
+wait_offloaded() { # TOPIC: copy lag 0 and at most one local segment (the active one) left
+  local t=$1 deadline=$((SECONDS + 600))
+  while :; do
+    local lag logs
+    lag=$(metric RemoteCopyLagSegments "$t")
+    logs=$(find "$WORK/data/$t-0" -name '*.log' | wc -l)
+    [ "$lag" = 0 ] && [ "$logs" -le 1 ] && [ "$(metric RemoteLogSizeBytes "$t")" != 0 ] && return 0
+    [ $SECONDS -lt $deadline ] || { echo "offload of $t did not finish (lag $lag, $logs local logs)" >&2; exit 1; }
+    sleep 0.5
+  done
+}
+
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+
+case "$MODE" in
+catchup)
+  start_broker
+  create_topic remote remote.storage.enable=true "segment.bytes=$SEG" local.retention.bytes=1 retention.ms=-1
+  create_topic local "segment.bytes=$SEG" retention.ms=-1
+  say "load $(load); producing $MSGS x 1 KiB into 'local' and into 'remote' (tiered)"
+  read -r plm plb < <(produce local "$MSGS")
+  read -r prm prb < <(produce remote "$MSGS")
+  t0=$SECONDS
+  wait_offloaded remote
+  say "offloaded in $((SECONDS - t0)) s after the produce: remote $(metric RemoteLogSizeBytes remote) B, local dir $(dir_mb "$WORK/data/remote-0") MB"
+  say "load $(load); consuming both from offset 0"
+  f0=$(metric RemoteFetchBytesPerSec remote)
+  read -r clm clb < <(consume local "$MSGS")
+  read -r crm crb < <(consume remote "$MSGS")
+  f1=$(metric RemoteFetchBytesPerSec remote)
+  printf 'backend=%s messages=%s segment.bytes=%s load=%s\n' "$BACKEND" "$MSGS" "$SEG" "$(load)"
+  printf 'produce local  %s msg/s %s MB/s\nproduce remote %s msg/s %s MB/s\n' "$plm" "$plb" "$prm" "$prb"
+  printf 'consume local  %s msg/s %s MB/s\nconsume remote %s msg/s %s MB/s (RemoteFetchBytesPerSec +%s B)\n' \
+    "$clm" "$clb" "$crm" "$crb" "$((f1 - f0))"
+  awk -v r="$crb" -v l="$clb" 'BEGIN {printf "remote/local = %.0f %%\n", 100 * r / l}'
+  ;;
+lag)
+  start_broker
+  create_topic max "segment.bytes=$SEG" retention.bytes=1073741824
+  read -r mm mb < <(produce max "$MSGS")
+  say "max ingest (untiered topic, $MSGS x 1 KiB): $mm msg/s $mb MB/s"
+  half=$(awk -v m="$mm" 'BEGIN {printf "%d", m / 2}')
+  n=$((half * LAG_SECS))
+  create_topic lag remote.storage.enable=true "segment.bytes=$SEG" local.retention.bytes=1 retention.bytes=2147483648
+  say "load $(load); producing $n messages at $half msg/s (half the max) for ~$LAG_SECS s, sampling RemoteCopyLagSegments every second"
+  produce lag "$n" -r "$half" >"$WORK/lag-produce.txt" &
+  ppid=$!
+  : >"$WORK/lag.txt"
+  while kill -0 "$ppid" 2>/dev/null; do metric RemoteCopyLagSegments lag >>"$WORK/lag.txt"; sleep 1; done
+  wait "$ppid"
+  read -r lm lb <"$WORK/lag-produce.txt"
+  for _ in 1 2 3 4 5; do metric RemoteCopyLagSegments lag >>"$WORK/lag.txt"; sleep 1; done
+  printf 'backend=%s segment.bytes=%s max=%s msg/s (%s MB/s) achieved=%s msg/s (%s MB/s) load=%s\n' \
+    "$BACKEND" "$SEG" "$mm" "$mb" "$lm" "$lb" "$(load)"
+  printf 'RemoteCopyLagSegments samples: %s\n' "$(tr '\n' ' ' <"$WORK/lag.txt")"
+  sort -n "$WORK/lag.txt" | awk '{a[NR]=$1} END {printf "lag segments: max %d, p50 %d, last %d (%d samples)\n", a[NR], a[int((NR+1)/2)], $1, NR}'
+  ;;
+rss)
+  start_broker
+  create_topic big remote.storage.enable=true segment.bytes=1073741824 local.retention.bytes=1 retention.ms=-1
+  n=$((RSS_GB * 1048576))
+  say "load $(load); producing $n x 1 KiB (${RSS_GB} GiB) with 1 GiB segments"
+  produce big "$n" -r 200000 >"$WORK/rss-produce.txt" &
+  ppid=$!
+  : >"$WORK/rss.txt"
+  deadline=$((SECONDS + 900))
+  while :; do
+    awk '/VmRSS|RssAnon|RssFile/ {printf "%s %s ", $1, $2} END {print ""}' "/proc/$BROKER_PID/status" >>"$WORK/rss.txt"
+    if ! kill -0 "$ppid" 2>/dev/null; then
+      [ "$(metric RemoteCopyLagSegments big)" = 0 ] && [ "$(metric RemoteLogSizeBytes big)" -ge $(((RSS_GB - 1) * 1073741824)) ] && break
+    fi
+    [ $SECONDS -lt $deadline ] || { echo "uploads did not finish" >&2; break; }
+    sleep 0.2
+  done
+  printf 'backend=%s produced %s GiB, remote %s B, load=%s\n' "$BACKEND" "$RSS_GB" "$(metric RemoteLogSizeBytes big)" "$(load)"
+  awk '{for (i = 1; i < NF; i += 2) if ($(i+1) > m[$i]) m[$i] = $(i+1)} END {for (k in m) printf "max %s %.1f MiB\n", k, m[k] / 1024}' "$WORK/rss.txt"
+  ;;
+*) echo "unknown mode $MODE" >&2; exit 2 ;;
+esac
