@@ -760,3 +760,65 @@ fn tiering_config_rules_and_topic_deletion_clean_the_remote_tier() {
     drop(a);
     rt.block_on(server.shutdown()).expect("clean shutdown");
 }
+
+/// `log.remote.storage.enable=true` (strata's broker default of remote.storage.enable): a topic auto-created by a
+/// producer — the kcat path of the README — is tiered and read back from the remote tier; internal topics are not.
+#[test]
+fn auto_created_topics_tier_with_the_broker_default() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = props(dir.path());
+    for (k, v) in [
+        ("log.remote.storage.enable", "true"),
+        ("log.segment.bytes", "4096"),
+        ("log.local.retention.bytes", "1"),
+    ] {
+        p.insert(k.into(), v.into());
+    }
+    let server = rt
+        .block_on(TieredServer::start_from_properties(&p))
+        .expect("starts");
+    let bs = server.local_addr().to_string();
+    let prod = producer(&bs, &[("linger.ms", "0")]);
+    rt.block_on(async {
+        for i in 0..300 {
+            let v = value_of(i);
+            let k = format!("k{i}");
+            prod.send(
+                FutureRecord::to("auto").key(&k).payload(&v),
+                Duration::from_secs(10),
+            )
+            .await
+            .expect("delivered");
+        }
+    });
+    let log = log_of(&server, "auto", 0);
+    assert!(log.config().remote_storage_enable);
+    wait_for("auto offloaded", Duration::from_secs(15), || {
+        log.local_log_start_offset() > 150
+    });
+    let c: BaseConsumer = common::consumer(&bs, "auto-reader", &[]);
+    assign_from_beginning(&c, "auto", 1);
+    let got = consume_n(&c, 300, Duration::from_secs(20));
+    for (i, (_, offset, _, value)) in got.iter().enumerate() {
+        assert_eq!(*offset, i as i64);
+        assert_eq!(value.as_deref(), Some(&value_of(i)[..]), "value of {i}");
+    }
+    let offsets = log_of(&server, "__consumer_offsets", 0);
+    assert!(
+        !offsets.config().remote_storage_enable,
+        "internal topic tiered"
+    );
+    drop(c);
+    rt.block_on(server.shutdown()).expect("clean shutdown");
+
+    // Without tiering the broker default is refused at start-up, naming the key.
+    p.insert("remote.log.storage.system.enable".into(), "false".into());
+    let err = rt
+        .block_on(TieredServer::start_from_properties(&p))
+        .expect_err("refused");
+    assert!(
+        err.to_string().contains("log.remote.storage.enable"),
+        "{err}"
+    );
+}

@@ -44,6 +44,10 @@ impl std::fmt::Debug for Broker {
     }
 }
 
+fn is_internal(name: &str) -> bool {
+    name == CONSUMER_OFFSETS || name == REMOTE_LOG_METADATA
+}
+
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -163,15 +167,52 @@ impl Broker {
         old: Option<&BTreeMap<String, String>>,
         new: &BTreeMap<String, String>,
     ) -> Result<(LogConfig, ConfigChangeAction)> {
-        let cfg = topic_config::log_config(&self.config.log, new)?;
+        let internal = is_internal(name);
+        let cfg = self.topic_log_config(name, new)?;
+        if internal && cfg.remote_storage_enable {
+            return Err(Error::ConfigRule {
+                topic: name.into(),
+                reason: "internal topics are never tiered".into(),
+            });
+        }
         if let Some(old) = old {
             // The old overrides were valid when set; broker defaults may have changed since.
-            if let Ok(old_cfg) = topic_config::log_config(&self.config.log, old) {
+            if let Ok(old_cfg) = self.topic_log_config(name, old) {
                 cfg.validate_change(&old_cfg)?;
             }
         }
-        let action = tiered::check_topic_config(self.tiering().map(|t| &**t), name, old, new)?;
+        // The tiering rules see the effective remote.storage.enable (log.remote.storage.enable as default).
+        let effective = |m: &BTreeMap<String, String>| {
+            let mut m = m.clone();
+            if self.config.log.remote_storage_enable && !internal {
+                m.entry("remote.storage.enable".into())
+                    .or_insert_with(|| "true".into());
+            }
+            m
+        };
+        let old = old.map(effective);
+        let action = tiered::check_topic_config(
+            self.tiering().map(|t| &**t),
+            name,
+            old.as_ref(),
+            &effective(new),
+        )?;
         Ok((cfg, action))
+    }
+
+    /// A topic's log config: broker defaults with its overrides; internal topics ignore the broker default of
+    /// `remote.storage.enable`.
+    fn topic_log_config(
+        &self,
+        name: &str,
+        overrides: &BTreeMap<String, String>,
+    ) -> Result<LogConfig> {
+        if is_internal(name) && self.config.log.remote_storage_enable {
+            let mut defaults = self.config.log.clone();
+            defaults.remote_storage_enable = false;
+            return topic_config::log_config(&defaults, overrides);
+        }
+        topic_config::log_config(&self.config.log, overrides)
     }
 
     pub(crate) fn remote_log_reader(&self) -> Option<&Arc<dyn RemoteLogReader>> {
@@ -212,7 +253,7 @@ impl Broker {
         if partition < 0 || partition >= meta.partitions || topic == REMOTE_LOG_METADATA {
             return Err(Error::UnknownTopicOrPartition(tp.to_string()));
         }
-        let cfg = topic_config::log_config(&self.config.log, &meta.configs)?;
+        let cfg = self.topic_log_config(topic, &meta.configs)?;
         Ok(self.logs.get_or_create_log(&tp, meta.id, cfg)?)
     }
 
@@ -294,7 +335,7 @@ impl Broker {
         if validate_only {
             return Ok(());
         }
-        let cfg = topic_config::log_config(&self.config.log, &meta.configs)?;
+        let cfg = self.topic_log_config(name, &meta.configs)?;
         self.topics.update(name, |m| {
             m.partitions = count;
             Ok(())
@@ -342,7 +383,7 @@ impl Broker {
             if name == REMOTE_LOG_METADATA {
                 continue; // configured by the metadata plane
             }
-            let cfg = topic_config::log_config(&self.config.log, &meta.configs)?;
+            let cfg = self.topic_log_config(&name, &meta.configs)?;
             for p in 0..meta.partitions {
                 if let Some(log) = self.logs.get_log(&TopicPartition::new(name.as_str(), p)) {
                     log.update_config(cfg.clone())?;

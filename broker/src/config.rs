@@ -90,6 +90,11 @@ pub const KEYS: &[KeyDoc] = &[
         doc: "local size retention of tiered topics (-2 = log.retention.bytes)",
     },
     KeyDoc {
+        name: "log.remote.storage.enable",
+        default: "false",
+        doc: "strata-only: default remote.storage.enable of new topics (lets auto-created topics tier; internal topics never do)",
+    },
+    KeyDoc {
         name: "log.index.interval.bytes",
         default: "4096",
         doc: "bytes between offset index entries",
@@ -349,6 +354,7 @@ impl BrokerConfig {
                 "log.retention.bytes" => c.log.retention_bytes = parse(key, v)?,
                 "log.local.retention.ms" => c.log.local_retention_ms = parse(key, v)?,
                 "log.local.retention.bytes" => c.log.local_retention_bytes = parse(key, v)?,
+                "log.remote.storage.enable" => c.log.remote_storage_enable = parse_bool(key, v)?,
                 "log.index.interval.bytes" => c.log.index_interval_bytes = parse(key, v)?,
                 "log.index.size.max.bytes" => c.log.segment_index_bytes = parse(key, v)?,
                 "log.retention.check.interval.ms" => {
@@ -498,6 +504,10 @@ impl BrokerConfig {
             (
                 "log.local.retention.bytes",
                 self.log.local_retention_bytes.to_string(),
+            ),
+            (
+                "log.remote.storage.enable",
+                self.log.remote_storage_enable.to_string(),
             ),
             (
                 "log.index.interval.bytes",

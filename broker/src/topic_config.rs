@@ -68,7 +68,7 @@ pub const TOPIC_KEYS: &[TopicKey] = &[
     },
     TopicKey {
         name: "remote.storage.enable",
-        broker_synonym: None,
+        broker_synonym: Some("log.remote.storage.enable"),
     },
     TopicKey {
         name: "local.retention.ms",

@@ -21,6 +21,14 @@ pub fn configs_from_properties(
     let mut broker = BrokerConfig::from_properties(&broker_props)?;
     let tiering = TieringConfig::from_properties(&tiering_props, &broker.log_dirs)?;
     broker.tiering_props = tiering_props;
+    if broker.log.remote_storage_enable && !tiering.rlm.system_enable {
+        return Err(TieringError::Config {
+            key: "log.remote.storage.enable".into(),
+            value: "true".into(),
+            reason: "new topics cannot be tiered with remote.log.storage.system.enable=false"
+                .into(),
+        });
+    }
     if tiering.rlm.system_enable && tiering.rsm.backend == strata_tiering::BackendKind::Filesystem {
         broker
             .reserved_dirs
