@@ -9,7 +9,9 @@
 # `cargo build --release -p strata-tiering --example s3_server` (s3s-fs, a separate process, objects on disk).
 # Knobs (env): BIN (strata binary; default $CARGO_TARGET_DIR/release/strata), PERF (rdkafka_performance),
 # PY (python with confluent-kafka; tests/interop/install.sh), PORT (19500), MSGS (1000000 x 1 KiB = ~1 GB for
-# catchup), SEG (segment.bytes for catchup/lag, 67108864), LAG_SECS (60), RSS_GB (3), WORK (scratch dir parent).
+# catchup), SEG (segment.bytes for catchup/lag, 67108864), LAG_SECS (60), RSS_GB (3), WORK (scratch dir parent),
+# DROP_CACHES=1 (catchup: drop the page cache before each consume; root), EXTRA="key=value ..." (more broker
+# overrides, e.g. EXTRA=rsm.config.fetch.chunk.cache.prefetch.max.size=16777216).
 # Every run deletes its data at the end.
 set -euo pipefail
 MODE=${1:?usage: bench/tiering.sh catchup|lag|rss [fs|s3]}
@@ -62,6 +64,9 @@ start_broker() {
       --override rsm.config.storage.aws.access.key.id=strata-local
       --override rsm.config.storage.aws.secret.access.key=strata-local --override rsm.config.key.prefix=bench/)
   fi
+  # shellcheck disable=SC2206
+  local extra=(${EXTRA:-})
+  for kv in "${extra[@]}"; do args+=(--override "$kv"); done
   RUST_LOG=${RUST_LOG:-warn} "$BIN" "${args[@]}" "$@" >"$WORK/broker.log" 2>&1 &
   BROKER_PID=$!
   PIDS+=("$BROKER_PID")
@@ -111,6 +116,17 @@ wait_offloaded() { # TOPIC: copy lag 0 and at most one local segment (the active
 }
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
+# Object-store and RSM calls so far: count and mean latency per operation.
+store_calls() {
+  curl -s "http://127.0.0.1:$HTTP/metrics" | awk '
+    /^strata_(object_store|remote_storage)_request_duration_seconds_(sum|count)/ {
+      split($1, a, "{"); fam = a[1]; sub(/_request_duration_seconds_(sum|count)$/, "", fam)
+      op = a[2]; sub(/^operation="/, "", op); sub(/"}$/, "", op)
+      if ($1 ~ /_sum\{/) sum[fam " " op] = $2; else cnt[fam " " op] = $2 }
+    END { for (k in cnt) if (cnt[k] > 0) printf "%s: %d calls, mean %.2f ms\n", k, cnt[k], 1000 * sum[k] / cnt[k] }' | sort
+}
+# DROP_CACHES=1: each consume starts from a cold page cache (needs root).
+drop_caches() { if [ "${DROP_CACHES:-0}" = 1 ]; then sync; echo 3 >/proc/sys/vm/drop_caches; fi; }
 
 case "$MODE" in
 catchup)
@@ -125,14 +141,17 @@ catchup)
   say "offloaded in $((SECONDS - t0)) s after the produce: remote $(metric RemoteLogSizeBytes remote) B, local dir $(dir_mb "$WORK/data/remote-0") MB"
   say "load $(load); consuming both from offset 0"
   f0=$(metric RemoteFetchBytesPerSec remote)
+  drop_caches
   read -r clm clb < <(consume local "$MSGS")
+  drop_caches
   read -r crm crb < <(consume remote "$MSGS")
   f1=$(metric RemoteFetchBytesPerSec remote)
-  printf 'backend=%s messages=%s segment.bytes=%s load=%s\n' "$BACKEND" "$MSGS" "$SEG" "$(load)"
+  printf 'backend=%s messages=%s segment.bytes=%s drop_caches=%s load=%s\n' "$BACKEND" "$MSGS" "$SEG" "${DROP_CACHES:-0}" "$(load)"
   printf 'produce local  %s msg/s %s MB/s\nproduce remote %s msg/s %s MB/s\n' "$plm" "$plb" "$prm" "$prb"
   printf 'consume local  %s msg/s %s MB/s\nconsume remote %s msg/s %s MB/s (RemoteFetchBytesPerSec +%s B)\n' \
     "$clm" "$clb" "$crm" "$crb" "$((f1 - f0))"
   awk -v r="$crb" -v l="$clb" 'BEGIN {printf "remote/local = %.0f %%\n", 100 * r / l}'
+  store_calls
   ;;
 lag)
   start_broker

@@ -35,6 +35,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         tokio::select! {
             accepted = listener.accept() => {
                 let (sock, _) = accepted?;
+                // Without it, the 4 KiB body writes of s3s-fs meet the client's delayed ACKs (40 ms stalls).
+                sock.set_nodelay(true)?;
                 let svc = service.clone();
                 tokio::spawn(async move {
                     let _ = ConnBuilder::new(TokioExecutor::new())
