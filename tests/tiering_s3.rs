@@ -3,9 +3,10 @@
 //! region, path style, access keys, key prefix). librdkafka (rdkafka crate) produces and consumes.
 //!
 //! Covered: offload → remote consume byte-identical → restart → consume again; DeleteTopics leaves no object;
-//! an S3 outage (503 on every request) holds local deletion, copying resumes after it, nothing is lost, no
-//! orphan objects; a copy failing after its `.log` was stored (cleanup failing too) leaves nothing behind once S3
-//! recovers; `offsets_for_times` inside remote segments.
+//! an S3 outage (503 on every request) holds local deletion, copying resumes after it, remote reads fail
+//! without a wrong record and succeed after it, nothing is lost, no orphan objects; a copy failing after its
+//! `.log` was stored (cleanup failing too) leaves nothing behind once S3 recovers; `offsets_for_times` inside
+//! remote segments; a segment larger than a part goes up as a multipart upload.
 mod common;
 
 use std::collections::BTreeMap;
@@ -38,21 +39,29 @@ const BASE_TS: i64 = 1_700_000_000_000;
 /// Generous bounds: CI runs these on 2 shared cores.
 const WAIT: Duration = Duration::from_secs(60);
 
-/// [`S3::fault`]: serve normally.
+/// `S3State::fault`: serve normally.
 const HEALTHY: u8 = 0;
-/// [`S3::fault`]: 503 to every request.
+/// `S3State::fault`: 503 to every request.
 const DOWN: u8 = 1;
-/// [`S3::fault`]: 503 to PUTs of `.indexes` objects and to deletes (a copy fails after its `.log` is stored
+/// `S3State::fault`: 503 to PUTs of `.indexes` objects and to deletes (a copy fails after its `.log` is stored
 /// and its cleanup fails too).
 const NO_INDEXES_NO_DELETES: u8 = 2;
 
-/// An S3 server (s3s-fs under `root`, bucket = `root/BUCKET`) that answers 503 as `fault` says.
+/// An S3 server (s3s-fs under `root`, bucket = `root/BUCKET`) that answers 503 as `st.fault` says.
 struct S3 {
     endpoint: String,
     root: PathBuf,
-    fault: Arc<AtomicU8>,
+    st: Arc<S3State>,
+}
+
+#[derive(Default)]
+struct S3State {
+    /// HEALTHY, DOWN or NO_INDEXES_NO_DELETES.
+    fault: AtomicU8,
     /// Requests answered 503.
-    refused: Arc<AtomicU64>,
+    refused: AtomicU64,
+    /// CreateMultipartUpload requests (`POST ?uploads`).
+    multipart: AtomicU64,
 }
 
 impl S3 {
@@ -62,32 +71,38 @@ impl S3 {
         let mut b = S3ServiceBuilder::new(fs);
         b.set_auth(SimpleAuth::from_single(KEY, KEY));
         let service = b.build();
-        let fault = Arc::new(AtomicU8::new(HEALTHY));
-        let refused = Arc::new(AtomicU64::new(0));
+        let st = Arc::new(S3State::default());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
         let addr = listener.local_addr().expect("addr");
-        let (f, r) = (fault.clone(), refused.clone());
+        let state = st.clone();
         tokio::spawn(async move {
             while let Ok((sock, _)) = listener.accept().await {
-                let (s3, fault, refused) = (service.clone(), f.clone(), r.clone());
+                // Without it small response writes wait for delayed ACKs (tens of ms per request).
+                let _ = sock.set_nodelay(true);
+                let (s3, st) = (service.clone(), state.clone());
                 let svc = hyper::service::service_fn(move |req: hyper::Request<_>| {
-                    let (s3, fault, refused) = (s3.clone(), fault.clone(), refused.clone());
-                    let refuse = match fault.load(Ordering::SeqCst) {
+                    let (s3, st) = (s3.clone(), st.clone());
+                    let (m, uri) = (req.method(), req.uri());
+                    let query = uri.query().unwrap_or("");
+                    if m == hyper::Method::POST
+                        && query.split('&').any(|q| q == "uploads" || q == "uploads=")
+                    {
+                        st.multipart.fetch_add(1, Ordering::SeqCst);
+                    }
+                    let refuse = match st.fault.load(Ordering::SeqCst) {
                         DOWN => true,
                         NO_INDEXES_NO_DELETES => {
-                            let (m, uri) = (req.method(), req.uri());
                             m == hyper::Method::DELETE
-                                || (m == hyper::Method::POST
-                                    && uri.query().is_some_and(|q| q.contains("delete")))
+                                || (m == hyper::Method::POST && query.contains("delete"))
                                 || (m == hyper::Method::PUT && uri.path().ends_with(".indexes"))
                         }
                         _ => false,
                     };
                     async move {
                         if refuse {
-                            refused.fetch_add(1, Ordering::SeqCst);
+                            st.refused.fetch_add(1, Ordering::SeqCst);
                             let body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>\
                                         ServiceUnavailable</Code><Message>test outage</Message></Error>";
                             let mut resp = hyper::Response::new(s3s::Body::from(body.to_string()));
@@ -107,8 +122,7 @@ impl S3 {
         S3 {
             endpoint: format!("http://{addr}"),
             root: root.to_path_buf(),
-            fault,
-            refused,
+            st,
         }
     }
 
@@ -149,53 +163,76 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("runtime")
 }
 
-/// Broker properties as a user writes them: data in `dir/data`, tiering to `s3`.
+/// Broker properties as a user writes them in `server.properties`: data in `dir/data`, tiering to `s3`; short
+/// intervals so that tests run fast.
 fn props(dir: &Path, s3: &S3) -> BTreeMap<String, String> {
-    [
-        ("listeners", "PLAINTEXT://127.0.0.1:0".to_string()),
-        ("log.dirs", dir.join("data").display().to_string()),
-        ("log.retention.check.interval.ms", "100".into()),
-        ("remote.log.manager.task.interval.ms", "100".into()),
-        ("remote.log.manager.task.retry.backoff.ms", "50".into()),
-        ("remote.log.manager.task.retry.backoff.max.ms", "500".into()),
-        (
-            "rlmm.config.remote.log.metadata.topic.num.partitions",
-            "1".into(),
-        ),
-        ("rsm.config.storage.backend", "s3".into()),
-        ("rsm.config.storage.s3.bucket.name", BUCKET.into()),
-        ("rsm.config.storage.s3.region", "us-east-1".into()),
-        ("rsm.config.storage.s3.endpoint.url", s3.endpoint.clone()),
-        (
-            "rsm.config.storage.s3.path.style.access.enabled",
-            "true".into(),
-        ),
-        ("rsm.config.storage.aws.access.key.id", KEY.into()),
-        ("rsm.config.storage.aws.secret.access.key", KEY.into()),
-        ("rsm.config.storage.s3.api.call.timeout", "2000".into()),
-        (
-            "rsm.config.storage.s3.api.call.attempt.timeout",
-            "1000".into(),
-        ),
-        ("rsm.config.key.prefix", PREFIX.into()),
-        ("rsm.config.chunk.size", "4096".into()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect()
+    let text = format!(
+        "listeners=PLAINTEXT://127.0.0.1:0
+        log.dirs={data}
+        log.retention.check.interval.ms=100
+        remote.log.manager.task.interval.ms=100
+        remote.log.manager.task.retry.backoff.ms=50
+        remote.log.manager.task.retry.backoff.max.ms=500
+        rlmm.config.remote.log.metadata.topic.num.partitions=1
+        rsm.config.storage.backend=s3
+        rsm.config.storage.s3.bucket.name={BUCKET}
+        rsm.config.storage.s3.region=us-east-1
+        rsm.config.storage.s3.endpoint.url={endpoint}
+        rsm.config.storage.s3.path.style.access.enabled=true
+        rsm.config.storage.aws.access.key.id={KEY}
+        rsm.config.storage.aws.secret.access.key={KEY}
+        rsm.config.storage.s3.api.call.timeout=2000
+        rsm.config.storage.s3.api.call.attempt.timeout=1000
+        rsm.config.key.prefix={PREFIX}
+        rsm.config.chunk.size=4096",
+        data = dir.join("data").display(),
+        endpoint = s3.endpoint,
+    );
+    text.lines()
+        .filter_map(|l| l.trim().split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
-fn value_of(i: usize) -> Vec<u8> {
+/// An S3 server and a broker tiering to it, with `extra` properties: (runtime, temp dir, S3, properties,
+/// broker, bootstrap).
+fn setup(extra: &[(&str, &str)]) -> Setup {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let s3 = rt.block_on(S3::start(&dir.path().join("s3")));
+    let mut props = props(dir.path(), &s3);
+    props.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let server = rt
+        .block_on(TieredServer::start_from_properties(&props))
+        .expect("broker starts against S3");
+    let bs = server.local_addr().to_string();
+    (rt, dir, s3, props, server, bs)
+}
+
+type Setup = (
+    tokio::runtime::Runtime,
+    tempfile::TempDir,
+    S3,
+    BTreeMap<String, String>,
+    TieredServer,
+    String,
+);
+
+/// Record i of `topic`: distinct bytes; 16 KiB for topics named `large*`.
+fn value_of(topic: &str, i: usize) -> Vec<u8> {
     let mut v = format!("s3-{i:06}-").into_bytes();
     v.extend((0..(i % 53) + 30).map(|j| (i * 7 + j) as u8));
+    if topic.starts_with("large") {
+        v.extend((0..16_384 - v.len()).map(|j| (i + j * 13) as u8));
+    }
     v
 }
 
-/// Creates `topic` (1 partition) tiered, with 4 KiB segments and almost nothing kept locally.
-fn create_tiered(rt: &tokio::runtime::Runtime, bs: &str, topic: &str) {
+/// Creates `topic` (1 partition) tiered, with `segment_bytes` segments and almost nothing kept locally.
+fn create_tiered(rt: &tokio::runtime::Runtime, bs: &str, topic: &str, segment_bytes: &str) {
     let t = NewTopic::new(topic, 1, TopicReplication::Fixed(1))
         .set("remote.storage.enable", "true")
-        .set("segment.bytes", "4096")
+        .set("segment.bytes", segment_bytes)
         .set("local.retention.bytes", "1")
         .set("local.retention.ms", "1000")
         .set("retention.ms", "-1")
@@ -211,7 +248,7 @@ fn produce(rt: &tokio::runtime::Runtime, bs: &str, topic: &str, from: usize, to:
     let p = producer(bs, &[("linger.ms", "0"), ("batch.num.messages", "1")]);
     rt.block_on(async {
         for i in from..to {
-            let (k, v) = (format!("k{i}"), value_of(i));
+            let (k, v) = (format!("k{i}"), value_of(topic, i));
             let r = FutureRecord::to(topic)
                 .key(&k)
                 .payload(&v)
@@ -234,11 +271,19 @@ fn consume_from_zero(bs: &str, topic: &str, n: usize) {
         &[("fetch.max.bytes", "65536"), ("message.max.bytes", "65536")],
     );
     assign_from_beginning(&c, topic, 1);
-    let got = consume_n(&c, n, WAIT);
+    check_records(topic, &consume_n(&c, n, WAIT));
+}
+
+/// Checks that `got` are records 0.. of `topic` (partition 0), byte for byte, in order.
+fn check_records(topic: &str, got: &[(i32, i64, Option<Vec<u8>>, Option<Vec<u8>>)]) {
     for (i, (part, offset, key, value)) in got.iter().enumerate() {
         assert_eq!((*part, *offset), (0, i as i64), "position of record {i}");
         assert_eq!(key.as_deref(), Some(format!("k{i}").as_bytes()), "key {i}");
-        assert_eq!(value.as_deref(), Some(&value_of(i)[..]), "value of {i}");
+        assert_eq!(
+            value.as_deref(),
+            Some(&value_of(topic, i)[..]),
+            "value of {i}"
+        );
     }
 }
 
@@ -311,7 +356,7 @@ fn verify_clean(rt: &tokio::runtime::Runtime, props: &BTreeMap<String, String>, 
         let (b, t) = configs_from_properties(props).expect("configs");
         let tier = OfflineTier::open(&b, t).await.expect("open offline");
         let rows = tier.ls(topic).expect("remote ls");
-        assert!(rows.len() >= 2, "{} remote segments", rows.len());
+        assert!(!rows.is_empty(), "no remote segment of {topic}");
         assert!(
             rows.iter().all(|r| r.state == "COPY_SEGMENT_FINISHED"),
             "{rows:?}"
@@ -327,15 +372,8 @@ fn verify_clean(rt: &tokio::runtime::Runtime, props: &BTreeMap<String, String>, 
 #[test]
 fn offloads_to_s3_and_serves_remote_reads_before_and_after_a_restart() {
     const N: usize = 400;
-    let rt = runtime();
-    let dir = tempfile::tempdir().unwrap();
-    let s3 = rt.block_on(S3::start(&dir.path().join("s3")));
-    let props = props(dir.path(), &s3);
-    let server = rt
-        .block_on(TieredServer::start_from_properties(&props))
-        .expect("broker starts against S3");
-    let bs = server.local_addr().to_string();
-    create_tiered(&rt, &bs, "orders");
+    let (rt, _dir, s3, props, server, bs) = setup(&[]);
+    create_tiered(&rt, &bs, "orders", "4096");
     produce(&rt, &bs, "orders", 0, N);
     wait_offloaded(&s3, &server, "orders", N);
     let local_start = list_offset(&rt, &server, "orders", -4);
@@ -384,23 +422,13 @@ fn offloads_to_s3_and_serves_remote_reads_before_and_after_a_restart() {
 #[test]
 fn s3_outage_holds_local_deletion_and_copying_resumes_without_loss_or_orphans() {
     const N: usize = 300;
-    let rt = runtime();
-    let dir = tempfile::tempdir().unwrap();
-    let s3 = rt.block_on(S3::start(&dir.path().join("s3")));
-    let mut props = props(dir.path(), &s3);
     // Failing calls give up after ~1.5 s of retries (object_store's backoff) instead of ~3 s.
-    props.insert(
-        "rsm.config.storage.s3.api.call.timeout".into(),
-        "1000".into(),
-    );
-    let server = rt
-        .block_on(TieredServer::start_from_properties(&props))
-        .expect("broker starts against S3");
-    let bs = server.local_addr().to_string();
-    create_tiered(&rt, &bs, "payments");
+    let (rt, _dir, s3, props, server, bs) =
+        setup(&[("rsm.config.storage.s3.api.call.timeout", "1000")]);
+    create_tiered(&rt, &bs, "payments", "4096");
 
     // S3 answers 503 to everything from now on; producing (acks=all) keeps working.
-    s3.fault.store(DOWN, Ordering::SeqCst);
+    s3.st.fault.store(DOWN, Ordering::SeqCst);
     produce(&rt, &bs, "payments", 0, N);
     let log = log_of(&server, "payments");
     assert!(log.rolled_segments().len() >= 3, "segments to copy");
@@ -423,7 +451,10 @@ fn s3_outage_holds_local_deletion_and_copying_resumes_without_loss_or_orphans() 
         WAIT,
         || copy_errors() >= 1 && held() > 0,
     );
-    assert!(s3.refused.load(Ordering::SeqCst) > 0, "S3 saw the requests");
+    assert!(
+        s3.st.refused.load(Ordering::SeqCst) > 0,
+        "S3 saw the requests"
+    );
     assert_eq!(list_offset(&rt, &server, "payments", -4), 0, "local start");
     assert_eq!(log.local_log_start_offset(), 0, "local segments held");
     assert_eq!(log.highest_offset_in_remote_storage(), -1, "nothing copied");
@@ -434,12 +465,43 @@ fn s3_outage_holds_local_deletion_and_copying_resumes_without_loss_or_orphans() 
     );
 
     // Heal: copying resumes, local deletion follows, nothing is lost.
-    s3.fault.store(HEALTHY, Ordering::SeqCst);
+    s3.st.fault.store(HEALTHY, Ordering::SeqCst);
     wait_offloaded(&s3, &server, "payments", N);
     let tiered = list_offset(&rt, &server, "payments", -5);
     assert!(tiered > N as i64 / 2, "-5 = {tiered}");
     assert!(list_offset(&rt, &server, "payments", -4) > N as i64 / 2);
-    consume_from_zero(&bs, "payments", N);
+
+    // Reading remote data while S3 is down again: the reads fail (no wrong record reaches the client); once S3
+    // is back the same consumer gets every record.
+    s3.st.fault.store(DOWN, Ordering::SeqCst);
+    let refused = s3.st.refused.load(Ordering::SeqCst);
+    let c: BaseConsumer = common::consumer(&bs, "during-outage", &[]);
+    assign_from_beginning(&c, "payments", 1);
+    let mut got = Vec::new();
+    // Takes what arrives within 100 ms and everything ready after it; errors are expected while S3 is down.
+    let poll = |got: &mut Vec<_>| {
+        use rdkafka::Message;
+        let mut wait = Duration::from_millis(100);
+        while let Some(r) = c.poll(wait) {
+            if let Ok(m) = r {
+                let (k, v) = (m.key().map(<[u8]>::to_vec), m.payload().map(<[u8]>::to_vec));
+                got.push((m.partition(), m.offset(), k, v));
+            }
+            wait = Duration::ZERO;
+        }
+    };
+    wait_for("remote reads refused by S3", WAIT, || {
+        poll(&mut got);
+        s3.st.refused.load(Ordering::SeqCst) > refused
+    });
+    check_records("payments", &got);
+    s3.st.fault.store(HEALTHY, Ordering::SeqCst);
+    wait_for("all records after S3 is back", WAIT, || {
+        poll(&mut got);
+        got.len() >= N
+    });
+    check_records("payments", &got);
+    drop(c);
     rt.block_on(server.shutdown()).expect("clean shutdown");
     verify_clean(&rt, &props, "payments");
 }
@@ -447,17 +509,10 @@ fn s3_outage_holds_local_deletion_and_copying_resumes_without_loss_or_orphans() 
 #[test]
 fn deleting_a_topic_leaves_no_object_in_s3() {
     const N: usize = 300;
-    let rt = runtime();
-    let dir = tempfile::tempdir().unwrap();
-    let s3 = rt.block_on(S3::start(&dir.path().join("s3")));
-    let props = props(dir.path(), &s3);
-    let server = rt
-        .block_on(TieredServer::start_from_properties(&props))
-        .expect("broker starts against S3");
-    let bs = server.local_addr().to_string();
+    let (rt, _dir, s3, props, server, bs) = setup(&[]);
     // `audit-2` shares the key prefix `strata/audit-`: it must keep its objects.
     for topic in ["audit", "audit-2"] {
-        create_tiered(&rt, &bs, topic);
+        create_tiered(&rt, &bs, topic, "4096");
         produce(&rt, &bs, topic, 0, N);
     }
     wait_offloaded(&s3, &server, "audit", N);
@@ -510,14 +565,8 @@ fn deleting_a_topic_leaves_no_object_in_s3() {
 #[test]
 fn offsets_for_times_finds_records_in_remote_segments() {
     const N: usize = 400;
-    let rt = runtime();
-    let dir = tempfile::tempdir().unwrap();
-    let s3 = rt.block_on(S3::start(&dir.path().join("s3")));
-    let server = rt
-        .block_on(TieredServer::start_from_properties(&props(dir.path(), &s3)))
-        .expect("broker starts against S3");
-    let bs = server.local_addr().to_string();
-    create_tiered(&rt, &bs, "clicks");
+    let (rt, _dir, s3, _props, server, bs) = setup(&[]);
+    create_tiered(&rt, &bs, "clicks", "4096");
     produce(&rt, &bs, "clicks", 0, N);
     wait_offloaded(&s3, &server, "clicks", N);
     let local_start = log_of(&server, "clicks").local_log_start_offset();
@@ -556,22 +605,13 @@ fn offsets_for_times_finds_records_in_remote_segments() {
 #[test]
 fn objects_of_a_copy_that_failed_midway_are_removed_after_recovery() {
     const N: usize = 200;
-    let rt = runtime();
-    let dir = tempfile::tempdir().unwrap();
-    let s3 = rt.block_on(S3::start(&dir.path().join("s3")));
-    let mut props = props(dir.path(), &s3);
-    props.insert(
-        "rsm.config.storage.s3.api.call.timeout".into(),
-        "1000".into(),
-    );
-    let server = rt
-        .block_on(TieredServer::start_from_properties(&props))
-        .expect("broker starts against S3");
-    let bs = server.local_addr().to_string();
-    create_tiered(&rt, &bs, "ledger");
+    // Failing calls give up after ~1.5 s of retries (object_store's backoff) instead of ~3 s.
+    let (rt, _dir, s3, props, server, bs) =
+        setup(&[("rsm.config.storage.s3.api.call.timeout", "1000")]);
+    create_tiered(&rt, &bs, "ledger", "4096");
 
     // Copies store their `.log`, fail on `.indexes`, and cannot remove the `.log` either.
-    s3.fault.store(NO_INDEXES_NO_DELETES, Ordering::SeqCst);
+    s3.st.fault.store(NO_INDEXES_NO_DELETES, Ordering::SeqCst);
     produce(&rt, &bs, "ledger", 0, N);
     let log = log_of(&server, "ledger");
     let stray = |objects: &[String]| -> Vec<String> {
@@ -596,7 +636,7 @@ fn objects_of_a_copy_that_failed_midway_are_removed_after_recovery() {
     assert_eq!(log.local_log_start_offset(), 0, "local segments held");
 
     // Recovery: copying catches up and the failed attempts' objects are removed.
-    s3.fault.store(HEALTHY, Ordering::SeqCst);
+    s3.st.fault.store(HEALTHY, Ordering::SeqCst);
     wait_offloaded(&s3, &server, "ledger", N);
     wait_for("no object outside a finished segment", WAIT, || {
         stray(&s3.objects("ledger")).is_empty()
@@ -604,4 +644,47 @@ fn objects_of_a_copy_that_failed_midway_are_removed_after_recovery() {
     consume_from_zero(&bs, "ledger", N);
     rt.block_on(server.shutdown()).expect("clean shutdown");
     verify_clean(&rt, &props, "ledger");
+}
+
+#[test]
+fn a_segment_larger_than_a_part_is_uploaded_in_parts_and_read_back() {
+    // 420 records of 16 KiB: one rolled 6 MiB segment, uploaded as parts of 5 MiB + ~1 MiB. (1 MiB chunks: with
+    // 4 KiB ones every fetch makes 16 ranged GETs, each of which s3s-fs answers after hashing the whole object.)
+    const N: usize = 420;
+    let (rt, _dir, s3, props, server, bs) = setup(&[
+        (
+            "rsm.config.storage.s3.multipart.upload.part.size",
+            "5242880",
+        ),
+        ("rsm.config.chunk.size", "1048576"),
+    ]);
+    create_tiered(&rt, &bs, "large", "6291456");
+    produce(&rt, &bs, "large", 0, N);
+    let log = log_of(&server, "large");
+    wait_for("the 6 MiB segment offloaded", WAIT, || {
+        log.highest_offset_in_remote_storage() > 0 && log.local_log_start_offset() > 0
+    });
+    assert!(
+        s3.st.multipart.load(Ordering::SeqCst) >= 1,
+        "no multipart upload"
+    );
+    let objects = s3.objects("large");
+    let log_object = objects
+        .iter()
+        .find(|k| k.ends_with(".log"))
+        .expect("a .log object");
+    let size = std::fs::metadata(s3.root.join(BUCKET).join(log_object))
+        .expect("object file")
+        .len();
+    assert!(size > 5_242_880, "{log_object}: {size} bytes");
+    // s3s-fs keeps parts and upload state in `.upload*` files until the upload completes or is aborted.
+    let pending: Vec<_> = std::fs::read_dir(&s3.root)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".upload"))
+        .collect();
+    assert!(pending.is_empty(), "unfinished uploads: {pending:?}");
+    consume_from_zero(&bs, "large", N);
+    rt.block_on(server.shutdown()).expect("clean shutdown");
+    verify_clean(&rt, &props, "large");
 }
