@@ -34,21 +34,10 @@ pub async fn handle(
                             .map(|v| (c.name.to_string(), v.to_string()))
                     })
                     .collect();
-                let b = broker.clone();
                 let name = r.resource_name.to_string();
-                let validate_only = req.validate_only;
-                blocking(move || b.set_topic_configs(&name, configs, validate_only))
-                    .await
-                    .map_err(|e| (error_code::code(&e), e.to_string()))
+                set_topic_configs(broker, name, configs, req.validate_only).await
             }
-            RESOURCE_BROKER => Err((
-                error_code::INVALID_REQUEST,
-                "broker configs are static: set them in server.properties".into(),
-            )),
-            other => Err((
-                error_code::INVALID_REQUEST,
-                format!("resource type {other} has no configs here"),
-            )),
+            other => Err(not_alterable(other)),
         };
         responses.push(match outcome {
             Ok(()) => resp,
@@ -56,4 +45,31 @@ pub async fn handle(
         });
     }
     AlterConfigsResponse::default().with_responses(responses)
+}
+
+/// Replaces a topic's overrides (both AlterConfigs APIs end here): (error code, message) on failure.
+pub(super) async fn set_topic_configs(
+    broker: &Arc<Broker>,
+    name: String,
+    configs: BTreeMap<String, String>,
+    validate_only: bool,
+) -> Result<(), (i16, String)> {
+    let b = broker.clone();
+    blocking(move || b.set_topic_configs(&name, configs, validate_only))
+        .await
+        .map_err(|e| (error_code::code(&e), e.to_string()))
+}
+
+/// The answer for a resource other than a topic: broker configs are static, other types have none.
+pub(super) fn not_alterable(resource_type: i8) -> (i16, String) {
+    match resource_type {
+        RESOURCE_BROKER => (
+            error_code::INVALID_REQUEST,
+            "broker configs are static: set them in server.properties".into(),
+        ),
+        other => (
+            error_code::INVALID_REQUEST,
+            format!("resource type {other} has no configs here"),
+        ),
+    }
 }

@@ -7,8 +7,9 @@ use kafka_protocol::messages::{
     IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, RequestHeader,
 };
 
-use super::describe_configs::{RESOURCE_BROKER, RESOURCE_TOPIC};
-use super::{blocking, sb};
+use super::alter_configs::{not_alterable, set_topic_configs};
+use super::describe_configs::RESOURCE_TOPIC;
+use super::sb;
 use crate::broker::Broker;
 use crate::error::Error;
 use crate::error_code;
@@ -92,24 +93,13 @@ pub async fn handle(
                         match bad {
                             Some(e) => Err((error_code::code(&e), e.to_string())),
                             None => {
-                                let b = broker.clone();
-                                let validate_only = req.validate_only;
-                                blocking(move || b.set_topic_configs(&name, configs, validate_only))
-                                    .await
-                                    .map_err(|e| (error_code::code(&e), e.to_string()))
+                                set_topic_configs(broker, name, configs, req.validate_only).await
                             }
                         }
                     }
                 }
             }
-            RESOURCE_BROKER => Err((
-                error_code::INVALID_REQUEST,
-                "broker configs are static: set them in server.properties".into(),
-            )),
-            other => Err((
-                error_code::INVALID_REQUEST,
-                format!("resource type {other} has no configs here"),
-            )),
+            other => Err(not_alterable(other)),
         };
         responses.push(match outcome {
             Ok(()) => resp,
