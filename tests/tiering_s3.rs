@@ -2,7 +2,8 @@
 //! the broker set up with the properties the README shows (`rsm.config.storage.backend=s3`, bucket, endpoint,
 //! region, path style, access keys, key prefix). librdkafka (rdkafka crate) produces and consumes.
 //!
-//! Covered: offload → remote consume byte-identical → restart → consume again; DeleteTopics leaves no object;
+//! Covered: offload → remote consume byte-identical → restart → consume again; DeleteTopics leaves no object
+//! (also when S3 is down at the time: after it and a restart, sparing a new topic of the same name);
 //! an S3 outage (503 on every request) holds local deletion, copying resumes after it, remote reads fail
 //! without a wrong record and succeed after it, nothing is lost, no orphan objects; a copy failing after its
 //! `.log` was stored (cleanup failing too) leaves nothing behind once S3 recovers; `offsets_for_times` inside
@@ -687,4 +688,46 @@ fn a_segment_larger_than_a_part_is_uploaded_in_parts_and_read_back() {
     consume_from_zero(&bs, "large", N);
     rt.block_on(server.shutdown()).expect("clean shutdown");
     verify_clean(&rt, &props, "large");
+}
+
+#[test]
+fn a_topic_deleted_during_an_outage_loses_its_objects_after_it_and_its_successor_keeps_its_own() {
+    const N: usize = 200;
+    let (rt, _dir, s3, props, server, bs) =
+        setup(&[("rsm.config.storage.s3.api.call.timeout", "1000")]);
+    create_tiered(&rt, &bs, "events", "4096");
+    produce(&rt, &bs, "events", 0, N);
+    wait_offloaded(&s3, &server, "events", N);
+    let old = s3.objects("events");
+
+    // S3 down: DeleteTopics still succeeds, a topic of the same name is created and written, the broker stops.
+    s3.st.fault.store(DOWN, Ordering::SeqCst);
+    let res = rt
+        .block_on(admin(&bs).delete_topics(&["events"], &AdminOptions::new()))
+        .expect("delete_topics");
+    assert!(
+        matches!(res.as_slice(), [Ok(n)] if n == "events"),
+        "{res:?}"
+    );
+    create_tiered(&rt, &bs, "events", "4096");
+    produce(&rt, &bs, "events", 0, N);
+    rt.block_on(server.shutdown()).expect("clean shutdown");
+    assert_eq!(s3.objects("events"), old, "nothing could be deleted yet");
+
+    // S3 back, broker restarted: the old topic's objects go, the new topic is offloaded and keeps its objects.
+    s3.st.fault.store(HEALTHY, Ordering::SeqCst);
+    let server = rt
+        .block_on(TieredServer::start_from_properties(&props))
+        .expect("broker restarts");
+    let bs = server.local_addr().to_string();
+    wait_for("the deleted topic's objects removed", WAIT, || {
+        let now = s3.objects("events");
+        old.iter().all(|k| !now.contains(k))
+    });
+    wait_offloaded(&s3, &server, "events", N);
+    let new = s3.objects("events");
+    assert!(new.iter().all(|k| !old.contains(k)), "{new:?}");
+    consume_from_zero(&bs, "events", N);
+    rt.block_on(server.shutdown()).expect("clean shutdown");
+    verify_clean(&rt, &props, "events");
 }
