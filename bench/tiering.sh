@@ -9,7 +9,7 @@
 # `cargo build --release -p strata-tiering --example s3_server` (s3s-fs, a separate process, objects on disk).
 # Knobs (env): BIN (strata binary; default $CARGO_TARGET_DIR/release/strata), PERF (rdkafka_performance),
 # PY (python with confluent-kafka; tests/interop/install.sh), PORT (19500), MSGS (1000000 x 1 KiB = ~1 GB for
-# catchup), SEG (segment.bytes for catchup/lag, 67108864), LAG_SECS (60), RSS_GB (3), WORK (scratch dir parent),
+# catchup), SEG (segment.bytes for catchup/lag, 67108864), LAG_SECS (30), RSS_GB (3), WORK (scratch dir parent),
 # DROP_CACHES=1 (catchup: drop the page cache before each consume; root), EXTRA="key=value ..." (more broker
 # overrides, e.g. EXTRA=rsm.config.fetch.chunk.cache.prefetch.max.size=16777216).
 # Every run deletes its data at the end.
@@ -27,7 +27,7 @@ HTTP=$((PORT + 1))
 S3PORT=$((PORT + 2))
 MSGS=${MSGS:-1000000}
 SEG=${SEG:-67108864}
-LAG_SECS=${LAG_SECS:-60}
+LAG_SECS=${LAG_SECS:-30}
 RSS_GB=${RSS_GB:-3}
 BS=127.0.0.1:$PORT
 for f in "$BIN" "$PERF" "$PY"; do [ -x "$f" ] || { echo "missing $f" >&2; exit 1; }; done
@@ -131,7 +131,7 @@ drop_caches() { if [ "${DROP_CACHES:-0}" = 1 ]; then sync; echo 3 >/proc/sys/vm/
 case "$MODE" in
 catchup)
   start_broker
-  create_topic remote remote.storage.enable=true "segment.bytes=$SEG" local.retention.bytes=1 retention.ms=-1
+  create_topic remote remote.storage.enable=true "segment.bytes=$SEG" local.retention.bytes=1 retention.ms=-1 file.delete.delay.ms=0
   create_topic local "segment.bytes=$SEG" retention.ms=-1
   say "load $(load); producing $MSGS x 1 KiB into 'local' and into 'remote' (tiered)"
   read -r plm plb < <(produce local "$MSGS")
@@ -155,12 +155,12 @@ catchup)
   ;;
 lag)
   start_broker
-  create_topic max "segment.bytes=$SEG" retention.bytes=1073741824
+  create_topic max "segment.bytes=$SEG" retention.bytes=1073741824 file.delete.delay.ms=0
   read -r mm mb < <(produce max "$MSGS")
   say "max ingest (untiered topic, $MSGS x 1 KiB): $mm msg/s $mb MB/s"
   half=$(awk -v m="$mm" 'BEGIN {printf "%d", m / 2}')
   n=$((half * LAG_SECS))
-  create_topic lag remote.storage.enable=true "segment.bytes=$SEG" local.retention.bytes=1 retention.bytes=2147483648
+  create_topic lag remote.storage.enable=true "segment.bytes=$SEG" local.retention.bytes=1 retention.bytes=2147483648 file.delete.delay.ms=0
   say "load $(load); producing $n messages at $half msg/s (half the max) for ~$LAG_SECS s, sampling RemoteCopyLagSegments every second"
   produce lag "$n" -r "$half" >"$WORK/lag-produce.txt" &
   ppid=$!
@@ -172,11 +172,12 @@ lag)
   printf 'backend=%s segment.bytes=%s max=%s msg/s (%s MB/s) achieved=%s msg/s (%s MB/s) load=%s\n' \
     "$BACKEND" "$SEG" "$mm" "$mb" "$lm" "$lb" "$(load)"
   printf 'RemoteCopyLagSegments samples: %s\n' "$(tr '\n' ' ' <"$WORK/lag.txt")"
-  sort -n "$WORK/lag.txt" | awk '{a[NR]=$1} END {printf "lag segments: max %d, p50 %d, last %d (%d samples)\n", a[NR], a[int((NR+1)/2)], $1, NR}'
+  last=$(tail -1 "$WORK/lag.txt")
+  sort -n "$WORK/lag.txt" | awk -v last="$last" '{a[NR]=$1} END {printf "lag segments: max %d, p50 %d, last %d (%d samples)\n", a[NR], a[int((NR+1)/2)], last, NR}'
   ;;
 rss)
   start_broker
-  create_topic big remote.storage.enable=true segment.bytes=1073741824 local.retention.bytes=1 retention.ms=-1
+  create_topic big remote.storage.enable=true segment.bytes=1073741824 local.retention.bytes=1 retention.ms=-1 file.delete.delay.ms=0
   n=$((RSS_GB * 1048576))
   say "load $(load); producing $n x 1 KiB (${RSS_GB} GiB) with 1 GiB segments"
   produce big "$n" -r 200000 >"$WORK/rss-produce.txt" &

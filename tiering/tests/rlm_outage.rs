@@ -109,3 +109,45 @@ async fn outage_holds_local_deletion_then_copying_resumes_without_loss_or_orphan
     );
     h.close().await;
 }
+
+/// `RemoteCopyLagSegments` while a pass is stuck on a hanging upload: the gauge shows every segment still to
+/// copy, not the value left by the previous pass (none here: the gauge used to be set only when a pass ended).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_lag_gauge_reports_the_backlog_while_an_upload_hangs() {
+    let s3 = S3Server::start("lag").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = Harness::open(dir.path(), &s3, fast_config(), false).await;
+    let log = h.create_log("lagging", 0, 0xC3);
+    append(&log, 30, 1_000_000);
+    let rolled = log.rolled_segments().len();
+    assert!(rolled >= 3, "only {rolled} segments rolled");
+    h.faulty.inject(Op::Put, 1, Fault::Hang);
+    h.rlm.start(h.cancel.clone());
+
+    let gauge = |h: &Harness| -> Option<u64> {
+        let text = h.rlm.render_metrics();
+        text.lines()
+            .find_map(|l| {
+                l.strip_prefix(
+                    "kafka_server_BrokerTopicMetrics_RemoteCopyLagSegments{topic=\"lagging\"} ",
+                )
+            })
+            .and_then(|v| v.trim().parse().ok())
+    };
+    wait_until(Duration::from_secs(20), "the first upload to hang", || {
+        h.faulty.calls(Op::Put) >= 1
+    })
+    .await;
+    wait_until(
+        Duration::from_secs(20),
+        "the copy-lag gauge to show the backlog",
+        || gauge(&h) == Some(rolled as u64),
+    )
+    .await;
+    assert_eq!(
+        log.highest_offset_in_remote_storage(),
+        -1,
+        "nothing was copied while the upload hangs"
+    );
+    h.close().await;
+}

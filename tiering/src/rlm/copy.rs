@@ -89,7 +89,14 @@ pub(crate) async fn copy_segments(
         if inner.cancel.is_cancelled() || inner.is_deleted(tip) {
             return Ok(copied);
         }
-        let Some(seg) = pending_segments(log).into_iter().next() else {
+        let pending = pending_segments(log);
+        // Copy lag as it stands now, not only at the end of the pass: a pass that drains a backlog (or waits
+        // on a slow store) would otherwise show the lag it had before it started.
+        inner.metrics.update_gauges(&tip.topic_partition, |g| {
+            g.copy_lag_segments = pending.len() as u64;
+            g.copy_lag_bytes = pending.iter().map(|s| s.size_bytes).sum();
+        });
+        let Some(seg) = pending.into_iter().next() else {
             return Ok(copied);
         };
         copy_one(inner, log, tip, &seg).await?;
