@@ -7,7 +7,8 @@
 //! an S3 outage (503 on every request) holds local deletion, copying resumes after it, remote reads fail
 //! without a wrong record and succeed after it, nothing is lost, no orphan objects; a copy failing after its
 //! `.log` was stored (cleanup failing too) leaves nothing behind once S3 recovers; `offsets_for_times` inside
-//! remote segments; a segment larger than a part goes up as a multipart upload.
+//! remote segments; a segment larger than a part goes up as a multipart upload; encrypted + compressed segments
+//! hold no plaintext in the bucket.
 mod common;
 
 use std::collections::BTreeMap;
@@ -730,4 +731,30 @@ fn a_topic_deleted_during_an_outage_loses_its_objects_after_it_and_its_successor
     consume_from_zero(&bs, "events", N);
     rt.block_on(server.shutdown()).expect("clean shutdown");
     verify_clean(&rt, &props, "events");
+}
+
+#[test]
+fn encrypted_compressed_segments_hold_no_plaintext_in_s3_and_read_back_identical() {
+    const N: usize = 300;
+    let keys = tempfile::tempdir().unwrap();
+    let key_file = keys.path().join("kek.hex");
+    std::fs::write(&key_file, "4b".repeat(32)).unwrap();
+    let key_file = key_file.display().to_string();
+    let (rt, _dir, s3, props, server, bs) = setup(&[
+        ("rsm.config.encryption.enabled", "true"),
+        ("rsm.config.encryption.key.file", &key_file),
+        ("rsm.config.compression.enabled", "true"),
+    ]);
+    create_tiered(&rt, &bs, "secrets", "4096");
+    produce(&rt, &bs, "secrets", 0, N);
+    wait_offloaded(&s3, &server, "secrets", N);
+    let bucket = s3.root.join(BUCKET);
+    for key in s3.objects("secrets").iter().filter(|k| k.ends_with(".log")) {
+        let bytes = std::fs::read(bucket.join(key)).expect("object file");
+        let plain = bytes.windows(4).position(|w| w == b"s3-0");
+        assert_eq!(plain, None, "{key} holds record bytes in the clear");
+    }
+    consume_from_zero(&bs, "secrets", N);
+    rt.block_on(server.shutdown()).expect("clean shutdown");
+    verify_clean(&rt, &props, "secrets");
 }
