@@ -8,7 +8,8 @@
 //! without a wrong record and succeed after it, nothing is lost, no orphan objects; a copy failing after its
 //! `.log` was stored (cleanup failing too) leaves nothing behind once S3 recovers; `offsets_for_times` inside
 //! remote segments; a segment larger than a part goes up as a multipart upload; encrypted + compressed segments
-//! hold no plaintext in the bucket.
+//! hold no plaintext in the bucket; retention.ms expires old segments from the bucket and time lookups start at
+//! the new log start.
 mod common;
 
 use std::collections::BTreeMap;
@@ -233,23 +234,31 @@ fn value_of(topic: &str, i: usize) -> Vec<u8> {
     v
 }
 
-/// Creates `topic` (1 partition) tiered, with `segment_bytes` segments and almost nothing kept locally.
-fn create_tiered(rt: &tokio::runtime::Runtime, bs: &str, topic: &str, segment_bytes: &str) {
-    let t = NewTopic::new(topic, 1, TopicReplication::Fixed(1))
-        .set("remote.storage.enable", "true")
-        .set("segment.bytes", segment_bytes)
-        .set("local.retention.bytes", "1")
-        .set("local.retention.ms", "1000")
-        .set("retention.ms", "-1")
-        .set("retention.bytes", "-1");
+/// Creates `topic` (1 partition) tiered, with 4 KiB segments, almost nothing kept locally, no remote retention,
+/// unless `configs` say otherwise.
+fn create_tiered(rt: &tokio::runtime::Runtime, bs: &str, topic: &str, configs: &[(&str, &str)]) {
+    let mut all: BTreeMap<&str, &str> = [
+        ("remote.storage.enable", "true"),
+        ("segment.bytes", "4096"),
+        ("local.retention.bytes", "1"),
+        ("local.retention.ms", "1000"),
+        ("retention.ms", "-1"),
+        ("retention.bytes", "-1"),
+    ]
+    .into();
+    all.extend(configs.iter().copied());
+    let t = all.into_iter().fold(
+        NewTopic::new(topic, 1, TopicReplication::Fixed(1)),
+        |t, (k, v)| t.set(k, v),
+    );
     let res = rt
         .block_on(admin(bs).create_topics(&[t], &AdminOptions::new()))
         .expect("create_topics");
     assert!(matches!(res.as_slice(), [Ok(n)] if n == topic), "{res:?}");
 }
 
-/// Produces records `from..to` (key `k{i}`, value `value_of(i)`, CreateTime `BASE_TS + i * 1000`), acks=all.
-fn produce(rt: &tokio::runtime::Runtime, bs: &str, topic: &str, from: usize, to: usize) {
+/// Produces records `from..to` (key `k{i}`, value `value_of(i)`, CreateTime `ts0 + i * 1000`), acks=all.
+fn produce(rt: &tokio::runtime::Runtime, bs: &str, topic: &str, from: usize, to: usize, ts0: i64) {
     let p = producer(bs, &[("linger.ms", "0"), ("batch.num.messages", "1")]);
     rt.block_on(async {
         for i in from..to {
@@ -258,7 +267,7 @@ fn produce(rt: &tokio::runtime::Runtime, bs: &str, topic: &str, from: usize, to:
                 .key(&k)
                 .payload(&v)
                 .partition(0)
-                .timestamp(BASE_TS + i as i64 * 1000);
+                .timestamp(ts0 + i as i64 * 1000);
             let d = p
                 .send(r, Duration::from_secs(20))
                 .await
@@ -276,12 +285,16 @@ fn consume_from_zero(bs: &str, topic: &str, n: usize) {
         &[("fetch.max.bytes", "65536"), ("message.max.bytes", "65536")],
     );
     assign_from_beginning(&c, topic, 1);
-    check_records(topic, &consume_n(&c, n, WAIT));
+    let got = consume_n(&c, n, WAIT);
+    assert_eq!(got[0].1, 0, "first offset");
+    check_records(topic, &got);
 }
 
-/// Checks that `got` are records 0.. of `topic` (partition 0), byte for byte, in order.
+/// Checks that `got` are consecutive records of `topic` (partition 0), byte for byte, in order.
 fn check_records(topic: &str, got: &[(i32, i64, Option<Vec<u8>>, Option<Vec<u8>>)]) {
-    for (i, (part, offset, key, value)) in got.iter().enumerate() {
+    let first = got.first().map_or(0, |r| r.1 as usize);
+    for (j, (part, offset, key, value)) in got.iter().enumerate() {
+        let i = first + j;
         assert_eq!((*part, *offset), (0, i as i64), "position of record {i}");
         assert_eq!(key.as_deref(), Some(format!("k{i}").as_bytes()), "key {i}");
         assert_eq!(
@@ -385,7 +398,6 @@ fn verify_clean(
             rows.iter().all(|r| r.state == "COPY_SEGMENT_FINISHED"),
             "{rows:?}"
         );
-        assert_eq!(rows[0].start_offset, 0, "the first remote segment");
         let report = tier.verify(None).await.expect("verify");
         assert!(report.is_clean(), "{report}");
         assert!(report.segments_checked >= rows.len(), "{report}");
@@ -400,8 +412,8 @@ fn verify_clean(
 fn offloads_to_s3_and_serves_remote_reads_before_and_after_a_restart() {
     const N: usize = 400;
     let (rt, _dir, s3, props, server, bs) = setup(&[]);
-    create_tiered(&rt, &bs, "orders", "4096");
-    produce(&rt, &bs, "orders", 0, N);
+    create_tiered(&rt, &bs, "orders", &[]);
+    produce(&rt, &bs, "orders", 0, N, BASE_TS);
     wait_offloaded(&s3, &server, "orders", N);
     let local_start = list_offset(&rt, &server, "orders", -4);
     assert!(local_start > 0, "-4 = {local_start}");
@@ -452,11 +464,11 @@ fn s3_outage_holds_local_deletion_and_copying_resumes_without_loss_or_orphans() 
     // Failing calls give up after ~1.5 s of retries (object_store's backoff) instead of ~3 s.
     let (rt, _dir, s3, props, server, bs) =
         setup(&[("rsm.config.storage.s3.api.call.timeout", "1000")]);
-    create_tiered(&rt, &bs, "payments", "4096");
+    create_tiered(&rt, &bs, "payments", &[]);
 
     // S3 answers 503 to everything from now on; producing (acks=all) keeps working.
     s3.st.fault.store(DOWN, Ordering::SeqCst);
-    produce(&rt, &bs, "payments", 0, N);
+    produce(&rt, &bs, "payments", 0, N, BASE_TS);
     let log = log_of(&server, "payments");
     assert!(log.rolled_segments().len() >= 3, "segments to copy");
     let rlm = server.tiering().expect("tiering on").rlm();
@@ -539,8 +551,8 @@ fn deleting_a_topic_leaves_no_object_in_s3() {
     let (rt, _dir, s3, props, server, bs) = setup(&[]);
     // `audit-2` shares the key prefix `strata/audit-`: it must keep its objects.
     for topic in ["audit", "audit-2"] {
-        create_tiered(&rt, &bs, topic, "4096");
-        produce(&rt, &bs, topic, 0, N);
+        create_tiered(&rt, &bs, topic, &[]);
+        produce(&rt, &bs, topic, 0, N, BASE_TS);
     }
     wait_offloaded(&s3, &server, "audit", N);
     wait_offloaded(&s3, &server, "audit-2", N);
@@ -582,8 +594,8 @@ fn deleting_a_topic_leaves_no_object_in_s3() {
 fn offsets_for_times_finds_records_in_remote_segments() {
     const N: usize = 400;
     let (rt, _dir, s3, _props, server, bs) = setup(&[]);
-    create_tiered(&rt, &bs, "clicks", "4096");
-    produce(&rt, &bs, "clicks", 0, N);
+    create_tiered(&rt, &bs, "clicks", &[]);
+    produce(&rt, &bs, "clicks", 0, N, BASE_TS);
     wait_offloaded(&s3, &server, "clicks", N);
     let local_start = log_of(&server, "clicks").local_log_start_offset();
 
@@ -624,11 +636,11 @@ fn objects_of_a_copy_that_failed_midway_are_removed_after_recovery() {
     // Failing calls give up after ~1.5 s of retries (object_store's backoff) instead of ~3 s.
     let (rt, _dir, s3, props, server, bs) =
         setup(&[("rsm.config.storage.s3.api.call.timeout", "1000")]);
-    create_tiered(&rt, &bs, "ledger", "4096");
+    create_tiered(&rt, &bs, "ledger", &[]);
 
     // Copies store their `.log`, fail on `.indexes`, and cannot remove the `.log` either.
     s3.st.fault.store(NO_INDEXES_NO_DELETES, Ordering::SeqCst);
-    produce(&rt, &bs, "ledger", 0, N);
+    produce(&rt, &bs, "ledger", 0, N, BASE_TS);
     let log = log_of(&server, "ledger");
     let stray = |objects: &[String]| -> Vec<String> {
         objects
@@ -674,8 +686,8 @@ fn a_segment_larger_than_a_part_is_uploaded_in_parts_and_read_back() {
         ),
         ("rsm.config.chunk.size", "1048576"),
     ]);
-    create_tiered(&rt, &bs, "large", "6291456");
-    produce(&rt, &bs, "large", 0, N);
+    create_tiered(&rt, &bs, "large", &[("segment.bytes", "6291456")]);
+    produce(&rt, &bs, "large", 0, N, BASE_TS);
     let log = log_of(&server, "large");
     wait_for("the 6 MiB segment offloaded", WAIT, || {
         log.highest_offset_in_remote_storage() > 0 && log.local_log_start_offset() > 0
@@ -710,8 +722,8 @@ fn a_topic_deleted_during_an_outage_loses_its_objects_after_it_and_its_successor
     const N: usize = 200;
     let (rt, _dir, s3, props, server, bs) =
         setup(&[("rsm.config.storage.s3.api.call.timeout", "1000")]);
-    create_tiered(&rt, &bs, "events", "4096");
-    produce(&rt, &bs, "events", 0, N);
+    create_tiered(&rt, &bs, "events", &[]);
+    produce(&rt, &bs, "events", 0, N, BASE_TS);
     wait_offloaded(&s3, &server, "events", N);
     let old = s3.objects("events");
     // `strata/events-<old topic id>/`: a copy may still be running, so later objects are matched by folder.
@@ -730,8 +742,8 @@ fn a_topic_deleted_during_an_outage_loses_its_objects_after_it_and_its_successor
         matches!(res.as_slice(), [Ok(n)] if n == "events"),
         "{res:?}"
     );
-    create_tiered(&rt, &bs, "events", "4096");
-    produce(&rt, &bs, "events", 0, N);
+    create_tiered(&rt, &bs, "events", &[]);
+    produce(&rt, &bs, "events", 0, N, BASE_TS);
     rt.block_on(server.shutdown()).expect("clean shutdown");
     let now = s3.objects("events");
     assert!(
@@ -767,8 +779,8 @@ fn encrypted_compressed_segments_hold_no_plaintext_in_s3_and_read_back_identical
         ("rsm.config.encryption.key.file", &key_file),
         ("rsm.config.compression.enabled", "true"),
     ]);
-    create_tiered(&rt, &bs, "secrets", "4096");
-    produce(&rt, &bs, "secrets", 0, N);
+    create_tiered(&rt, &bs, "secrets", &[]);
+    produce(&rt, &bs, "secrets", 0, N, BASE_TS);
     wait_offloaded(&s3, &server, "secrets", N);
     let bucket = s3.root.join(BUCKET);
     for key in s3.objects("secrets").iter().filter(|k| k.ends_with(".log")) {
@@ -779,4 +791,61 @@ fn encrypted_compressed_segments_hold_no_plaintext_in_s3_and_read_back_identical
     consume_from_zero(&bs, "secrets", N);
     rt.block_on(server.shutdown()).expect("clean shutdown");
     verify_clean(&rt, &props, "secrets", &[]);
+}
+
+#[test]
+fn retention_ms_expires_old_segments_from_s3_and_lookups_start_at_the_new_log_start() {
+    const N: usize = 300;
+    const OLD: usize = 150;
+    let (rt, _dir, s3, props, server, bs) = setup(&[]);
+    create_tiered(&rt, &bs, "metrics", &[("retention.ms", "86400000")]);
+    // Records 0..OLD are from 2023, the rest from the last minutes: the old segments outlive retention.ms.
+    produce(&rt, &bs, "metrics", 0, OLD, BASE_TS);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    produce(&rt, &bs, "metrics", OLD, N, now - N as i64 * 1000);
+    let log = log_of(&server, "metrics");
+    // Objects of segments below the log start: `{start offset:020}-{id}.*`.
+    let below = |start: i64| {
+        let objects = s3.objects("metrics");
+        objects
+            .iter()
+            .filter(|k| {
+                let name = k.rsplit('/').next().unwrap_or("");
+                name.get(..20).and_then(|o| o.parse::<i64>().ok()) < Some(start)
+            })
+            .count()
+    };
+    wait_for("old segments expired from S3", WAIT, || {
+        let start = log.log_start_offset();
+        start > 0 && below(start) == 0 && log.local_log_start_offset() > OLD as i64
+    });
+    let start = log.log_start_offset();
+    assert!(
+        start <= OLD as i64,
+        "log start {start} beyond the first recent record"
+    );
+    assert_eq!(list_offset(&rt, &server, "metrics", -2), start);
+    assert!(!s3.objects("metrics").is_empty(), "recent segments stay");
+
+    // A time before everything finds the log start; consuming from the beginning starts there.
+    let c: BaseConsumer = common::consumer(&bs, "after-expiry", &[]);
+    let mut tpl = rdkafka::TopicPartitionList::new();
+    tpl.add_partition_offset("metrics", 0, rdkafka::Offset::Offset(BASE_TS))
+        .unwrap();
+    let got = c.offsets_for_times(tpl, WAIT).expect("offsets_for_times");
+    let found = got
+        .find_partition("metrics", 0)
+        .expect("partition")
+        .offset();
+    assert_eq!(found, rdkafka::Offset::Offset(start));
+    assign_from_beginning(&c, "metrics", 1);
+    let got = consume_n(&c, N - start as usize, WAIT);
+    assert_eq!(got[0].1, start, "first offset");
+    check_records("metrics", &got);
+    drop(c);
+    rt.block_on(server.shutdown()).expect("clean shutdown");
+    verify_clean(&rt, &props, "metrics", &[]);
 }
