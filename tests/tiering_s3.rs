@@ -3,13 +3,13 @@
 //! region, path style, access keys, key prefix). librdkafka (rdkafka crate) produces and consumes.
 //!
 //! Covered: offload → remote consume byte-identical → restart → consume again; DeleteTopics leaves no object
-//! (also when S3 is down at the time: after it and a restart, sparing a new topic of the same name);
-//! an S3 outage (503 on every request) holds local deletion, copying resumes after it, remote reads fail
-//! without a wrong record and succeed after it, nothing is lost, no orphan objects; a copy failing after its
-//! `.log` was stored (cleanup failing too) leaves nothing behind once S3 recovers; `offsets_for_times` inside
-//! remote segments; a segment larger than a part goes up as a multipart upload; encrypted + compressed segments
-//! hold no plaintext in the bucket; retention.ms expires old segments from the bucket and time lookups start at
-//! the new log start.
+//! (also when S3 is down at the time: after it and a restart, sparing a new topic of the same name); an S3
+//! outage (503 on every request) holds local deletion, copying resumes after it, remote reads fail without a
+//! wrong record and succeed after it, nothing is lost, no orphan objects; a copy failing after its `.log` was
+//! stored (cleanup failing too) leaves nothing behind once S3 recovers; retention.ms expires old segments from
+//! the bucket, -2 and time lookups start at the new log start, `offsets_for_times` finds records inside remote
+//! segments; a segment larger than a part goes up as a multipart upload; encrypted + compressed segments hold
+//! no plaintext in the bucket.
 mod common;
 
 use std::collections::BTreeMap;
@@ -415,14 +415,12 @@ fn offloads_to_s3_and_serves_remote_reads_before_and_after_a_restart() {
     create_tiered(&rt, &bs, "orders", &[]);
     produce(&rt, &bs, "orders", 0, N, BASE_TS);
     wait_offloaded(&s3, &server, "orders", N);
-    let local_start = list_offset(&rt, &server, "orders", -4);
-    assert!(local_start > 0, "-4 = {local_start}");
-    assert_eq!(
-        list_offset(&rt, &server, "orders", -2),
-        0,
-        "nothing expired"
+    let lo = |ts| list_offset(&rt, &server, "orders", ts);
+    let (earliest, local_start, tiered) = (lo(-2), lo(-4), lo(-5));
+    assert!(
+        earliest == 0 && local_start > 0,
+        "-2 {earliest} -4 {local_start}"
     );
-    let tiered = list_offset(&rt, &server, "orders", -5);
     assert!(
         tiered >= local_start - 1,
         "-5 = {tiered}, -4 = {local_start}"
@@ -444,14 +442,12 @@ fn offloads_to_s3_and_serves_remote_reads_before_and_after_a_restart() {
         .block_on(TieredServer::start_from_properties(&props))
         .expect("broker restarts");
     let bs = server.local_addr().to_string();
+    let lo = |ts| list_offset(&rt, &server, "orders", ts);
     assert!(
-        list_offset(&rt, &server, "orders", -4) > 0,
-        "-4 after restart"
-    );
-    assert_eq!(
-        list_offset(&rt, &server, "orders", -2),
-        0,
-        "-2 after restart"
+        lo(-2) == 0 && lo(-4) > 0,
+        "-2 {} -4 {} after restart",
+        lo(-2),
+        lo(-4)
     );
     consume_from_zero(&bs, "orders", N);
     rt.block_on(server.shutdown()).expect("clean shutdown");
@@ -490,18 +486,12 @@ fn s3_outage_holds_local_deletion_and_copying_resumes_without_loss_or_orphans() 
         WAIT,
         || copy_errors() >= 1 && held() > 0,
     );
-    assert!(
-        s3.st.refused.load(Ordering::SeqCst) > 0,
-        "S3 saw the requests"
-    );
+    assert!(s3.st.refused.load(Ordering::SeqCst) > 0, "S3 saw requests");
     assert_eq!(list_offset(&rt, &server, "payments", -4), 0, "local start");
     assert_eq!(log.local_log_start_offset(), 0, "local segments held");
     assert_eq!(log.highest_offset_in_remote_storage(), -1, "nothing copied");
-    assert!(
-        s3.objects("payments").is_empty(),
-        "{:?}",
-        s3.objects("payments")
-    );
+    let objects = s3.objects("payments");
+    assert!(objects.is_empty(), "{objects:?}");
 
     // Heal: copying resumes, local deletion follows, nothing is lost.
     s3.st.fault.store(HEALTHY, Ordering::SeqCst);
@@ -539,6 +529,7 @@ fn s3_outage_holds_local_deletion_and_copying_resumes_without_loss_or_orphans() 
         poll(&mut got);
         got.len() >= N
     });
+    assert_eq!((got.len(), got[0].1), (N, 0), "records, first offset");
     check_records("payments", &got);
     drop(c);
     rt.block_on(server.shutdown()).expect("clean shutdown");
@@ -588,46 +579,6 @@ fn deleting_a_topic_leaves_no_object_in_s3() {
     assert!(s3.objects("audit").is_empty(), "{:?}", s3.objects("audit"));
     rt.block_on(server.shutdown()).expect("clean shutdown");
     verify_clean(&rt, &props, "audit-2", &["audit"]);
-}
-
-#[test]
-fn offsets_for_times_finds_records_in_remote_segments() {
-    const N: usize = 400;
-    let (rt, _dir, s3, _props, server, bs) = setup(&[]);
-    create_tiered(&rt, &bs, "clicks", &[]);
-    produce(&rt, &bs, "clicks", 0, N, BASE_TS);
-    wait_offloaded(&s3, &server, "clicks", N);
-    let local_start = log_of(&server, "clicks").local_log_start_offset();
-
-    let c: BaseConsumer = common::consumer(&bs, "times", &[]);
-    let offset_for = |ts: i64| {
-        let mut tpl = rdkafka::TopicPartitionList::new();
-        tpl.add_partition_offset("clicks", 0, rdkafka::Offset::Offset(ts))
-            .expect("add partition");
-        let got = c
-            .offsets_for_times(tpl, Duration::from_secs(20))
-            .expect("offsets_for_times");
-        let e = got.find_partition("clicks", 0).expect("partition 0");
-        assert_eq!(e.error(), Ok(()), "offsets_for_times({ts})");
-        e.offset()
-    };
-    let ts = |i: i64| BASE_TS + i * 1000;
-    let remote_mid = local_start / 2;
-    for i in [0, 1, 37, remote_mid, local_start - 1] {
-        assert_eq!(offset_for(ts(i)), rdkafka::Offset::Offset(i), "at ts({i})");
-        assert_eq!(
-            offset_for(ts(i) - 400),
-            rdkafka::Offset::Offset(i),
-            "just before ts({i})"
-        );
-    }
-    assert_eq!(offset_for(BASE_TS - 60_000), rdkafka::Offset::Offset(0));
-    // Local data still answers, and a time after the last record answers no offset.
-    let last = N as i64 - 1;
-    assert_eq!(offset_for(ts(last)), rdkafka::Offset::Offset(last));
-    assert_eq!(offset_for(ts(last) + 1), rdkafka::Offset::End);
-    drop(c);
-    rt.block_on(server.shutdown()).expect("clean shutdown");
 }
 
 #[test]
@@ -794,53 +745,71 @@ fn encrypted_compressed_segments_hold_no_plaintext_in_s3_and_read_back_identical
 }
 
 #[test]
-fn retention_ms_expires_old_segments_from_s3_and_lookups_start_at_the_new_log_start() {
-    const N: usize = 300;
+fn retention_ms_expires_old_segments_and_offsets_for_times_finds_records_in_remote_segments() {
+    const N: usize = 400;
     const OLD: usize = 150;
     let (rt, _dir, s3, props, server, bs) = setup(&[]);
     create_tiered(&rt, &bs, "metrics", &[("retention.ms", "86400000")]);
     // Records 0..OLD are from 2023, the rest from the last minutes: the old segments outlive retention.ms.
-    produce(&rt, &bs, "metrics", 0, OLD, BASE_TS);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis() as i64;
-    produce(&rt, &bs, "metrics", OLD, N, now - N as i64 * 1000);
+    let recent = now - N as i64 * 1000;
+    produce(&rt, &bs, "metrics", 0, OLD, BASE_TS);
+    produce(&rt, &bs, "metrics", OLD, N, recent);
+    let ts = |i: i64| if i < OLD as i64 { BASE_TS } else { recent } + i * 1000;
     let log = log_of(&server, "metrics");
     // Objects of segments below the log start: `{start offset:020}-{id}.*`.
     let below = |start: i64| {
         let objects = s3.objects("metrics");
+        let offset = |k: &String| k.rsplit('/').next()?.get(..20)?.parse::<i64>().ok();
         objects
             .iter()
-            .filter(|k| {
-                let name = k.rsplit('/').next().unwrap_or("");
-                name.get(..20).and_then(|o| o.parse::<i64>().ok()) < Some(start)
-            })
+            .filter(|k| offset(k).is_none_or(|o| o < start))
             .count()
     };
     wait_for("old segments expired from S3", WAIT, || {
         let start = log.log_start_offset();
-        start > 0 && below(start) == 0 && log.local_log_start_offset() > OLD as i64
+        start > 0 && below(start) == 0 && log.local_log_start_offset() > OLD as i64 + 50
     });
-    let start = log.log_start_offset();
+    wait_offloaded(&s3, &server, "metrics", N);
+    let (start, local_start) = (log.log_start_offset(), log.local_log_start_offset());
     assert!(
         start <= OLD as i64,
         "log start {start} beyond the first recent record"
     );
     assert_eq!(list_offset(&rt, &server, "metrics", -2), start);
-    assert!(!s3.objects("metrics").is_empty(), "recent segments stay");
 
-    // A time before everything finds the log start; consuming from the beginning starts there.
-    let c: BaseConsumer = common::consumer(&bs, "after-expiry", &[]);
-    let mut tpl = rdkafka::TopicPartitionList::new();
-    tpl.add_partition_offset("metrics", 0, rdkafka::Offset::Offset(BASE_TS))
-        .unwrap();
-    let got = c.offsets_for_times(tpl, WAIT).expect("offsets_for_times");
-    let found = got
-        .find_partition("metrics", 0)
-        .expect("partition")
-        .offset();
-    assert_eq!(found, rdkafka::Offset::Offset(start));
+    // offsets_for_times: records in remote segments (old and recent times), local ones, none after the last;
+    // a time before everything finds the new log start.
+    let c: BaseConsumer = common::consumer(&bs, "times", &[]);
+    let offset_for = |ts: i64| {
+        let mut tpl = rdkafka::TopicPartitionList::new();
+        tpl.add_partition_offset("metrics", 0, rdkafka::Offset::Offset(ts))
+            .expect("add partition");
+        let got = c.offsets_for_times(tpl, WAIT).expect("offsets_for_times");
+        let e = got.find_partition("metrics", 0).expect("partition 0");
+        assert_eq!(e.error(), Ok(()), "offsets_for_times({ts})");
+        e.offset()
+    };
+    let last = N as i64 - 1;
+    for i in [
+        start,
+        start + 1,
+        OLD as i64,
+        OLD as i64 + 1,
+        local_start - 1,
+        last,
+    ] {
+        assert_eq!(offset_for(ts(i)), rdkafka::Offset::Offset(i), "at ts({i})");
+        let before = offset_for(ts(i) - 400);
+        assert_eq!(before, rdkafka::Offset::Offset(i), "just before ts({i})");
+    }
+    assert_eq!(offset_for(BASE_TS - 60_000), rdkafka::Offset::Offset(start));
+    assert_eq!(offset_for(ts(last) + 1), rdkafka::Offset::End);
+
+    // Consuming from the beginning starts at the new log start.
     assign_from_beginning(&c, "metrics", 1);
     let got = consume_n(&c, N - start as usize, WAIT);
     assert_eq!(got[0].1, start, "first offset");
