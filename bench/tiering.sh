@@ -89,7 +89,7 @@ PYEOF
 
 metric() { # NAME TOPIC -> value (0 when absent)
   curl -s "http://127.0.0.1:$HTTP/metrics" |
-    awk -v n="kafka_server_BrokerTopicMetrics_$1{topic=\"$2\"}" '$1 == n {v=$2} END {print v+0}'
+    awk -v n="kafka_server_BrokerTopicMetrics_$1{topic=\"$2\"}" '$1 == n {v=$2} END {printf "%.0f\n", v}'
 }
 dir_mb() { du -sm "$1" 2>/dev/null | awk '{print $1}'; }
 # Last table row of `rdkafka_performance -u`: "msgs/s MB/s".
@@ -174,6 +174,7 @@ lag)
   printf 'RemoteCopyLagSegments samples: %s\n' "$(tr '\n' ' ' <"$WORK/lag.txt")"
   last=$(tail -1 "$WORK/lag.txt")
   sort -n "$WORK/lag.txt" | awk -v last="$last" '{a[NR]=$1} END {printf "lag segments: max %d, p50 %d, last %d (%d samples)\n", a[NR], a[int((NR+1)/2)], last, NR}'
+  store_calls
   ;;
 rss)
   start_broker
@@ -194,6 +195,7 @@ rss)
   done
   printf 'backend=%s produced %s GiB, remote %s B, load=%s\n' "$BACKEND" "$RSS_GB" "$(metric RemoteLogSizeBytes big)" "$(load)"
   awk '{for (i = 1; i < NF; i += 2) if ($(i+1) > m[$i]) m[$i] = $(i+1)} END {for (k in m) printf "max %s %.1f MiB\n", k, m[k] / 1024}' "$WORK/rss.txt"
+  store_calls
   ;;
 *) echo "unknown mode $MODE" >&2; exit 2 ;;
 esac
