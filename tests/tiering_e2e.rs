@@ -712,6 +712,45 @@ fn tiering_config_rules_and_topic_deletion_clean_the_remote_tier() {
         || remote_files(&remote, "disabled") == 0,
     );
 
+    // Turning it back on (once the deletion finished) resumes copying without a restart.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let (code, msg) = rt.block_on(alter_topic(
+            addr,
+            "disabled",
+            &[
+                ("remote.storage.enable", "true"),
+                ("segment.bytes", "4096"),
+                ("local.retention.bytes", "1"),
+            ],
+        ));
+        if code == 0 {
+            break;
+        }
+        assert!(msg.contains("still being deleted"), "{code}: {msg}");
+        assert!(Instant::now() < deadline, "remote deletion never finished");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let log = log_of(&server, "disabled", 0);
+    let end = log.log_end_offset();
+    let p = producer(&bs, &[("linger.ms", "0"), ("batch.num.messages", "1")]);
+    rt.block_on(async {
+        for i in 0..300 {
+            let v = value_of(i);
+            p.send(
+                FutureRecord::<(), _>::to("disabled").payload(&v),
+                Duration::from_secs(10),
+            )
+            .await
+            .expect("delivered");
+        }
+    });
+    wait_for(
+        "copying resumed after re-enabling",
+        Duration::from_secs(15),
+        || remote_files(&remote, "disabled") > 0 && log.local_log_start_offset() > end + 100,
+    );
+
     // The broker's DescribeConfigs lists the tiering properties: given ones as static, secrets never.
     let desc = rt
         .block_on(a.describe_configs(
@@ -821,4 +860,76 @@ fn auto_created_topics_tier_with_the_broker_default() {
         err.to_string().contains("log.remote.storage.enable"),
         "{err}"
     );
+}
+
+/// ListOffsets by timestamp answers the exact record inside multi-record batches, compressed ones included, for
+/// remote segments and local ones (as Kafka does), not the batch's first offset.
+#[test]
+fn timestamp_lookups_inside_compressed_remote_batches_find_the_exact_record() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let server = rt.block_on(start(dir.path()));
+    let bs = server.local_addr().to_string();
+    let t = NewTopic::new("batched", 1, TopicReplication::Fixed(1))
+        .set("remote.storage.enable", "true")
+        .set("segment.bytes", "8192")
+        .set("local.retention.bytes", "1")
+        .set("retention.ms", "-1"); // the records' timestamps are from 2023
+    let res = rt
+        .block_on(admin(&bs).create_topics(&[t], &AdminOptions::new()))
+        .expect("create_topics");
+    assert!(matches!(res.as_slice(), [Ok(_)]), "{res:?}");
+    let p = producer(
+        &bs,
+        &[
+            ("linger.ms", "50"),
+            ("batch.num.messages", "40"),
+            ("compression.type", "lz4"),
+        ],
+    );
+    const N: i64 = 1000;
+    rt.block_on(async {
+        let sends: Vec<_> = (0..N)
+            .map(|i| {
+                let v = value_of(i as usize);
+                p.send_result(
+                    FutureRecord::<(), _>::to("batched")
+                        .payload(&v)
+                        .timestamp(BASE_TS + 10 * i),
+                )
+                .expect("queued")
+            })
+            .collect();
+        for s in sends {
+            s.await.expect("not cancelled").expect("delivered");
+        }
+    });
+    let log = log_of(&server, "batched", 0);
+    wait_for("batched offloaded", Duration::from_secs(15), || {
+        log.local_log_start_offset() > N / 2
+    });
+    assert_eq!(log.log_start_offset(), 0);
+    let addr = server.local_addr();
+    let local_start = log.local_log_start_offset();
+    for i in [
+        1,
+        37,
+        123,
+        local_start / 2,
+        local_start - 1,
+        local_start + 3,
+        N - 2,
+    ] {
+        let want = (i, BASE_TS + 10 * i);
+        assert_eq!(
+            rt.block_on(list_offset(addr, "batched", BASE_TS + 10 * i - 5)),
+            want,
+            "record {i} (local start {local_start})"
+        );
+        assert_eq!(
+            rt.block_on(list_offset(addr, "batched", BASE_TS + 10 * i)),
+            want
+        );
+    }
+    rt.block_on(server.shutdown()).expect("clean shutdown");
 }

@@ -175,11 +175,10 @@ impl Broker {
                 reason: "internal topics are never tiered".into(),
             });
         }
-        if let Some(old) = old {
-            // The old overrides were valid when set; broker defaults may have changed since.
-            if let Ok(old_cfg) = self.topic_log_config(name, old) {
-                cfg.validate_change(&old_cfg)?;
-            }
+        // The old overrides were valid when set; broker defaults may have changed since.
+        let old_cfg = old.and_then(|o| self.topic_log_config(name, o).ok());
+        if let Some(old_cfg) = &old_cfg {
+            cfg.validate_change(old_cfg)?;
         }
         // The tiering rules see the effective remote.storage.enable (log.remote.storage.enable as default).
         let effective = |m: &BTreeMap<String, String>| {
@@ -191,6 +190,20 @@ impl Broker {
             m
         };
         let old = old.map(effective);
+        let was_on = old_cfg.is_some_and(|c| c.remote_storage_enable);
+        if !was_on
+            && cfg.remote_storage_enable
+            && self
+                .tiering()
+                .is_some_and(|t| t.remote_delete_pending(name))
+        {
+            return Err(Error::ConfigRule {
+                topic: name.into(),
+                reason: "its remote data is still being deleted after remote.storage.enable was turned off; \
+                         turn it on again once that finished"
+                    .into(),
+            });
+        }
         let action = tiered::check_topic_config(
             self.tiering().map(|t| &**t),
             name,
@@ -284,7 +297,7 @@ impl Broker {
                 .get_or_create_log(&TopicPartition::new(name, p), meta.id, cfg.clone())?;
         }
         if let Some(t) = self.tiering() {
-            t.topic_config_applied(name, &meta.configs, action);
+            t.topic_config_applied(name, &meta.configs, cfg.remote_storage_enable, action);
         }
         info!(topic = name, partitions, id = %meta.id, "topic created");
         Ok(meta)
@@ -372,7 +385,7 @@ impl Broker {
             }
         }
         if let Some(t) = self.tiering() {
-            t.topic_config_applied(name, &configs, action);
+            t.topic_config_applied(name, &configs, cfg.remote_storage_enable, action);
         }
         Ok(())
     }

@@ -308,7 +308,8 @@ impl LogSegment {
         }))
     }
 
-    /// The first batch at or after `start_offset` whose max timestamp is >= `ts`: (offset, timestamp).
+    /// The first record at or after `start_offset` whose timestamp is >= `ts`: (offset, timestamp) (see
+    /// [`RecordBatch::find_timestamp`]).
     pub(crate) fn find_offset_by_timestamp(
         &self,
         ts: i64,
@@ -326,18 +327,9 @@ impl LogSegment {
             let last = base + i32::from_be_bytes(h[23..27].try_into().expect("4")) as i64;
             let max_ts = i64::from_be_bytes(h[35..43].try_into().expect("8"));
             if max_ts >= ts && last >= start_offset {
-                let attrs = u16::from_be_bytes([h[21], h[22]]);
-                // Uncompressed CreateTime batches: the exact record.
-                if attrs & 0x0f == 0 {
-                    let batch = RecordBatch::new_unchecked_crc(self.log.read(pos, size)?)?;
-                    for record in batch.records()? {
-                        let record = record?;
-                        if record.offset >= start_offset && record.timestamp >= ts {
-                            return Ok(Some((record.offset, record.timestamp)));
-                        }
-                    }
-                } else {
-                    return Ok(Some((base.max(start_offset), max_ts)));
+                let batch = RecordBatch::new_unchecked_crc(self.log.read(pos, size)?)?;
+                if let Some(hit) = batch.find_timestamp(ts, start_offset)? {
+                    return Ok(Some(hit));
                 }
             }
             pos += size as u64;

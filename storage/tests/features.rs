@@ -53,6 +53,81 @@ fn timestamp_lookup_finds_first_batch_at_or_after_the_target() {
     assert_eq!(log.max_timestamp_and_offset(), Some((1001, 19)));
 }
 
+/// A batch of `n` records with timestamps `ts0 + 10 * i`, compressed with `codec`, as a client would send it.
+fn compressed_batch(codec: kafka_protocol::records::Compression, n: i64, ts0: i64) -> bytes::Bytes {
+    use kafka_protocol::records::{
+        Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType as Tt,
+    };
+    let records: Vec<Record> = (0..n)
+        .map(|i| Record {
+            transactional: false,
+            control: false,
+            delete_horizon: false,
+            partition_leader_epoch: 0,
+            producer_id: -1,
+            producer_epoch: -1,
+            timestamp_type: Tt::Creation,
+            offset: i,
+            // offset - sequence constant keeps the records in one batch; the base sequence is -1 (no producer).
+            sequence: (i - 1) as i32,
+            timestamp: ts0 + 10 * i,
+            key: None,
+            value: Some(bytes::Bytes::from(format!("value-{i}-{}", "x".repeat(40)))),
+            headers: Default::default(),
+        })
+        .collect();
+    let mut buf = bytes::BytesMut::new();
+    RecordBatchEncoder::encode(
+        &mut buf,
+        &records,
+        &RecordEncodeOptions {
+            version: 2,
+            compression: codec,
+        },
+    )
+    .expect("encode");
+    buf.freeze()
+}
+
+/// Kafka's lookup answers the exact record, also inside compressed batches (they are decompressed for it) and
+/// when the start offset falls inside a batch.
+#[test]
+fn timestamp_lookup_finds_the_record_inside_compressed_batches() {
+    use kafka_protocol::records::Compression as C;
+    for codec in [C::None, C::Gzip, C::Snappy, C::Lz4, C::Zstd] {
+        let dir = tempfile::tempdir().unwrap();
+        let m = open_manager(dir.path());
+        let log = log(&m, LogConfig::default());
+        // Offsets 0..99 with timestamps 1000, 1010, ..., 1990; then 100..199 with 2000, ..., 2990.
+        for b in 0..2 {
+            log.append_as_leader(compressed_batch(codec, 100, 1000 + 1000 * b), 0)
+                .unwrap();
+        }
+        let batch = RecordBatch::new(log.read(0, 1, true, None).unwrap().records).unwrap();
+        assert_eq!(batch.records_count(), 100, "{codec:?}");
+        for (ts, want) in [
+            (0, Some((0, 1000))),
+            (1005, Some((1, 1010))),
+            (1990, Some((99, 1990))),
+            (1991, Some((100, 2000))),
+            (2555, Some((156, 2560))),
+            (2990, Some((199, 2990))),
+            (2991, None),
+        ] {
+            assert_eq!(
+                log.fetch_offset_by_timestamp(ts).unwrap(),
+                want,
+                "{codec:?} ts {ts}"
+            );
+        }
+        assert_eq!(
+            batch.find_timestamp(1005, 50).unwrap(),
+            Some((50, 1500)),
+            "{codec:?}"
+        );
+    }
+}
+
 #[test]
 fn max_timestamp_offset_is_the_record_carrying_it() {
     let dir = tempfile::tempdir().unwrap();

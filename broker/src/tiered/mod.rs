@@ -331,36 +331,71 @@ impl Tiering {
         self.http.as_ref().map(|h| h.local_addr())
     }
 
-    /// After a topic's configs were applied (CreateTopics, AlterConfigs): its policy reaches the RLM, and a
-    /// disable with `remote.log.delete.on.disable=true` ([`ConfigChangeAction::DeleteRemoteData`]) starts the
-    /// deletion of its remote data in the background. Call it from a blocking task of the runtime.
+    /// After a topic's configs were applied (CreateTopics, AlterConfigs): its policy reaches the RLM; a disable
+    /// with `remote.log.delete.on.disable=true` ([`ConfigChangeAction::DeleteRemoteData`]) records the deletion
+    /// of its remote data (`DELETE_PARTITION_MARKED`) before returning and deletes it in the background; remote
+    /// storage turned (back) on resumes copying. Call it from a blocking task of the runtime.
     pub fn topic_config_applied(
         &self,
         topic: &str,
         configs: &BTreeMap<String, String>,
+        remote_enabled: bool,
         action: ConfigChangeAction,
     ) {
         match TopicRemoteConfig::from_topic_props(configs.iter()) {
             Ok(c) => self.rlm.set_topic_policy(topic, c.policy()),
             Err(e) => warn!(topic, error = %e, "bad tiering config of topic; policy unchanged"),
         }
-        if action == ConfigChangeAction::DeleteRemoteData {
-            let Ok(handle) = tokio::runtime::Handle::try_current() else {
-                warn!(
-                    topic,
-                    "no runtime to delete the remote data on; it is deleted at the next start"
-                );
-                return;
-            };
-            let rlm = self.rlm.clone();
-            let topic = topic.to_string();
-            handle.spawn(async move {
-                match rlm.delete_topic_remote_data(&topic).await {
-                    Ok(parts) => info!(topic, partitions = parts.len(), "remote storage disabled: remote data deleted"),
-                    Err(e) => warn!(topic, error = %e, "deleting remote data after remote.storage.enable=false failed"),
-                }
-            });
+        if remote_enabled {
+            self.rlm.resume_copying(topic);
         }
+        if action != ConfigChangeAction::DeleteRemoteData {
+            return;
+        }
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            warn!(
+                topic,
+                "no runtime to delete the remote data on; it is deleted at the next start"
+            );
+            return;
+        };
+        let parts = self.rlm.partitions_of(topic);
+        if let Err(e) = handle.block_on(self.mark_deleting(&parts)) {
+            warn!(topic, error = %e, "recording the deletion of the remote data failed; deleting it anyway");
+        }
+        let rlm = self.rlm.clone();
+        let topic = topic.to_string();
+        handle.spawn(async move {
+            match rlm.delete_topic_remote_data(&topic).await {
+                Ok(parts) => info!(topic, partitions = parts.len(), "remote storage disabled: remote data deleted"),
+                Err(e) => warn!(topic, error = %e, "deleting remote data after remote.storage.enable=false failed; retried at the next start"),
+            }
+        });
+    }
+
+    /// Whether a remote deletion of one of the topic's partitions is recorded and not finished.
+    pub fn remote_delete_pending(&self, topic: &str) -> bool {
+        self.rlm
+            .partitions_of(topic)
+            .iter()
+            .any(|tip| matches!(self.rlmm.remote_partition_delete_metadata(tip), Ok(Some(_))))
+    }
+
+    /// Records `DELETE_PARTITION_MARKED` for each partition (resumed at the next start if not finished).
+    async fn mark_deleting(
+        &self,
+        parts: &[strata_metadata::TopicIdPartition],
+    ) -> Result<(), TieringError> {
+        for tip in parts {
+            let mark = RemotePartitionDeleteMetadata::new(
+                tip.clone(),
+                RemotePartitionDeleteState::DeletePartitionMarked,
+                crate::broker::now_ms(),
+                self.broker_id,
+            );
+            self.rlmm.put_remote_partition_delete_metadata(mark).await?;
+        }
+        Ok(())
     }
 
     /// [`delete_topic`](Self::delete_topic) from a blocking task of the runtime (the broker's DeleteTopics).
@@ -385,15 +420,7 @@ impl Tiering {
     /// topic deletion: the remote deletion is retried in the background with backoff, and at the next start.
     pub async fn delete_topic(&self, topic: &str) -> Result<(), TieringError> {
         let parts = self.rlm.partitions_of(topic);
-        for tip in &parts {
-            let mark = RemotePartitionDeleteMetadata::new(
-                tip.clone(),
-                RemotePartitionDeleteState::DeletePartitionMarked,
-                crate::broker::now_ms(),
-                self.broker_id,
-            );
-            self.rlmm.put_remote_partition_delete_metadata(mark).await?;
-        }
+        self.mark_deleting(&parts).await?;
         let err = match self.rlm.delete_topic_remote_data(topic).await {
             Ok(_) => {
                 self.rlmm.on_stop_partitions(&parts.into_iter().collect());

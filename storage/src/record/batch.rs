@@ -317,8 +317,8 @@ impl RecordBatch {
         read_i32(&self.buf, RECORDS_COUNT_OFFSET)
     }
 
-    /// The records of an uncompressed batch, decoded lazily. Compressed batches return an error (the storage
-    /// crate never decompresses).
+    /// The records of an uncompressed batch, decoded lazily. Compressed batches return an error (only
+    /// [`RecordBatch::find_timestamp`] decompresses).
     pub fn records(&self) -> Result<super::RecordIter> {
         if self.compression() != Compression::None {
             return Err(Error::InvalidRecord {
@@ -329,6 +329,45 @@ impl RecordBatch {
             });
         }
         Ok(super::RecordIter::new(self.clone()))
+    }
+
+    /// Kafka's timestamp lookup inside this batch: the first record at or after `start_offset` whose timestamp is
+    /// >= `ts`, as (offset, timestamp). LogAppendTime batches answer their first such offset with the batch's max
+    /// timestamp (every record carries it); compressed batches are decompressed for this (kafka-protocol's
+    /// decoder: gzip, snappy, lz4, zstd), since Kafka answers with the exact record too.
+    pub fn find_timestamp(&self, ts: i64, start_offset: i64) -> Result<Option<(i64, i64)>> {
+        if self.max_timestamp() < ts || self.last_offset() < start_offset {
+            return Ok(None);
+        }
+        if self.timestamp_type() == crate::TimestampType::LogAppendTime {
+            return Ok(Some((
+                self.base_offset().max(start_offset),
+                self.max_timestamp(),
+            )));
+        }
+        if self.compression() == Compression::None {
+            for record in self.records()? {
+                let record = record?;
+                if record.offset >= start_offset && record.timestamp >= ts {
+                    return Ok(Some((record.offset, record.timestamp)));
+                }
+            }
+            return Ok(None);
+        }
+        let mut buf = self.buf.clone();
+        let set = kafka_protocol::records::RecordBatchDecoder::decode(&mut buf).map_err(|e| {
+            Error::CorruptRecord {
+                reason: format!(
+                    "cannot decompress the batch at offset {}: {e:#}",
+                    self.base_offset()
+                ),
+            }
+        })?;
+        Ok(set
+            .records
+            .iter()
+            .find(|r| r.offset >= start_offset && r.timestamp >= ts)
+            .map(|r| (r.offset, r.timestamp)))
     }
 
     /// Offset delta of the first record carrying the batch's max timestamp: exact for uncompressed CreateTime

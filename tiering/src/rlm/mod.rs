@@ -367,6 +367,19 @@ impl RemoteLogManager {
         self.wake();
     }
 
+    /// Copies the topic's partitions again after their remote data was deleted by turning
+    /// `remote.storage.enable` off (call it when the topic turns it back on, once that deletion finished):
+    /// the next pass uploads its rolled segments as for a newly tiered topic.
+    pub fn resume_copying(&self, topic: &str) {
+        let parts = self.partitions_of(topic);
+        let mut deleted = self.inner.deleted.lock().unwrap_or_else(|e| e.into_inner());
+        for tip in &parts {
+            deleted.remove(tip);
+        }
+        drop(deleted);
+        self.wake();
+    }
+
     /// The topic's policy (default when never set).
     pub fn topic_policy(&self, topic: &str) -> RemotePolicy {
         self.inner.policy(topic)

@@ -323,12 +323,32 @@ async fn timestamp_in_segment(
     let tidx = cached_index(inner, seg, IndexType::Timestamp).await?;
     let from = index::time_index_lookup(&tidx, seg.start_offset, ts).max(log_start);
     let oidx = cached_index(inner, seg, IndexType::Offset).await?;
-    let pos = index::offset_index_lookup(&oidx, seg.start_offset, from);
-    let found = scan(inner, seg, pos, SCAN_WINDOW, |f| {
-        f.max_timestamp >= ts && f.last_offset >= log_start
-    })
-    .await?;
-    Ok(found.map(|(_, f, _)| (f.base_offset.max(log_start), f.max_timestamp)))
+    let mut pos = index::offset_index_lookup(&oidx, seg.start_offset, from);
+    // Kafka answers the exact record: the first batch that may hold one is read whole (decompressed when
+    // needed, see `RecordBatch::find_timestamp`); if none of its records qualifies, the search goes on.
+    loop {
+        let Some((at, f, head)) = scan(inner, seg, pos, SCAN_WINDOW, |f| {
+            f.max_timestamp >= ts && f.last_offset >= log_start
+        })
+        .await?
+        else {
+            return Ok(None);
+        };
+        let bytes = if head.len() >= f.size {
+            head.slice(..f.size)
+        } else {
+            fetch(inner, seg, at, at + f.size as u64 - 1).await?
+        };
+        let batch = strata_storage::RecordBatch::new_unchecked_crc(bytes)
+            .map_err(|e| corrupt(seg, format!("batch at position {at}: {e}")))?;
+        if let Some(hit) = batch
+            .find_timestamp(ts, log_start)
+            .map_err(|e| corrupt(seg, format!("batch at position {at}: {e}")))?
+        {
+            return Ok(Some(hit));
+        }
+        pos = at + f.size as u64;
+    }
 }
 
 async fn fetch(
