@@ -10,7 +10,7 @@
 # Knobs (env): BIN (strata binary; default $CARGO_TARGET_DIR/release/strata), PERF (rdkafka_performance),
 # PY (python with confluent-kafka; tests/interop/install.sh), PORT (19500), MSGS (1000000 x 1 KiB = ~1 GB for
 # catchup), SEG (segment.bytes for catchup/lag, 67108864), LAG_SECS (30), RSS_GB (3), WORK (scratch dir parent),
-# DROP_CACHES=1 (catchup: drop the page cache before each consume; root), EXTRA="key=value ..." (more broker
+# DROP_CACHES=1 (catchup: drop the page cache before each consume; lag: before starting; root), EXTRA="key=value ..." (more broker
 # overrides, e.g. EXTRA=rsm.config.fetch.chunk.cache.prefetch.max.size=16777216).
 # Every run deletes its data at the end.
 set -euo pipefail
@@ -154,6 +154,7 @@ catchup)
   store_calls
   ;;
 lag)
+  drop_caches
   start_broker
   create_topic max "segment.bytes=$SEG" retention.bytes=1073741824 file.delete.delay.ms=0
   read -r mm mb < <(produce max "$MSGS")
