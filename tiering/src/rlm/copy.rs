@@ -31,19 +31,15 @@ pub(crate) fn restore(inner: &Inner, log: &UnifiedLog, tip: &TopicIdPartition) -
             log.update_highest_offset_in_remote_storage(highest);
         }
     }
-    // Expired (DELETE_SEGMENT_STARTED) segments are below the log start; the first finished one starts it.
-    let expired_end = segs
-        .iter()
-        .filter(|s| s.state == RemoteLogSegmentState::DeleteSegmentStarted)
-        .map(|s| s.end_offset + 1)
-        .max();
-    let first_start = finished.map(|s| s.start_offset).min();
-    let start = match (first_start, expired_end) {
-        (Some(a), Some(b)) => Some(a.max(b)),
-        (a, b) => a.or(b),
-    };
-    if let Some(start) = start {
-        let start = start.min(log.high_watermark());
+    // The log starts at the earliest data that exists: the first finished remote segment or the first local
+    // offset, whichever is lower (Kafka's findLogStartOffset). Segments in DELETE_SEGMENT_STARTED say nothing
+    // about it: they are expired segments whose deletion was interrupted, but also failed copy attempts whose
+    // cleanup could not delete their objects — and those hold offsets that are still local only.
+    // Without a finished segment the checkpointed log start stands.
+    if let Some(first) = finished.map(|s| s.start_offset).min() {
+        let start = first
+            .min(log.local_log_start_offset())
+            .min(log.high_watermark());
         if start > log.log_start_offset() {
             log.maybe_increment_log_start_offset(start)
                 .map_err(Error::storage(log.topic_partition()))?;
