@@ -6,10 +6,10 @@
 //! (also when S3 is down at the time: after it and a restart, sparing a new topic of the same name); an S3
 //! outage (503 on every request) holds local deletion, copying resumes after it, remote reads fail without a
 //! wrong record and succeed after it, nothing is lost, no orphan objects; a copy failing after its `.log` was
-//! stored (cleanup failing too) leaves nothing behind once S3 recovers; retention.ms expires old segments from
-//! the bucket, -2 and time lookups start at the new log start, `offsets_for_times` finds records inside remote
-//! segments; a segment larger than a part goes up as a multipart upload; encrypted + compressed segments hold
-//! no plaintext in the bucket.
+//! stored (cleanup failing too) loses no record and leaves nothing behind once S3 recovers, across a restart;
+//! retention.ms expires old segments from the bucket, -2 and time lookups start at the new log start,
+//! `offsets_for_times` finds records inside remote segments; a segment larger than a part goes up as a multipart
+//! upload; encrypted + compressed segments hold no plaintext in the bucket.
 mod common;
 
 use std::collections::BTreeMap;
@@ -582,7 +582,7 @@ fn deleting_a_topic_leaves_no_object_in_s3() {
 }
 
 #[test]
-fn objects_of_a_copy_that_failed_midway_are_removed_after_recovery() {
+fn a_copy_that_failed_midway_loses_nothing_and_leaves_no_object_after_recovery_and_a_restart() {
     const N: usize = 200;
     // Failing calls give up after ~1.5 s of retries (object_store's backoff) instead of ~3 s.
     let (rt, _dir, s3, props, server, bs) =
@@ -613,10 +613,18 @@ fn objects_of_a_copy_that_failed_midway_are_removed_after_recovery() {
     });
     assert_eq!(log.highest_offset_in_remote_storage(), -1, "nothing copied");
     assert_eq!(log.local_log_start_offset(), 0, "local segments held");
+    drop(log);
+    rt.block_on(server.shutdown()).expect("clean shutdown");
 
-    // Recovery: copying catches up and the failed attempts' objects are removed.
+    // S3 back, broker restarted: no record is lost (the start must not take the failed attempts, left in
+    // DELETE_SEGMENT_STARTED, for expired segments), copying catches up, the attempts' objects are removed.
     s3.st.fault.store(HEALTHY, Ordering::SeqCst);
+    let server = rt
+        .block_on(TieredServer::start_from_properties(&props))
+        .expect("broker restarts");
+    let bs = server.local_addr().to_string();
     wait_offloaded(&s3, &server, "ledger", N);
+    assert_eq!(log_of(&server, "ledger").log_start_offset(), 0, "log start");
     wait_for("no object outside a finished segment", WAIT, || {
         stray(&s3.objects("ledger")).is_empty()
     });
