@@ -939,3 +939,66 @@ fn timestamp_lookups_inside_compressed_remote_batches_find_the_exact_record() {
     }
     rt.block_on(server.shutdown()).expect("clean shutdown");
 }
+
+/// A remote segment whose object is gone answers UNKNOWN_SERVER_ERROR (clients report it, as with Kafka's
+/// RemoteStorageException) instead of a retriable error that would stall a consumer silently; the other
+/// segments are still served.
+#[test]
+fn a_missing_remote_object_is_reported_not_retried_forever() {
+    use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+    use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse};
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let server = rt.block_on(start(dir.path()));
+    let bs = server.local_addr().to_string();
+    tiered_topic(&rt, &bs, "holed", 1, 300, &[("retention.ms", "-1")]);
+    let log = log_of(&server, "holed", 0);
+    wait_for("holed offloaded", Duration::from_secs(15), || {
+        log.local_log_start_offset() > 150
+    });
+    // Remove the first segment's .log object from the filesystem tier.
+    let mut first = None;
+    let mut stack = vec![dir.path().join("remote")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.path().is_dir() {
+                stack.push(e.path());
+            } else if name.starts_with("00000000000000000000-") && name.ends_with(".log") {
+                first = Some(e.path());
+            }
+        }
+    }
+    std::fs::remove_file(first.expect("first segment's .log object")).unwrap();
+    let fetch = |offset: i64| {
+        FetchRequest::default()
+            .with_replica_id(BrokerId(-1))
+            .with_max_wait_ms(100)
+            .with_max_bytes(1 << 20)
+            .with_topics(vec![FetchTopic::default()
+                .with_topic(TopicName(StrBytes::from_static_str("holed")))
+                .with_partitions(vec![FetchPartition::default()
+                    .with_partition(0)
+                    .with_fetch_offset(offset)
+                    .with_partition_max_bytes(1 << 20)])])
+    };
+    let (code_missing, code_next) = rt.block_on(async {
+        let mut s = raw::connect(server.local_addr()).await;
+        let r: FetchResponse = raw::request(&mut s, ApiKey::Fetch, 12, &fetch(0))
+            .await
+            .expect("fetch");
+        let missing = r.responses[0].partitions[0].error_code;
+        // An offset in a later remote segment is still served.
+        let next_segment = log.local_log_start_offset() - 1;
+        let r: FetchResponse = raw::request(&mut s, ApiKey::Fetch, 12, &fetch(next_segment))
+            .await
+            .expect("fetch");
+        (missing, r.responses[0].partitions[0].error_code)
+    });
+    assert_eq!(
+        code_missing, -1,
+        "UNKNOWN_SERVER_ERROR for the missing object"
+    );
+    assert_eq!(code_next, 0);
+    rt.block_on(server.shutdown()).expect("clean shutdown");
+}

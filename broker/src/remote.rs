@@ -17,7 +17,9 @@ pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 /// - Called only for `log.log_start_offset() <= offset < log.local_log_start_offset()`.
 /// - Returns whole batches starting with the batch that contains `offset`, at most `max_bytes` unless the first
 ///   batch alone is larger (it is then returned whole, as Kafka does); an empty `Bytes` when nothing is found.
-/// - Errors are I/O failures of the remote tier; the broker answers KAFKA_STORAGE_ERROR for that partition.
+/// - Errors are failures of the remote tier. `ErrorKind::InvalidData` means the data is missing or unreadable
+///   (retrying cannot help): the broker answers UNKNOWN_SERVER_ERROR, which clients report; any other error
+///   KAFKA_STORAGE_ERROR, which clients retry.
 /// - Cancellation: the future may be dropped (client gone, shutdown); it must not leave state behind.
 pub trait RemoteLogReader: Send + Sync + 'static {
     /// Reads from `offset` of `log`.

@@ -118,6 +118,12 @@ async fn read_remote(
                 total += records.len();
                 p.records = Some(records);
             }
+            // Data missing or unreadable in the remote tier: UNKNOWN_SERVER_ERROR, as Kafka answers a
+            // RemoteStorageException, so clients report it; an unavailable store: KAFKA_STORAGE_ERROR, which
+            // clients retry.
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                p.error_code = error_code::UNKNOWN_SERVER_ERROR;
+            }
             Err(e) => {
                 let e = Error::io("reading remote storage", e);
                 p.error_code = error_code::code(&e);

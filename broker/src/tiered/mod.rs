@@ -184,10 +184,35 @@ impl RemoteLogReader for RlmReader {
                     warn!(error = %e, "remote fetch returns no records this time");
                     Ok(Bytes::new())
                 }
+                Some(Err(e)) if is_permanent(&e) => {
+                    warn!(error = %e, "remote fetch failed: the data is missing or unreadable in remote storage");
+                    Err(std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+                }
                 Some(Err(e)) => Err(std::io::Error::other(e)),
                 None => Ok(Bytes::new()),
             }
         })
+    }
+}
+
+/// Whether a remote read failed because the data is gone or unreadable (a missing object, a corrupt segment, a
+/// key that does not decrypt it) rather than because the store is unavailable: retrying cannot help.
+fn is_permanent(e: &strata_tiering::rlm::Error) -> bool {
+    use strata_tiering::rlm::Error as Rlm;
+    use strata_tiering::Error as Rsm;
+    match e {
+        Rlm::Corrupt { .. } => true,
+        Rlm::Remote { source, .. } => {
+            source.is_not_found()
+                || matches!(
+                    **source,
+                    Rsm::Corrupt { .. }
+                        | Rsm::Decrypt { .. }
+                        | Rsm::WrongKey { .. }
+                        | Rsm::MissingKey { .. }
+                )
+        }
+        _ => false,
     }
 }
 
