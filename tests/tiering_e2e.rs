@@ -866,6 +866,16 @@ fn auto_created_topics_tier_with_the_broker_default() {
         err.to_string().contains("log.remote.storage.enable"),
         "{err}"
     );
+    // The in-memory store would lose every tiered segment at a restart: refused, naming the key.
+    p.remove("remote.log.storage.system.enable");
+    p.insert("rsm.config.storage.backend".into(), "memory".into());
+    let err = rt
+        .block_on(TieredServer::start_from_properties(&p))
+        .expect_err("memory backend refused");
+    assert!(
+        err.to_string().contains("rsm.config.storage.backend"),
+        "{err}"
+    );
 }
 
 /// ListOffsets by timestamp answers the exact record inside multi-record batches, compressed ones included, for

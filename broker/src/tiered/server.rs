@@ -29,6 +29,15 @@ pub fn configs_from_properties(
                 .into(),
         });
     }
+    if tiering.rlm.system_enable && tiering.rsm.backend == strata_tiering::BackendKind::Memory {
+        return Err(TieringError::Config {
+            key: "rsm.config.storage.backend".into(),
+            value: "memory".into(),
+            reason: "the memory backend (for tests) loses every remote segment at a restart, after their local \
+                     copies were deleted; use filesystem or s3"
+                .into(),
+        });
+    }
     if tiering.rlm.system_enable && tiering.rsm.backend == strata_tiering::BackendKind::Filesystem {
         broker
             .reserved_dirs
