@@ -207,8 +207,8 @@ fn copy_disabled_tiered_log_uses_total_retention_without_the_remote_gate() {
     assert_eq!(log.local_log_start_offset(), 12);
     assert_eq!(
         log.log_start_offset(),
-        0,
-        "still tiered: only the local log start moves; tiering expires the remote part"
+        12,
+        "as in Kafka, with copying off a retention deletion moves the log start: nothing older is kept"
     );
     assert_eq!(log.highest_offset_in_remote_storage(), -1);
 }
@@ -229,6 +229,7 @@ fn copy_disabled_time_retention_deletes_expired_segments() {
         6,
         "retention.ms, not local.retention.ms"
     );
+    assert_eq!(log.log_start_offset(), 6, "EARLIEST follows the deletion");
 }
 
 #[test]

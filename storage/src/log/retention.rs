@@ -7,8 +7,9 @@
 //! the highest offset in remote storage, or when it is entirely below the log start offset. Total retention of a
 //! tiered partition (local + remote) is enforced by tiering, which raises the log start offset through
 //! [`UnifiedLog::maybe_increment_log_start_offset`].
-//! With `remote.log.copy.disable` (KIP-950) a tiered partition's local retention uses `retention.ms|bytes` and
-//! is not gated on remote storage (deletions still move only the local log start offset). With
+//! With `remote.log.copy.disable` (KIP-950) a tiered partition's local retention uses `retention.ms|bytes`, is
+//! not gated on remote storage, and moves the log start offset as on a local-only partition (Kafka's
+//! `remoteLogEnabledAndRemoteCopyEnabled`). With
 //! `cleanup.policy=compact` only the log start offset deletes segments (storage does not compact).
 //!
 //! The pass also forgets producer ids idle for Kafka's default `producer.id.expiration.ms` (1 day).
@@ -150,7 +151,10 @@ impl UnifiedLog {
             .segments
             .first_base_offset()
             .expect("active segment remains");
-        if !tiered {
+        // Kafka: `if (!remoteLogEnabledAndRemoteCopyEnabled()) maybeIncrementLogStartOffset(localLogStartOffset)`.
+        // With copying disabled the total limits deleted these segments, so whatever is older (remote data
+        // included) is expired as well.
+        if !gated {
             self.advance_log_start_locked(st, first)?;
         }
         producer::delete_snapshots_below(self.dir(), first).map_err(|e| self.poison(e))?;
