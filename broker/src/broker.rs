@@ -312,8 +312,8 @@ impl Broker {
         if meta.internal {
             return Err(Error::InternalTopic(name.into()));
         }
-        // Remote data first, while the logs still name the partitions and their topic id (Kafka deletes it
-        // after the topic, asynchronously; doing it here means a deleted topic leaves no object behind).
+        // Remote data first, while the logs still name the partitions and their topic id: its deletion is
+        // recorded now and runs in the background (retried until done, also across restarts).
         if let Some(t) = self.tiering() {
             t.delete_topic_blocking(name)?;
         }

@@ -34,7 +34,7 @@ use strata_tiering::rlm::{
 };
 use strata_tiering::{build_store, ObjectStoreRsm, RemoteLogManager};
 use tokio_util::sync::CancellationToken;
-use tracing::{info, warn};
+use tracing::{error, info, warn};
 
 pub use config::{split_properties, TieringConfig, HTTP_LISTENER_KEY, TIERING_KEYS};
 pub use server::{configs_from_properties, open_broker, shutdown_broker, TieredServer};
@@ -172,8 +172,8 @@ impl RemoteLogReader for RlmReader {
     ) -> BoxFuture<std::io::Result<Bytes>> {
         let rlm = self.0.clone();
         Box::pin(async move {
-            let req =
-                RemoteReadRequest::new(log.topic_partition().clone(), offset, max_bytes, true);
+            let tp = log.topic_partition().clone();
+            let req = RemoteReadRequest::new(tp.clone(), offset, max_bytes, true);
             let result = rlm.read_many(vec![req]).await.pop().map(|(_, r)| r);
             match result {
                 Some(Ok(records)) => Ok(records),
@@ -181,14 +181,17 @@ impl RemoteLogReader for RlmReader {
                     e @ (strata_tiering::rlm::Error::Timeout { .. }
                     | strata_tiering::rlm::Error::ReaderQueueFull { .. }),
                 )) => {
-                    warn!(error = %e, "remote fetch returns no records this time");
+                    warn!(%tp, offset, error = %e, "remote fetch returns no records this time");
                     Ok(Bytes::new())
                 }
                 Some(Err(e)) if is_permanent(&e) => {
-                    warn!(error = %e, "remote fetch failed: the data is missing or unreadable in remote storage");
+                    error!(%tp, offset, error = %e, "remote fetch failed: the data is missing or unreadable in remote storage (UNKNOWN_SERVER_ERROR to the client)");
                     Err(std::io::Error::new(std::io::ErrorKind::InvalidData, e))
                 }
-                Some(Err(e)) => Err(std::io::Error::other(e)),
+                Some(Err(e)) => {
+                    warn!(%tp, offset, error = %e, "remote fetch failed (KAFKA_STORAGE_ERROR to the client, which retries)");
+                    Err(std::io::Error::other(e))
+                }
                 None => Ok(Bytes::new()),
             }
         })
@@ -438,26 +441,18 @@ impl Tiering {
         Ok(runtime_handle()?.block_on(self.offset_for_timestamp(tp, ts))?)
     }
 
-    /// DeleteTopics: deletes the topic's remote objects and metadata (call it before deleting the local logs).
-    ///
-    /// Every partition's deletion is first recorded (`DELETE_PARTITION_MARKED`); if that fails the error is
-    /// returned and the caller keeps the topic. Once recorded, a remote store failure no longer fails the
-    /// topic deletion: the remote deletion is retried in the background with backoff, and at the next start.
+    /// DeleteTopics: records the deletion of every partition's remote data (`DELETE_PARTITION_MARKED`) and
+    /// deletes the objects and metadata in the background, as Kafka does (call it before deleting the local
+    /// logs). The request does not wait for an upload in flight or for the store: a failed deletion is retried
+    /// with backoff, and at the next start. If recording fails the error is returned and the caller keeps the
+    /// topic.
     pub async fn delete_topic(&self, topic: &str) -> Result<(), TieringError> {
         let parts = self.rlm.partitions_of(topic);
         self.mark_deleting(&parts).await?;
-        let err = match self.rlm.delete_topic_remote_data(topic).await {
-            Ok(_) => {
-                self.rlmm.on_stop_partitions(&parts.into_iter().collect());
-                return Ok(());
-            }
-            Err(e) => e,
-        };
-        warn!(topic, error = %err, "remote data of the deleted topic is not fully deleted yet; retrying in the background");
         let (rlm, rlmm, cancel) = (self.rlm.clone(), self.rlmm.clone(), self.cancel.clone());
         let topic = topic.to_string();
         tokio::spawn(async move {
-            let mut delay = Duration::from_secs(1);
+            let mut delay = Duration::ZERO;
             loop {
                 tokio::select! {
                     _ = cancel.cancelled() => return,
@@ -470,8 +465,8 @@ impl Tiering {
                         return;
                     }
                     Err(e) => {
+                        delay = (delay * 2).clamp(Duration::from_secs(1), Duration::from_secs(60));
                         warn!(topic, error = %e, retry_in_s = delay.as_secs(), "deleting remote data of the deleted topic failed");
-                        delay = (delay * 2).min(Duration::from_secs(60));
                     }
                 }
             }
