@@ -7,9 +7,9 @@
 //! outage (503 on every request) holds local deletion, copying resumes after it, remote reads fail without a
 //! wrong record and succeed after it, nothing is lost, no orphan objects; a copy failing after its `.log` was
 //! stored (cleanup failing too) loses no record and leaves nothing behind once S3 recovers, across a restart;
-//! retention.ms expires old segments from the bucket, -2 and time lookups start at the new log start,
-//! `offsets_for_times` finds records inside remote segments; a segment larger than a part goes up as a multipart
-//! upload; encrypted + compressed segments hold no plaintext in the bucket.
+//! retention.ms expires old segments from the bucket (deletes refused, restart, then done), -2 and time lookups
+//! start at the new log start, `offsets_for_times` finds records inside remote segments; a segment larger than a
+//! part goes up as a multipart upload; encrypted + compressed segments hold no plaintext in the bucket.
 mod common;
 
 use std::collections::BTreeMap;
@@ -52,6 +52,8 @@ const DOWN: u8 = 1;
 /// `S3State::fault`: 503 to PUTs of `.indexes` objects and to deletes (a copy fails after its `.log` is stored
 /// and its cleanup fails too).
 const NO_INDEXES_NO_DELETES: u8 = 2;
+/// `S3State::fault`: 503 to deletes only.
+const NO_DELETES: u8 = 3;
 
 /// An S3 server (s3s-fs under `root`, bucket = `root/BUCKET`) that answers 503 as `st.fault` says.
 struct S3 {
@@ -97,13 +99,14 @@ impl S3 {
                     {
                         st.multipart.fetch_add(1, Ordering::SeqCst);
                     }
+                    let delete = m == hyper::Method::DELETE
+                        || (m == hyper::Method::POST && query.contains("delete"));
                     let refuse = match st.fault.load(Ordering::SeqCst) {
                         DOWN => true,
                         NO_INDEXES_NO_DELETES => {
-                            m == hyper::Method::DELETE
-                                || (m == hyper::Method::POST && query.contains("delete"))
-                                || (m == hyper::Method::PUT && uri.path().ends_with(".indexes"))
+                            delete || (m == hyper::Method::PUT && uri.path().ends_with(".indexes"))
                         }
+                        NO_DELETES => delete,
                         _ => false,
                     };
                     async move {
@@ -753,11 +756,14 @@ fn encrypted_compressed_segments_hold_no_plaintext_in_s3_and_read_back_identical
 }
 
 #[test]
-fn retention_ms_expires_old_segments_and_offsets_for_times_finds_records_in_remote_segments() {
+fn retention_ms_expires_old_segments_across_a_restart_and_offsets_for_times_finds_remote_records() {
     const N: usize = 400;
     const OLD: usize = 150;
-    let (rt, _dir, s3, props, server, bs) = setup(&[]);
+    let (rt, _dir, s3, props, server, bs) =
+        setup(&[("rsm.config.storage.s3.api.call.timeout", "1000")]);
     create_tiered(&rt, &bs, "metrics", &[("retention.ms", "86400000")]);
+    // S3 refuses deletes while the old segments expire: their deletion is left half done over a restart.
+    s3.st.fault.store(NO_DELETES, Ordering::SeqCst);
     // Records 0..OLD are from 2023, the rest from the last minutes: the old segments outlive retention.ms.
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -768,6 +774,33 @@ fn retention_ms_expires_old_segments_and_offsets_for_times_finds_records_in_remo
     produce(&rt, &bs, "metrics", OLD, N, recent);
     let ts = |i: i64| if i < OLD as i64 { BASE_TS } else { recent } + i * 1000;
     let log = log_of(&server, "metrics");
+    let tip = TopicIdPartition::new(log.topic_id(), TopicPartition::new("metrics", 0));
+    let rlmm = server.tiering().expect("tiering on").rlmm();
+    // (Deletes failing, segments below the log start may stay COPY_SEGMENT_FINISHED; the log start is what counts.)
+    wait_for("the log start past every old-only segment", WAIT, || {
+        let segs = rlmm.list_remote_log_segments(&tip).expect("segments");
+        let first_recent = segs
+            .iter()
+            .find(|s| {
+                s.state == RemoteLogSegmentState::CopySegmentFinished
+                    && s.max_timestamp_ms >= recent
+            })
+            .map(|s| s.start_offset);
+        log.local_log_start_offset() > OLD as i64 + 50
+            && first_recent == Some(log.log_start_offset())
+    });
+    let start = log.log_start_offset();
+    assert!(s3.st.refused.load(Ordering::SeqCst) > 0, "deletes refused");
+    drop(log);
+    rt.block_on(server.shutdown()).expect("clean shutdown");
+    s3.st.fault.store(HEALTHY, Ordering::SeqCst);
+    let server = rt
+        .block_on(TieredServer::start_from_properties(&props))
+        .expect("broker restarts");
+    let bs = server.local_addr().to_string();
+    let log = log_of(&server, "metrics");
+    assert_eq!(log.log_start_offset(), start, "log start after the restart");
+
     // Objects of segments below the log start: `{start offset:020}-{id}.*`.
     let below = |start: i64| {
         let objects = s3.objects("metrics");
@@ -777,12 +810,10 @@ fn retention_ms_expires_old_segments_and_offsets_for_times_finds_records_in_remo
             .filter(|k| offset(k).is_none_or(|o| o < start))
             .count()
     };
-    wait_for("old segments expired from S3", WAIT, || {
-        let start = log.log_start_offset();
-        start > 0 && below(start) == 0 && log.local_log_start_offset() > OLD as i64 + 50
-    });
+    wait_for("old segments deleted from S3", WAIT, || below(start) == 0);
     wait_offloaded(&s3, &server, "metrics", N);
-    let (start, local_start) = (log.log_start_offset(), log.local_log_start_offset());
+    let local_start = log.local_log_start_offset();
+    assert_eq!(log.log_start_offset(), start, "log start");
     assert!(
         start <= OLD as i64,
         "log start {start} beyond the first recent record"
