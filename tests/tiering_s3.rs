@@ -16,10 +16,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::raw;
-use common::{admin, assign_from_beginning, consume_n, producer};
+use common::{admin, assign_from_beginning, consume_n, producer, wait_until};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto::Builder as ConnBuilder;
 use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
@@ -164,14 +164,6 @@ impl S3 {
     }
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
-
 /// Broker properties as a user writes them in `server.properties`: data in `dir/data`, tiering to `s3`; short
 /// intervals so that tests run fast.
 fn props(dir: &Path, s3: &S3) -> BTreeMap<String, String> {
@@ -206,7 +198,11 @@ fn props(dir: &Path, s3: &S3) -> BTreeMap<String, String> {
 /// An S3 server and a broker tiering to it, with `extra` properties: (runtime, temp dir, S3, properties,
 /// broker, bootstrap).
 fn setup(extra: &[(&str, &str)]) -> Setup {
-    let rt = runtime();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
     let dir = tempfile::tempdir().unwrap();
     let s3 = rt.block_on(S3::start(&dir.path().join("s3")));
     let mut props = props(dir.path(), &s3);
@@ -336,17 +332,6 @@ fn log_of(server: &TieredServer, topic: &str) -> Arc<strata_storage::UnifiedLog>
         .expect("log")
 }
 
-fn wait_for(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !f() {
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {limit:?} waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// Waits until at least half of `n` records are in S3 and gone from the local log, every rolled segment is
 /// copied and every remote segment the RLMM knows is `COPY_SEGMENT_FINISHED` (no copy or cleanup under way);
 /// checks the topic's objects: each `.rsm-manifest` (written last) has its `.log` and `.indexes`.
@@ -355,7 +340,7 @@ fn wait_offloaded(s3: &S3, server: &TieredServer, topic: &str, n: usize) {
     let half = n as i64 / 2;
     let tip = TopicIdPartition::new(log.topic_id(), TopicPartition::new(topic, 0));
     let rlmm = server.tiering().expect("tiering on").rlmm();
-    wait_for("segments offloaded to S3, copying caught up", WAIT, || {
+    wait_until("segments offloaded to S3, copying caught up", WAIT, || {
         let rolled_end = log
             .rolled_segments()
             .last()
@@ -484,7 +469,7 @@ fn s3_outage_holds_local_deletion_and_copying_resumes_without_loss_or_orphans() 
             .unwrap_or(0)
     };
     // Local retention (every 100 ms, local.retention.bytes=1) ran many times during these failed copies.
-    wait_for(
+    wait_until(
         "failed copies and held bytes during the outage",
         WAIT,
         || copy_errors() >= 1 && held() > 0,
@@ -522,13 +507,13 @@ fn s3_outage_holds_local_deletion_and_copying_resumes_without_loss_or_orphans() 
             wait = Duration::ZERO;
         }
     };
-    wait_for("remote reads refused by S3", WAIT, || {
+    wait_until("remote reads refused by S3", WAIT, || {
         poll(&mut got);
         s3.st.refused.load(Ordering::SeqCst) > refused
     });
     check_records("payments", &got);
     s3.st.fault.store(HEALTHY, Ordering::SeqCst);
-    wait_for("all records after S3 is back", WAIT, || {
+    wait_until("all records after S3 is back", WAIT, || {
         poll(&mut got);
         got.len() >= N
     });
@@ -556,7 +541,7 @@ fn deleting_a_topic_leaves_no_object_in_s3() {
         .block_on(admin(&bs).delete_topics(&["audit"], &AdminOptions::new()))
         .expect("delete_topics");
     assert!(matches!(res.as_slice(), [Ok(n)] if n == "audit"), "{res:?}");
-    wait_for("no object of the deleted topic in S3", WAIT, || {
+    wait_until("no object of the deleted topic in S3", WAIT, || {
         s3.objects("audit").is_empty()
     });
     assert!(
@@ -607,7 +592,7 @@ fn a_copy_that_failed_midway_loses_nothing_and_leaves_no_object_after_recovery_a
             .collect()
     };
     let rlm = server.tiering().expect("tiering on").rlm();
-    wait_for("a failed copy left its .log behind", WAIT, || {
+    wait_until("a failed copy left its .log behind", WAIT, || {
         let failed = rlm
             .metrics()
             .meter_total("RemoteCopyErrorsPerSec", Some("ledger"))
@@ -628,7 +613,7 @@ fn a_copy_that_failed_midway_loses_nothing_and_leaves_no_object_after_recovery_a
     let bs = server.local_addr().to_string();
     wait_offloaded(&s3, &server, "ledger", N);
     assert_eq!(log_of(&server, "ledger").log_start_offset(), 0, "log start");
-    wait_for("no object outside a finished segment", WAIT, || {
+    wait_until("no object outside a finished segment", WAIT, || {
         stray(&s3.objects("ledger")).is_empty()
     });
     consume_from_zero(&bs, "ledger", N);
@@ -651,7 +636,7 @@ fn a_segment_larger_than_a_part_is_uploaded_in_parts_and_read_back() {
     create_tiered(&rt, &bs, "large", &[("segment.bytes", "6291456")]);
     produce(&rt, &bs, "large", 0, N, BASE_TS);
     let log = log_of(&server, "large");
-    wait_for("the 6 MiB segment offloaded", WAIT, || {
+    wait_until("the 6 MiB segment offloaded", WAIT, || {
         log.highest_offset_in_remote_storage() > 0 && log.local_log_start_offset() > 0
     });
     assert!(
@@ -719,7 +704,7 @@ fn a_topic_deleted_during_an_outage_loses_its_objects_after_it_and_its_successor
         .block_on(TieredServer::start_from_properties(&props))
         .expect("broker restarts");
     let bs = server.local_addr().to_string();
-    wait_for("the deleted topic's objects removed", WAIT, || {
+    wait_until("the deleted topic's objects removed", WAIT, || {
         of_old(&s3.objects("events")) == 0
     });
     wait_offloaded(&s3, &server, "events", N);
@@ -777,7 +762,7 @@ fn retention_ms_expires_old_segments_across_a_restart_and_offsets_for_times_find
     let tip = TopicIdPartition::new(log.topic_id(), TopicPartition::new("metrics", 0));
     let rlmm = server.tiering().expect("tiering on").rlmm();
     // (Deletes failing, segments below the log start may stay COPY_SEGMENT_FINISHED; the log start is what counts.)
-    wait_for("the log start past every old-only segment", WAIT, || {
+    wait_until("the log start past every old-only segment", WAIT, || {
         let segs = rlmm.list_remote_log_segments(&tip).expect("segments");
         let first_recent = segs
             .iter()
@@ -810,7 +795,7 @@ fn retention_ms_expires_old_segments_across_a_restart_and_offsets_for_times_find
             .filter(|k| offset(k).is_none_or(|o| o < start))
             .count()
     };
-    wait_for("old segments deleted from S3", WAIT, || below(start) == 0);
+    wait_until("old segments deleted from S3", WAIT, || below(start) == 0);
     wait_offloaded(&s3, &server, "metrics", N);
     let local_start = log.local_log_start_offset();
     assert_eq!(log.log_start_offset(), start, "log start");
