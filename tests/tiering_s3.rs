@@ -289,8 +289,11 @@ fn consume_from_zero(bs: &str, topic: &str, n: usize) {
     check_records(topic, &got);
 }
 
+/// (partition, offset, key, value), as `consume_n` returns them.
+type Record = (i32, i64, Option<Vec<u8>>, Option<Vec<u8>>);
+
 /// Checks that `got` are consecutive records of `topic` (partition 0), byte for byte, in order.
-fn check_records(topic: &str, got: &[(i32, i64, Option<Vec<u8>>, Option<Vec<u8>>)]) {
+fn check_records(topic: &str, got: &[Record]) {
     let first = got.first().map_or(0, |r| r.1 as usize);
     for (j, (part, offset, key, value)) in got.iter().enumerate() {
         let i = first + j;
