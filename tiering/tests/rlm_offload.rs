@@ -311,3 +311,57 @@ async fn several_partitions_are_read_in_one_read_many() {
     ));
     h.close().await;
 }
+
+/// A store slower than `remote.fetch.max.wait.ms`: the first reads time out, but each keeps running in the
+/// background and fills the chunk cache, so a consumer fetching again gets the data (Kafka lets an expired remote
+/// read run on); with cancelled reads it would time out forever. The fetch quota only defers a read's start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_slower_than_the_fetch_wait_complete_on_a_later_fetch() {
+    let s3 = S3Server::start("slow").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = fast_config();
+    config.fetch_max_wait_ms = 100;
+    let h = Harness::open(dir.path(), &s3, config, false).await;
+    let logs: Vec<_> = (0..3).map(|p| h.create_log("slow", p, 0xD4)).collect();
+    let mut expected = Vec::new();
+    for log in &logs {
+        append(log, 20, 5_000);
+        expected.push(read_local_all(log, 0));
+    }
+    h.rlm.run_once().await;
+    h.log_manager
+        .run_retention(i64::MAX / 2)
+        .expect("retention");
+    assert!(logs.iter().all(|l| l.local_log_start_offset() > 0));
+
+    h.faulty.delay_gets(Duration::from_millis(250)); // every GET takes longer than the 100 ms wait
+    let reqs: Vec<_> = logs
+        .iter()
+        .map(|l| RemoteReadRequest::new(l.topic_partition().clone(), 0, 3_000, true))
+        .collect();
+    let first = h.rlm.read_many(reqs.clone()).await;
+    assert!(
+        first
+            .iter()
+            .all(|(_, r)| matches!(r, Err(Error::Timeout { .. }))),
+        "{first:?}"
+    );
+    let mut fetches = 1;
+    let got = loop {
+        let results = h.rlm.read_many(reqs.clone()).await;
+        fetches += 1;
+        if results.iter().all(|(_, r)| r.is_ok()) {
+            break results;
+        }
+        assert!(
+            fetches < 60,
+            "no progress after {fetches} fetches: {results:?}"
+        );
+    };
+    for (i, (_, r)) in got.iter().enumerate() {
+        let b = r.as_ref().expect("read");
+        assert!(!b.is_empty());
+        assert_eq!(b, &expected[i].slice(..b.len()), "partition {i} bytes");
+    }
+    h.close().await;
+}

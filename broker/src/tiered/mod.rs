@@ -179,7 +179,8 @@ impl RemoteLogReader for RlmReader {
                 Some(Ok(records)) => Ok(records),
                 Some(Err(
                     e @ (strata_tiering::rlm::Error::Timeout { .. }
-                    | strata_tiering::rlm::Error::ReaderQueueFull { .. }),
+                    | strata_tiering::rlm::Error::ReaderQueueFull { .. }
+                    | strata_tiering::rlm::Error::QuotaExceeded { .. }),
                 )) => {
                     warn!(%tp, offset, error = %e, "remote fetch returns no records this time");
                     Ok(Bytes::new())

@@ -59,6 +59,13 @@ pub enum Error {
         /// The deadline.
         wait_ms: u64,
     },
+    /// `remote.log.manager.fetch.max.bytes.per.second` is used up: no remote read starts now (Kafka answers the
+    /// fetch without remote data and the client fetches again).
+    #[error("remote read of {tp} deferred: the remote fetch quota is used up")]
+    QuotaExceeded {
+        /// The partition.
+        tp: TopicPartition,
+    },
     /// `remote.log.reader.max.pending.tasks` reads are already waiting.
     #[error("remote read of {tp} rejected: {pending} reads are already pending")]
     ReaderQueueFull {

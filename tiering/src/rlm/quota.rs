@@ -41,6 +41,16 @@ impl Quota {
         }
     }
 
+    /// Whether the bucket is in debt (Kafka's `isRemoteLogFetchQuotaExceeded`): a read should not start now.
+    pub(crate) fn exceeded(&self) -> bool {
+        if self.unlimited() {
+            return false;
+        }
+        let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let (tokens, last) = *s;
+        tokens + Instant::now().duration_since(last).as_secs_f64() * self.rate as f64 <= 0.0
+    }
+
     /// [`take`](Self::take), then sleep for the debt.
     pub(crate) async fn acquire(&self, bytes: u64) {
         let wait = self.take(bytes);
@@ -62,12 +72,15 @@ mod tests {
     #[test]
     fn bucket_allows_a_second_of_bytes_then_charges_debt() {
         let q = Quota::new(1_000);
+        assert!(!q.exceeded());
         assert_eq!(q.take(600), Duration::ZERO);
+        assert!(!q.exceeded(), "400 bytes left");
         let wait = q.take(900);
         assert!(
             wait >= Duration::from_millis(450) && wait <= Duration::from_millis(510),
             "{wait:?}"
         );
+        assert!(q.exceeded(), "500 bytes in debt");
         assert_eq!(
             Quota::new(i64::MAX as u64).take(u64::MAX / 2),
             Duration::ZERO

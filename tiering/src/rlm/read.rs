@@ -67,6 +67,11 @@ impl RemoteLogManager {
     ) -> Result<Bytes> {
         let inner = &self.inner;
         let topic = tp.topic.as_str();
+        // The quota gates the start of a read (Kafka's `isRemoteLogFetchQuotaExceeded`); a read that starts runs
+        // unthrottled and is charged afterwards, so it never outlives `remote.fetch.max.wait.ms` because of it.
+        if inner.fetch_quota.exceeded() {
+            return Err(Error::QuotaExceeded { tp: tp.clone() });
+        }
         let _queued = inner
             .read_queue
             .try_acquire()
@@ -95,7 +100,7 @@ impl RemoteLogManager {
         match &r {
             Ok(b) => {
                 inner.metrics.fetch_bytes(topic, b.len() as u64);
-                inner.fetch_quota.acquire(b.len() as u64).await;
+                inner.fetch_quota.take(b.len() as u64);
             }
             Err(Error::OffsetOutOfRange { .. }) => {}
             Err(_) => inner.metrics.fetch_failed(topic),
@@ -105,28 +110,37 @@ impl RemoteLogManager {
 
     /// Reads several partitions at once (a FetchRequest's partitions below their local log start), each as
     /// [`read`](Self::read), bounded by `remote.log.reader.threads` readers and the bytes-in-flight budget. A
-    /// partition not done within `remote.fetch.max.wait.ms` gets [`Error::Timeout`] (its read is cancelled).
-    /// Results are in request order.
+    /// partition not done within `remote.fetch.max.wait.ms` gets [`Error::Timeout`]; its read is not cancelled but
+    /// finishes in the background (still holding its reader and bytes), so the chunks it loads are in the cache
+    /// when the consumer fetches again — as Kafka's `DelayedRemoteFetch` lets an expired read run on. Without
+    /// that, a store slower than the deadline would never serve a partition. Results are in request order.
     pub async fn read_many(
         &self,
         requests: Vec<RemoteReadRequest>,
     ) -> Vec<(TopicPartition, Result<Bytes>)> {
         let wait = Duration::from_millis(self.inner.config.fetch_max_wait_ms);
         let deadline = tokio::time::Instant::now() + wait;
-        let reads = requests.into_iter().map(|r| async move {
-            let res = tokio::time::timeout_at(
-                deadline,
-                self.read(&r.tp, r.fetch_offset, r.max_bytes, r.min_one_message),
-            )
-            .await
-            .unwrap_or_else(|_| {
-                self.inner.metrics.fetch_failed(r.tp.topic.as_str());
-                Err(Error::Timeout {
-                    tp: r.tp.clone(),
-                    wait_ms: wait.as_millis() as u64,
-                })
+        let reads = requests.into_iter().map(|r| {
+            let rlm = self.clone();
+            let tp = r.tp.clone();
+            let task = tokio::spawn(async move {
+                rlm.read(&r.tp, r.fetch_offset, r.max_bytes, r.min_one_message)
+                    .await
             });
-            (r.tp, res)
+            async move {
+                let res = match tokio::time::timeout_at(deadline, task).await {
+                    Ok(Ok(res)) => res,
+                    Ok(Err(_)) => Err(Error::Stopped), // the read task panicked or the runtime stops
+                    Err(_) => {
+                        self.inner.metrics.fetch_failed(tp.topic.as_str());
+                        Err(Error::Timeout {
+                            tp: tp.clone(),
+                            wait_ms: wait.as_millis() as u64,
+                        })
+                    }
+                };
+                (tp, res)
+            }
         });
         futures::future::join_all(reads).await
     }

@@ -53,6 +53,7 @@ pub enum Fault {
 struct State {
     rules: Vec<(Op, usize, Fault)>,
     counts: HashMap<Op, usize>,
+    get_delay: std::time::Duration,
 }
 
 impl State {
@@ -119,6 +120,14 @@ impl FaultyStore {
             .push((op, nth, fault));
     }
 
+    /// Makes every later GET wait `delay` before it goes through (a slow or distant store).
+    pub fn delay_gets(&self, delay: std::time::Duration) {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_delay = delay;
+    }
+
     /// How many calls of kind `op` were made.
     pub fn calls(&self, op: Op) -> usize {
         self.state
@@ -175,6 +184,14 @@ impl ObjectStore for FaultyStore {
         location: &Path,
         options: GetOptions,
     ) -> object_store::Result<GetResult> {
+        let delay = self
+            .state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_delay;
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
         match State::next(&self.state, Op::Get) {
             Some(Fault::Fail) => Err(injected(Op::Get)),
             Some(Fault::Hang) => futures::future::pending().await,
