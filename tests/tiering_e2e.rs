@@ -465,6 +465,30 @@ fn strata_remote_ls_and_verify_print_segments_of_a_stopped_broker() {
     let out = String::from_utf8_lossy(&verify.stdout);
     assert_eq!(verify.status.code(), Some(1), "{out}");
     assert!(out.contains("stray.log"), "{out}");
+
+    // An unknown topic, or a log dir the broker never formatted (a typo), is an error and creates nothing.
+    let ls = std::process::Command::new(common::strata_bin())
+        .args(["remote", "ls", "--topic", "no-such-topic"])
+        .args(&args)
+        .output()
+        .expect("run strata remote ls");
+    assert_ne!(ls.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&ls.stderr).contains("no-such-topic"),
+        "{}",
+        String::from_utf8_lossy(&ls.stderr)
+    );
+    let typo = dir.path().join("typo");
+    let verify = std::process::Command::new(common::strata_bin())
+        .args(["remote", "verify"])
+        .args(&args)
+        .args(["--override", &format!("log.dirs={}", typo.display())])
+        .output()
+        .expect("run strata remote verify");
+    let err = String::from_utf8_lossy(&verify.stderr);
+    assert_ne!(verify.status.code(), Some(0), "{err}");
+    assert!(err.contains("meta.properties"), "{err}");
+    assert!(!typo.exists(), "the inspection created {}", typo.display());
 }
 
 /// Creates a tiered topic with small segments and produces `n` messages per partition (value_of(i)).
@@ -863,6 +887,41 @@ fn auto_created_topics_tier_with_the_broker_default() {
         !offsets.config().remote_storage_enable,
         "internal topic tiered"
     );
+    // DescribeConfigs agrees: the broker default is reported for user topics, not for the internal one.
+    let a = admin(&bs);
+    let desc = rt
+        .block_on(a.describe_configs(
+            &[
+                rdkafka::admin::ResourceSpecifier::Topic("__consumer_offsets"),
+                rdkafka::admin::ResourceSpecifier::Topic("auto"),
+            ],
+            &AdminOptions::new(),
+        ))
+        .expect("describe_configs");
+    let value = |i: usize| {
+        desc[i]
+            .as_ref()
+            .expect("topic configs")
+            .get("remote.storage.enable")
+            .and_then(|e| e.value.clone())
+    };
+    assert_eq!(value(0).as_deref(), Some("false"));
+    assert_eq!(value(1).as_deref(), Some("true"));
+    // A rule between keys is refused naming the key (not a placeholder).
+    let bad = NewTopic::new("bad-retention", 1, TopicReplication::Fixed(1))
+        .set("retention.ms", "1000")
+        .set("local.retention.ms", "5000");
+    let res = rt
+        .block_on(a.create_topics(&[bad], &AdminOptions::new()))
+        .expect("create_topics");
+    assert!(
+        matches!(
+            res.as_slice(),
+            [Err((_, rdkafka::types::RDKafkaErrorCode::InvalidConfig))]
+        ),
+        "{res:?}"
+    );
+    drop(a);
     drop(c);
     rt.block_on(server.shutdown()).expect("clean shutdown");
 

@@ -215,7 +215,7 @@ impl Broker {
 
     /// A topic's log config: broker defaults with its overrides; internal topics ignore the broker default of
     /// `remote.storage.enable`.
-    fn topic_log_config(
+    pub fn topic_log_config(
         &self,
         name: &str,
         overrides: &BTreeMap<String, String>,

@@ -454,9 +454,18 @@ impl BrokerConfig {
                 "must be positive",
             ));
         }
-        self.log
-            .validate()
-            .map_err(|e| bad("log.*", "", e.to_string()))?;
+        self.log.validate().map_err(|e| match e {
+            // The storage names the topic-level key; the broker property is its broker synonym.
+            strata_storage::Error::InvalidConfig { key, value, reason } => {
+                let broker_key = crate::topic_config::TOPIC_KEYS
+                    .iter()
+                    .find(|k| k.name == key)
+                    .and_then(|k| k.broker_synonym)
+                    .map_or(key, str::to_string);
+                bad(&broker_key, &value, reason)
+            }
+            other => bad("log.*", "", other.to_string()),
+        })?;
         Ok(())
     }
 }

@@ -153,8 +153,12 @@ pub fn log_config(defaults: &LogConfig, overrides: &BTreeMap<String, String>) ->
     for (k, v) in overrides {
         apply(&mut cfg, k, v)?;
     }
-    cfg.validate()
-        .map_err(|e| invalid("(topic config)", "", e.to_string()))?;
+    cfg.validate().map_err(|e| match e {
+        strata_storage::Error::InvalidConfig { key, value, reason } => {
+            invalid(&key, &value, reason)
+        }
+        other => invalid("(topic config)", "", other.to_string()),
+    })?;
     Ok(cfg)
 }
 
@@ -193,6 +197,22 @@ fn long_max(v: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rule_between_keys_names_the_key_and_value() {
+        let overrides: BTreeMap<String, String> =
+            [("retention.ms", "1000"), ("local.retention.ms", "5000")]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+        let err = log_config(&LogConfig::default(), &overrides).expect_err("local > total");
+        let text = err.to_string();
+        assert!(
+            text.contains("local.retention.ms") && text.contains("5000"),
+            "{text}"
+        );
+        assert!(!text.contains("(topic config)"), "{text}");
+    }
 
     #[test]
     fn unknown_key_is_invalid_config() {

@@ -58,7 +58,9 @@ fn tiering_values(
     let config = broker.config();
     TIERING_KEYS.iter().map(move |(k, default, _)| {
         let explicit = config.tiering_props.get(*k);
-        let sensitive = k.ends_with("secret.access.key") || k.ends_with("session.token");
+        let sensitive = k.ends_with("secret.access.key")
+            || k.ends_with("session.token")
+            || k.ends_with("access.key.id");
         let value = if *k == "remote.log.storage.system.enable" {
             Some(broker.tiering().is_some().to_string())
         } else if sensitive {
@@ -146,8 +148,14 @@ pub async fn handle(
                     continue;
                 };
                 let defaults = &broker.config().log;
-                let cfg = topic_config::log_config(defaults, &meta.configs)
+                let cfg = broker
+                    .topic_log_config(&r.resource_name, &meta.configs)
                     .unwrap_or_else(|_| defaults.clone());
+                // Internal topics are never tiered: the broker default of remote.storage.enable does not apply.
+                let synonym_of = |k: &topic_config::TopicKey| {
+                    k.broker_synonym
+                        .filter(|_| !(meta.internal && k.name == "remote.storage.enable"))
+                };
                 let none = Default::default();
                 let configs = TOPIC_KEYS
                     .iter()
@@ -165,7 +173,7 @@ pub async fn handle(
                                     .with_source(SOURCE_TOPIC),
                             );
                         }
-                        if let Some(b) = k.broker_synonym {
+                        if let Some(b) = synonym_of(k) {
                             syn.push(
                                 DescribeConfigsSynonym::default()
                                     .with_name(sb(b))
@@ -182,9 +190,7 @@ pub async fn handle(
                             Some(value),
                             if overridden {
                                 SOURCE_TOPIC
-                            } else if k
-                                .broker_synonym
-                                .is_some_and(|b| broker.config().is_explicit(b))
+                            } else if synonym_of(k).is_some_and(|b| broker.config().is_explicit(b))
                             {
                                 SOURCE_STATIC_BROKER
                             } else {

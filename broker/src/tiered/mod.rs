@@ -63,10 +63,10 @@ pub enum TieringError {
     #[error(transparent)]
     Rlm(#[from] strata_tiering::rlm::Error),
     /// The remote storage manager failed (its config, the connectivity probe).
-    #[error("remote storage: {0}")]
+    #[error(transparent)]
     Rsm(#[from] strata_tiering::Error),
     /// The remote log metadata manager failed (its config, replay of `__remote_log_metadata`).
-    #[error("remote log metadata: {0}")]
+    #[error(transparent)]
     Rlmm(#[from] strata_metadata::Error),
     /// The broker failed (registering the internal topic).
     #[error(transparent)]

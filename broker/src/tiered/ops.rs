@@ -36,9 +36,21 @@ impl OfflineTier {
     /// Opens the broker's log dirs and the RLMM (replaying the metadata topic) and builds the RSM. Fails when
     /// a broker holds the log dirs.
     pub async fn open(broker: &BrokerConfig, tiering: TieringConfig) -> Result<Self, TieringError> {
+        // Inspection never creates state: a dir the broker never formatted is a mistyped log.dirs.
+        for dir in &broker.log_dirs {
+            if !dir.join("meta.properties").is_file() {
+                return Err(TieringError::Config {
+                    key: "log.dirs".into(),
+                    value: dir.display().to_string(),
+                    reason: "not a strata data directory (no meta.properties); check log.dirs / --config".into(),
+                });
+            }
+        }
         let mut lm = LogManagerConfig::default();
         lm.log_dirs = broker.log_dirs.clone();
         lm.default_log_config = broker.log.clone();
+        lm.node_id = broker.node_id;
+        lm.ignored_dirs = broker.reserved_dirs.clone();
         let rlmm_config = tiering.rlmm.clone();
         let dir = tiering.snapshot_dir.clone();
         let (logs, rlmm) = joined(
@@ -78,17 +90,29 @@ impl OfflineTier {
 
     /// `strata remote ls --topic T`: the topic's remote segments.
     pub fn ls(&self, topic: &str) -> Result<Vec<RemoteSegmentListing>, TieringError> {
-        Ok(ops::remote_ls(
-            &self.rlmm,
-            &self.rsm,
-            &self.partitions(Some(topic)),
-        )?)
+        let parts = self.partitions(Some(topic));
+        if parts.is_empty() {
+            return Err(TieringError::Config {
+                key: "--topic".into(),
+                value: topic.into(),
+                reason: "no such topic in the log dirs or in __remote_log_metadata".into(),
+            });
+        }
+        Ok(ops::remote_ls(&self.rlmm, &self.rsm, &parts)?)
     }
 
     /// `strata remote verify [--topic T]`: missing objects of finished segments, orphan objects and abandoned
     /// multipart uploads.
     pub async fn verify(&self, topic: Option<&str>) -> Result<VerifyReport, TieringError> {
-        Ok(ops::remote_verify(&self.rlmm, &self.rsm, &self.partitions(topic)).await?)
+        let parts = self.partitions(topic);
+        if let (Some(t), true) = (topic, parts.is_empty()) {
+            return Err(TieringError::Config {
+                key: "--topic".into(),
+                value: t.into(),
+                reason: "no such topic in the log dirs or in __remote_log_metadata".into(),
+            });
+        }
+        Ok(ops::remote_verify(&self.rlmm, &self.rsm, &parts).await?)
     }
 
     /// The records of `__remote_log_metadata`, oldest first per partition.
