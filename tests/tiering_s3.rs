@@ -393,7 +393,9 @@ fn verify_clean(
         assert!(report.is_clean(), "{report}");
         assert!(report.segments_checked >= rows.len(), "{report}");
         for t in gone {
-            assert!(tier.ls(t).expect("ls").is_empty(), "segments of {t}");
+            // Neither a local log nor remote metadata is left: `remote ls` answers "no such topic".
+            assert!(tier.partitions(Some(t)).is_empty(), "partitions of {t}");
+            assert!(tier.ls(t).is_err(), "remote ls of the deleted {t}");
         }
         tier.close().await.expect("close");
     });
