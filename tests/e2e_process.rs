@@ -28,9 +28,12 @@ fn sigterm_shuts_down_cleanly_and_writes_the_clean_shutdown_marker() {
     );
 }
 
+/// Acknowledged (partition, offset) → payload.
+type Acked = Arc<Mutex<HashMap<(i32, i64), Vec<u8>>>>;
+
 /// Records every acknowledged (partition, offset) → payload.
 struct AckRecorder {
-    acked: Arc<Mutex<HashMap<(i32, i64), Vec<u8>>>>,
+    acked: Acked,
 }
 
 impl ClientContext for AckRecorder {}
@@ -81,7 +84,7 @@ fn sigkill_under_acks_all_load_loses_no_acknowledged_message() {
                     continue;
                 }
                 i += 1;
-                if i % 1000 == 0 {
+                if i.is_multiple_of(1000) {
                     std::thread::sleep(Duration::from_millis(1));
                 }
             }

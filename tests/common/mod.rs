@@ -228,12 +228,11 @@ impl Drop for ChildBroker {
     }
 }
 
+/// One consumed message: (partition, offset, key, value).
+pub type Consumed = (i32, i64, Option<Vec<u8>>, Option<Vec<u8>>);
+
 /// Polls `consumer` until `want` messages arrived (or the deadline), returning (partition, offset, key, value).
-pub fn consume_n(
-    consumer: &BaseConsumer,
-    want: usize,
-    limit: Duration,
-) -> Vec<(i32, i64, Option<Vec<u8>>, Option<Vec<u8>>)> {
+pub fn consume_n(consumer: &BaseConsumer, want: usize, limit: Duration) -> Vec<Consumed> {
     use rdkafka::Message;
     let deadline = Instant::now() + limit;
     let mut out = Vec::with_capacity(want);

@@ -332,7 +332,7 @@ impl RecordBatch {
     }
 
     /// Kafka's timestamp lookup inside this batch: the first record at or after `start_offset` whose timestamp is
-    /// >= `ts`, as (offset, timestamp). LogAppendTime batches answer their first such offset with the batch's max
+    /// at least `ts`, as (offset, timestamp). LogAppendTime batches answer their first such offset with the batch's max
     /// timestamp (every record carries it); compressed batches are decompressed for this (kafka-protocol's
     /// decoder: gzip, snappy, lz4, zstd), since Kafka answers with the exact record too.
     pub fn find_timestamp(&self, ts: i64, start_offset: i64) -> Result<Option<(i64, i64)>> {
