@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod raw;
+pub mod tiered;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
