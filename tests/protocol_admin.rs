@@ -1,0 +1,327 @@
+//! Wire-level behaviour of the admin and offset APIs, checked with a raw client: committed offsets of a deleted
+//! topic, offset metadata limits and group id checks, replica assignments of CreateTopics / CreatePartitions, and
+//! DescribeConfigs sources.
+
+mod common;
+
+use common::raw::{connect, request};
+use kafka_protocol::messages::create_topics_request::CreatableTopic;
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::StrBytes;
+
+fn name(s: &str) -> TopicName {
+    TopicName(StrBytes::from_string(s.to_string()))
+}
+
+/// OffsetCommit of one partition by a simple (generation-less) committer; the partition's error code.
+async fn commit_offset(
+    s: &mut tokio::net::TcpStream,
+    group: &str,
+    topic: &str,
+    offset: i64,
+    metadata: &str,
+) -> i16 {
+    use kafka_protocol::messages::offset_commit_request::{
+        OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+    };
+    let req = OffsetCommitRequest::default()
+        .with_group_id(GroupId(StrBytes::from_string(group.to_string())))
+        .with_generation_id_or_member_epoch(-1)
+        .with_topics(vec![OffsetCommitRequestTopic::default()
+            .with_name(name(topic))
+            .with_partitions(vec![OffsetCommitRequestPartition::default()
+                .with_partition_index(0)
+                .with_committed_offset(offset)
+                .with_committed_metadata(Some(StrBytes::from_string(
+                    metadata.to_string(),
+                )))])]);
+    let r: OffsetCommitResponse = request(s, ApiKey::OffsetCommit, 8, &req).await.unwrap();
+    r.topics[0].partitions[0].error_code
+}
+
+/// OffsetFetch of partition 0 of `topic`: (error code, committed offset, metadata).
+async fn fetch_offset(
+    s: &mut tokio::net::TcpStream,
+    group: &str,
+    topic: &str,
+) -> (i16, i64, String) {
+    use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
+    let req = OffsetFetchRequest::default()
+        .with_group_id(GroupId(StrBytes::from_string(group.to_string())))
+        .with_topics(Some(vec![OffsetFetchRequestTopic::default()
+            .with_name(name(topic))
+            .with_partition_indexes(vec![0])]));
+    let r: OffsetFetchResponse = request(s, ApiKey::OffsetFetch, 7, &req).await.unwrap();
+    assert_eq!(r.error_code, 0);
+    let p = &r.topics[0].partitions[0];
+    (
+        p.error_code,
+        p.committed_offset,
+        p.metadata.as_deref().unwrap_or_default().to_string(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_topic_removes_its_committed_offsets_also_after_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let addr = broker.local_addr();
+    common::create_topic(&addr.to_string(), "delre", 1).await;
+    common::create_topic(&addr.to_string(), "kept", 1).await;
+    let mut s = connect(addr).await;
+    assert_eq!(commit_offset(&mut s, "g", "delre", 5, "m").await, 0);
+    assert_eq!(commit_offset(&mut s, "g", "kept", 7, "").await, 0);
+    assert_eq!(fetch_offset(&mut s, "g", "delre").await.1, 5);
+
+    let r: DeleteTopicsResponse = request(
+        &mut s,
+        ApiKey::DeleteTopics,
+        4,
+        &DeleteTopicsRequest::default()
+            .with_topic_names(vec![name("delre")])
+            .with_timeout_ms(5000),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.responses[0].error_code, 0);
+    common::create_topic(&addr.to_string(), "delre", 1).await;
+    assert_eq!(
+        fetch_offset(&mut s, "g", "delre").await.1,
+        -1,
+        "the recreated topic kept the deleted topic's committed offset"
+    );
+    assert_eq!(fetch_offset(&mut s, "g", "kept").await.1, 7);
+    drop(s);
+    broker.shutdown().await.unwrap();
+
+    // The tombstones replay: the stale offset does not come back after a restart.
+    let broker = common::start_broker(dir.path()).await;
+    let mut s = connect(broker.local_addr()).await;
+    assert_eq!(fetch_offset(&mut s, "g", "delre").await.1, -1);
+    assert_eq!(fetch_offset(&mut s, "g", "kept").await.1, 7);
+    drop(s);
+    broker.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offset_metadata_over_the_limit_is_refused_and_long_group_ids_are_invalid() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let addr = broker.local_addr();
+    common::create_topic(&addr.to_string(), "meta", 1).await;
+    let mut s = connect(addr).await;
+    // offset.metadata.max.bytes defaults to 4096, as in Kafka.
+    let at_limit = "m".repeat(4096);
+    assert_eq!(commit_offset(&mut s, "g", "meta", 3, &at_limit).await, 0);
+    assert_eq!(
+        commit_offset(&mut s, "g", "meta", 5, &"m".repeat(4097)).await,
+        12,
+        "OFFSET_METADATA_TOO_LARGE"
+    );
+    // 40000 bytes used to wrap the i16 length in __consumer_offsets and come back empty after a restart.
+    assert_eq!(
+        commit_offset(&mut s, "g", "meta", 7, &"m".repeat(40_000)).await,
+        12
+    );
+    assert_eq!(
+        fetch_offset(&mut s, "g", "meta").await,
+        (0, 3, at_limit.clone()),
+        "a refused commit changed the stored offset"
+    );
+    // A group id too long for the __consumer_offsets key (flexible versions allow it on the wire).
+    let long_group = "g".repeat(i16::MAX as usize + 1);
+    assert_eq!(commit_offset(&mut s, &long_group, "meta", 1, "").await, 24);
+    drop(s);
+    broker.shutdown().await.unwrap();
+
+    let broker = common::start_broker(dir.path()).await;
+    let mut s = connect(broker.local_addr()).await;
+    assert_eq!(fetch_offset(&mut s, "g", "meta").await, (0, 3, at_limit));
+    drop(s);
+    broker.shutdown().await.unwrap();
+
+    // A smaller limit is honoured; one that the record format cannot hold is refused at start-up.
+    let dir = tempfile::tempdir().unwrap();
+    let broker =
+        common::start_broker_with(dir.path(), &[("offset.metadata.max.bytes", "10")]).await;
+    let addr = broker.local_addr();
+    common::create_topic(&addr.to_string(), "meta", 1).await;
+    let mut s = connect(addr).await;
+    assert_eq!(commit_offset(&mut s, "g", "meta", 1, "0123456789").await, 0);
+    assert_eq!(
+        commit_offset(&mut s, "g", "meta", 2, "0123456789a").await,
+        12
+    );
+    drop(s);
+    broker.shutdown().await.unwrap();
+    let mut props = std::collections::BTreeMap::new();
+    props.insert("offset.metadata.max.bytes".to_string(), "40000".to_string());
+    let err = strata_broker::config::BrokerConfig::from_properties(&props).unwrap_err();
+    assert!(
+        err.to_string().contains("offset.metadata.max.bytes"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replica_assignments_must_name_this_broker_once_per_new_partition() {
+    use kafka_protocol::messages::create_partitions_request::{
+        CreatePartitionsAssignment, CreatePartitionsTopic,
+    };
+    use kafka_protocol::messages::create_topics_request::CreatableReplicaAssignment;
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let addr = broker.local_addr();
+    let mut s = connect(addr).await;
+    let node = broker.broker().config().node_id;
+
+    let create = |assign: &[i32], partitions: i32| {
+        CreateTopicsRequest::default()
+            .with_timeout_ms(5000)
+            .with_topics(vec![CreatableTopic::default()
+                .with_name(name("ra"))
+                .with_num_partitions(partitions)
+                .with_replication_factor(-1)
+                .with_assignments(
+                    assign
+                        .iter()
+                        .enumerate()
+                        .map(|(i, b)| {
+                            CreatableReplicaAssignment::default()
+                                .with_partition_index(i as i32)
+                                .with_broker_ids(vec![BrokerId(*b)])
+                        })
+                        .collect(),
+                )])
+    };
+    let r: CreateTopicsResponse = request(&mut s, ApiKey::CreateTopics, 7, &create(&[9, 9], -1))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.topics[0].error_code, 39,
+        "unknown broker: INVALID_REPLICA_ASSIGNMENT"
+    );
+    let r: CreateTopicsResponse = request(&mut s, ApiKey::CreateTopics, 7, &create(&[node], 3))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.topics[0].error_code, 42,
+        "assignments and a count: INVALID_REQUEST"
+    );
+    assert!(broker.broker().topics().get("ra").is_none());
+    let r: CreateTopicsResponse = request(&mut s, ApiKey::CreateTopics, 7, &create(&[node], -1))
+        .await
+        .unwrap();
+    assert_eq!(r.topics[0].error_code, 0);
+
+    let grow = |count: i32, assign: &[i32], validate_only: bool| {
+        CreatePartitionsRequest::default()
+            .with_timeout_ms(5000)
+            .with_validate_only(validate_only)
+            .with_topics(vec![CreatePartitionsTopic::default()
+                .with_name(name("ra"))
+                .with_count(count)
+                .with_assignments(Some(
+                    assign
+                        .iter()
+                        .map(|b| {
+                            CreatePartitionsAssignment::default()
+                                .with_broker_ids(vec![BrokerId(*b)])
+                        })
+                        .collect(),
+                ))])
+    };
+    // rust-rdkafka's test_topics: 1 → 2 partitions with two assignments.
+    for validate_only in [true, false] {
+        let r: CreatePartitionsResponse = request(
+            &mut s,
+            ApiKey::CreatePartitions,
+            3,
+            &grow(2, &[node, node], validate_only),
+        )
+        .await
+        .unwrap();
+        assert_eq!(r.results[0].error_code, 39);
+        assert!(
+            r.results[0]
+                .error_message
+                .as_deref()
+                .unwrap_or_default()
+                .contains("by 1 but 2 assignments"),
+            "{:?}",
+            r.results[0].error_message
+        );
+    }
+    let r: CreatePartitionsResponse = request(
+        &mut s,
+        ApiKey::CreatePartitions,
+        3,
+        &grow(3, &[node, node + 7], false),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.results[0].error_code, 39, "unknown broker");
+    assert_eq!(broker.broker().topics().get("ra").unwrap().partitions, 1);
+    let r: CreatePartitionsResponse = request(
+        &mut s,
+        ApiKey::CreatePartitions,
+        3,
+        &grow(3, &[node, node], false),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.results[0].error_code, 0);
+    assert_eq!(broker.broker().topics().get("ra").unwrap().partitions, 3);
+    drop(s);
+    broker.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn describe_configs_reports_broker_defaults_as_default_and_given_properties_as_static() {
+    use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker_with(dir.path(), &[("log.retention.ms", "3600000")]).await;
+    let addr = broker.local_addr();
+    common::create_topic(&addr.to_string(), "dc", 1).await;
+    let mut s = connect(addr).await;
+    let describe = |resource_type: i8, name: &str| {
+        DescribeConfigsRequest::default()
+            .with_include_synonyms(true)
+            .with_resources(vec![DescribeConfigsResource::default()
+                .with_resource_type(resource_type)
+                .with_resource_name(StrBytes::from_string(name.to_string()))
+                .with_configuration_keys(None)])
+    };
+    let r: DescribeConfigsResponse = request(&mut s, ApiKey::DescribeConfigs, 4, &describe(4, "1"))
+        .await
+        .unwrap();
+    assert_eq!(r.results[0].error_code, 0);
+    let get = |r: &DescribeConfigsResponse, k: &str| {
+        let e = r.results[0]
+            .configs
+            .iter()
+            .find(|e| e.name.as_str() == k)
+            .unwrap_or_else(|| panic!("{k} not listed"))
+            .clone();
+        (e.config_source, e.value.map(|v| v.to_string()))
+    };
+    // Given in the properties: STATIC_BROKER_CONFIG (4).
+    assert_eq!(get(&r, "log.retention.ms"), (4, Some("3600000".into())));
+    assert_eq!(get(&r, "log.dirs").0, 4);
+    // Left at the default: DEFAULT_CONFIG (5); log.flush.interval.ms defaults to null as in Kafka.
+    assert_eq!(get(&r, "num.partitions"), (5, Some("1".into())));
+    assert_eq!(
+        get(&r, "offset.metadata.max.bytes"),
+        (5, Some("4096".into()))
+    );
+    assert_eq!(get(&r, "log.flush.interval.ms"), (5, None));
+    // A topic without an override inherits the broker's static value, and says so.
+    let r: DescribeConfigsResponse =
+        request(&mut s, ApiKey::DescribeConfigs, 4, &describe(2, "dc"))
+            .await
+            .unwrap();
+    assert_eq!(get(&r, "retention.ms"), (4, Some("3600000".into())));
+    assert_eq!(get(&r, "segment.bytes").0, 5);
+    drop(s);
+    broker.shutdown().await.unwrap();
+}
