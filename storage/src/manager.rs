@@ -23,6 +23,9 @@ pub struct LogManager {
     logs: RwLock<HashMap<TopicPartition, Arc<UnifiedLog>>>,
     listeners: Arc<RollListeners>,
     create_lock: Mutex<()>,
+    /// Serialises [`LogManager::write_checkpoints`]: the retention task, the checkpoint task and shutdown all
+    /// write the same files through the same temporary names, and the later writer must write the newer values.
+    checkpoint_lock: Mutex<()>,
     shut_down: AtomicBool,
     /// The open `.lock` file of each dir, locked; emptied (unlocking them) at shutdown.
     dir_locks: Mutex<Vec<std::fs::File>>,
@@ -156,6 +159,7 @@ impl LogManager {
             logs: RwLock::new(logs),
             listeners,
             create_lock: Mutex::new(()),
+            checkpoint_lock: Mutex::new(()),
             shut_down: AtomicBool::new(false),
             dir_locks: Mutex::new(dir_locks),
             cluster_id,
@@ -352,6 +356,10 @@ impl LogManager {
     }
 
     fn write_checkpoints(&self) -> Result<()> {
+        let _serialised = self
+            .checkpoint_lock
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let logs = self.logs_snapshot();
         for dir in self.dirs.iter().filter(|d| !d.is_poisoned()) {
             let mut rps = BTreeMap::new();

@@ -143,3 +143,50 @@ fn concurrent_appends_reads_and_retention_stay_consistent() {
     }
     assert_eq!(offset, next);
 }
+
+/// The retention task and the checkpoint task both write the dir's checkpoint files; run side by side (as the
+/// broker does with short intervals) they must not trip over each other's temporary file and take the dir offline.
+#[test]
+fn retention_and_checkpoint_tasks_write_checkpoints_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Arc::new(open_manager(dir.path()));
+    let mut cfg = LogConfig::default();
+    cfg.segment_bytes = 1024;
+    cfg.retention_bytes = 2048;
+    cfg.file_delete_delay_ms = 0;
+    let log = log(&m, cfg);
+    let done = Arc::new(AtomicBool::new(false));
+    let checkpointer = {
+        let (m, done) = (m.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut passes = 0u32;
+            while !done.load(Ordering::SeqCst) && passes < 1_000_000 {
+                passes += 1;
+                m.flush_dirty_and_checkpoint(0)?;
+            }
+            Ok::<_, Error>(passes)
+        })
+    };
+    let mut next = 0;
+    let mut retention_err = None;
+    for _ in 0..400 {
+        let n = 5;
+        let info = log.append_as_leader(numbered(next, n), 0).unwrap();
+        assert_eq!(info.first_offset, next);
+        next += n;
+        // Every append fills a 1 KiB segment's worth, so most passes delete and checkpoint.
+        if let Err(e) = m.run_retention(0) {
+            retention_err = Some(e);
+            break;
+        }
+    }
+    done.store(true, Ordering::SeqCst);
+    let passes = checkpointer.join().unwrap();
+    assert!(retention_err.is_none(), "retention: {retention_err:?}");
+    let passes = passes.expect("checkpoint task");
+    assert!(passes > 0);
+    assert!(!m.is_log_dir_offline(dir.path()), "the log dir went offline");
+    assert!(log.log_start_offset() > 0, "retention ran");
+    // The dir still takes appends.
+    log.append_as_leader(numbered(next, 1), 0).unwrap();
+}
