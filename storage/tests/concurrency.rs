@@ -185,7 +185,10 @@ fn retention_and_checkpoint_tasks_write_checkpoints_side_by_side() {
     assert!(retention_err.is_none(), "retention: {retention_err:?}");
     let passes = passes.expect("checkpoint task");
     assert!(passes > 0);
-    assert!(!m.is_log_dir_offline(dir.path()), "the log dir went offline");
+    assert!(
+        !m.is_log_dir_offline(dir.path()),
+        "the log dir went offline"
+    );
     assert!(log.log_start_offset() > 0, "retention ran");
     // The dir still takes appends.
     log.append_as_leader(numbered(next, 1), 0).unwrap();

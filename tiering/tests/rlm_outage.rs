@@ -151,3 +151,63 @@ async fn copy_lag_gauge_reports_the_backlog_while_an_upload_hangs() {
     );
     h.close().await;
 }
+
+/// Failing remote deletes are retried with backoff, not only at the next task interval (60 s here) and not in a
+/// tight loop: over the first second only a handful of passes try, and the expired segments go once the store
+/// accepts deletes again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failing_remote_deletes_are_retried_with_backoff() {
+    let s3 = S3Server::start("expiry-backoff").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = strata_tiering::rlm::RemoteLogManagerConfig::from_props([
+        ("remote.log.storage.system.enable", "true"),
+        ("remote.log.manager.task.interval.ms", "60000"),
+        ("remote.log.manager.task.retry.backoff.ms", "50"),
+        ("remote.log.manager.task.retry.backoff.max.ms", "200"),
+        ("remote.log.manager.task.retry.jitter", "0"),
+    ])
+    .expect("valid rlm config");
+    let h = Harness::open(dir.path(), &s3, config, false).await;
+    let log = h.create_log("audit", 0, 0xE7);
+    let tip = tip(&log);
+    append(&log, 30, 1_000);
+    h.rlm.run_once().await;
+    let before = h.segments(&tip);
+    assert!(before.len() >= 3, "{} segments offloaded", before.len());
+    // A pass tries at most the three objects of the first segment before it gives up.
+    const FAILING: usize = 30;
+    for nth in 1..=FAILING {
+        h.faulty.inject(Op::Delete, nth, Fault::Fail);
+    }
+    // Everything remote expires by time (timestamps are from 1970).
+    let mut cfg = log.config();
+    cfg.retention_ms = 60_000;
+    log.update_config(cfg).expect("config");
+    h.rlm.start(h.cancel.clone());
+    wait_until(Duration::from_secs(10), "a retried delete", || {
+        h.faulty.calls(Op::Delete) > 3
+    })
+    .await;
+    // Passes at 0, 50, 150, 350, 550, 750, 950 ms at most: a loop without backoff would have used up every
+    // failing call within milliseconds and deleted everything.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let deletes = h.faulty.calls(Op::Delete);
+    assert!(
+        deletes <= 3 * 9 && deletes < FAILING,
+        "{deletes} delete calls in about a second"
+    );
+    assert!(
+        !h.segments(&tip).is_empty(),
+        "deleted although the store was still failing"
+    );
+    wait_until(
+        Duration::from_secs(20),
+        "expired segments deleted after the failures",
+        || h.segments(&tip).is_empty(),
+    )
+    .await;
+    assert!(h.faulty.calls(Op::Delete) > FAILING);
+    assert!(h.object_keys().await.is_empty(), "objects left");
+    assert_eq!(log.log_start_offset(), log.local_log_start_offset());
+    h.close().await;
+}

@@ -171,6 +171,10 @@ pub(crate) struct Progress {
     pub(crate) failures: u32,
     /// No copy before this instant (backoff).
     pub(crate) retry_at: Option<Instant>,
+    /// Consecutive failed expiry passes.
+    pub(crate) expire_failures: u32,
+    /// No expiry before this instant (backoff).
+    pub(crate) expire_retry_at: Option<Instant>,
 }
 
 pub(crate) struct Inner {

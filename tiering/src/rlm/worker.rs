@@ -1,7 +1,7 @@
 //! The worker loop: a pass at start, on every roll (coalesced) and every `remote.log.manager.task.interval.ms`.
 //! A pass runs inline, so ticks and rolls that come while it runs are merged into one later pass (Kafka's
 //! "skip a tick when the last one still runs"). A pass visits every tiered partition concurrently: restore (first
-//! pass only), copy (unless disabled or backing off), expire, refresh gauges.
+//! pass only), copy (unless disabled or backing off), expire (unless backing off after a failure), refresh gauges.
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -16,6 +16,7 @@ pub(crate) async fn run(inner: Arc<Inner>) {
     let interval = inner.config.task_interval();
     let mut next_tick = tokio::time::Instant::now();
     loop {
+        pass(&inner).await;
         let now = tokio::time::Instant::now();
         if now >= next_tick {
             next_tick = now + interval;
@@ -28,21 +29,28 @@ pub(crate) async fn run(inner: Arc<Inner>) {
             _ = tokio::time::sleep_until(wake_at) => {}
             _ = inner.wake.notified() => {}
         }
-        pass(&inner).await;
     }
 }
 
+/// The earliest copy or expiry backoff that ends in the future. Past instants are stale (the pass that just ran
+/// saw them, or skipped the partition: deleted, copy disabled, metadata not ready) and must not wake the worker,
+/// else it spins.
 fn earliest_retry(inner: &Inner) -> Option<Instant> {
     let parts = inner.partitions.lock().unwrap_or_else(|e| e.into_inner());
-    parts
-        .values()
-        .filter_map(|p| {
-            p.progress
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .retry_at
-        })
-        .min()
+    earliest_future(
+        parts.values().flat_map(|p| {
+            let p = p.progress.lock().unwrap_or_else(|e| e.into_inner());
+            [p.retry_at, p.expire_retry_at]
+        }),
+        Instant::now(),
+    )
+}
+
+fn earliest_future(
+    instants: impl Iterator<Item = Option<Instant>>,
+    now: Instant,
+) -> Option<Instant> {
+    instants.flatten().filter(|t| *t > now).min()
 }
 
 /// One pass over every tiered partition.
@@ -135,8 +143,55 @@ async fn partition_pass_inner(inner: &Arc<Inner>, log: Arc<UnifiedLog>) {
             }
         }
     }
-    if let Err(e) = expire::expire(inner, &log, &tip).await {
-        tracing::warn!(tp = %tip.topic_partition, error = %e, "remote expiry failed; will retry");
+    let expiry_backing_off = {
+        let p = state.progress.lock().unwrap_or_else(|e| e.into_inner());
+        p.expire_retry_at.is_some_and(|t| t > Instant::now())
+    };
+    if !expiry_backing_off {
+        let result = expire::expire(inner, &log, &tip).await;
+        let mut p = state.progress.lock().unwrap_or_else(|e| e.into_inner());
+        match result {
+            Ok(()) => {
+                if p.expire_failures > 0 {
+                    tracing::info!(tp = %tip.topic_partition, failures = p.expire_failures, "remote expiry recovered");
+                }
+                p.expire_failures = 0;
+                p.expire_retry_at = None;
+            }
+            Err(e) => {
+                p.expire_failures += 1;
+                let wait = inner.config.backoff(p.expire_failures);
+                p.expire_retry_at = Some(Instant::now() + wait);
+                tracing::warn!(
+                    tp = %tip.topic_partition,
+                    failures = p.expire_failures,
+                    retry_in_ms = wait.as_millis() as u64,
+                    error = %e,
+                    "remote expiry failed; will retry"
+                );
+            }
+        }
     }
     expire::refresh_gauges(inner, &log, &tip);
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn past_backoffs_do_not_wake_the_worker() {
+        let now = Instant::now();
+        let past = now - Duration::from_millis(10);
+        let soon = now + Duration::from_millis(50);
+        let later = now + Duration::from_millis(500);
+        // A deleted or copy-disabled partition keeps its last backoff: it must not make the worker spin.
+        assert_eq!(earliest_future([Some(past), None].into_iter(), now), None);
+        assert_eq!(
+            earliest_future([Some(past), Some(later), Some(soon)].into_iter(), now),
+            Some(soon)
+        );
+    }
 }
