@@ -211,3 +211,58 @@ async fn failing_remote_deletes_are_retried_with_backoff() {
     assert_eq!(log.log_start_offset(), log.local_log_start_offset());
     h.close().await;
 }
+
+/// Deleting a partition's remote data (DeleteTopics) while its upload hangs cancels the upload: the deletion
+/// finishes at once and leaves no object, and a re-created partition of the same name (a new topic id) is copied
+/// without inheriting the old one's failure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_partition_cancels_its_hanging_upload() {
+    let s3 = S3Server::start("cancel-upload").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = Harness::open(dir.path(), &s3, fast_config(), false).await;
+    let old = h.create_log("orders", 0, 0xD1);
+    let old_tip = tip(&old);
+    append(&old, 20, 1_000);
+    h.faulty.inject(Op::Put, 1, Fault::Hang);
+    h.rlm.start(h.cancel.clone());
+    wait_until(Duration::from_secs(20), "the first upload to hang", || {
+        h.faulty.calls(Op::Put) >= 1
+    })
+    .await;
+
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        h.rlm.delete_partition_remote_data(&old_tip),
+    )
+    .await
+    .expect("the deletion waited for the hanging upload")
+    .expect("delete remote data");
+    assert!(h.segments(&old_tip).is_empty(), "segments left");
+    assert!(h.object_keys().await.is_empty(), "objects left");
+    h.log_manager
+        .delete_log(old.topic_partition())
+        .expect("delete local log");
+
+    let new = h.create_log("orders", 0, 0xD2);
+    append(&new, 20, 2_000);
+    h.rlm.wake();
+    wait_until(
+        Duration::from_secs(20),
+        "the re-created partition to be copied",
+        || {
+            new.rolled_segments().last().map(|s| s.next_offset - 1)
+                == Some(new.highest_offset_in_remote_storage())
+        },
+    )
+    .await;
+    assert_eq!(
+        h.rlm
+            .metrics()
+            .meter_total("RemoteCopyErrorsPerSec", Some("orders"))
+            .unwrap_or(0),
+        0,
+        "the cancelled upload was counted as a copy error"
+    );
+    assert!(h.segments(&old_tip).is_empty());
+    h.close().await;
+}

@@ -9,6 +9,7 @@ use strata_metadata::{
     RemoteLogSegmentState,
 };
 use strata_storage::{RolledSegment, TopicIdPartition, UnifiedLog};
+use tokio_util::sync::CancellationToken;
 
 use super::error::{Error, Result};
 use super::{expire, now_ms, Inner};
@@ -95,8 +96,12 @@ pub(crate) async fn copy_segments(
         let Some(seg) = pending.into_iter().next() else {
             return Ok(copied);
         };
-        copy_one(inner, log, tip, &seg).await?;
-        copied += 1;
+        match copy_one(inner, log, tip, &seg).await {
+            Ok(()) => copied += 1,
+            // The partition's remote data is being deleted: the attempt was cleaned up, nothing failed.
+            Err(Error::Stopped) if inner.is_deleted(tip) => return Ok(copied),
+            Err(e) => return Err(e),
+        }
     }
 }
 
@@ -157,12 +162,15 @@ async fn copy_one(
     tip: &TopicIdPartition,
     seg: &RolledSegment,
 ) -> Result<()> {
-    let _slot = inner
-        .copy_slots
-        .acquire()
-        .await
-        .map_err(|_| Error::Stopped)?;
-    inner.copy_quota.acquire(seg.size_bytes).await;
+    let stop = inner.state(tip).stop_token();
+    let _slot = tokio::select! {
+        slot = inner.copy_slots.acquire() => slot.map_err(|_| Error::Stopped)?,
+        _ = stop.cancelled() => return Err(Error::Stopped),
+    };
+    tokio::select! {
+        _ = inner.copy_quota.acquire(seg.size_bytes) => {}
+        _ = stop.cancelled() => return Err(Error::Stopped),
+    }
     let entries = log.leader_epoch_entries();
     let id = RemoteLogSegmentId::generate_new(tip.clone());
     let meta = RemoteLogSegmentMetadata::new(
@@ -194,7 +202,7 @@ async fn copy_one(
         leader_epoch_index: epoch_checkpoint(&entries, seg.next_offset),
     };
     inner.in_flight_insert(id.id);
-    let r = copy_attempt(inner, log, tip, &meta, data).await;
+    let r = copy_attempt(inner, log, tip, &meta, data, &stop).await;
     inner.in_flight_remove(&id.id);
     r
 }
@@ -205,6 +213,7 @@ async fn copy_attempt(
     tip: &TopicIdPartition,
     meta: &RemoteLogSegmentMetadata,
     data: LogSegmentData,
+    stop: &CancellationToken,
 ) -> Result<()> {
     let topic = tip.topic();
     // Durable before any byte is uploaded.
@@ -216,9 +225,16 @@ async fn copy_attempt(
     inner.metrics.copy_requested(topic);
     tracing::debug!(tp = %tip.topic_partition, start = meta.start_offset, end = meta.end_offset,
         size = meta.segment_size_in_bytes, "copying segment");
-    let copied = inner
-        .timed("copy", inner.rsm.copy_log_segment_data(meta, data))
-        .await;
+    let copied = tokio::select! {
+        r = inner.timed("copy", inner.rsm.copy_log_segment_data(meta, data)) => r,
+        _ = stop.cancelled() => {
+            // Dropping the upload aborts its multipart upload; the partition delete that cancelled it deletes
+            // this COPY_SEGMENT_STARTED segment's objects with the others (a store that hangs holds it no more).
+            tracing::info!(tp = %tip.topic_partition, start = meta.start_offset,
+                "upload cancelled: the partition's remote data is being deleted");
+            return Err(Error::Stopped);
+        }
+    };
     let custom = match copied {
         Ok(c) => c,
         Err(e) => {

@@ -179,7 +179,8 @@ impl RemoteLogManager {
             .unwrap_or_else(|e| e.into_inner())
             .insert(tip.clone());
         let state = inner.state(tip);
-        let _busy = state.busy.lock().await; // wait for a pass in progress on it
+        state.stop_copying();
+        let _busy = state.busy.lock().await; // wait for a pass in progress on it (its upload is cancelled)
         let put =
             |st| RemotePartitionDeleteMetadata::new(tip.clone(), st, now_ms(), inner.broker_id);
         let already = inner

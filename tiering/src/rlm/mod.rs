@@ -161,6 +161,23 @@ pub(crate) struct PartitionState {
     /// Held by the partition's copy/expiry pass and by a partition delete.
     pub(crate) busy: tokio::sync::Mutex<()>,
     pub(crate) progress: Mutex<Progress>,
+    /// Cancelled when the partition's remote data is deleted: an upload in flight stops at once (its objects
+    /// and metadata are cleaned up) instead of holding the deletion, and the next pass, until it ends.
+    stop: Mutex<CancellationToken>,
+}
+
+impl PartitionState {
+    pub(crate) fn stop_token(&self) -> CancellationToken {
+        self.stop.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub(crate) fn stop_copying(&self) {
+        self.stop_token().cancel();
+    }
+
+    fn allow_copying(&self) {
+        *self.stop.lock().unwrap_or_else(|e| e.into_inner()) = CancellationToken::new();
+    }
 }
 
 #[derive(Debug, Default)]
@@ -381,6 +398,9 @@ impl RemoteLogManager {
             deleted.remove(tip);
         }
         drop(deleted);
+        for tip in &parts {
+            self.inner.state(tip).allow_copying();
+        }
         self.wake();
     }
 
