@@ -303,13 +303,22 @@ fn strata_remote_ls_and_verify_print_segments_of_a_stopped_broker() {
         log.highest_offset_in_remote_storage() >= 0
     });
     drop(log);
-    rt.block_on(server.shutdown()).expect("clean shutdown");
-
     let mut args: Vec<String> = Vec::new();
     for (k, v) in props(dir.path()) {
         args.push("--override".into());
         args.push(format!("{k}={v}"));
     }
+    // While the broker runs its dir is locked: refused, saying why.
+    let busy = std::process::Command::new(common::strata_bin())
+        .args(["remote", "ls", "--topic", "cli"])
+        .args(&args)
+        .output()
+        .expect("run strata remote ls");
+    let err = String::from_utf8_lossy(&busy.stderr);
+    assert!(!busy.status.success(), "{err}");
+    assert!(err.contains("another broker"), "{err}");
+    rt.block_on(server.shutdown()).expect("clean shutdown");
+
     let ls = std::process::Command::new(common::strata_bin())
         .args(["remote", "ls", "--topic", "cli"])
         .args(&args)

@@ -307,6 +307,19 @@ fn auto_created_topics_tier_with_the_broker_default() {
         err.to_string().contains("rsm.config.storage.backend"),
         "{err}"
     );
+    // A typo'd backend names the key, the value and what the broker accepts (not the test-only backend).
+    p.insert("rsm.config.storage.backend".into(), "bogus".into());
+    let err = rt
+        .block_on(TieredServer::start_from_properties(&p))
+        .expect_err("unknown backend refused")
+        .to_string();
+    assert!(
+        err.contains("rsm.config.storage.backend")
+            && err.contains("bogus")
+            && err.contains("s3 or filesystem")
+            && !err.contains("memory"),
+        "{err}"
+    );
 }
 
 /// ListOffsets by timestamp answers the exact record inside multi-record batches, compressed ones included, for

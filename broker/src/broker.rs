@@ -10,7 +10,7 @@ use strata_storage::{LogConfig, LogManager, LogManagerConfig, TopicPartition, Un
 use strata_tiering::rlm::ConfigChangeAction;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
-use tracing::info;
+use tracing::{info, warn};
 use uuid::Uuid;
 
 use crate::config::BrokerConfig;
@@ -472,7 +472,12 @@ impl Broker {
     pub fn shutdown(&self) -> Result<()> {
         self.cancel.cancel();
         self.logs.shutdown()?;
-        info!("logs flushed; clean shutdown marker written");
+        let offline = self.logs.offline_log_dirs();
+        if offline.is_empty() {
+            info!("logs flushed; clean shutdown marker written");
+        } else {
+            warn!(dirs = ?offline, "logs flushed; offline log dirs were not marked clean and are recovered at the next start");
+        }
         Ok(())
     }
 }

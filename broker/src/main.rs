@@ -133,12 +133,9 @@ async fn remote(
         .iter()
         .map(|d| d.display().to_string())
         .collect();
-    let tier = OfflineTier::open(&broker, tiering).await.with_context(|| {
-        format!(
-            "opening log.dirs={} (is a broker running on it? stop it first)",
-            dirs.join(",")
-        )
-    })?;
+    let tier = OfflineTier::open(&broker, tiering)
+        .await
+        .with_context(|| format!("opening log.dirs={}", dirs.join(",")))?;
     let result = async {
         match cmd {
             RemoteCommand::Ls { topic, records } => {

@@ -1,7 +1,7 @@
 //! [`LogManager`]: every partition log across the `log.dirs`, their checkpoints, clean-shutdown markers,
 //! retention and flush passes.
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -428,6 +428,15 @@ impl LogManager {
         self.dirs
             .iter()
             .any(|d| d.path() == log_dir && d.is_poisoned())
+    }
+
+    /// The log dirs a failed write or fsync took offline (never marked clean at shutdown).
+    pub fn offline_log_dirs(&self) -> Vec<PathBuf> {
+        self.dirs
+            .iter()
+            .filter(|d| d.is_poisoned())
+            .map(|d| d.path().to_path_buf())
+            .collect()
     }
 }
 

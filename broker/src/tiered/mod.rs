@@ -34,7 +34,7 @@ use strata_tiering::rlm::{
 };
 use strata_tiering::{build_store, ObjectStoreRsm, RemoteLogManager};
 use tokio_util::sync::CancellationToken;
-use tracing::{error, info, warn};
+use tracing::{debug, error, info, warn};
 
 pub use config::{split_properties, TieringConfig, HTTP_LISTENER_KEY, TIERING_KEYS};
 pub use server::{configs_from_properties, open_broker, shutdown_broker, TieredServer};
@@ -177,12 +177,22 @@ impl RemoteLogReader for RlmReader {
             let result = rlm.read_many(vec![req]).await.pop().map(|(_, r)| r);
             match result {
                 Some(Ok(records)) => Ok(records),
+                // Throttling by a configured quota is normal operation, not worth a warning.
+                Some(Err(e @ strata_tiering::rlm::Error::QuotaExceeded { .. })) => {
+                    debug!(%tp, offset, error = %e, "remote fetch returns no records this time");
+                    Ok(Bytes::new())
+                }
                 Some(Err(
                     e @ (strata_tiering::rlm::Error::Timeout { .. }
-                    | strata_tiering::rlm::Error::ReaderQueueFull { .. }
-                    | strata_tiering::rlm::Error::QuotaExceeded { .. }),
+                    | strata_tiering::rlm::Error::ReaderQueueFull { .. }),
                 )) => {
-                    warn!(%tp, offset, error = %e, "remote fetch returns no records this time");
+                    // A slow store: worth knowing, but once per consumer fetch per partition floods the log.
+                    if let Some(suppressed) = SLOW_READ_WARNINGS.admit() {
+                        warn!(%tp, offset, error = %e, suppressed,
+                            "remote fetch returns no records this time (the read completes into the cache; at most one such warning per 10 s)");
+                    } else {
+                        debug!(%tp, offset, error = %e, "remote fetch returns no records this time");
+                    }
                     Ok(Bytes::new())
                 }
                 Some(Err(e)) if is_permanent(&e) => {
@@ -196,6 +206,45 @@ impl RemoteLogReader for RlmReader {
                 None => Ok(Bytes::new()),
             }
         })
+    }
+}
+
+static SLOW_READ_WARNINGS: RateLimit = RateLimit::new(10_000);
+
+/// Lets one event through per interval; counts the ones held back in between.
+struct RateLimit {
+    interval_ms: u64,
+    last_ms: std::sync::atomic::AtomicU64,
+    suppressed: std::sync::atomic::AtomicU64,
+}
+
+impl RateLimit {
+    const fn new(interval_ms: u64) -> Self {
+        Self {
+            interval_ms,
+            last_ms: std::sync::atomic::AtomicU64::new(0),
+            suppressed: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// `Some(events held back since the last one let through)` when this one may be logged.
+    fn admit(&self) -> Option<u64> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let last = self.last_ms.load(Relaxed);
+        if now.saturating_sub(last) >= self.interval_ms
+            && self
+                .last_ms
+                .compare_exchange(last, now, Relaxed, Relaxed)
+                .is_ok()
+        {
+            Some(self.suppressed.swap(0, Relaxed))
+        } else {
+            self.suppressed.fetch_add(1, Relaxed);
+            None
+        }
     }
 }
 
@@ -528,5 +577,18 @@ mod tests {
         let err = check_topic_config(None, "t", None, &map(&[("remote.storage.enable", "yes")]))
             .expect_err("not a boolean");
         assert!(err.to_string().contains("remote.storage.enable"), "{err}");
+    }
+
+    #[test]
+    fn rate_limit_lets_one_through_per_interval_and_counts_the_rest() {
+        let limit = RateLimit::new(60_000);
+        assert_eq!(limit.admit(), Some(0), "the first one passes");
+        for _ in 0..5 {
+            assert_eq!(limit.admit(), None);
+        }
+        // A new interval: the next one passes and reports the five held back.
+        limit.last_ms.store(0, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(limit.admit(), Some(5));
+        assert_eq!(limit.admit(), None);
     }
 }

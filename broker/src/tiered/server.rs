@@ -19,6 +19,20 @@ pub fn configs_from_properties(
 ) -> Result<(BrokerConfig, TieringConfig), TieringError> {
     let (broker_props, tiering_props) = split_properties(props);
     let mut broker = BrokerConfig::from_properties(&broker_props)?;
+    // The library also takes `memory` (tests); the broker names only what it accepts.
+    let prefix = props
+        .get("remote.log.storage.manager.impl.prefix")
+        .map_or("rsm.config.", String::as_str);
+    let backend_key = format!("{prefix}storage.backend");
+    if let Some(v) = props.get(&backend_key) {
+        if !matches!(v.trim(), "s3" | "filesystem" | "memory") {
+            return Err(TieringError::Config {
+                key: backend_key,
+                value: v.clone(),
+                reason: "expected s3 or filesystem".into(),
+            });
+        }
+    }
     let tiering = TieringConfig::from_properties(&tiering_props, &broker.log_dirs)?;
     broker.tiering_props = tiering_props;
     if broker.log.remote_storage_enable && !tiering.rlm.system_enable {
