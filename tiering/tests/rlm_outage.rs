@@ -266,3 +266,41 @@ async fn deleting_a_partition_cancels_its_hanging_upload() {
     assert!(h.segments(&old_tip).is_empty());
     h.close().await;
 }
+
+/// Each partition's pass runs on its own: while one partition's upload hangs, another partition's new segments
+/// are still copied as they roll (a pass over all partitions used to wait for the slowest).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_upload_does_not_hold_back_other_partitions() {
+    let s3 = S3Server::start("independent").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = Harness::open(dir.path(), &s3, fast_config(), false).await;
+    let stuck = h.create_log("stuck", 0, 0xF1);
+    let moving = h.create_log("moving", 0, 0xF2);
+    append(&stuck, 20, 1_000);
+    h.faulty.inject(Op::Put, 1, Fault::Hang);
+    h.rlm.start(h.cancel.clone());
+    wait_until(Duration::from_secs(20), "the first upload to hang", || {
+        h.faulty.calls(Op::Put) >= 1
+    })
+    .await;
+
+    let copied = |log: &strata_storage::UnifiedLog| {
+        log.rolled_segments().last().map(|s| s.next_offset - 1)
+            == Some(log.highest_offset_in_remote_storage())
+    };
+    for round in 0..2 {
+        append(&moving, 20, 10_000 + round * 100);
+        wait_until(
+            Duration::from_secs(20),
+            "the other partition's segments to be copied",
+            || copied(&moving),
+        )
+        .await;
+    }
+    assert_eq!(
+        stuck.highest_offset_in_remote_storage(),
+        -1,
+        "the hanging upload finished"
+    );
+    h.close().await;
+}

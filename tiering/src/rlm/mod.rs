@@ -159,7 +159,10 @@ impl RemotePolicy {
 #[derive(Debug, Default)]
 pub(crate) struct PartitionState {
     /// Held by the partition's copy/expiry pass and by a partition delete.
-    pub(crate) busy: tokio::sync::Mutex<()>,
+    pub(crate) busy: Arc<tokio::sync::Mutex<()>>,
+    /// Set when the worker found the partition busy: its pass runs again when it ends (a roll that came while
+    /// it ran is not lost).
+    pub(crate) rerun: std::sync::atomic::AtomicBool,
     pub(crate) progress: Mutex<Progress>,
     /// Cancelled when the partition's remote data is deleted: an upload in flight stops at once (its objects
     /// and metadata are cleaned up) instead of holding the deletion, and the next pass, until it ends.
@@ -207,8 +210,14 @@ pub(crate) struct Inner {
     pub(crate) deleted: Mutex<HashSet<TopicIdPartition>>,
     /// Segment ids of copy attempts in flight (the expiry pass cleans every other `COPY_SEGMENT_STARTED`).
     pub(crate) in_flight: Mutex<HashSet<Uuid>>,
+    /// Asks the worker for a pass over every partition (a roll, a config change, a pass to run again).
     pub(crate) wake: Notify,
+    /// A partition pass set a backoff: the worker re-arms its timer (no pass).
+    pub(crate) backoff_set: Notify,
     pub(crate) copy_slots: Semaphore,
+    /// Partition passes the worker runs at once (each partition in its own task, so a slow upload on one does
+    /// not hold back the others' next passes).
+    pub(crate) pass_slots: Semaphore,
     pub(crate) read_slots: Semaphore,
     pub(crate) read_queue: Semaphore,
     pub(crate) read_bytes: Semaphore,
@@ -277,6 +286,12 @@ impl RemoteLogManager {
             .min(Semaphore::MAX_PERMITS as u64) as usize;
         let inner = Inner {
             copy_slots: Semaphore::new(config.copier_pool_size),
+            pass_slots: Semaphore::new(
+                config
+                    .copier_pool_size
+                    .max(config.expiration_pool_size)
+                    .max(1),
+            ),
             read_slots: Semaphore::new(config.reader_threads),
             read_queue: Semaphore::new(config.reader_threads + config.reader_max_pending_tasks),
             read_bytes: Semaphore::new(bytes_permits),
@@ -293,6 +308,7 @@ impl RemoteLogManager {
             deleted: Mutex::default(),
             in_flight: Mutex::default(),
             wake: Notify::new(),
+            backoff_set: Notify::new(),
             index_cache,
             tracker: TaskTracker::new(),
             cancel: CancellationToken::new(),
@@ -320,7 +336,7 @@ impl RemoteLogManager {
             tokio::select! {
                 _ = cancel.cancelled() => {}
                 _ = own.cancelled() => {}
-                _ = worker::run(inner) => {}
+                _ = worker::run(inner, cancel.clone()) => {}
             }
         });
         tracing::info!(

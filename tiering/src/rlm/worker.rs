@@ -1,40 +1,91 @@
-//! The worker loop: a pass at start, on every roll (coalesced) and every `remote.log.manager.task.interval.ms`.
-//! A pass runs inline, so ticks and rolls that come while it runs are merged into one later pass (Kafka's
-//! "skip a tick when the last one still runs"). A pass visits every tiered partition concurrently: restore (first
-//! pass only), copy (unless disabled or backing off), expire (unless backing off after a failure), refresh gauges.
+//! The worker: at start, on every roll and every `remote.log.manager.task.interval.ms` (and when a backoff ends)
+//! it starts a pass on every tiered partition that has none running, each in its own task (at most
+//! `max(copier, expiration pool size)` at once), so a slow upload on one partition does not hold back the others
+//! (Kafka's per-partition `RLMTask`s). A partition that is busy when asked again runs once more after its pass
+//! (rolls are never lost; ticks and rolls coalesce). A pass: restore (first pass only), copy (unless disabled or
+//! backing off), expire (unless backing off after a failure), refresh gauges.
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
 use futures::StreamExt;
 use strata_storage::UnifiedLog;
+use tokio::sync::OwnedMutexGuard;
+use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::{copy, expire, tip_of, Inner};
+use super::{copy, expire, tip_of, Inner, PartitionState};
 
-/// Runs until the future is dropped (the caller selects on cancellation).
-pub(crate) async fn run(inner: Arc<Inner>) {
+/// Runs until the future is dropped (the caller selects on cancellation); the partition passes it spawns stop
+/// with `cancel` or the manager's own token.
+pub(crate) async fn run(inner: Arc<Inner>, cancel: CancellationToken) {
     let interval = inner.config.task_interval();
     let mut next_tick = tokio::time::Instant::now();
     loop {
-        pass(&inner).await;
+        dispatch(&inner, &cancel);
         let now = tokio::time::Instant::now();
         if now >= next_tick {
             next_tick = now + interval;
         }
-        // Wake at the next tick, or earlier when a partition's backoff ends.
-        let wake_at = earliest_retry(&inner)
-            .map(tokio::time::Instant::from_std)
-            .map_or(next_tick, |r| r.min(next_tick));
-        tokio::select! {
-            _ = tokio::time::sleep_until(wake_at) => {}
-            _ = inner.wake.notified() => {}
+        loop {
+            // Wake at the next tick, or earlier when a partition's backoff ends; a pass that set a backoff
+            // re-arms this timer (`backoff_set`).
+            let wake_at = earliest_retry(&inner)
+                .map(tokio::time::Instant::from_std)
+                .map_or(next_tick, |r| r.min(next_tick));
+            tokio::select! {
+                _ = tokio::time::sleep_until(wake_at) => break,
+                _ = inner.wake.notified() => break,
+                _ = inner.backoff_set.notified() => {}
+            }
         }
     }
 }
 
-/// The earliest copy or expiry backoff that ends in the future. Past instants are stale (the pass that just ran
-/// saw them, or skipped the partition: deleted, copy disabled, metadata not ready) and must not wake the worker,
-/// else it spins.
+/// Starts a pass, in its own task, on every tiered partition that has none running; marks the busy ones to
+/// run again when their pass ends.
+fn dispatch(inner: &Arc<Inner>, cancel: &CancellationToken) {
+    for log in inner.tiered_logs() {
+        let state = inner.state(&tip_of(&log));
+        let Ok(guard) = state.busy.clone().try_lock_owned() else {
+            state.rerun.store(true, Ordering::SeqCst);
+            continue;
+        };
+        let (inner, cancel) = (inner.clone(), cancel.clone());
+        inner.clone().tracker.spawn(async move {
+            tokio::select! {
+                _ = run_partition(&inner, log, guard, &state) => {}
+                _ = inner.cancel.cancelled() => {}
+                _ = cancel.cancelled() => {}
+            }
+        });
+    }
+}
+
+async fn run_partition(
+    inner: &Arc<Inner>,
+    log: Arc<UnifiedLog>,
+    guard: OwnedMutexGuard<()>,
+    state: &PartitionState,
+) {
+    let Ok(_slot) = inner.pass_slots.acquire().await else {
+        return;
+    };
+    partition_pass(inner, log, guard).await;
+    // The guard is released: a pass asked for while this one ran can start now.
+    if state.rerun.swap(false, Ordering::SeqCst) {
+        inner.wake.notify_one();
+    }
+    let now = Instant::now();
+    let backing_off = {
+        let p = state.progress.lock().unwrap_or_else(|e| e.into_inner());
+        earliest_future([p.retry_at, p.expire_retry_at].into_iter(), now).is_some()
+    };
+    if backing_off {
+        inner.backoff_set.notify_one();
+    }
+}
+
 fn earliest_retry(inner: &Inner) -> Option<Instant> {
     let parts = inner.partitions.lock().unwrap_or_else(|e| e.into_inner());
     earliest_future(
@@ -46,6 +97,8 @@ fn earliest_retry(inner: &Inner) -> Option<Instant> {
     )
 }
 
+/// The earliest instant in the future. Past instants are stale (the pass that just ran saw them, or skipped the
+/// partition: deleted, copy disabled, metadata not ready) and must not wake the worker, else it spins.
 fn earliest_future(
     instants: impl Iterator<Item = Option<Instant>>,
     now: Instant,
@@ -53,7 +106,10 @@ fn earliest_future(
     instants.flatten().filter(|t| *t > now).min()
 }
 
-/// One pass over every tiered partition.
+/// One pass over every tiered partition, returning when all are done ([`RemoteLogManager::run_once`]); a
+/// partition whose pass is running already is skipped.
+///
+/// [`RemoteLogManager::run_once`]: super::RemoteLogManager::run_once
 pub(crate) async fn pass(inner: &Arc<Inner>) {
     let logs = inner.tiered_logs();
     let width = inner
@@ -61,11 +117,18 @@ pub(crate) async fn pass(inner: &Arc<Inner>) {
         .expiration_pool_size
         .max(inner.config.copier_pool_size);
     futures::stream::iter(logs)
-        .for_each_concurrent(width, |log| partition_pass(inner, log))
+        .for_each_concurrent(width, |log| async move {
+            let state = inner.state(&tip_of(&log));
+            if let Ok(guard) = state.busy.clone().try_lock_owned() {
+                partition_pass(inner, log, guard).await;
+            }
+        })
         .await;
 }
 
-async fn partition_pass(inner: &Arc<Inner>, log: Arc<UnifiedLog>) {
+/// Restore (first pass only), copy (unless disabled or backing off), expire (unless backing off), gauges. The
+/// caller holds the partition's `busy` lock (`_busy`) for the whole pass.
+async fn partition_pass(inner: &Arc<Inner>, log: Arc<UnifiedLog>, _busy: OwnedMutexGuard<()>) {
     let span = tracing::info_span!("rlm_partition", tp = %log.topic_partition());
     partition_pass_inner(inner, log).instrument(span).await
 }
@@ -73,10 +136,6 @@ async fn partition_pass(inner: &Arc<Inner>, log: Arc<UnifiedLog>) {
 async fn partition_pass_inner(inner: &Arc<Inner>, log: Arc<UnifiedLog>) {
     let tip = tip_of(&log);
     let state = inner.state(&tip);
-    // Another pass (or a partition delete) holds it: this one has nothing to add.
-    let Ok(_busy) = state.busy.try_lock() else {
-        return;
-    };
     if inner.is_deleted(&tip) {
         return;
     }
