@@ -309,21 +309,13 @@ fn strata_remote_ls_and_verify_print_segments_of_a_stopped_broker() {
         args.push(format!("{k}={v}"));
     }
     // While the broker runs its dir is locked: refused, saying why.
-    let busy = std::process::Command::new(common::strata_bin())
-        .args(["remote", "ls", "--topic", "cli"])
-        .args(&args)
-        .output()
-        .expect("run strata remote ls");
+    let busy = strata_remote(&["remote", "ls", "--topic", "cli"], &args);
     let err = String::from_utf8_lossy(&busy.stderr);
     assert!(!busy.status.success(), "{err}");
     assert!(err.contains("another broker"), "{err}");
     rt.block_on(server.shutdown()).expect("clean shutdown");
 
-    let ls = std::process::Command::new(common::strata_bin())
-        .args(["remote", "ls", "--topic", "cli"])
-        .args(&args)
-        .output()
-        .expect("run strata remote ls");
+    let ls = strata_remote(&["remote", "ls", "--topic", "cli"], &args);
     let out = String::from_utf8_lossy(&ls.stdout);
     assert!(
         ls.status.success(),
@@ -333,11 +325,7 @@ fn strata_remote_ls_and_verify_print_segments_of_a_stopped_broker() {
     assert!(out.contains("COPY_SEGMENT_FINISHED"), "{out}");
     assert!(out.contains(".rsm-manifest"), "{out}");
 
-    let verify = std::process::Command::new(common::strata_bin())
-        .args(["remote", "verify"])
-        .args(&args)
-        .output()
-        .expect("run strata remote verify");
+    let verify = strata_remote(&["remote", "verify"], &args);
     let out = String::from_utf8_lossy(&verify.stdout);
     assert!(verify.status.success(), "{out}");
     assert!(
@@ -355,21 +343,13 @@ fn strata_remote_ls_and_verify_print_segments_of_a_stopped_broker() {
         .path()
         .join("0");
     std::fs::write(seg_dir.join("stray.log"), b"x").unwrap();
-    let verify = std::process::Command::new(common::strata_bin())
-        .args(["remote", "verify", "--topic", "cli"])
-        .args(&args)
-        .output()
-        .expect("run strata remote verify");
+    let verify = strata_remote(&["remote", "verify", "--topic", "cli"], &args);
     let out = String::from_utf8_lossy(&verify.stdout);
     assert_eq!(verify.status.code(), Some(1), "{out}");
     assert!(out.contains("stray.log"), "{out}");
 
     // An unknown topic, or a log dir the broker never formatted (a typo), is an error and creates nothing.
-    let ls = std::process::Command::new(common::strata_bin())
-        .args(["remote", "ls", "--topic", "no-such-topic"])
-        .args(&args)
-        .output()
-        .expect("run strata remote ls");
+    let ls = strata_remote(&["remote", "ls", "--topic", "no-such-topic"], &args);
     assert_ne!(ls.status.code(), Some(0));
     assert!(
         String::from_utf8_lossy(&ls.stderr).contains("no-such-topic"),
@@ -477,4 +457,13 @@ fn retention_and_delete_records_expire_remote_segments() {
     assert_eq!(got[0].3.as_deref(), Some(&value_of(200)[..]));
     drop(c);
     rt.block_on(server.shutdown()).expect("clean shutdown");
+}
+
+/// Runs `strata <cmd> <overrides>` to completion.
+fn strata_remote(cmd: &[&str], overrides: &[String]) -> std::process::Output {
+    std::process::Command::new(common::strata_bin())
+        .args(cmd)
+        .args(overrides)
+        .output()
+        .unwrap_or_else(|e| panic!("run strata {cmd:?}: {e}"))
 }

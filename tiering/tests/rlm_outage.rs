@@ -69,10 +69,7 @@ async fn outage_holds_local_deletion_then_copying_resumes_without_loss_or_orphan
     wait_until(
         Duration::from_secs(30),
         "copying resumed and caught up",
-        || {
-            log.rolled_segments().last().map(|s| s.next_offset - 1)
-                == Some(log.highest_offset_in_remote_storage())
-        },
+        || all_rolled_copied(&log),
     )
     .await;
     assert!(h.faulty.calls(Op::Put) > OUTAGE_PUTS);
@@ -192,10 +189,7 @@ async fn failing_remote_deletes_are_retried_with_backoff() {
     // failing call within milliseconds and deleted everything.
     tokio::time::sleep(Duration::from_secs(1)).await;
     let deletes = h.faulty.calls(Op::Delete);
-    assert!(
-        deletes <= 3 * 9,
-        "{deletes} delete calls in about a second"
-    );
+    assert!(deletes <= 3 * 9, "{deletes} delete calls in about a second");
     assert!(
         !h.segments(&tip).is_empty(),
         "deleted although the store was still failing"
@@ -249,10 +243,7 @@ async fn deleting_a_partition_cancels_its_hanging_upload() {
     wait_until(
         Duration::from_secs(20),
         "the re-created partition to be copied",
-        || {
-            new.rolled_segments().last().map(|s| s.next_offset - 1)
-                == Some(new.highest_offset_in_remote_storage())
-        },
+        || all_rolled_copied(&new),
     )
     .await;
     assert_eq!(
@@ -284,16 +275,12 @@ async fn a_hanging_upload_does_not_hold_back_other_partitions() {
     })
     .await;
 
-    let copied = |log: &strata_storage::UnifiedLog| {
-        log.rolled_segments().last().map(|s| s.next_offset - 1)
-            == Some(log.highest_offset_in_remote_storage())
-    };
     for round in 0..2 {
         append(&moving, 20, 10_000 + round * 100);
         wait_until(
             Duration::from_secs(20),
             "the other partition's segments to be copied",
-            || copied(&moving),
+            || all_rolled_copied(&moving),
         )
         .await;
     }

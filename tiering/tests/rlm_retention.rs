@@ -167,12 +167,7 @@ async fn delete_records_across_remote_segments_then_partition_deletion_leaves_no
     wait_until(
         Duration::from_secs(20),
         "offload of both partitions",
-        || {
-            [&log, &other].iter().all(|l| {
-                l.rolled_segments().last().map(|s| s.next_offset - 1)
-                    == Some(l.highest_offset_in_remote_storage())
-            })
-        },
+        || [&log, &other].iter().all(|l| all_rolled_copied(l)),
     )
     .await;
     offloaded(&h, &log).await;

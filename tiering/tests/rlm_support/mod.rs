@@ -146,6 +146,12 @@ impl Harness {
     }
 }
 
+/// Whether every rolled segment of `log` is in remote storage (false while none rolled).
+pub fn all_rolled_copied(log: &UnifiedLog) -> bool {
+    log.rolled_segments().last().map(|s| s.next_offset - 1)
+        == Some(log.highest_offset_in_remote_storage())
+}
+
 pub fn tip(log: &UnifiedLog) -> TopicIdPartition {
     TopicIdPartition::new(log.topic_id(), log.topic_partition().clone())
 }
