@@ -363,5 +363,78 @@ async fn reads_slower_than_the_fetch_wait_complete_on_a_later_fetch() {
         assert!(!b.is_empty());
         assert_eq!(b, &expected[i].slice(..b.len()), "partition {i} bytes");
     }
+    // Expired reads are counted as such, not as remote fetch errors.
+    let text = h.rlm.render_metrics();
+    let expires: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("kafka_server_DelayedRemoteFetchMetrics_ExpiresPerSec "))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("expires counter");
+    assert!(expires >= 3, "{text}");
+    assert_eq!(
+        h.rlm
+            .metrics()
+            .meter_total("RemoteFetchErrorsPerSec", Some("slow")),
+        Some(0),
+        "{text}"
+    );
+    h.close().await;
+}
+
+/// The remote fetch quota (`remote.log.manager.fetch.max.bytes.per.second`) defers the start of a read once the
+/// bytes read exceed it: the caller gets `QuotaExceeded` (no records this time), the deferral is counted, and the
+/// read goes through again once the quota has refilled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fetch_quota_defers_reads_and_counts_the_deferrals() {
+    let s3 = S3Server::start("quota").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = fast_config();
+    config.fetch_max_bytes_per_second = 4_000;
+    let h = Harness::open(dir.path(), &s3, config, false).await;
+    let log = h.create_log("quota", 0, 0xD7);
+    append(&log, 20, 5_000);
+    h.rlm.run_once().await;
+    h.log_manager
+        .run_retention(i64::MAX / 2)
+        .expect("retention");
+    assert!(log.local_log_start_offset() > 0);
+    let tp = log.topic_partition().clone();
+    // 8 KiB read against a 4 KB/s quota: the bucket is in debt for about a second.
+    let first = h.rlm.read(&tp, 0, 8_192, true).await.expect("first read");
+    assert!(first.len() > 4_000, "{} bytes", first.len());
+    let second = h.rlm.read(&tp, 0, 8_192, true).await;
+    assert!(
+        matches!(second, Err(Error::QuotaExceeded { .. })),
+        "{second:?}"
+    );
+    let deferrals = |h: &Harness| -> u64 {
+        h.rlm
+            .render_metrics()
+            .lines()
+            .find_map(|l| l.strip_prefix("strata_remote_fetch_quota_deferrals_total "))
+            .and_then(|v| v.trim().parse().ok())
+            .expect("deferrals counter")
+    };
+    assert_eq!(deferrals(&h), 1);
+    // Once the debt is paid back the same read is served (bounded by the deadline, not a fixed sleep).
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let again = loop {
+        match h.rlm.read(&tp, 0, 8_192, true).await {
+            Ok(b) => break b,
+            Err(Error::QuotaExceeded { .. }) => {
+                assert!(std::time::Instant::now() < deadline, "quota never refilled");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("read: {e}"),
+        }
+    };
+    assert_eq!(again, first);
+    assert!(deferrals(&h) >= 1);
+    assert_eq!(
+        h.rlm
+            .metrics()
+            .meter_total("RemoteFetchErrorsPerSec", Some("quota")),
+        Some(0)
+    );
     h.close().await;
 }

@@ -27,6 +27,8 @@
 //! | `strata_object_store_request_errors_total{operation}` | failed object-store requests | counter |
 //! | `strata_object_store_request_duration_seconds{operation}` | object-store request latency (`_sum`, `_count`) | summary |
 //! | `strata_remote_log_local_bytes_held` | bytes kept locally because uploads fail | gauge |
+//! | `kafka_server_DelayedRemoteFetchMetrics_ExpiresPerSec` | remote reads that outlived `remote.fetch.max.wait.ms` (they finish into the cache) | counter |
+//! | `strata_remote_fetch_quota_deferrals_total` | remote reads not started because the remote fetch quota was used up | counter |
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Mutex;
@@ -102,6 +104,8 @@ struct State {
     ops: BTreeMap<&'static str, OpStats>,
     store_ops: BTreeMap<&'static str, OpStats>,
     local_bytes_held: BTreeMap<TopicPartition, u64>,
+    fetch_expires: u64,
+    quota_deferrals: u64,
 }
 
 /// The metric registry of one RemoteLogManager. Cheap to update from any task.
@@ -139,6 +143,16 @@ impl RemoteLogMetrics {
     pub(crate) fn fetch_failed(&self, topic: &str) {
         self.mark(topic, Meter::FetchErrors, 1);
     }
+    /// A remote read outlived `remote.fetch.max.wait.ms` (not an error: it finishes into the cache).
+    pub(crate) fn fetch_expired(&self) {
+        self.lock().fetch_expires += 1;
+    }
+
+    /// A remote read was not started: the fetch quota is used up.
+    pub(crate) fn quota_deferred(&self) {
+        self.lock().quota_deferrals += 1;
+    }
+
     pub(crate) fn delete_requested(&self, topic: &str) {
         self.mark(topic, Meter::DeleteRequests, 1);
     }
@@ -309,6 +323,22 @@ impl RemoteLogMetrics {
         );
         let _ = writeln!(out, "# TYPE strata_remote_log_local_bytes_held gauge");
         let _ = writeln!(out, "strata_remote_log_local_bytes_held {held}");
+        for (family, help, v) in [
+            (
+                "kafka_server_DelayedRemoteFetchMetrics_ExpiresPerSec",
+                "Remote reads that outlived remote.fetch.max.wait.ms (they finish into the cache; a running total).",
+                s.fetch_expires,
+            ),
+            (
+                "strata_remote_fetch_quota_deferrals_total",
+                "Remote reads not started because remote.log.manager.fetch.max.bytes.per.second was used up.",
+                s.quota_deferrals,
+            ),
+        ] {
+            let _ = writeln!(out, "# HELP {family} {help}");
+            let _ = writeln!(out, "# TYPE {family} counter");
+            let _ = writeln!(out, "{family} {v}");
+        }
         out
     }
 }
@@ -343,7 +373,12 @@ mod tests {
             },
         );
         m.storage_call("copy", Duration::from_millis(5), false);
+        m.fetch_expired();
+        m.fetch_expired();
+        m.quota_deferred();
         let text = m.render();
+        assert!(text.contains("kafka_server_DelayedRemoteFetchMetrics_ExpiresPerSec 2\n"));
+        assert!(text.contains("strata_remote_fetch_quota_deferrals_total 1\n"));
         assert!(
             text.contains("kafka_server_BrokerTopicMetrics_RemoteCopyBytesPerSec{topic=\"a\"} 10")
         );

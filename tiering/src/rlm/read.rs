@@ -70,6 +70,7 @@ impl RemoteLogManager {
         // The quota gates the start of a read (Kafka's `isRemoteLogFetchQuotaExceeded`); a read that starts runs
         // unthrottled and is charged afterwards, so it never outlives `remote.fetch.max.wait.ms` because of it.
         if inner.fetch_quota.exceeded() {
+            inner.metrics.quota_deferred();
             return Err(Error::QuotaExceeded { tp: tp.clone() });
         }
         let _queued = inner
@@ -132,7 +133,8 @@ impl RemoteLogManager {
                     Ok(Ok(res)) => res,
                     Ok(Err(_)) => Err(Error::Stopped), // the read task panicked or the runtime stops
                     Err(_) => {
-                        self.inner.metrics.fetch_failed(tp.topic.as_str());
+                        // Not a failure: the read goes on and its result is counted when it ends.
+                        self.inner.metrics.fetch_expired();
                         Err(Error::Timeout {
                             tp: tp.clone(),
                             wait_ms: wait.as_millis() as u64,
