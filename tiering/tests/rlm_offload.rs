@@ -438,3 +438,32 @@ async fn the_fetch_quota_defers_reads_and_counts_the_deferrals() {
     );
     h.close().await;
 }
+
+/// A roll starts its partition's copy at once, without waiting for `remote.log.manager.task.interval.ms`
+/// (60 s here), every time — also while other partitions sit idle.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_roll_starts_its_partitions_copy_without_waiting_for_the_interval() {
+    let s3 = S3Server::start("roll-wake").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = strata_tiering::rlm::RemoteLogManagerConfig::from_props([
+        ("remote.log.storage.system.enable", "true"),
+        ("remote.log.manager.task.interval.ms", "60000"),
+    ])
+    .expect("valid rlm config");
+    let h = Harness::open(dir.path(), &s3, config, false).await;
+    let idle = h.create_log("idle", 0, 0xE1);
+    let busy = h.create_log("busy", 0, 0xE2);
+    h.rlm.start(h.cancel.clone());
+    for round in 0..3 {
+        append(&busy, 12, 1_000 + round * 100);
+        wait_until(
+            Duration::from_secs(20),
+            "the rolled segments to be copied",
+            || all_rolled_copied(&busy),
+        )
+        .await;
+    }
+    assert!(busy.rolled_segments().len() >= 3);
+    assert_eq!(idle.highest_offset_in_remote_storage(), -1);
+    h.close().await;
+}

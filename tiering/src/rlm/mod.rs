@@ -210,8 +210,11 @@ pub(crate) struct Inner {
     pub(crate) deleted: Mutex<HashSet<TopicIdPartition>>,
     /// Segment ids of copy attempts in flight (the expiry pass cleans every other `COPY_SEGMENT_STARTED`).
     pub(crate) in_flight: Mutex<HashSet<Uuid>>,
-    /// Asks the worker for a pass over every partition (a roll, a config change, a pass to run again).
+    /// Wakes the worker: for a pass over every partition when `wake_all` is set (a config change, DeleteRecords),
+    /// else over the partitions in `wanted` (a roll, a pass to run again).
     pub(crate) wake: Notify,
+    pub(crate) wake_all: std::sync::atomic::AtomicBool,
+    pub(crate) wanted: Mutex<HashSet<TopicPartition>>,
     /// A partition pass set a backoff: the worker re-arms its timer (no pass).
     pub(crate) backoff_set: Notify,
     pub(crate) copy_slots: Semaphore,
@@ -308,6 +311,8 @@ impl RemoteLogManager {
             deleted: Mutex::default(),
             in_flight: Mutex::default(),
             wake: Notify::new(),
+            wake_all: std::sync::atomic::AtomicBool::new(false),
+            wanted: Mutex::default(),
             backoff_set: Notify::new(),
             index_cache,
             tracker: TaskTracker::new(),
@@ -325,9 +330,9 @@ impl RemoteLogManager {
         let weak = Arc::downgrade(&self.inner);
         self.inner
             .log_manager
-            .add_roll_listener(Arc::new(move |_tp, _seg| {
+            .add_roll_listener(Arc::new(move |tp, _seg| {
                 if let Some(inner) = weak.upgrade() {
-                    inner.wake.notify_one();
+                    inner.wake_partition(tp);
                 }
             }));
         let inner = self.inner.clone();
@@ -365,6 +370,9 @@ impl RemoteLogManager {
 
     /// Runs a copy + expiry pass soon (after a DeleteRecords, a config change, ...). Cheap; coalesces.
     pub fn wake(&self) {
+        self.inner
+            .wake_all
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         self.inner.wake.notify_one();
     }
 
@@ -462,6 +470,15 @@ impl Inner {
             .entry(tip.clone())
             .or_default()
             .clone()
+    }
+
+    /// Asks the worker for a pass over one partition (a roll, or a pass asked for while it was busy).
+    pub(crate) fn wake_partition(&self, tp: &TopicPartition) {
+        self.wanted
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(tp.clone());
+        self.wake.notify_one();
     }
 
     pub(crate) fn is_deleted(&self, tip: &TopicIdPartition) -> bool {

@@ -1,15 +1,17 @@
-//! The worker: at start, on every roll and every `remote.log.manager.task.interval.ms` (and when a backoff ends)
-//! it starts a pass on every tiered partition that has none running, each in its own task (at most
-//! `max(copier, expiration pool size)` at once), so a slow upload on one partition does not hold back the others
-//! (Kafka's per-partition `RLMTask`s). A partition that is busy when asked again runs once more after its pass
-//! (rolls are never lost; ticks and rolls coalesce). A pass: restore (first pass only), copy (unless disabled or
-//! backing off), expire (unless backing off after a failure), refresh gauges.
+//! The worker: at start, every `remote.log.manager.task.interval.ms`, when a backoff ends and on
+//! [`wake`](super::RemoteLogManager::wake) it starts a pass on every tiered partition that has none running; a roll
+//! starts one on its partition. Each pass runs in its own task (at most `max(copier, expiration pool size)` at
+//! once), so a slow upload on one partition does not hold back the others (Kafka's per-partition `RLMTask`s). A
+//! partition that is busy when asked again runs once more after its pass (rolls are never lost; ticks and rolls
+//! coalesce). A pass: restore (first pass only), copy (unless disabled or backing off), expire (unless backing off
+//! after a failure), refresh gauges.
+use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
 use futures::StreamExt;
-use strata_storage::UnifiedLog;
+use strata_storage::{TopicPartition, UnifiedLog};
 use tokio::sync::OwnedMutexGuard;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -21,31 +23,54 @@ use super::{copy, expire, tip_of, Inner, PartitionState};
 pub(crate) async fn run(inner: Arc<Inner>, cancel: CancellationToken) {
     let interval = inner.config.task_interval();
     let mut next_tick = tokio::time::Instant::now();
+    let mut everything = true;
     loop {
-        dispatch(&inner, &cancel);
+        if everything {
+            // Whatever was asked for one partition is covered.
+            inner
+                .wanted
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clear();
+            dispatch(&inner, &cancel, None);
+        } else {
+            let wanted =
+                std::mem::take(&mut *inner.wanted.lock().unwrap_or_else(|e| e.into_inner()));
+            dispatch(&inner, &cancel, Some(&wanted));
+        }
         let now = tokio::time::Instant::now();
         if now >= next_tick {
             next_tick = now + interval;
         }
-        loop {
-            // Wake at the next tick, or earlier when a partition's backoff ends; a pass that set a backoff
-            // re-arms this timer (`backoff_set`).
+        everything = loop {
+            // Wake at the next tick, or earlier when a partition's backoff ends (both: every partition); a pass
+            // that set a backoff re-arms this timer (`backoff_set`); a roll wakes it for its partition.
             let wake_at = earliest_retry(&inner)
                 .map(tokio::time::Instant::from_std)
                 .map_or(next_tick, |r| r.min(next_tick));
             tokio::select! {
-                _ = tokio::time::sleep_until(wake_at) => break,
-                _ = inner.wake.notified() => break,
+                _ = tokio::time::sleep_until(wake_at) => break true,
+                _ = inner.wake.notified() => break inner.wake_all.swap(false, Ordering::SeqCst),
                 _ = inner.backoff_set.notified() => {}
             }
-        }
+        };
     }
 }
 
-/// Starts a pass, in its own task, on every tiered partition that has none running; marks the busy ones to
-/// run again when their pass ends.
-fn dispatch(inner: &Arc<Inner>, cancel: &CancellationToken) {
+/// Starts a pass, in its own task, on every tiered partition (or those in `only`) that has none running; marks
+/// the busy ones to run again when their pass ends.
+fn dispatch(
+    inner: &Arc<Inner>,
+    cancel: &CancellationToken,
+    only: Option<&HashSet<TopicPartition>>,
+) {
+    if only.is_some_and(|o| o.is_empty()) {
+        return;
+    }
     for log in inner.tiered_logs() {
+        if only.is_some_and(|o| !o.contains(log.topic_partition())) {
+            continue;
+        }
         let state = inner.state(&tip_of(&log));
         let Ok(guard) = state.busy.clone().try_lock_owned() else {
             state.rerun.store(true, Ordering::SeqCst);
@@ -71,10 +96,11 @@ async fn run_partition(
     let Ok(_slot) = inner.pass_slots.acquire().await else {
         return;
     };
+    let tp = log.topic_partition().clone();
     partition_pass(inner, log, guard).await;
     // The guard is released: a pass asked for while this one ran can start now.
     if state.rerun.swap(false, Ordering::SeqCst) {
-        inner.wake.notify_one();
+        inner.wake_partition(&tp);
     }
     let now = Instant::now();
     let backing_off = {
