@@ -330,7 +330,7 @@ impl LogManager {
         // Record the moved log start offsets at once: on a tiered partition the local segments are gone and only
         // the checkpoint remembers that the log starts lower (in remote storage).
         if deleted > 0 {
-            if let Err(e) = self.write_checkpoints() {
+            if let Err(e) = self.write_checkpoints(false) {
                 first_err.get_or_insert(e);
             }
         }
@@ -349,17 +349,22 @@ impl LogManager {
                 first_err.get_or_insert(e);
             }
         }
-        if let Err(e) = self.write_checkpoints() {
+        if let Err(e) = self.write_checkpoints(false) {
             first_err.get_or_insert(e);
         }
         first_err.map_or(Ok(()), Err)
     }
 
-    fn write_checkpoints(&self) -> Result<()> {
+    /// Writes every healthy dir's checkpoints; a no-op once shut down, unless `at_shutdown` (shutdown's own last
+    /// write: after it the dirs may belong to another manager).
+    fn write_checkpoints(&self, at_shutdown: bool) -> Result<()> {
         let _serialised = self
             .checkpoint_lock
             .lock()
             .unwrap_or_else(|e| e.into_inner());
+        if !at_shutdown && self.shut_down.load(Ordering::SeqCst) {
+            return Ok(());
+        }
         let logs = self.logs_snapshot();
         for dir in self.dirs.iter().filter(|d| !d.is_poisoned()) {
             let mut rps = BTreeMap::new();
@@ -397,7 +402,7 @@ impl LogManager {
             }
             log.remove_deleted_files_now();
         }
-        if let Err(e) = self.write_checkpoints() {
+        if let Err(e) = self.write_checkpoints(true) {
             first_err.get_or_insert(e);
         }
         for dir in self.dirs.iter().filter(|d| !d.is_poisoned()) {

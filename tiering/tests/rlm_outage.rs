@@ -223,6 +223,9 @@ async fn deleting_a_partition_cancels_its_hanging_upload() {
         h.faulty.calls(Op::Put) >= 1
     })
     .await;
+    // A config change of the tiered topic meanwhile (the broker calls resume_copying on every AlterConfigs of it)
+    // must not detach the hanging upload from the deletion's cancel.
+    h.rlm.resume_copying("orders");
 
     tokio::time::timeout(
         Duration::from_secs(10),
@@ -289,5 +292,42 @@ async fn a_hanging_upload_does_not_hold_back_other_partitions() {
         -1,
         "the hanging upload finished"
     );
+    h.close().await;
+}
+
+/// A partition whose pass waits for a free pass slot (every slot held by another partition's hanging upload)
+/// still gives way to a delete of its remote data at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_partition_waiting_for_a_pass_slot_does_not_wait_for_other_partitions() {
+    let s3 = S3Server::start("slot-wait").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = strata_tiering::rlm::RemoteLogManagerConfig::from_props([
+        ("remote.log.storage.system.enable", "true"),
+        ("remote.log.manager.task.interval.ms", "200"),
+        ("remote.log.manager.copier.thread.pool.size", "1"),
+        ("remote.log.manager.expiration.thread.pool.size", "1"),
+    ])
+    .expect("valid rlm config");
+    let h = Harness::open(dir.path(), &s3, config, false).await;
+    let hanging = h.create_log("hanging", 0, 0xA1);
+    let waiting = h.create_log("waiting", 0, 0xA2);
+    append(&hanging, 20, 1_000);
+    h.faulty.inject(Op::Put, 1, Fault::Hang);
+    h.rlm.start(h.cancel.clone());
+    wait_until(Duration::from_secs(20), "the first upload to hang", || {
+        h.faulty.calls(Op::Put) >= 1
+    })
+    .await;
+    // Its rolls dispatch a pass that waits for the one slot.
+    append(&waiting, 20, 2_000);
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        h.rlm.delete_partition_remote_data(&tip(&waiting)),
+    )
+    .await
+    .expect("the deletion waited for another partition's upload")
+    .expect("delete remote data");
+    assert_eq!(waiting.highest_offset_in_remote_storage(), -1);
+    assert_eq!(h.faulty.calls(Op::Put), 1, "only the hanging upload ran");
     h.close().await;
 }

@@ -21,8 +21,10 @@ pub fn configs_from_properties(
     let mut broker = BrokerConfig::from_properties(&broker_props)?;
     // The library also takes `memory` (tests); the broker names only what it accepts.
     let prefix = props
-        .get("remote.log.storage.manager.impl.prefix")
-        .map_or("rsm.config.", String::as_str);
+        .get(super::config::RSM_PREFIX_KEY)
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .unwrap_or(super::config::DEFAULT_RSM_PREFIX);
     let backend_key = format!("{prefix}storage.backend");
     if let Some(v) = props.get(&backend_key) {
         if !matches!(v.trim(), "s3" | "filesystem" | "memory") {

@@ -178,8 +178,13 @@ impl PartitionState {
         self.stop_token().cancel();
     }
 
+    /// A fresh token once the deletion that cancelled the old one is over (a token still live keeps guarding the
+    /// upload in flight).
     fn allow_copying(&self) {
-        *self.stop.lock().unwrap_or_else(|e| e.into_inner()) = CancellationToken::new();
+        let mut stop = self.stop.lock().unwrap_or_else(|e| e.into_inner());
+        if stop.is_cancelled() {
+            *stop = CancellationToken::new();
+        }
     }
 }
 

@@ -93,8 +93,15 @@ async fn run_partition(
     guard: OwnedMutexGuard<()>,
     state: &PartitionState,
 ) {
-    let Ok(_slot) = inner.pass_slots.acquire().await else {
-        return;
+    // Waiting for a slot holds the partition's lock: a partition delete (which cancels the token) must not wait
+    // for other partitions' passes to free one.
+    let stop = state.stop_token();
+    let _slot = tokio::select! {
+        slot = inner.pass_slots.acquire() => match slot {
+            Ok(s) => s,
+            Err(_) => return,
+        },
+        _ = stop.cancelled() => return,
     };
     let tp = log.topic_partition().clone();
     partition_pass(inner, log, guard).await;
@@ -195,7 +202,12 @@ async fn partition_pass_inner(inner: &Arc<Inner>, log: Arc<UnifiedLog>) {
         p.retry_at.is_some_and(|t| t > Instant::now())
     };
     if !policy.copy_disabled && !backing_off {
-        match copy::copy_segments(inner, &log, &tip).await {
+        let copied = copy::copy_segments(inner, &log, &tip).await;
+        if inner.is_deleted(&tip) {
+            // Its remote data is being deleted (the upload was cancelled): nothing more to do here.
+            return;
+        }
+        match copied {
             Ok(_) => {
                 let mut p = state.progress.lock().unwrap_or_else(|e| e.into_inner());
                 if p.failures > 0 {
