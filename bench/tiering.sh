@@ -11,7 +11,8 @@
 # PY (python with confluent-kafka; tests/interop/install.sh), PORT (19500), MSGS (1000000 x 1 KiB = ~1 GB for
 # catchup), SEG (segment.bytes for catchup/lag, 67108864), LAG_SECS (30), RSS_GB (3), WORK (scratch dir parent),
 # DROP_CACHES=1 (catchup: drop the page cache before each consume; lag: before starting; root), EXTRA="key=value ..." (more broker
-# overrides, e.g. EXTRA=rsm.config.fetch.chunk.cache.prefetch.max.size=16777216).
+# overrides, e.g. EXTRA=rsm.config.fetch.chunk.cache.prefetch.max.size=16777216), KEEP_LOG=FILE (keep the broker's log;
+# RUST_LOG=info for the copy timeline).
 # Every run deletes its data at the end.
 set -euo pipefail
 MODE=${1:?usage: bench/tiering.sh catchup|lag|rss [fs|s3]}
@@ -36,6 +37,7 @@ PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  if [ -n "${KEEP_LOG:-}" ] && [ -f "$WORK/broker.log" ]; then cp "$WORK/broker.log" "$KEEP_LOG"; fi
   rm -rf "$WORK"
 }
 trap cleanup EXIT
