@@ -445,11 +445,7 @@ async fn the_fetch_quota_defers_reads_and_counts_the_deferrals() {
 async fn a_roll_starts_its_partitions_copy_without_waiting_for_the_interval() {
     let s3 = S3Server::start("roll-wake").await;
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = strata_tiering::rlm::RemoteLogManagerConfig::from_props([
-        ("remote.log.storage.system.enable", "true"),
-        ("remote.log.manager.task.interval.ms", "60000"),
-    ])
-    .expect("valid rlm config");
+    let config = config_with(&[("remote.log.manager.task.interval.ms", "60000")]);
     let h = Harness::open(dir.path(), &s3, config, false).await;
     let idle = h.create_log("idle", 0, 0xE1);
     let busy = h.create_log("busy", 0, 0xE2);

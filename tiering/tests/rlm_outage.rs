@@ -156,14 +156,12 @@ async fn copy_lag_gauge_reports_the_backlog_while_an_upload_hangs() {
 async fn failing_remote_deletes_are_retried_with_backoff() {
     let s3 = S3Server::start("expiry-backoff").await;
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = strata_tiering::rlm::RemoteLogManagerConfig::from_props([
-        ("remote.log.storage.system.enable", "true"),
+    let config = config_with(&[
         ("remote.log.manager.task.interval.ms", "60000"),
         ("remote.log.manager.task.retry.backoff.ms", "50"),
         ("remote.log.manager.task.retry.backoff.max.ms", "200"),
         ("remote.log.manager.task.retry.jitter", "0"),
-    ])
-    .expect("valid rlm config");
+    ]);
     let h = Harness::open(dir.path(), &s3, config, false).await;
     let log = h.create_log("audit", 0, 0xE7);
     let tip = tip(&log);
@@ -217,12 +215,7 @@ async fn deleting_a_partition_cancels_its_hanging_upload() {
     let old = h.create_log("orders", 0, 0xD1);
     let old_tip = tip(&old);
     append(&old, 20, 1_000);
-    h.faulty.inject(Op::Put, 1, Fault::Hang);
-    h.rlm.start(h.cancel.clone());
-    wait_until(Duration::from_secs(20), "the first upload to hang", || {
-        h.faulty.calls(Op::Put) >= 1
-    })
-    .await;
+    h.start_with_a_hanging_upload().await;
     // A config change of the tiered topic meanwhile (the broker calls resume_copying on every AlterConfigs of it)
     // must not detach the hanging upload from the deletion's cancel.
     h.rlm.resume_copying("orders");
@@ -271,12 +264,7 @@ async fn a_hanging_upload_does_not_hold_back_other_partitions() {
     let stuck = h.create_log("stuck", 0, 0xF1);
     let moving = h.create_log("moving", 0, 0xF2);
     append(&stuck, 20, 1_000);
-    h.faulty.inject(Op::Put, 1, Fault::Hang);
-    h.rlm.start(h.cancel.clone());
-    wait_until(Duration::from_secs(20), "the first upload to hang", || {
-        h.faulty.calls(Op::Put) >= 1
-    })
-    .await;
+    h.start_with_a_hanging_upload().await;
 
     for round in 0..2 {
         append(&moving, 20, 10_000 + round * 100);
@@ -301,23 +289,16 @@ async fn a_hanging_upload_does_not_hold_back_other_partitions() {
 async fn deleting_a_partition_waiting_for_a_pass_slot_does_not_wait_for_other_partitions() {
     let s3 = S3Server::start("slot-wait").await;
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = strata_tiering::rlm::RemoteLogManagerConfig::from_props([
-        ("remote.log.storage.system.enable", "true"),
+    let config = config_with(&[
         ("remote.log.manager.task.interval.ms", "200"),
         ("remote.log.manager.copier.thread.pool.size", "1"),
         ("remote.log.manager.expiration.thread.pool.size", "1"),
-    ])
-    .expect("valid rlm config");
+    ]);
     let h = Harness::open(dir.path(), &s3, config, false).await;
     let hanging = h.create_log("hanging", 0, 0xA1);
     let waiting = h.create_log("waiting", 0, 0xA2);
     append(&hanging, 20, 1_000);
-    h.faulty.inject(Op::Put, 1, Fault::Hang);
-    h.rlm.start(h.cancel.clone());
-    wait_until(Duration::from_secs(20), "the first upload to hang", || {
-        h.faulty.calls(Op::Put) >= 1
-    })
-    .await;
+    h.start_with_a_hanging_upload().await;
     // Its rolls dispatch a pass that waits for the one slot.
     append(&waiting, 20, 2_000);
     tokio::time::timeout(

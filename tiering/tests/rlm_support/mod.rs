@@ -17,7 +17,7 @@ use strata_storage::{
 use strata_tiering::rlm::{
     MeteredStore, RemoteLogManager, RemoteLogManagerConfig, RemoteLogMetrics,
 };
-use strata_tiering::testing::FaultyStore;
+use strata_tiering::testing::{Fault, FaultyStore, Op};
 use strata_tiering::{build_store, ObjectStoreRsm, RsmConfig};
 use tokio_util::sync::CancellationToken;
 
@@ -35,13 +35,22 @@ pub struct Harness {
 
 /// A config that reacts fast: 200 ms interval, short backoff.
 pub fn fast_config() -> RemoteLogManagerConfig {
-    RemoteLogManagerConfig::from_props([
-        ("remote.log.storage.system.enable", "true"),
+    config_with(&[
         ("remote.log.manager.task.interval.ms", "200"),
         ("remote.log.manager.task.retry.backoff.ms", "50"),
         ("remote.log.manager.task.retry.backoff.max.ms", "200"),
         ("remote.fetch.max.wait.ms", "5000"),
     ])
+}
+
+/// A config with tiering on and `props` on top of the defaults.
+pub fn config_with(props: &[(&str, &str)]) -> RemoteLogManagerConfig {
+    RemoteLogManagerConfig::from_props(
+        [("remote.log.storage.system.enable", "true")]
+            .iter()
+            .chain(props)
+            .copied(),
+    )
     .expect("valid rlm config")
 }
 
@@ -106,6 +115,16 @@ impl Harness {
             rlm,
             cancel,
         }
+    }
+
+    /// Starts the manager with the first PUT hanging forever and waits until an upload is stuck on it.
+    pub async fn start_with_a_hanging_upload(&self) {
+        self.faulty.inject(Op::Put, 1, Fault::Hang);
+        self.rlm.start(self.cancel.clone());
+        wait_until(Duration::from_secs(20), "the first upload to hang", || {
+            self.faulty.calls(Op::Put) >= 1
+        })
+        .await;
     }
 
     pub fn create_log(&self, topic: &str, partition: i32, topic_id: u128) -> Arc<UnifiedLog> {
