@@ -195,12 +195,17 @@ impl RemoteLogReader for RlmReader {
                     }
                     Ok(Bytes::new())
                 }
+                // A consumer retries every failed fetch: at most one line per 10 s of each kind, with a count.
                 Some(Err(e)) if is_permanent(&e) => {
-                    error!(%tp, offset, error = %e, "remote fetch failed: the data is missing or unreadable in remote storage (UNKNOWN_SERVER_ERROR to the client)");
+                    if let Some(suppressed) = MISSING_DATA_ERRORS.admit() {
+                        error!(%tp, offset, error = %e, suppressed, "remote fetch failed: the data is missing or unreadable in remote storage (UNKNOWN_SERVER_ERROR to the client)");
+                    }
                     Err(std::io::Error::new(std::io::ErrorKind::InvalidData, e))
                 }
                 Some(Err(e)) => {
-                    warn!(%tp, offset, error = %e, "remote fetch failed (KAFKA_STORAGE_ERROR to the client, which retries)");
+                    if let Some(suppressed) = STORE_ERRORS.admit() {
+                        warn!(%tp, offset, error = %e, suppressed, "remote fetch failed (KAFKA_STORAGE_ERROR to the client, which retries)");
+                    }
                     Err(std::io::Error::other(e))
                 }
                 None => Ok(Bytes::new()),
@@ -210,6 +215,8 @@ impl RemoteLogReader for RlmReader {
 }
 
 static SLOW_READ_WARNINGS: RateLimit = RateLimit::new(10_000);
+static MISSING_DATA_ERRORS: RateLimit = RateLimit::new(10_000);
+static STORE_ERRORS: RateLimit = RateLimit::new(10_000);
 
 /// Lets one event through per interval; counts the ones held back in between.
 struct RateLimit {
