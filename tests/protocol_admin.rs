@@ -325,3 +325,96 @@ async fn describe_configs_reports_broker_defaults_as_default_and_given_propertie
     drop(s);
     broker.shutdown().await.unwrap();
 }
+
+/// DescribeLogDirs: the data dir with every partition's local size (all partitions, or only those asked for;
+/// unknown ones left out) and, from v4, the volume's total and usable bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn describe_log_dirs_reports_partition_sizes_and_volume_bytes() {
+    use kafka_protocol::messages::describe_log_dirs_request::DescribableLogDirTopic;
+    use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let addr = broker.local_addr();
+    common::create_topic(&addr.to_string(), "sized", 2).await;
+    let mut s = connect(addr).await;
+    let values: Vec<Vec<u8>> = (0..50).map(|i| vec![b'x'; 100 + i]).collect();
+    let refs: Vec<&[u8]> = values.iter().map(|v| v.as_slice()).collect();
+    let records = common::raw::batch(&refs);
+    let produce = ProduceRequest::default()
+        .with_acks(-1)
+        .with_timeout_ms(5000)
+        .with_topic_data(vec![TopicProduceData::default()
+            .with_name(name("sized"))
+            .with_partition_data(vec![PartitionProduceData::default()
+                .with_index(0)
+                .with_records(Some(records.clone()))])]);
+    let r: ProduceResponse = request(&mut s, ApiKey::Produce, 9, &produce).await.unwrap();
+    assert_eq!(r.responses[0].partition_responses[0].error_code, 0);
+
+    let all: DescribeLogDirsResponse = request(
+        &mut s,
+        ApiKey::DescribeLogDirs,
+        4,
+        &DescribeLogDirsRequest::default().with_topics(None),
+    )
+    .await
+    .unwrap();
+    assert_eq!(all.error_code, 0);
+    assert_eq!(all.results.len(), 1, "{all:?}");
+    let result = &all.results[0];
+    assert_eq!(result.error_code, 0);
+    assert_eq!(
+        result.log_dir.as_str(),
+        broker.broker().config().log_dirs[0].display().to_string()
+    );
+    assert!(result.total_bytes > 0 && result.usable_bytes > 0);
+    assert!(result.usable_bytes <= result.total_bytes);
+    let sized = result
+        .topics
+        .iter()
+        .find(|t| t.name.0.as_str() == "sized")
+        .expect("topic listed");
+    let sizes: Vec<(i32, i64)> = sized
+        .partitions
+        .iter()
+        .map(|p| (p.partition_index, p.partition_size))
+        .collect();
+    assert_eq!(sizes, [(0, records.len() as i64), (1, 0)]);
+    assert!(
+        result
+            .topics
+            .iter()
+            .any(|t| t.name.0.as_str() == "__consumer_offsets"),
+        "internal topics are listed too"
+    );
+
+    // Only what is asked for; an unknown partition and topic are left out.
+    let some: DescribeLogDirsResponse = request(
+        &mut s,
+        ApiKey::DescribeLogDirs,
+        1,
+        &DescribeLogDirsRequest::default().with_topics(Some(vec![
+            DescribableLogDirTopic::default()
+                .with_topic(name("sized"))
+                .with_partitions(vec![1, 7]),
+            DescribableLogDirTopic::default()
+                .with_topic(name("nosuch"))
+                .with_partitions(vec![0]),
+        ])),
+    )
+    .await
+    .unwrap();
+    let topics: Vec<(String, Vec<i32>)> = some.results[0]
+        .topics
+        .iter()
+        .map(|t| {
+            (
+                t.name.0.to_string(),
+                t.partitions.iter().map(|p| p.partition_index).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(topics, [("sized".to_string(), vec![1])]);
+    drop(s);
+    broker.shutdown().await.unwrap();
+}

@@ -147,6 +147,9 @@ async fn dispatch(
             handler::offset_for_leader_epoch::handle
         ),
         ApiKey::DescribeCluster => call!(DescribeClusterRequest, handler::describe_cluster::handle),
+        ApiKey::DescribeLogDirs => {
+            call!(DescribeLogDirsRequest, handler::describe_log_dirs::handle)
+        }
         other => Err(format!(
             "{other:?} is listed as supported but has no handler"
         )),
@@ -200,6 +203,7 @@ pub(crate) fn decode_only(mut body: Bytes) -> bool {
         ApiKey::DeleteRecords => dec!(DeleteRecordsRequest),
         ApiKey::OffsetForLeaderEpoch => dec!(OffsetForLeaderEpochRequest),
         ApiKey::DescribeCluster => dec!(DescribeClusterRequest),
+        ApiKey::DescribeLogDirs => dec!(DescribeLogDirsRequest),
         _ => false,
     }
 }

@@ -101,6 +101,12 @@ def kafka_python(bs):
     assert sum(o.offset for o in offsets[group].values()) == N, offsets
     described = admin.describe_groups([group])
     assert described, "describe_groups returned nothing"
+    # DescribeLogDirs: the topic's partitions with the bytes just produced.
+    dirs = admin.describe_log_dirs()
+    sizes = {p["partition_index"]: p["partition_size"]
+             for d in dirs[0]["log_dirs"] for t in d["topics"] if t["name"] == topic
+             for p in t["partitions"]}
+    assert sorted(sizes) == list(range(PARTITIONS)) and sum(sizes.values()) > 0, dirs
     admin.delete_topics([topic])
     assert topic not in admin.list_topics()
     admin.close()
