@@ -312,3 +312,49 @@ async fn deleting_a_partition_waiting_for_a_pass_slot_does_not_wait_for_other_pa
     assert_eq!(h.faulty.calls(Op::Put), 1, "only the hanging upload ran");
     h.close().await;
 }
+
+/// A partition's remote expiry does not wait for its own upload: while an upload hangs, retention still deletes
+/// the partition's expired remote segments and advances its log start (Kafka's separate expiration task).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remote_expiry_runs_while_the_same_partitions_upload_hangs() {
+    let s3 = S3Server::start("expire-beside-copy").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = Harness::open(dir.path(), &s3, fast_config(), false).await;
+    let log = h.create_log("beside", 0, 0xB5);
+    let tip = tip(&log);
+    append(&log, 20, 1_000);
+    h.rlm.run_once().await;
+    let offloaded = h.segments(&tip);
+    assert!(offloaded.len() >= 3, "{} segments offloaded", offloaded.len());
+    let last_remote = offloaded.iter().map(|s| s.end_offset).max().expect("segments");
+    append(&log, 20, 2_000);
+    h.faulty
+        .inject(Op::Put, h.faulty.calls(Op::Put) + 1, Fault::Hang);
+    // Everything expires by time (timestamps are from 1970).
+    let mut cfg = log.config();
+    cfg.retention_ms = 60_000;
+    log.update_config(cfg).expect("config");
+    let puts = h.faulty.calls(Op::Put);
+    h.rlm.start(h.cancel.clone());
+    wait_until(Duration::from_secs(20), "the next upload to hang", || {
+        h.faulty.calls(Op::Put) > puts
+    })
+    .await;
+    wait_until(
+        Duration::from_secs(20),
+        "the expired remote segments deleted beside the hanging upload",
+        || {
+            h.segments(&tip)
+                .iter()
+                .all(|s| s.state == RemoteLogSegmentState::CopySegmentStarted)
+        },
+    )
+    .await;
+    assert!(log.log_start_offset() > last_remote, "log start not advanced");
+    assert_eq!(
+        log.highest_offset_in_remote_storage(),
+        last_remote,
+        "the hanging upload finished"
+    );
+    h.close().await;
+}

@@ -102,6 +102,10 @@ pub(crate) async fn expire(
         if inner.cancel.is_cancelled() {
             return Err(Error::Stopped);
         }
+        if inner.is_deleted(tip) {
+            // The partition delete that is waiting for this task deletes the rest.
+            return Ok(());
+        }
         delete_segment(inner, s).await?;
     }
     Ok(())
@@ -180,7 +184,9 @@ impl RemoteLogManager {
             .insert(tip.clone());
         let state = inner.state(tip);
         state.stop_copying();
-        let _busy = state.busy.lock().await; // wait for a pass in progress on it (its upload is cancelled)
+        // Wait for the partition's tasks in progress (an upload is cancelled; an expiry stops between segments).
+        let _copying = state.copy.busy.lock().await;
+        let _expiring = state.expire.busy.lock().await;
         let put =
             |st| RemotePartitionDeleteMetadata::new(tip.clone(), st, now_ms(), inner.broker_id);
         let already = inner

@@ -158,11 +158,11 @@ impl RemotePolicy {
 /// Per-partition bookkeeping of the worker.
 #[derive(Debug, Default)]
 pub(crate) struct PartitionState {
-    /// Held by the partition's copy/expiry pass and by a partition delete.
-    pub(crate) busy: Arc<tokio::sync::Mutex<()>>,
-    /// Set when the worker found the partition busy: its pass runs again when it ends (a roll that came while
-    /// it ran is not lost).
-    pub(crate) rerun: std::sync::atomic::AtomicBool,
+    /// The partition's copy task (restore + uploads), as Kafka's `RLMCopyTask`.
+    pub(crate) copy: TaskLock,
+    /// The partition's expiration task (remote retention, DeleteRecords, dangling attempts), as Kafka's
+    /// `RLMExpirationTask`: it runs beside a long upload instead of after it.
+    pub(crate) expire: TaskLock,
     pub(crate) progress: Mutex<Progress>,
     /// Cancelled when the partition's remote data is deleted: an upload in flight stops at once (its objects
     /// and metadata are cleaned up) instead of holding the deletion, and the next pass, until it ends.
@@ -186,6 +186,15 @@ impl PartitionState {
             *stop = CancellationToken::new();
         }
     }
+}
+
+/// One kind of per-partition task: held while it runs (and by a partition delete).
+#[derive(Debug, Default)]
+pub(crate) struct TaskLock {
+    pub(crate) busy: Arc<tokio::sync::Mutex<()>>,
+    /// Set when the worker found the task running: it runs again when it ends (a roll that came while it ran is
+    /// not lost).
+    pub(crate) rerun: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -223,9 +232,11 @@ pub(crate) struct Inner {
     /// A partition pass set a backoff: the worker re-arms its timer (no pass).
     pub(crate) backoff_set: Notify,
     pub(crate) copy_slots: Semaphore,
-    /// Partition passes the worker runs at once (each partition in its own task, so a slow upload on one does
-    /// not hold back the others' next passes).
-    pub(crate) pass_slots: Semaphore,
+    /// Copy tasks the worker runs at once (`remote.log.manager.copier.thread.pool.size`; each partition in its
+    /// own task, so a slow upload on one does not hold back the others).
+    pub(crate) copy_task_slots: Semaphore,
+    /// Expiration tasks the worker runs at once (`remote.log.manager.expiration.thread.pool.size`).
+    pub(crate) expire_task_slots: Semaphore,
     pub(crate) read_slots: Semaphore,
     pub(crate) read_queue: Semaphore,
     pub(crate) read_bytes: Semaphore,
@@ -294,12 +305,8 @@ impl RemoteLogManager {
             .min(Semaphore::MAX_PERMITS as u64) as usize;
         let inner = Inner {
             copy_slots: Semaphore::new(config.copier_pool_size),
-            pass_slots: Semaphore::new(
-                config
-                    .copier_pool_size
-                    .max(config.expiration_pool_size)
-                    .max(1),
-            ),
+            copy_task_slots: Semaphore::new(config.copier_pool_size.max(1)),
+            expire_task_slots: Semaphore::new(config.expiration_pool_size.max(1)),
             read_slots: Semaphore::new(config.reader_threads),
             read_queue: Semaphore::new(config.reader_threads + config.reader_max_pending_tasks),
             read_bytes: Semaphore::new(bytes_permits),

@@ -1,25 +1,42 @@
 //! The worker: at start, every `remote.log.manager.task.interval.ms`, when a backoff ends and on
-//! [`wake`](super::RemoteLogManager::wake) it starts a pass on every tiered partition that has none running; a roll
-//! starts one on its partition. Each pass runs in its own task (at most `max(copier, expiration pool size)` at
-//! once), so a slow upload on one partition does not hold back the others (Kafka's per-partition `RLMTask`s). A
-//! partition that is busy when asked again runs once more after its pass (rolls are never lost; ticks and rolls
-//! coalesce). A pass: restore (first pass only), copy (unless disabled or backing off), expire (unless backing off
-//! after a failure), refresh gauges.
+//! [`wake`](super::RemoteLogManager::wake) it starts the copy task and the expiration task of every tiered partition
+//! that has them not running; a roll starts its partition's tasks. Every task runs on its own (at most
+//! `remote.log.manager.copier.thread.pool.size` copy tasks and `...expiration.thread.pool.size` expiration tasks at
+//! once), so a slow upload on one partition holds back neither the other partitions nor its own partition's
+//! remote expiry (Kafka's per-partition `RLMCopyTask` / `RLMExpirationTask`). A task asked for while it runs runs
+//! once more when it ends (rolls are never lost; ticks and rolls coalesce).
+//! Copy task: restore (first task only), copy (unless disabled or backing off), refresh gauges. Expiration task:
+//! restore if not done, expire (unless backing off after a failure), refresh gauges.
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use futures::StreamExt;
-use strata_storage::{TopicPartition, UnifiedLog};
+use strata_storage::{TopicIdPartition, TopicPartition, UnifiedLog};
 use tokio::sync::OwnedMutexGuard;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::{copy, expire, tip_of, Inner, PartitionState};
+use super::{copy, expire, tip_of, Inner, PartitionState, TaskLock};
 
-/// Runs until the future is dropped (the caller selects on cancellation); the partition passes it spawns stop
-/// with `cancel` or the manager's own token.
+/// The two per-partition tasks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Copy,
+    Expire,
+}
+
+impl Kind {
+    fn lock(self, state: &PartitionState) -> &TaskLock {
+        match self {
+            Kind::Copy => &state.copy,
+            Kind::Expire => &state.expire,
+        }
+    }
+}
+
+/// Runs until the future is dropped (the caller selects on cancellation); the tasks it spawns stop with
+/// `cancel` or the manager's own token.
 pub(crate) async fn run(inner: Arc<Inner>, cancel: CancellationToken) {
     let interval = inner.config.task_interval();
     let mut next_tick = tokio::time::Instant::now();
@@ -43,7 +60,7 @@ pub(crate) async fn run(inner: Arc<Inner>, cancel: CancellationToken) {
             next_tick = now + interval;
         }
         everything = loop {
-            // Wake at the next tick, or earlier when a partition's backoff ends (both: every partition); a pass
+            // Wake at the next tick, or earlier when a partition's backoff ends (both: every partition); a task
             // that set a backoff re-arms this timer (`backoff_set`); a roll wakes it for its partition.
             let wake_at = earliest_retry(&inner)
                 .map(tokio::time::Instant::from_std)
@@ -57,8 +74,8 @@ pub(crate) async fn run(inner: Arc<Inner>, cancel: CancellationToken) {
     }
 }
 
-/// Starts a pass, in its own task, on every tiered partition (or those in `only`) that has none running; marks
-/// the busy ones to run again when their pass ends.
+/// Starts the copy and expiration tasks of every tiered partition (or those in `only`) that are not running;
+/// marks the running ones to run again when they end.
 fn dispatch(
     inner: &Arc<Inner>,
     cancel: &CancellationToken,
@@ -72,41 +89,53 @@ fn dispatch(
             continue;
         }
         let state = inner.state(&tip_of(&log));
-        let Ok(guard) = state.busy.clone().try_lock_owned() else {
-            state.rerun.store(true, Ordering::SeqCst);
-            continue;
-        };
-        let (inner, cancel) = (inner.clone(), cancel.clone());
-        inner.clone().tracker.spawn(async move {
-            tokio::select! {
-                _ = run_partition(&inner, log, guard, &state) => {}
-                _ = inner.cancel.cancelled() => {}
-                _ = cancel.cancelled() => {}
-            }
-        });
+        for kind in [Kind::Copy, Kind::Expire] {
+            let lock = kind.lock(&state);
+            let Ok(guard) = lock.busy.clone().try_lock_owned() else {
+                lock.rerun.store(true, Ordering::SeqCst);
+                continue;
+            };
+            let (inner, cancel, log, state) =
+                (inner.clone(), cancel.clone(), log.clone(), state.clone());
+            inner.clone().tracker.spawn(async move {
+                tokio::select! {
+                    _ = run_task(&inner, kind, log, guard, &state) => {}
+                    _ = inner.cancel.cancelled() => {}
+                    _ = cancel.cancelled() => {}
+                }
+            });
+        }
     }
 }
 
-async fn run_partition(
+async fn run_task(
     inner: &Arc<Inner>,
+    kind: Kind,
     log: Arc<UnifiedLog>,
     guard: OwnedMutexGuard<()>,
     state: &PartitionState,
 ) {
-    // Waiting for a slot holds the partition's lock: a partition delete (which cancels the token) must not wait
-    // for other partitions' passes to free one.
+    // Waiting for a slot holds the task's lock: a partition delete (which cancels the token) must not wait for
+    // other partitions' tasks to free one.
     let stop = state.stop_token();
+    let slots = match kind {
+        Kind::Copy => &inner.copy_task_slots,
+        Kind::Expire => &inner.expire_task_slots,
+    };
     let _slot = tokio::select! {
-        slot = inner.pass_slots.acquire() => match slot {
+        slot = slots.acquire() => match slot {
             Ok(s) => s,
             Err(_) => return,
         },
         _ = stop.cancelled() => return,
     };
     let tp = log.topic_partition().clone();
-    partition_pass(inner, log, guard).await;
-    // The guard is released: a pass asked for while this one ran can start now.
-    if state.rerun.swap(false, Ordering::SeqCst) {
+    match kind {
+        Kind::Copy => copy_task(inner, log, guard).await,
+        Kind::Expire => expire_task(inner, log, guard).await,
+    }
+    // The guard is released: a run asked for while this one ran can start now.
+    if kind.lock(state).rerun.swap(false, Ordering::SeqCst) {
         inner.wake_partition(&tp);
     }
     let now = Instant::now();
@@ -130,7 +159,7 @@ fn earliest_retry(inner: &Inner) -> Option<Instant> {
     )
 }
 
-/// The earliest instant in the future. Past instants are stale (the pass that just ran saw them, or skipped the
+/// The earliest instant in the future. Past instants are stale (the task that just ran saw them, or skipped the
 /// partition: deleted, copy disabled, metadata not ready) and must not wake the worker, else it spins.
 fn earliest_future(
     instants: impl Iterator<Item = Option<Instant>>,
@@ -139,8 +168,8 @@ fn earliest_future(
     instants.flatten().filter(|t| *t > now).min()
 }
 
-/// One pass over every tiered partition, returning when all are done ([`RemoteLogManager::run_once`]); a
-/// partition whose pass is running already is skipped.
+/// Runs the copy task then the expiration task of every tiered partition, returning when all are done
+/// ([`RemoteLogManager::run_once`]); a task that is running already is skipped.
 ///
 /// [`RemoteLogManager::run_once`]: super::RemoteLogManager::run_once
 pub(crate) async fn pass(inner: &Arc<Inner>) {
@@ -148,60 +177,59 @@ pub(crate) async fn pass(inner: &Arc<Inner>) {
     let width = inner
         .config
         .expiration_pool_size
-        .max(inner.config.copier_pool_size);
-    futures::stream::iter(logs)
-        .for_each_concurrent(width, |log| async move {
-            let state = inner.state(&tip_of(&log));
-            if let Ok(guard) = state.busy.clone().try_lock_owned() {
-                partition_pass(inner, log, guard).await;
-            }
-        })
-        .await;
-}
-
-/// Restore (first pass only), copy (unless disabled or backing off), expire (unless backing off), gauges. The
-/// caller holds the partition's `busy` lock (`_busy`) for the whole pass.
-async fn partition_pass(inner: &Arc<Inner>, log: Arc<UnifiedLog>, _busy: OwnedMutexGuard<()>) {
-    let span = tracing::info_span!("rlm_partition", tp = %log.topic_partition());
-    partition_pass_inner(inner, log).instrument(span).await
-}
-
-async fn partition_pass_inner(inner: &Arc<Inner>, log: Arc<UnifiedLog>) {
-    let tip = tip_of(&log);
-    let state = inner.state(&tip);
-    if inner.is_deleted(&tip) {
-        return;
-    }
-    if !inner.rlmm.is_ready(&tip) {
-        tracing::debug!(tp = %tip.topic_partition, "remote log metadata not ready; skipping");
-        return;
-    }
-    let restored = state
-        .progress
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .restored;
-    if !restored {
-        match copy::restore(inner, &log, &tip) {
-            Ok(()) => {
-                state
-                    .progress
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .restored = true
-            }
-            Err(e) => {
-                tracing::warn!(tp = %tip.topic_partition, error = %e, "could not restore remote offsets; will retry");
-                return;
-            }
+        .max(inner.config.copier_pool_size)
+        .max(1);
+    futures::StreamExt::for_each_concurrent(futures::stream::iter(logs), width, |log| async move {
+        let state = inner.state(&tip_of(&log));
+        if let Ok(guard) = state.copy.busy.clone().try_lock_owned() {
+            copy_task(inner, log.clone(), guard).await;
         }
+        if let Ok(guard) = state.expire.busy.clone().try_lock_owned() {
+            expire_task(inner, log, guard).await;
+        }
+    })
+    .await;
+}
+
+/// The checks both tasks start with, and the restore of the partition's remote offsets from the RLMM (once).
+/// False when the task has nothing to do now.
+fn ready(inner: &Inner, log: &UnifiedLog, tip: &TopicIdPartition, state: &PartitionState) -> bool {
+    if inner.is_deleted(tip) {
+        return false;
     }
-    let policy = inner.policy(tip.topic());
-    let backing_off = {
-        let p = state.progress.lock().unwrap_or_else(|e| e.into_inner());
-        p.retry_at.is_some_and(|t| t > Instant::now())
-    };
-    if !policy.copy_disabled && !backing_off {
+    if !inner.rlmm.is_ready(tip) {
+        tracing::debug!(tp = %tip.topic_partition, "remote log metadata not ready; skipping");
+        return false;
+    }
+    // Under the progress lock, so the two tasks never restore at once.
+    let mut p = state.progress.lock().unwrap_or_else(|e| e.into_inner());
+    if !p.restored {
+        if let Err(e) = copy::restore(inner, log, tip) {
+            tracing::warn!(tp = %tip.topic_partition, error = %e, "could not restore remote offsets; will retry");
+            return false;
+        }
+        p.restored = true;
+    }
+    true
+}
+
+/// Restore, copy (unless disabled or backing off), gauges. The caller holds the copy lock (`_busy`).
+async fn copy_task(inner: &Arc<Inner>, log: Arc<UnifiedLog>, _busy: OwnedMutexGuard<()>) {
+    let span = tracing::info_span!("rlm_copy", tp = %log.topic_partition());
+    async move {
+        let tip = tip_of(&log);
+        let state = inner.state(&tip);
+        if !ready(inner, &log, &tip, &state) {
+            return;
+        }
+        let policy = inner.policy(tip.topic());
+        let backing_off = {
+            let p = state.progress.lock().unwrap_or_else(|e| e.into_inner());
+            p.retry_at.is_some_and(|t| t > Instant::now())
+        };
+        if policy.copy_disabled || backing_off {
+            return;
+        }
         let copied = copy::copy_segments(inner, &log, &tip).await;
         if inner.is_deleted(&tip) {
             // Its remote data is being deleted (the upload was cancelled): nothing more to do here.
@@ -239,37 +267,66 @@ async fn partition_pass_inner(inner: &Arc<Inner>, log: Arc<UnifiedLog>) {
                 );
             }
         }
+        expire::refresh_gauges(inner, &log, &tip);
     }
-    let expiry_backing_off = {
-        let p = state.progress.lock().unwrap_or_else(|e| e.into_inner());
-        p.expire_retry_at.is_some_and(|t| t > Instant::now())
-    };
-    if !expiry_backing_off {
-        let result = expire::expire(inner, &log, &tip).await;
-        let mut p = state.progress.lock().unwrap_or_else(|e| e.into_inner());
-        match result {
-            Ok(()) => {
-                if p.expire_failures > 0 {
-                    tracing::info!(tp = %tip.topic_partition, failures = p.expire_failures, "remote expiry recovered");
+    .instrument(span)
+    .await
+}
+
+/// Restore if not done, expire (unless backing off after a failure), gauges. The caller holds the expiration
+/// lock (`_busy`).
+async fn expire_task(inner: &Arc<Inner>, log: Arc<UnifiedLog>, _busy: OwnedMutexGuard<()>) {
+    let span = tracing::info_span!("rlm_expire", tp = %log.topic_partition());
+    async move {
+        let tip = tip_of(&log);
+        let state = inner.state(&tip);
+        if !ready(inner, &log, &tip, &state) {
+            return;
+        }
+        let backing_off = {
+            let p = state.progress.lock().unwrap_or_else(|e| e.into_inner());
+            p.expire_retry_at.is_some_and(|t| t > Instant::now())
+        };
+        if backing_off {
+            return;
+        }
+        // A partition delete cancels the token and finishes what this left (deletes are idempotent).
+        let stop = state.stop_token();
+        let result = tokio::select! {
+            r = expire::expire(inner, &log, &tip) => r,
+            _ = stop.cancelled() => return,
+        };
+        if inner.is_deleted(&tip) {
+            return;
+        }
+        {
+            let mut p = state.progress.lock().unwrap_or_else(|e| e.into_inner());
+            match result {
+                Ok(()) => {
+                    if p.expire_failures > 0 {
+                        tracing::info!(tp = %tip.topic_partition, failures = p.expire_failures, "remote expiry recovered");
+                    }
+                    p.expire_failures = 0;
+                    p.expire_retry_at = None;
                 }
-                p.expire_failures = 0;
-                p.expire_retry_at = None;
-            }
-            Err(e) => {
-                p.expire_failures += 1;
-                let wait = inner.config.backoff(p.expire_failures);
-                p.expire_retry_at = Some(Instant::now() + wait);
-                tracing::warn!(
-                    tp = %tip.topic_partition,
-                    failures = p.expire_failures,
-                    retry_in_ms = wait.as_millis() as u64,
-                    error = %e,
-                    "remote expiry failed; will retry"
-                );
+                Err(e) => {
+                    p.expire_failures += 1;
+                    let wait = inner.config.backoff(p.expire_failures);
+                    p.expire_retry_at = Some(Instant::now() + wait);
+                    tracing::warn!(
+                        tp = %tip.topic_partition,
+                        failures = p.expire_failures,
+                        retry_in_ms = wait.as_millis() as u64,
+                        error = %e,
+                        "remote expiry failed; will retry"
+                    );
+                }
             }
         }
+        expire::refresh_gauges(inner, &log, &tip);
     }
-    expire::refresh_gauges(inner, &log, &tip);
+    .instrument(span)
+    .await
 }
 
 #[cfg(test)]
