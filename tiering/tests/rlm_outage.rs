@@ -325,8 +325,16 @@ async fn remote_expiry_runs_while_the_same_partitions_upload_hangs() {
     append(&log, 20, 1_000);
     h.rlm.run_once().await;
     let offloaded = h.segments(&tip);
-    assert!(offloaded.len() >= 3, "{} segments offloaded", offloaded.len());
-    let last_remote = offloaded.iter().map(|s| s.end_offset).max().expect("segments");
+    assert!(
+        offloaded.len() >= 3,
+        "{} segments offloaded",
+        offloaded.len()
+    );
+    let last_remote = offloaded
+        .iter()
+        .map(|s| s.end_offset)
+        .max()
+        .expect("segments");
     append(&log, 20, 2_000);
     h.faulty
         .inject(Op::Put, h.faulty.calls(Op::Put) + 1, Fault::Hang);
@@ -350,7 +358,10 @@ async fn remote_expiry_runs_while_the_same_partitions_upload_hangs() {
         },
     )
     .await;
-    assert!(log.log_start_offset() > last_remote, "log start not advanced");
+    assert!(
+        log.log_start_offset() > last_remote,
+        "log start not advanced"
+    );
     assert_eq!(
         log.highest_offset_in_remote_storage(),
         last_remote,

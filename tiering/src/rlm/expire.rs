@@ -58,17 +58,38 @@ fn plan(inner: &Inner, log: &UnifiedLog, tip: &TopicIdPartition) -> Result<Plan>
         breach = breach.saturating_sub(s.segment_size_in_bytes);
         expired.push(s.clone());
     }
-    let dangling = segs
+    // Unfinished attempts not in flight now. The copy task runs beside this one: an attempt is in flight from
+    // before its COPY_SEGMENT_STARTED until after its last state update, so one that is not in flight now is
+    // over, and its final state is in a list taken after this check (`segs` may predate its COPY_SEGMENT_FINISHED).
+    let candidates: std::collections::HashSet<_> = segs
         .iter()
-        .filter(|s| match s.state {
-            RemoteLogSegmentState::DeleteSegmentStarted => true,
-            RemoteLogSegmentState::CopySegmentStarted => {
-                !inner.is_in_flight(&s.remote_log_segment_id.id)
-            }
-            _ => false,
+        .filter(|s| {
+            matches!(
+                s.state,
+                RemoteLogSegmentState::CopySegmentStarted
+                    | RemoteLogSegmentState::DeleteSegmentStarted
+            ) && !inner.is_in_flight(&s.remote_log_segment_id.id)
         })
-        .cloned()
+        .map(|s| s.remote_log_segment_id.id)
         .collect();
+    let dangling = if candidates.is_empty() {
+        Vec::new()
+    } else {
+        inner
+            .rlmm
+            .list_remote_log_segments(tip)
+            .map_err(Error::meta("list segments"))?
+            .into_iter()
+            .filter(|s| {
+                candidates.contains(&s.remote_log_segment_id.id)
+                    && matches!(
+                        s.state,
+                        RemoteLogSegmentState::CopySegmentStarted
+                            | RemoteLogSegmentState::DeleteSegmentStarted
+                    )
+            })
+            .collect()
+    };
     Ok(Plan { expired, dangling })
 }
 
