@@ -9,7 +9,6 @@ use strata_storage::{TopicIdPartition, UnifiedLog};
 
 use super::copy::pending_segments;
 use super::error::{Error, Result};
-use super::metrics::PartitionGauges;
 use super::{now_ms, Inner, RemoteLogManager};
 
 /// Which remote segments of the partition must go, in start order, and the log start offset after them.
@@ -34,7 +33,12 @@ fn plan(inner: &Inner, log: &UnifiedLog, tip: &TopicIdPartition) -> Result<Plan>
         .collect();
     // Kafka: total = local bytes not yet in remote storage + remote COPY_SEGMENT_FINISHED bytes.
     let remote_size: u64 = finished.iter().map(|s| s.segment_size_in_bytes).sum();
-    let highest = log.highest_offset_in_remote_storage();
+    // The copy task records COPY_SEGMENT_FINISHED before it raises the log's highest remote offset: a segment in
+    // between must not count as both remote and local-only.
+    let highest = finished
+        .iter()
+        .map(|s| s.end_offset)
+        .fold(log.highest_offset_in_remote_storage(), i64::max);
     let copied_local: u64 = log
         .rolled_segments()
         .iter()
@@ -177,17 +181,13 @@ pub(crate) async fn delete_segment(inner: &Inner, s: &RemoteLogSegmentMetadata) 
 pub(crate) fn refresh_gauges(inner: &Inner, log: &UnifiedLog, tip: &TopicIdPartition) {
     let pending = pending_segments(log);
     let segs = inner.rlmm.list_remote_log_segments(tip).unwrap_or_default();
-    let prev = inner.metrics.partition_gauges(&tip.topic_partition);
-    inner.metrics.set_gauges(
-        &tip.topic_partition,
-        PartitionGauges {
-            copy_lag_bytes: pending.iter().map(|s| s.size_bytes).sum(),
-            copy_lag_segments: pending.len() as u64,
-            log_size_bytes: segs.iter().map(|s| s.segment_size_in_bytes).sum(),
-            metadata_count: segs.len() as u64,
-            ..prev
-        },
-    );
+    // One update: the delete-lag fields another task sets meanwhile are kept.
+    inner.metrics.update_gauges(&tip.topic_partition, |g| {
+        g.copy_lag_bytes = pending.iter().map(|s| s.size_bytes).sum();
+        g.copy_lag_segments = pending.len() as u64;
+        g.log_size_bytes = segs.iter().map(|s| s.segment_size_in_bytes).sum();
+        g.metadata_count = segs.len() as u64;
+    });
 }
 
 impl RemoteLogManager {

@@ -188,6 +188,7 @@ impl RemoteLogMetrics {
             .unwrap_or_default()
     }
 
+    #[cfg(test)]
     pub(crate) fn set_gauges(&self, tp: &TopicPartition, g: PartitionGauges) {
         self.lock().gauges.insert(tp.clone(), g);
     }

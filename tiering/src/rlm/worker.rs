@@ -91,9 +91,19 @@ fn dispatch(
         let state = inner.state(&tip_of(&log));
         for kind in [Kind::Copy, Kind::Expire] {
             let lock = kind.lock(&state);
-            let Ok(guard) = lock.busy.clone().try_lock_owned() else {
-                lock.rerun.store(true, Ordering::SeqCst);
-                continue;
+            let guard = match lock.busy.clone().try_lock_owned() {
+                Ok(g) => g,
+                Err(_) => {
+                    lock.rerun.store(true, Ordering::SeqCst);
+                    // The task may have ended (and checked `rerun`) between the two: then run it here.
+                    match lock.busy.clone().try_lock_owned() {
+                        Ok(g) => {
+                            lock.rerun.store(false, Ordering::SeqCst);
+                            g
+                        }
+                        Err(_) => continue,
+                    }
+                }
             };
             let (inner, cancel, log, state) =
                 (inner.clone(), cancel.clone(), log.clone(), state.clone());
@@ -228,6 +238,7 @@ async fn copy_task(inner: &Arc<Inner>, log: Arc<UnifiedLog>, _busy: OwnedMutexGu
             p.retry_at.is_some_and(|t| t > Instant::now())
         };
         if policy.copy_disabled || backing_off {
+            expire::refresh_gauges(inner, &log, &tip);
             return;
         }
         let copied = copy::copy_segments(inner, &log, &tip).await;
@@ -288,14 +299,12 @@ async fn expire_task(inner: &Arc<Inner>, log: Arc<UnifiedLog>, _busy: OwnedMutex
             p.expire_retry_at.is_some_and(|t| t > Instant::now())
         };
         if backing_off {
+            expire::refresh_gauges(inner, &log, &tip);
             return;
         }
-        // A partition delete cancels the token and finishes what this left (deletes are idempotent).
-        let stop = state.stop_token();
-        let result = tokio::select! {
-            r = expire::expire(inner, &log, &tip) => r,
-            _ = stop.cancelled() => return,
-        };
+        // Not cancelled midway (a dropped metadata write could still land after the partition delete's own):
+        // it stops between segments once the partition is being deleted.
+        let result = expire::expire(inner, &log, &tip).await;
         if inner.is_deleted(&tip) {
             return;
         }
