@@ -38,12 +38,12 @@ pub const TIERING_KEYS: &[(&str, &str, &str)] = &[
     (
         "remote.log.manager.task.interval.ms",
         "30000",
-        "period of the copy/expiry pass (a segment roll also starts one)",
+        "period of each partition's copy and expiration tasks (a segment roll also starts them)",
     ),
     (
         "remote.log.manager.copier.thread.pool.size",
         "10",
-        "segments copied at once",
+        "partitions copying at once (one segment each)",
     ),
     (
         "remote.log.manager.expiration.thread.pool.size",

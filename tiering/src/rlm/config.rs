@@ -17,10 +17,11 @@ pub struct RemoteLogManagerConfig {
     /// Kafka: `remote.log.manager.task.interval.ms`. Default: 30000. Period of the copy and expiry pass (a pass
     /// also starts on every segment roll). A tick that comes while a pass still runs is skipped.
     pub task_interval_ms: u64,
-    /// Kafka: `remote.log.manager.copier.thread.pool.size`. Default: 10. Segments being copied at once, across
-    /// partitions (each partition copies its segments in offset order, one at a time).
+    /// Kafka: `remote.log.manager.copier.thread.pool.size`. Default: 10. Partition copy tasks running at once
+    /// (each copies its segments in offset order, one at a time).
     pub copier_pool_size: usize,
-    /// Kafka: `remote.log.manager.expiration.thread.pool.size`. Default: 10. Partitions expired at once.
+    /// Kafka: `remote.log.manager.expiration.thread.pool.size`. Default: 10. Partition expiration tasks running
+    /// at once.
     pub expiration_pool_size: usize,
     /// Kafka: `remote.log.reader.threads`. Default: 10. Remote reads running at once.
     pub reader_threads: usize,
