@@ -418,3 +418,54 @@ async fn describe_log_dirs_reports_partition_sizes_and_volume_bytes() {
     drop(s);
     broker.shutdown().await.unwrap();
 }
+
+/// DeleteRecords is durable when answered: the log-start-offset checkpoint already holds the new start (a
+/// crash before the periodic checkpoint would otherwise bring the deleted records back).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_records_is_checkpointed_before_the_answer() {
+    use kafka_protocol::messages::delete_records_request::{
+        DeleteRecordsPartition, DeleteRecordsTopic,
+    };
+    use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let addr = broker.local_addr();
+    common::create_topic(&addr.to_string(), "trimmed", 1).await;
+    let mut s = connect(addr).await;
+    for _ in 0..10 {
+        let produce = ProduceRequest::default()
+            .with_acks(-1)
+            .with_timeout_ms(5000)
+            .with_topic_data(vec![TopicProduceData::default()
+                .with_name(name("trimmed"))
+                .with_partition_data(vec![PartitionProduceData::default()
+                    .with_index(0)
+                    .with_records(Some(common::raw::batch(&[b"v"])))])]);
+        let r: ProduceResponse = request(&mut s, ApiKey::Produce, 9, &produce).await.unwrap();
+        assert_eq!(r.responses[0].partition_responses[0].error_code, 0);
+    }
+    let r: DeleteRecordsResponse = request(
+        &mut s,
+        ApiKey::DeleteRecords,
+        2,
+        &DeleteRecordsRequest::default()
+            .with_timeout_ms(5000)
+            .with_topics(vec![DeleteRecordsTopic::default()
+                .with_name(name("trimmed"))
+                .with_partitions(vec![DeleteRecordsPartition::default()
+                    .with_partition_index(0)
+                    .with_offset(7)])]),
+    )
+    .await
+    .unwrap();
+    let p = &r.topics[0].partitions[0];
+    assert_eq!((p.error_code, p.low_watermark), (0, 7));
+    let log_dir = &broker.broker().config().log_dirs[0];
+    let text = std::fs::read_to_string(log_dir.join("log-start-offset-checkpoint")).unwrap();
+    assert!(
+        text.lines().any(|l| l == "trimmed 0 7"),
+        "checkpoint without the new start:\n{text}"
+    );
+    drop(s);
+    broker.shutdown().await.unwrap();
+}

@@ -12,11 +12,21 @@ use crate::broker::Broker;
 use crate::handler;
 use crate::versions;
 
+/// The codec's error text on one line (some end in a newline, which would split a log line).
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// Why a connection is closed instead of answered.
 pub(crate) type Close = String;
 
 fn decode<T: Decodable>(body: &mut Bytes, version: i16, api: ApiKey) -> Result<T, Close> {
-    T::decode(body, version).map_err(|e| format!("cannot decode {api:?} v{version} request: {e}"))
+    T::decode(body, version).map_err(|e| {
+        format!(
+            "cannot decode {api:?} v{version} request: {}",
+            one_line(&e.to_string())
+        )
+    })
 }
 
 /// Frames `resp` with its response header and the 4-byte length prefix.
@@ -52,8 +62,12 @@ pub(crate) async fn handle(broker: &Arc<Broker>, mut body: Bytes) -> Result<Opti
     let version = i16::from_be_bytes([body[2], body[3]]);
     let api = ApiKey::try_from(raw_key).map_err(|_| format!("unknown api key {raw_key}"))?;
     let header_version = api.request_header_version(version);
-    let header = RequestHeader::decode(&mut body, header_version)
-        .map_err(|e| format!("cannot decode {api:?} v{version} request header: {e}"))?;
+    let header = RequestHeader::decode(&mut body, header_version).map_err(|e| {
+        format!(
+            "cannot decode {api:?} v{version} request header: {}",
+            one_line(&e.to_string())
+        )
+    })?;
 
     if !versions::is_supported(api, version) {
         if api == ApiKey::ApiVersions {
@@ -211,6 +225,17 @@ pub(crate) fn decode_only(mut body: Bytes) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decode_errors_are_one_line() {
+        // An ApiVersions v3 request cut short after the header's client id length.
+        let mut body = Bytes::from_static(&[0, 18, 0, 3, 0, 0, 0, 1]);
+        let h = RequestHeader::decode(&mut body, ApiKey::ApiVersions.request_header_version(3));
+        let direct = h.expect_err("truncated header").to_string();
+        let ours = format!("reason: {}", one_line(&direct));
+        assert!(!ours.contains('\n') && !ours.ends_with(' '), "{ours:?}");
+        assert_eq!(one_line("a\n b  c\n"), "a b c");
+    }
 
     /// A deterministic xorshift generator (no dependency for a smoke test; `fuzz/` does the real fuzzing).
     fn next(state: &mut u64) -> u64 {

@@ -355,6 +355,12 @@ impl LogManager {
         first_err.map_or(Ok(()), Err)
     }
 
+    /// Writes the recovery-point and log-start-offset checkpoints of every healthy dir now (after a DeleteRecords,
+    /// so a crash cannot bring deleted records back). A failure takes the dir offline and is returned.
+    pub fn checkpoint_now(&self) -> Result<()> {
+        self.write_checkpoints(false)
+    }
+
     /// Writes every healthy dir's checkpoints; a no-op once shut down, unless `at_shutdown` (shutdown's own last
     /// write: after it the dirs may belong to another manager).
     fn write_checkpoints(&self, at_shutdown: bool) -> Result<()> {

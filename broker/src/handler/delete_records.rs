@@ -19,6 +19,7 @@ pub async fn handle(
     req: DeleteRecordsRequest,
 ) -> DeleteRecordsResponse {
     let mut topics = Vec::with_capacity(req.topics.len());
+    let mut moved = false;
     for t in req.topics {
         let mut parts = Vec::with_capacity(t.partitions.len());
         for p in t.partitions {
@@ -39,7 +40,10 @@ pub async fn handle(
             })
             .await;
             parts.push(match outcome {
-                Ok(low) => r.with_low_watermark(low),
+                Ok(low) => {
+                    moved = true;
+                    r.with_low_watermark(low)
+                }
                 Err(e) => r
                     .with_error_code(error_code::code(&e))
                     .with_low_watermark(-1),
@@ -50,6 +54,20 @@ pub async fn handle(
                 .with_name(t.name)
                 .with_partitions(parts),
         );
+    }
+    // Durable before the answer: the periodic checkpoint is up to a minute away, and a crash before it would bring
+    // the deleted records back.
+    if moved {
+        let b = broker.clone();
+        if let Err(e) = blocking(move || Ok(b.log_manager().checkpoint_now()?)).await {
+            tracing::error!(error = %e, "checkpointing the log start offsets after DeleteRecords failed");
+            for p in topics.iter_mut().flat_map(|t| t.partitions.iter_mut()) {
+                if p.error_code == 0 {
+                    p.error_code = error_code::code(&e);
+                    p.low_watermark = -1;
+                }
+            }
+        }
     }
     DeleteRecordsResponse::default().with_topics(topics)
 }

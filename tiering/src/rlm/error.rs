@@ -84,6 +84,15 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// Deleting what a failed or abandoned upload left (a `COPY_SEGMENT_STARTED` attempt) failed; retried.
+    #[error("cleaning up the unfinished upload of segment {segment} failed: {source}")]
+    Cleanup {
+        /// The attempt's segment id.
+        segment: String,
+        /// Why.
+        #[source]
+        source: Box<Error>,
+    },
     /// The manager was stopped.
     #[error("the remote log manager is stopped")]
     Stopped,

@@ -123,7 +123,12 @@ pub(crate) async fn expire(
             .map(|s| s.segment_size_in_bytes)
             .sum();
     });
-    for s in plan.dangling.iter().chain(&plan.expired) {
+    for (s, cleanup) in plan
+        .dangling
+        .iter()
+        .map(|s| (s, true))
+        .chain(plan.expired.iter().map(|s| (s, false)))
+    {
         if inner.cancel.is_cancelled() {
             return Err(Error::Stopped);
         }
@@ -131,7 +136,13 @@ pub(crate) async fn expire(
             // The partition delete that is waiting for this task deletes the rest.
             return Ok(());
         }
-        delete_segment(inner, s).await?;
+        delete_segment(inner, s).await.map_err(|e| match cleanup {
+            true => Error::Cleanup {
+                segment: s.remote_log_segment_id.id.to_string(),
+                source: Box::new(e),
+            },
+            false => e,
+        })?;
     }
     Ok(())
 }

@@ -327,7 +327,7 @@ async fn expire_task(inner: &Arc<Inner>, log: Arc<UnifiedLog>, _busy: OwnedMutex
                         failures = p.expire_failures,
                         retry_in_ms = wait.as_millis() as u64,
                         error = %e,
-                        "remote expiry failed; will retry"
+                        "remote deletion (retention or cleanup of a failed upload) failed; will retry"
                     );
                 }
             }
