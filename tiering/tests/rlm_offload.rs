@@ -11,7 +11,8 @@ use strata_metadata::{
     RemoteLogMetadataManager, RemoteLogSegmentId, RemoteLogSegmentMetadata, RemoteLogSegmentState,
 };
 use strata_storage::TopicPartition;
-use strata_tiering::rlm::{ops, Error, RemoteReadRequest};
+use strata_tiering::rlm::{ops, RemoteReadRequest};
+use strata_tiering::Error;
 use strata_tiering::RemoteStorageManager;
 
 use common::s3::S3Server;

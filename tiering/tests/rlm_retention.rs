@@ -9,9 +9,8 @@ use std::time::Duration;
 
 use strata_metadata::{RemoteLogMetadataManager, RemoteLogSegmentState};
 use strata_storage::UnifiedLog;
-use strata_tiering::rlm::{
-    ops, validate_topic_config, ConfigChangeAction, Error, TopicRemoteConfig,
-};
+use strata_tiering::rlm::{ops, validate_topic_config, ConfigChangeAction, TopicRemoteConfig};
+use strata_tiering::Error;
 
 use common::s3::S3Server;
 use rlm_support::*;

@@ -59,12 +59,10 @@ pub enum TieringError {
         /// Why it is wrong.
         reason: String,
     },
-    /// The RemoteLogManager failed (its config, a remote read or delete, a topic config rule).
+    /// Tiered storage failed: the RemoteLogManager (its config, a remote read or delete, a topic config rule) or
+    /// the remote storage manager (its config, the connectivity probe).
     #[error(transparent)]
-    Rlm(#[from] strata_tiering::rlm::Error),
-    /// The remote storage manager failed (its config, the connectivity probe).
-    #[error(transparent)]
-    Rsm(#[from] strata_tiering::Error),
+    Tiering(#[from] strata_tiering::Error),
     /// The remote log metadata manager failed (its config, replay of `__remote_log_metadata`).
     #[error(transparent)]
     Rlmm(#[from] strata_metadata::Error),
@@ -103,16 +101,16 @@ impl From<TieringError> for crate::Error {
     /// Config and rule violations become `InvalidConfig` (INVALID_CONFIG); remote storage failures `Io`
     /// (KAFKA_STORAGE_ERROR).
     fn from(e: TieringError) -> Self {
-        use strata_tiering::rlm::Error as Rlm;
+        use strata_tiering::Error as Rlm;
         match e {
             TieringError::Broker(e) => e,
             TieringError::Config { key, value, reason } => {
                 crate::Error::Config { key, value, reason }
             }
-            TieringError::Rlm(Rlm::InvalidConfig { key, value, reason }) => {
+            TieringError::Tiering(Rlm::InvalidProperty { key, value, reason }) => {
                 crate::Error::InvalidConfig { key, value, reason }
             }
-            TieringError::Rlm(Rlm::PolicyViolation { topic, reason }) => {
+            TieringError::Tiering(Rlm::PolicyViolation { topic, reason }) => {
                 crate::Error::ConfigRule { topic, reason }
             }
             other => crate::Error::io("tiered storage", std::io::Error::other(other.to_string())),
@@ -178,13 +176,13 @@ impl RemoteLogReader for RlmReader {
             match result {
                 Some(Ok(records)) => Ok(records),
                 // Throttling by a configured quota is normal operation, not worth a warning.
-                Some(Err(e @ strata_tiering::rlm::Error::QuotaExceeded { .. })) => {
+                Some(Err(e @ strata_tiering::Error::QuotaExceeded { .. })) => {
                     debug!(%tp, offset, error = %e, "remote fetch returns no records this time");
                     Ok(Bytes::new())
                 }
                 Some(Err(
-                    e @ (strata_tiering::rlm::Error::Timeout { .. }
-                    | strata_tiering::rlm::Error::ReaderQueueFull { .. }),
+                    e @ (strata_tiering::Error::Timeout { .. }
+                    | strata_tiering::Error::ReaderQueueFull { .. }),
                 )) => {
                     // A slow store: worth knowing, but once per consumer fetch per partition floods the log.
                     if let Some(suppressed) = SLOW_READ_WARNINGS.admit() {
@@ -257,22 +255,17 @@ impl RateLimit {
 
 /// Whether a remote read failed because the data is gone or unreadable (a missing object, a corrupt segment, a
 /// key that does not decrypt it) rather than because the store is unavailable: retrying cannot help.
-fn is_permanent(e: &strata_tiering::rlm::Error) -> bool {
-    use strata_tiering::rlm::Error as Rlm;
-    use strata_tiering::Error as Rsm;
+fn is_permanent(e: &strata_tiering::Error) -> bool {
+    use strata_tiering::Error as E;
     match e {
-        Rlm::Corrupt { .. } => true,
-        Rlm::Remote { source, .. } => {
-            source.is_not_found()
-                || matches!(
-                    **source,
-                    Rsm::Corrupt { .. }
-                        | Rsm::Decrypt { .. }
-                        | Rsm::WrongKey { .. }
-                        | Rsm::MissingKey { .. }
-                )
-        }
-        _ => false,
+        E::CorruptSegment { .. }
+        | E::Corrupt { .. }
+        | E::Decrypt { .. }
+        | E::WrongKey { .. }
+        | E::MissingKey { .. } => true,
+        E::Remote { source, .. } => is_permanent(source),
+        E::Shared(source) => is_permanent(source),
+        e => e.is_not_found(),
     }
 }
 

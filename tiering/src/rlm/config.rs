@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Broker-level configuration of the [`RemoteLogManager`](super::RemoteLogManager). `Default` = Kafka's defaults.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -74,7 +74,7 @@ impl Default for RemoteLogManagerConfig {
 }
 
 fn bad(key: &str, value: impl ToString, reason: &str) -> Error {
-    Error::InvalidConfig {
+    Error::InvalidProperty {
         key: key.to_string(),
         value: value.to_string(),
         reason: reason.to_string(),

@@ -11,8 +11,8 @@ use strata_metadata::{
 use strata_storage::{RolledSegment, TopicIdPartition, UnifiedLog};
 use tokio_util::sync::CancellationToken;
 
-use super::error::{Error, Result};
 use super::{expire, now_ms, Inner};
+use crate::error::{Error, Result};
 use crate::LogSegmentData;
 
 /// First pass after start: the highest offset in remote storage and the log start offset from the RLMM

@@ -8,8 +8,8 @@ use strata_metadata::{
 use strata_storage::{TopicIdPartition, UnifiedLog};
 
 use super::copy::pending_segments;
-use super::error::{Error, Result};
 use super::{now_ms, Inner, RemoteLogManager};
+use crate::error::{Error, Result};
 
 /// Which remote segments of the partition must go, in start order, and the log start offset after them.
 struct Plan {

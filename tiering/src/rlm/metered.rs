@@ -19,8 +19,8 @@ use object_store::{
 
 use super::RemoteLogMetrics;
 
-/// Wraps a store and meters its requests; see the [module docs](self). Build the RSM over it with
-/// [`ObjectStoreRsm::with_store`](crate::ObjectStoreRsm::with_store) and hand the same metrics to
+/// Wraps a store and counts each request (operation, errors, latency) into a [`RemoteLogMetrics`]. Build the
+/// RSM over it with [`ObjectStoreRsm::with_store`](crate::ObjectStoreRsm::with_store) and hand the same metrics to
 /// [`RemoteLogManager::with_metrics`](super::RemoteLogManager::with_metrics).
 #[derive(Clone)]
 pub struct MeteredStore {

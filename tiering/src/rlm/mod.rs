@@ -99,7 +99,6 @@
 //! ```
 mod config;
 mod copy;
-mod error;
 mod expire;
 mod index;
 mod metered;
@@ -123,12 +122,12 @@ use tokio_util::task::TaskTracker;
 use uuid::Uuid;
 
 pub use config::RemoteLogManagerConfig;
-pub use error::{Error, Result};
 pub use metered::MeteredStore;
 pub use metrics::{PartitionGauges, RemoteLogMetrics};
 pub use read::RemoteReadRequest;
 pub use validate::{validate_topic_config, ConfigChangeAction, TopicRemoteConfig};
 
+use crate::error::{Error, Result};
 use crate::RemoteStorageManager;
 use quota::Quota;
 
@@ -526,7 +525,7 @@ impl Inner {
     pub(crate) async fn timed<T>(
         &self,
         operation: &'static str,
-        f: impl std::future::Future<Output = crate::Result<T>>,
+        f: impl std::future::Future<Output = Result<T>>,
     ) -> Result<T> {
         let t = Instant::now();
         let r = f.await;

@@ -10,7 +10,7 @@ use strata_metadata::{
 };
 use strata_storage::{LogManager, RecordBatch, TopicIdPartition};
 
-use super::error::{Error, Result};
+use crate::error::{Error, Result};
 use crate::key::kafka_uuid;
 use crate::{BackendKind, ObjectStoreRsm};
 

@@ -10,9 +10,9 @@ use bytes::Bytes;
 use strata_metadata::{RemoteLogSegmentMetadata, RemoteLogSegmentState};
 use strata_storage::{TopicIdPartition, TopicPartition, UnifiedLog};
 
-use super::error::{Error, Result};
 use super::index::{self, BatchFrame};
 use super::{tip_of, Inner, RemoteLogManager};
+use crate::error::{Error, Result};
 use crate::{IndexType, RemoteStorageManagerExt};
 
 /// Bytes read per step while scanning for the batch that holds an offset or a timestamp.
@@ -406,7 +406,7 @@ async fn cached_index(
 }
 
 fn corrupt(seg: &RemoteLogSegmentMetadata, reason: String) -> Error {
-    Error::Corrupt {
+    Error::CorruptSegment {
         tp: seg.topic_id_partition().topic_partition.clone(),
         segment: seg.remote_log_segment_id.id.to_string(),
         reason,

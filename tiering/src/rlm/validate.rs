@@ -1,8 +1,8 @@
 //! Topic-config rules for tiering that the broker checks on CreateTopics / AlterConfigs (Kafka's
 //! `LogConfig.validateRemoteStorageOnlyIfSystemEnabled`, `validateNoRemoteStorageForCompactedTopic`,
 //! `validateTurningOffRemoteStorageWithDelete`, `validateRemoteStorageRetentionSize|Time`, KIP-950).
-use super::error::{Error, Result};
 use super::RemotePolicy;
+use crate::error::{Error, Result};
 
 /// The tiering-related topic configs, as strings from the request parsed by
 /// [`from_topic_props`](Self::from_topic_props). `Default` = Kafka's defaults.
@@ -57,7 +57,7 @@ fn parse_bool(key: &str, v: &str) -> Result<bool> {
     match v.trim().to_ascii_lowercase().as_str() {
         "true" => Ok(true),
         "false" => Ok(false),
-        _ => Err(Error::InvalidConfig {
+        _ => Err(Error::InvalidProperty {
             key: key.into(),
             value: v.into(),
             reason: "must be true or false".into(),
@@ -66,7 +66,7 @@ fn parse_bool(key: &str, v: &str) -> Result<bool> {
 }
 
 fn parse_i64(key: &str, v: &str) -> Result<i64> {
-    v.trim().parse().map_err(|_| Error::InvalidConfig {
+    v.trim().parse().map_err(|_| Error::InvalidProperty {
         key: key.into(),
         value: v.into(),
         reason: "not a valid number".into(),
