@@ -120,6 +120,55 @@ async fn fetch_long_poll_is_woken_by_an_append_and_empty_results_are_empty_bytes
     broker.shutdown().await.unwrap();
 }
 
+/// Fetch sessions (KIP-227): a full fetch asking for a session (epoch 0) is answered sessionless (session id 0,
+/// records as usual); an incremental fetch (epoch > 0) gets FETCH_SESSION_ID_NOT_FOUND and no partitions, as
+/// Kafka answers for a session it does not hold.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetch_sessions_are_refused_so_clients_send_full_fetches() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let addr = broker.local_addr();
+    common::create_topic(&addr.to_string(), "sessions", 1).await;
+    let mut s = connect(addr).await;
+    let pr: ProduceResponse = request(
+        &mut s,
+        ApiKey::Produce,
+        9,
+        &produce("sessions", batch(&[b"a", b"b"])),
+    )
+    .await
+    .unwrap();
+    assert_eq!(pr.responses[0].partition_responses[0].error_code, 0);
+
+    let full = fetch("sessions", 0, 0)
+        .with_session_id(0)
+        .with_session_epoch(0);
+    let r: FetchResponse = request(&mut s, ApiKey::Fetch, 12, &full).await.unwrap();
+    assert_eq!(r.error_code, 0);
+    assert_eq!(r.session_id, 0, "no session is handed out");
+    let p = &r.responses[0].partitions[0];
+    assert_eq!((p.error_code, p.high_watermark), (0, 2));
+    assert!(p.records.as_ref().is_some_and(|b| !b.is_empty()));
+
+    let incremental = fetch("sessions", 0, 0)
+        .with_session_id(1234)
+        .with_session_epoch(1);
+    let r: FetchResponse = request(&mut s, ApiKey::Fetch, 12, &incremental)
+        .await
+        .unwrap();
+    assert_eq!(r.error_code, 70, "FETCH_SESSION_ID_NOT_FOUND");
+    assert!(r.responses.is_empty());
+
+    // The connection and the data are intact: a sessionless fetch (epoch -1) reads both records.
+    let sessionless = fetch("sessions", 0, 0).with_session_epoch(-1);
+    let r: FetchResponse = request(&mut s, ApiKey::Fetch, 7, &sessionless)
+        .await
+        .unwrap();
+    assert_eq!(r.error_code, 0);
+    assert_eq!(r.responses[0].partitions[0].high_watermark, 2);
+    broker.shutdown().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_offsets_answers_earliest_latest_max_timestamp_and_by_time() {
     let dir = tempfile::tempdir().unwrap();

@@ -63,6 +63,8 @@ pub const KAFKA_STORAGE_ERROR: i16 = 56;
 pub const NON_EMPTY_GROUP: i16 = 68;
 /// GROUP_ID_NOT_FOUND.
 pub const GROUP_ID_NOT_FOUND: i16 = 69;
+/// FETCH_SESSION_ID_NOT_FOUND: an incremental fetch names a session this broker does not hold (it holds none).
+pub const FETCH_SESSION_ID_NOT_FOUND: i16 = 70;
 /// GROUP_MAX_SIZE_REACHED.
 pub const GROUP_MAX_SIZE_REACHED: i16 = 81;
 /// INVALID_RECORD.

@@ -135,6 +135,12 @@ async fn read_remote(
 
 /// Answers Fetch.
 pub async fn handle(broker: &Arc<Broker>, _h: &RequestHeader, req: FetchRequest) -> FetchResponse {
+    // Fetch sessions (KIP-227): strata keeps none. A full fetch (epoch 0 asks for a session, -1 for none) is
+    // answered sessionless (session id 0), which tells the client to send full fetches from then on; an
+    // incremental fetch (epoch > 0) names a session that does not exist, as Kafka answers for an evicted one.
+    if req.session_epoch > 0 {
+        return FetchResponse::default().with_error_code(error_code::FETCH_SESSION_ID_NOT_FOUND);
+    }
     let names: Vec<_> = req.topics.iter().map(|t| t.topic.clone()).collect();
     let wanted: Vec<Vec<Wanted>> = req
         .topics
