@@ -306,6 +306,85 @@ fn consumer_group_rebalances_on_join_and_leave_commits_and_resumes_after_restart
     rt.block_on(broker.shutdown()).unwrap();
 }
 
+/// Static membership (KIP-345) with librdkafka: a restarted instance (same `group.instance.id`, no LeaveGroup)
+/// takes its partitions back without a rebalance of the others, and a duplicate of a live instance fences the
+/// old one with FENCED_INSTANCE_ID (a fatal error for librdkafka) instead of the two stealing the id forever.
+#[test]
+fn static_members_restart_without_a_rebalance_and_a_duplicate_instance_is_fenced() {
+    use rdkafka::error::KafkaError;
+    use rdkafka::types::RDKafkaErrorCode;
+
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let broker = rt.block_on(start_broker(dir.path()));
+    let bs = bootstrap(&broker);
+    rt.block_on(create_topic(&bs, "static", 4));
+    let member = |instance: &str| {
+        let c = consumer(&bs, "gs", &[("group.instance.id", instance)]);
+        c.subscribe(&["static"]).unwrap();
+        c
+    };
+    let a = member("i1");
+    let b = member("i2");
+    let mut seen = Vec::new();
+    poll_until(
+        &[&a, &b],
+        "two static members with two partitions each",
+        Duration::from_secs(60),
+        &mut seen,
+        |_| assigned(&a) == 2 && assigned(&b) == 2,
+    );
+    let group_state = |c: &BaseConsumer| {
+        let list = c
+            .fetch_group_list(Some("gs"), Duration::from_secs(10))
+            .unwrap();
+        let g = &list.groups()[0];
+        (g.state().to_string(), g.members().len())
+    };
+
+    // i1 restarts: a static member sends no LeaveGroup on close, and its new incarnation takes the entry over.
+    drop(a);
+    let a2 = member("i1");
+    poll_until(
+        &[&a2, &b],
+        "the restarted i1 owns its two partitions again",
+        Duration::from_secs(30),
+        &mut seen,
+        |_| {
+            assert_eq!(assigned(&b), 2, "i2 was rebalanced by i1's restart");
+            assigned(&a2) == 2
+        },
+    );
+    assert_eq!(group_state(&b), ("Stable".to_string(), 2));
+
+    // A duplicate i1 while a2 lives: a2 is fenced (fatal), the duplicate holds i1's partitions, i2 untouched.
+    let dup = member("i1");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let mut fenced = None;
+    while fenced.is_none() || assigned(&dup) != 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no fencing: a2 error {fenced:?}, duplicate owns {}",
+            assigned(&dup)
+        );
+        for c in [&dup, &b] {
+            let _ = c.poll(Duration::from_millis(30));
+        }
+        if fenced.is_none() {
+            if let Some(Err(e)) = a2.poll(Duration::from_millis(30)) {
+                if e.rdkafka_error_code() == Some(RDKafkaErrorCode::FencedInstanceId) {
+                    assert!(matches!(e, KafkaError::MessageConsumptionFatal(_)), "{e}");
+                    fenced = Some(e);
+                }
+            }
+        }
+        assert_eq!(assigned(&b), 2, "i2 was rebalanced by the duplicate");
+    }
+    assert_eq!(group_state(&b), ("Stable".to_string(), 2));
+    drop((a2, b, dup));
+    rt.block_on(broker.shutdown()).unwrap();
+}
+
 #[test]
 fn admin_creates_describes_alters_deletes_topics_and_adds_partitions() {
     let rt = runtime();

@@ -127,25 +127,27 @@ impl GroupCoordinator {
             ));
             return rx;
         }
-        // Static membership: a known instance id takes over its old member entry.
+        // Static membership (KIP-345): a join without a member id under a known instance id takes over the old
+        // member's entry (a restarted or duplicate instance); the old member id is fenced from then on.
         let mut member_id = req.member_id.clone();
+        let mut replaced = false;
         if let Some(inst) = &req.instance_id {
-            if let Some(old) = group
-                .members
-                .values()
-                .find(|m| m.instance_id.as_ref() == Some(inst))
-                .map(|m| m.id.clone())
-            {
-                if member_id.is_empty() || member_id != old {
-                    if let Some(mut m) = group.members.remove(&old) {
-                        if let Some(w) = m.join_waiter.take() {
-                            let _ = w.send(JoinResult::error(error_code::UNKNOWN_MEMBER_ID, &old));
-                        }
-                    }
-                    if group.leader.as_deref() == Some(old.as_str()) {
-                        group.leader = None;
-                    }
-                    member_id = String::new();
+            if let Some(old) = group.static_member(inst).map(str::to_string) {
+                if member_id.is_empty() {
+                    let new = format!("{inst}-{}", uuid::Uuid::new_v4());
+                    tracing::info!(
+                        group = %req.group_id, instance = %inst, old = %old, new = %new,
+                        "static member replaced; the old member id is fenced"
+                    );
+                    group.replace_static_member(&old, &new);
+                    member_id = new;
+                    replaced = true;
+                } else if member_id != old {
+                    let _ = tx.send(JoinResult::error(
+                        error_code::FENCED_INSTANCE_ID,
+                        &member_id,
+                    ));
+                    return rx;
                 }
             }
         }
@@ -187,6 +189,34 @@ impl GroupCoordinator {
         if let Some(old) = member.join_waiter.replace(tx) {
             let _ = old.send(JoinResult::error(error_code::UNKNOWN_MEMBER_ID, &member_id));
         }
+        if replaced && group.state == GroupState::Stable {
+            // A replaced static member of a stable group gets the current generation at once, with no rebalance,
+            // unless its protocols change the group's choice (as Kafka).
+            let leader = group.leader.clone().unwrap_or_default();
+            if group.select_protocol(&leader) == group.protocol_name {
+                let protocol = group.protocol_name.clone().unwrap_or_default();
+                let is_leader = leader == member_id;
+                let members = if is_leader {
+                    group.member_metadata(&protocol)
+                } else {
+                    Vec::new()
+                };
+                let m = group.members.get_mut(&member_id).expect("inserted above");
+                if let Some(w) = m.join_waiter.take() {
+                    let _ = w.send(JoinResult {
+                        error_code: error_code::NONE,
+                        generation_id: group.generation,
+                        protocol_type: group.protocol_type.clone(),
+                        protocol_name: group.protocol_name.clone(),
+                        leader,
+                        member_id: member_id.clone(),
+                        members,
+                        skip_assignment: is_leader,
+                    });
+                }
+                return rx;
+            }
+        }
         group.prepare_rebalance(now, self.initial_delay);
         group.maybe_complete_join(now);
         rx
@@ -196,16 +226,21 @@ impl GroupCoordinator {
     pub fn sync(
         &self,
         group_id: &str,
-        member_id: &str,
+        member: (&str, Option<&str>),
         generation: i32,
         assignments: Vec<(String, Bytes)>,
     ) -> oneshot::Receiver<SyncResult> {
+        let (member_id, instance) = member;
         let (tx, rx) = oneshot::channel();
         let mut groups = self.lock();
         let Some(group) = groups.get_mut(group_id) else {
             let _ = tx.send((error_code::UNKNOWN_MEMBER_ID, None, None, Bytes::new()));
             return rx;
         };
+        if group.is_fenced(member_id, instance) {
+            let _ = tx.send((error_code::FENCED_INSTANCE_ID, None, None, Bytes::new()));
+            return rx;
+        }
         if !group.members.contains_key(member_id) {
             let _ = tx.send((error_code::UNKNOWN_MEMBER_ID, None, None, Bytes::new()));
             return rx;
@@ -252,11 +287,20 @@ impl GroupCoordinator {
     }
 
     /// Heartbeat: keeps the session alive and tells the member about rebalances.
-    pub fn heartbeat(&self, group_id: &str, member_id: &str, generation: i32) -> i16 {
+    pub fn heartbeat(
+        &self,
+        group_id: &str,
+        member_id: &str,
+        instance: Option<&str>,
+        generation: i32,
+    ) -> i16 {
         let mut groups = self.lock();
         let Some(group) = groups.get_mut(group_id) else {
             return error_code::UNKNOWN_MEMBER_ID;
         };
+        if group.is_fenced(member_id, instance) {
+            return error_code::FENCED_INSTANCE_ID;
+        }
         let state = group.state;
         let current = group.generation;
         let Some(m) = group.members.get_mut(member_id) else {
@@ -288,6 +332,8 @@ impl GroupCoordinator {
                 Some(m) => m.id.clone(),
                 None => return error_code::UNKNOWN_MEMBER_ID,
             }
+        } else if group.is_fenced(member_id, instance_id) {
+            return error_code::FENCED_INSTANCE_ID;
         } else {
             member_id.to_string()
         };
@@ -309,7 +355,13 @@ impl GroupCoordinator {
     }
 
     /// Checks that a commit from (member, generation) is allowed: 0 if so, else the Kafka error code.
-    pub fn check_commit(&self, group_id: &str, member_id: &str, generation: i32) -> i16 {
+    pub fn check_commit(
+        &self,
+        group_id: &str,
+        member_id: &str,
+        instance: Option<&str>,
+        generation: i32,
+    ) -> i16 {
         let groups = self.lock();
         let group = groups.get(group_id);
         let has_members = group.is_some_and(|g| !g.members.is_empty());
@@ -324,6 +376,9 @@ impl GroupCoordinator {
         let Some(group) = group else {
             return error_code::UNKNOWN_MEMBER_ID;
         };
+        if group.is_fenced(member_id, instance) {
+            return error_code::FENCED_INSTANCE_ID;
+        }
         if !group.members.contains_key(member_id) {
             return error_code::UNKNOWN_MEMBER_ID;
         }
@@ -490,7 +545,7 @@ mod tests {
         let a = c.join(join_req("")).try_recv().unwrap();
         let mut sync_a = c.sync(
             "g",
-            &a.member_id,
+            (&a.member_id, None),
             1,
             vec![(a.member_id.clone(), Bytes::from_static(b"all"))],
         );
@@ -501,7 +556,7 @@ mod tests {
             "must wait for the existing member to rejoin"
         );
         assert_eq!(
-            c.heartbeat("g", &a.member_id, 1),
+            c.heartbeat("g", &a.member_id, None, 1),
             error_code::REBALANCE_IN_PROGRESS
         );
         let a2 = c.join(join_req(&a.member_id)).try_recv().unwrap();
@@ -511,25 +566,115 @@ mod tests {
         assert_eq!(a2.members.len(), 2);
         assert!(b.members.is_empty(), "only the leader gets the member list");
         // The follower's sync waits for the leader's assignment.
-        let mut sb = c.sync("g", &b.member_id, 2, vec![]);
+        let mut sb = c.sync("g", (&b.member_id, None), 2, vec![]);
         assert!(sb.try_recv().is_err());
         let assignments = vec![
             (a.member_id.clone(), Bytes::from_static(b"p0")),
             (b.member_id.clone(), Bytes::from_static(b"p1")),
         ];
         assert_eq!(
-            c.sync("g", &a.member_id, 2, assignments)
+            c.sync("g", (&a.member_id, None), 2, assignments)
                 .try_recv()
                 .unwrap()
                 .3,
             Bytes::from_static(b"p0")
         );
         assert_eq!(sb.try_recv().unwrap().3, Bytes::from_static(b"p1"));
-        assert_eq!(c.heartbeat("g", &b.member_id, 2), error_code::NONE);
+        assert_eq!(c.heartbeat("g", &b.member_id, None, 2), error_code::NONE);
         assert_eq!(
-            c.heartbeat("g", &b.member_id, 1),
+            c.heartbeat("g", &b.member_id, None, 1),
             error_code::ILLEGAL_GENERATION
         );
+    }
+
+    fn static_join(member: &str, instance: &str) -> JoinRequest {
+        JoinRequest {
+            instance_id: Some(instance.into()),
+            ..join_req(member)
+        }
+    }
+
+    /// KIP-345: a join without a member id under a known instance id takes over the member's entry at once (same
+    /// generation, no rebalance, the old assignment); the old member id is fenced everywhere.
+    #[test]
+    fn a_replaced_static_member_is_fenced_and_the_group_does_not_rebalance() {
+        let c = coordinator();
+        let a = c.join(static_join("", "i1")).try_recv().unwrap();
+        assert_eq!(a.error_code, error_code::NONE);
+        let assignment = vec![(a.member_id.clone(), Bytes::from_static(b"p0-p3"))];
+        let synced = c
+            .sync("g", (&a.member_id, Some("i1")), 1, assignment)
+            .try_recv()
+            .unwrap();
+        assert_eq!(synced.0, error_code::NONE);
+
+        // A restarted (or duplicate) instance i1 joins with no member id.
+        let b = c
+            .join(static_join("", "i1"))
+            .try_recv()
+            .expect("answered at once: the group is stable");
+        assert_eq!(b.error_code, error_code::NONE);
+        assert_ne!(b.member_id, a.member_id);
+        assert_eq!(b.generation_id, 1, "no rebalance");
+        assert_eq!(b.leader, b.member_id, "the replaced leader stays leader");
+        assert!(b.skip_assignment, "the leader keeps the current assignment");
+        assert_eq!(c.describe("g").state, "Stable");
+        assert_eq!(c.describe("g").members.len(), 1);
+        let synced = c
+            .sync("g", (&b.member_id, Some("i1")), 1, vec![])
+            .try_recv()
+            .unwrap();
+        assert_eq!(
+            (synced.0, synced.3),
+            (error_code::NONE, Bytes::from_static(b"p0-p3")),
+            "the new member id inherits the assignment"
+        );
+
+        // The old member id is fenced: heartbeat, sync, commit, join, leave.
+        let fenced = error_code::FENCED_INSTANCE_ID;
+        assert_eq!(c.heartbeat("g", &a.member_id, Some("i1"), 1), fenced);
+        let sync = c.sync("g", (&a.member_id, Some("i1")), 1, vec![]);
+        assert_eq!(sync.blocking_recv().unwrap().0, fenced);
+        assert_eq!(c.check_commit("g", &a.member_id, Some("i1"), 1), fenced);
+        let join = c.join(static_join(&a.member_id, "i1")).try_recv().unwrap();
+        assert_eq!(join.error_code, fenced);
+        assert_eq!(c.leave("g", &a.member_id, Some("i1")), fenced);
+        // ... while the new one is in good standing.
+        assert_eq!(
+            c.heartbeat("g", &b.member_id, Some("i1"), 1),
+            error_code::NONE
+        );
+        assert_eq!(
+            c.check_commit("g", &b.member_id, Some("i1"), 1),
+            error_code::NONE
+        );
+        assert_eq!(c.describe("g").state, "Stable");
+    }
+
+    /// A static member replaced while the group waits for the leader's assignment causes a new rebalance (the
+    /// leader may be assigning to the old member id); the old member's pending sync is fenced.
+    #[test]
+    fn a_static_member_replaced_during_completing_rebalance_rejoins_the_group() {
+        let c = coordinator();
+        let a = c.join(static_join("", "i1")).try_recv().unwrap();
+        let b = c.join(static_join("", "i2"));
+        let a2 = c.join(static_join(&a.member_id, "i1")).try_recv().unwrap();
+        let b = b.blocking_recv().unwrap();
+        assert_eq!((a2.generation_id, b.generation_id), (2, 2));
+        assert_eq!(c.describe("g").state, "CompletingRebalance");
+        // i2's follower sync waits for the leader ...
+        let mut b_sync = c.sync("g", (&b.member_id, Some("i2")), 2, vec![]);
+        assert!(b_sync.try_recv().is_err());
+        // ... when a new i2 instance replaces it.
+        let mut b2 = c.join(static_join("", "i2"));
+        assert_eq!(b_sync.try_recv().unwrap().0, error_code::FENCED_INSTANCE_ID);
+        assert_eq!(c.describe("g").state, "PreparingRebalance");
+        assert!(b2.try_recv().is_err(), "waits for i1 to rejoin");
+        let a3 = c.join(static_join(&a.member_id, "i1")).try_recv().unwrap();
+        let b2 = b2.try_recv().unwrap();
+        assert_eq!((a3.generation_id, b2.generation_id), (3, 3));
+        assert_eq!(a3.members.len(), 2);
+        assert!(a3.members.iter().any(|(id, _, _)| *id == b2.member_id));
     }
 
     #[test]
@@ -543,7 +688,7 @@ mod tests {
             error_code::UNKNOWN_MEMBER_ID
         );
         assert_eq!(
-            c.check_commit("g", "", -1),
+            c.check_commit("g", "", None, -1),
             error_code::NONE,
             "admin commits allowed on an empty group"
         );
@@ -577,7 +722,7 @@ mod tests {
         c.tick();
         assert_eq!(c.describe("g").state, "Empty");
         assert_eq!(
-            c.heartbeat("g", &a.member_id, 1),
+            c.heartbeat("g", &a.member_id, None, 1),
             error_code::UNKNOWN_MEMBER_ID
         );
     }

@@ -51,6 +51,9 @@ pub struct JoinResult {
     pub member_id: String,
     /// For the leader: every member with its metadata for the chosen protocol.
     pub members: Vec<(String, Option<String>, Bytes)>,
+    /// JoinGroup v9 (KIP-814): the leader gets the member list but must not compute a new assignment (a static
+    /// leader that replaced itself in a stable group; its SyncGroup gets the current assignment back).
+    pub skip_assignment: bool,
 }
 
 impl JoinResult {
@@ -64,6 +67,7 @@ impl JoinResult {
             leader: String::new(),
             member_id: member_id.to_string(),
             members: Vec::new(),
+            skip_assignment: false,
         }
     }
 }
@@ -205,11 +209,7 @@ impl Group {
         let leader = self.leader.clone().unwrap_or_default();
         self.protocol_name = self.select_protocol(&leader);
         let protocol = self.protocol_name.clone().unwrap_or_default();
-        let all: Vec<(String, Option<String>, Bytes)> = self
-            .members
-            .values()
-            .map(|m| (m.id.clone(), m.instance_id.clone(), m.metadata(&protocol)))
-            .collect();
+        let all = self.member_metadata(&protocol);
         for m in self.members.values_mut() {
             m.last_seen = now;
             if let Some(w) = m.join_waiter.take() {
@@ -225,6 +225,7 @@ impl Group {
                     } else {
                         Vec::new()
                     },
+                    skip_assignment: false,
                 });
             }
         }
@@ -232,8 +233,51 @@ impl Group {
         self.sync_deadline = now + self.max_rebalance_timeout();
     }
 
+    /// Every member with its metadata for `protocol` (what the leader's JoinGroup answer lists).
+    pub fn member_metadata(&self, protocol: &str) -> Vec<(String, Option<String>, Bytes)> {
+        self.members
+            .values()
+            .map(|m| (m.id.clone(), m.instance_id.clone(), m.metadata(protocol)))
+            .collect()
+    }
+
+    /// The member id that static member `instance` holds now.
+    pub fn static_member(&self, instance: &str) -> Option<&str> {
+        self.members
+            .values()
+            .find(|m| m.instance_id.as_deref() == Some(instance))
+            .map(|m| m.id.as_str())
+    }
+
+    /// KIP-345: whether `member_id` claims static instance `instance` that a newer member id holds now (the
+    /// request gets FENCED_INSTANCE_ID, which clients treat as fatal: a duplicate instance stops).
+    pub fn is_fenced(&self, member_id: &str, instance: Option<&str>) -> bool {
+        instance
+            .and_then(|i| self.static_member(i))
+            .is_some_and(|holder| holder != member_id)
+    }
+
+    /// Gives static member `old`'s entry (assignment, place in the group, leadership) to `new`; `old`'s pending
+    /// JoinGroup / SyncGroup are answered FENCED_INSTANCE_ID.
+    pub fn replace_static_member(&mut self, old: &str, new: &str) {
+        let Some(mut m) = self.members.remove(old) else {
+            return;
+        };
+        if let Some(w) = m.join_waiter.take() {
+            let _ = w.send(JoinResult::error(error_code::FENCED_INSTANCE_ID, old));
+        }
+        if let Some(w) = m.sync_waiter.take() {
+            let _ = w.send((error_code::FENCED_INSTANCE_ID, None, None, Bytes::new()));
+        }
+        m.id = new.to_string();
+        self.members.insert(new.to_string(), m);
+        if self.leader.as_deref() == Some(old) {
+            self.leader = Some(new.to_string());
+        }
+    }
+
     /// The leader's most preferred protocol that every member supports.
-    fn select_protocol(&self, leader: &str) -> Option<String> {
+    pub fn select_protocol(&self, leader: &str) -> Option<String> {
         let leader = self.members.get(leader)?;
         leader
             .protocols

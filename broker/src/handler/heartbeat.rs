@@ -12,8 +12,11 @@ pub async fn handle(
     _h: &RequestHeader,
     req: HeartbeatRequest,
 ) -> HeartbeatResponse {
-    let code = broker
-        .groups()
-        .heartbeat(&req.group_id.0, &req.member_id, req.generation_id);
+    let code = broker.groups().heartbeat(
+        &req.group_id.0,
+        &req.member_id,
+        req.group_instance_id.as_deref(),
+        req.generation_id,
+    );
     HeartbeatResponse::default().with_error_code(code)
 }

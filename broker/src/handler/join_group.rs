@@ -75,5 +75,8 @@ pub async fn handle(
     if version >= 7 {
         resp.protocol_type = r.protocol_type.map(sb);
     }
+    if version >= 9 {
+        resp.skip_assignment = r.skip_assignment;
+    }
     resp
 }

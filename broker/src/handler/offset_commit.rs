@@ -20,10 +20,12 @@ pub async fn handle(
     req: OffsetCommitRequest,
 ) -> OffsetCommitResponse {
     let group = req.group_id.0.to_string();
-    let mut code =
-        broker
-            .groups()
-            .check_commit(&group, &req.member_id, req.generation_id_or_member_epoch);
+    let mut code = broker.groups().check_commit(
+        &group,
+        &req.member_id,
+        req.group_instance_id.as_deref(),
+        req.generation_id_or_member_epoch,
+    );
     if !crate::group::valid_group_id(&group) {
         code = error_code::INVALID_GROUP_ID;
     }

@@ -21,7 +21,7 @@ pub async fn handle(
         .collect();
     let rx = broker.groups().sync(
         &req.group_id.0,
-        &req.member_id,
+        (&req.member_id, req.group_instance_id.as_deref()),
         req.generation_id,
         assignments,
     );
