@@ -459,6 +459,80 @@ fn retention_and_delete_records_expire_remote_segments() {
     rt.block_on(server.shutdown()).expect("clean shutdown");
 }
 
+/// ListOffsets -3 (MAX_TIMESTAMP) sees the remote tier: the record with the partition's largest timestamp lies
+/// in a segment that only exists remotely, and the answer is still that record (it was the largest local one
+/// before the fix, so the answer changed when data was tiered).
+#[test]
+fn max_timestamp_lookup_includes_remote_segments() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let server = rt.block_on(start(dir.path()));
+    let bs = server.local_addr().to_string();
+    let addr = server.local_addr();
+    let t = NewTopic::new("maxts", 1, TopicReplication::Fixed(1))
+        .set("remote.storage.enable", "true")
+        .set("segment.bytes", "4096")
+        .set("local.retention.bytes", "1")
+        .set("retention.ms", "-1");
+    let res = rt
+        .block_on(admin(&bs).create_topics(&[t], &AdminOptions::new()))
+        .expect("create_topics");
+    assert!(matches!(res.as_slice(), [Ok(_)]), "{res:?}");
+    const PEAK: usize = 50;
+    let peak_ts = BASE_TS + 1_000_000_000;
+    let ts_of = |i: usize| {
+        if i == PEAK {
+            peak_ts
+        } else {
+            BASE_TS + i as i64
+        }
+    };
+    let p = producer(&bs, &[("linger.ms", "0"), ("batch.num.messages", "1")]);
+    rt.block_on(async {
+        for i in 0..400 {
+            let v = value_of(i);
+            p.send(
+                FutureRecord::<(), _>::to("maxts")
+                    .payload(&v)
+                    .partition(0)
+                    .timestamp(ts_of(i)),
+                Duration::from_secs(10),
+            )
+            .await
+            .expect("delivered");
+        }
+    });
+    let log = log_of(&server, "maxts", 0);
+    wait_for(
+        "the peak record's segment offloaded and deleted locally",
+        Duration::from_secs(15),
+        || log.local_log_start_offset() > PEAK as i64 + 1,
+    );
+    assert_eq!(log.log_start_offset(), 0, "nothing expired");
+    let local_max = log.max_timestamp_and_offset().expect("local data");
+    assert!(
+        local_max.0 < peak_ts,
+        "the peak is not local: {local_max:?}"
+    );
+    assert_eq!(
+        rt.block_on(list_offset(addr, "maxts", -3)),
+        (PEAK as i64, peak_ts)
+    );
+
+    // Once the peak is below the log start (DeleteRecords), the answer is the largest remaining timestamp.
+    let mut tpl = rdkafka::TopicPartitionList::new();
+    tpl.add_partition_offset("maxts", 0, rdkafka::Offset::Offset(PEAK as i64 + 1))
+        .unwrap();
+    rt.block_on(admin(&bs).delete_records(&tpl, &AdminOptions::new()))
+        .expect("delete_records");
+    assert_eq!(
+        rt.block_on(list_offset(addr, "maxts", -3)),
+        (399, ts_of(399))
+    );
+    drop(p);
+    rt.block_on(server.shutdown()).expect("clean shutdown");
+}
+
 /// Runs `strata <cmd> <overrides>` to completion.
 fn strata_remote(cmd: &[&str], overrides: &[String]) -> std::process::Output {
     std::process::Command::new(common::strata_bin())

@@ -73,7 +73,10 @@ fn lookup(
             }
             None => (-1, log.highest_offset_in_remote_storage(), Some(-1)),
         },
-        OffsetSpec::MaxTimestamp => match log.max_timestamp_and_offset() {
+        OffsetSpec::MaxTimestamp => match match tiering {
+            Some(t) => t.max_timestamp_blocking(tp)?,
+            None => log.max_timestamp_and_offset(),
+        } {
             Some((ts, off)) => (ts, off, None),
             None => (-1, -1, Some(-1)),
         },

@@ -491,6 +491,17 @@ impl Tiering {
         Ok(runtime_handle()?.block_on(self.offset_for_timestamp(tp, ts))?)
     }
 
+    /// ListOffsets -3 over local and remote segments from a blocking task of the runtime: (timestamp, offset).
+    pub fn max_timestamp_blocking(
+        &self,
+        tp: &strata_storage::TopicPartition,
+    ) -> crate::Result<Option<(i64, i64)>> {
+        let rlm = self.rlm.clone();
+        Ok(runtime_handle()?
+            .block_on(async move { rlm.max_timestamp(tp).await })
+            .map_err(TieringError::from)?)
+    }
+
     /// DeleteTopics: records the deletion of every partition's remote data (`DELETE_PARTITION_MARKED`) and
     /// deletes the objects and metadata in the background, as Kafka does (call it before deleting the local
     /// logs). The request does not wait for an upload in flight or for the store: a failed deletion is retried

@@ -177,6 +177,44 @@ impl RemoteLogManager {
             .map_err(Error::storage(tp))
     }
 
+    /// ListOffsets -3 (MAX_TIMESTAMP) over the whole partition: (largest timestamp, offset of the first record
+    /// carrying it), looking at the remote segments below the local log start as well as the local log (Kafka
+    /// looked at local segments only until KAFKA-17552, so the answer changed once data was tiered). `None` for
+    /// an empty partition.
+    pub async fn max_timestamp(&self, tp: &TopicPartition) -> Result<Option<(i64, i64)>> {
+        let inner = &self.inner;
+        let log = inner.log(tp)?;
+        let local = log.max_timestamp_and_offset();
+        let tip = tip_of(&log);
+        let log_start = log.log_start_offset();
+        let local_start = log.local_log_start_offset();
+        if log_start >= local_start || !inner.rlmm.is_ready(&tip) {
+            return Ok(local);
+        }
+        let mut remote: Vec<RemoteLogSegmentMetadata> = finished_segments(inner, &tip)?
+            .into_iter()
+            .filter(|s| {
+                s.end_offset >= log_start
+                    && s.start_offset < local_start
+                    && s.max_timestamp_ms > local.map_or(-1, |(ts, _)| ts)
+            })
+            .collect();
+        // The largest timestamp first; on a tie the older segment (its record comes first).
+        remote.sort_by_key(|s| (std::cmp::Reverse(s.max_timestamp_ms), s.start_offset));
+        for s in &remote {
+            // The segment's largest timestamp may belong to a record below the log start (DeleteRecords): then
+            // the next segment is tried.
+            if let Some((off, ts)) =
+                timestamp_in_segment(inner, s, s.max_timestamp_ms, log_start).await?
+            {
+                if ts == s.max_timestamp_ms {
+                    return Ok(Some((ts, off)));
+                }
+            }
+        }
+        Ok(local)
+    }
+
     /// ListOffsets -4 (EARLIEST_LOCAL_TIMESTAMP): the local log start offset and the leader epoch of that offset
     /// (-1 when unknown).
     pub fn earliest_local(&self, tp: &TopicPartition) -> Result<(i64, i32)> {
