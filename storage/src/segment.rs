@@ -58,8 +58,8 @@ impl LogSegment {
             }
         }
         let mut seg = Self::open(dir, base_offset, config, true, now_ms)?;
-        seg.offset_index.reset();
-        seg.time_index.reset();
+        seg.offset_index.reset()?;
+        seg.time_index.reset()?;
         Ok(seg)
     }
 
@@ -172,8 +172,8 @@ impl LogSegment {
     ) -> Result<u64> {
         self.offset_index.resize(index_max_bytes)?;
         self.time_index.resize(index_max_bytes)?;
-        self.offset_index.reset();
-        self.time_index.reset();
+        self.offset_index.reset()?;
+        self.time_index.reset()?;
         self.max_timestamp = -1;
         self.offset_of_max_timestamp = -1;
         self.bytes_since_last_index_entry = 0;

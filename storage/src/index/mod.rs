@@ -122,6 +122,25 @@ impl IndexFile {
         self.entries += 1;
     }
 
+    /// Drops every entry: the file is cut to nothing and grown back to its capacity, so it is sparse again (no
+    /// block written, no page touched) however much of it was in use — recovery after a crash resets the index
+    /// of every active segment, and zeroing 10 MiB per partition filled the disk and the page cache.
+    pub(crate) fn reset(&mut self) -> Result<()> {
+        let capacity = (self.max_entries * self.entry_size) as u64;
+        self.mmap = None;
+        self.entries = 0;
+        let res = self
+            .file
+            .set_len(0)
+            .and_then(|()| self.file.set_len(capacity));
+        if res.is_err() {
+            let len = self.file.metadata().map_or(0, |m| m.len()) as usize;
+            self.max_entries = len / self.entry_size;
+        }
+        self.remap()?;
+        res.map_err(io_err(&self.path))
+    }
+
     /// Drops entries from `n` on.
     pub(crate) fn truncate_entries(&mut self, n: usize) {
         if n < self.entries {

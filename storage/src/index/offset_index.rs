@@ -114,9 +114,9 @@ impl OffsetIndex {
         self.file.truncate_entries(keep);
     }
 
-    /// Removes every entry.
-    pub fn reset(&mut self) {
-        self.file.truncate_entries(0);
+    /// Removes every entry (the file stays at its size, sparse).
+    pub fn reset(&mut self) -> Result<()> {
+        self.file.reset()
     }
 
     /// Number of entries.

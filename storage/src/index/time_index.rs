@@ -99,9 +99,9 @@ impl TimeIndex {
         self.file.truncate_entries(keep);
     }
 
-    /// Removes every entry.
-    pub fn reset(&mut self) {
-        self.file.truncate_entries(0);
+    /// Removes every entry (the file stays at its size, sparse).
+    pub fn reset(&mut self) -> Result<()> {
+        self.file.reset()
     }
     /// Number of entries.
     pub fn entries(&self) -> usize {
