@@ -104,6 +104,12 @@ fn tiering_config_rules_and_topic_deletion_clean_the_remote_tier() {
         Duration::from_secs(15),
         || remote_files(&remote, "disabled") == 0,
     );
+    // Nothing is tiered any more: ListOffsets -5 answers -1 (it answered the last offset once copied), and the
+    // earliest offset is the local log start.
+    assert_eq!(rt.block_on(list_offset(addr, "disabled", -5)).0, -1);
+    let (earliest, _) = rt.block_on(list_offset(addr, "disabled", -2));
+    let (earliest_local, _) = rt.block_on(list_offset(addr, "disabled", -4));
+    assert_eq!(earliest, earliest_local);
 
     // Turning it back on (once the deletion finished) resumes copying without a restart.
     let deadline = Instant::now() + Duration::from_secs(15);

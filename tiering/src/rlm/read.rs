@@ -228,7 +228,9 @@ impl RemoteLogManager {
     pub fn latest_tiered(&self, tp: &TopicPartition) -> Result<(i64, i32)> {
         let log = self.inner.log(tp)?;
         let off = log.highest_offset_in_remote_storage();
-        if off < 0 {
+        // Kafka answers -1 for a log without remote storage, also once tiering was turned off (and the remote
+        // data deleted) while the highest offset copied is still remembered.
+        if off < 0 || !log.config().remote_storage_enable {
             return Ok((-1, -1));
         }
         let tip = tip_of(&log);
