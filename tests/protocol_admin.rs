@@ -103,6 +103,89 @@ async fn deleting_a_topic_removes_its_committed_offsets_also_after_restart() {
     broker.shutdown().await.unwrap();
 }
 
+/// `__consumer_offsets` is compacted as in Kafka: time retention that empties an ordinary topic leaves a quiet
+/// group's last commit alone (also across a restart), DescribeConfigs says `cleanup.policy=compact`, and many
+/// commits are compacted by rewriting the live offsets (the log start moves, the latest values survive).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn committed_offsets_outlive_time_retention_and_the_offsets_log_is_compacted() {
+    use std::time::{Duration, Instant};
+    use strata_storage::TopicPartition;
+    let dir = tempfile::tempdir().unwrap();
+    let props = [
+        ("log.retention.ms", "300"),
+        ("log.roll.ms", "100"),
+        ("log.retention.check.interval.ms", "100"),
+    ];
+    let broker = common::start_broker_with(dir.path(), &props).await;
+    let addr = broker.local_addr();
+    common::create_topic(&addr.to_string(), "quiet", 1).await;
+    let mut s = connect(addr).await;
+    assert_eq!(
+        commit_offset(&mut s, "g-quiet", "quiet", 1234, "m").await,
+        0
+    );
+    let logs = broker.broker().log_manager().clone();
+    let offsets_log = logs
+        .get_log(&TopicPartition::new("__consumer_offsets", 0))
+        .unwrap();
+    let quiet = logs.get_log(&TopicPartition::new("quiet", 0)).unwrap();
+    quiet
+        .append_as_leader(common::raw::batch(&[b"old"]), 0)
+        .unwrap();
+    // Later writes roll both logs (log.roll.ms); retention then empties the ordinary topic.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    // Several segments of 'quiet' expire, each younger than the first commit.
+    while quiet.log_start_offset() < 5 {
+        assert!(Instant::now() < deadline, "retention never ran on 'quiet'");
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        quiet
+            .append_as_leader(common::raw::batch(&[b"new"]), 0)
+            .unwrap();
+        assert_eq!(commit_offset(&mut s, "g-other", "quiet", 1, "").await, 0);
+    }
+    assert_eq!(
+        offsets_log.log_start_offset(),
+        0,
+        "retention removed commits"
+    );
+    let r: DescribeConfigsResponse = request(
+        &mut s,
+        ApiKey::DescribeConfigs,
+        4,
+        &DescribeConfigsRequest::default().with_resources(vec![
+            describe_configs_request::DescribeConfigsResource::default()
+                .with_resource_type(2)
+                .with_resource_name(StrBytes::from_static_str("__consumer_offsets"))
+                .with_configuration_keys(Some(vec![StrBytes::from_static_str("cleanup.policy")])),
+        ]),
+    )
+    .await
+    .unwrap();
+    let c = &r.results[0].configs[0];
+    assert_eq!(c.value.as_deref(), Some("compact"));
+
+    // 2500 more commits of one key: the log is rewritten (its start moves past the history).
+    for i in 0..2500 {
+        assert_eq!(commit_offset(&mut s, "g-busy", "quiet", i, "").await, 0);
+    }
+    assert!(offsets_log.log_start_offset() > 0, "never rewritten");
+    let kept = offsets_log.log_end_offset() - offsets_log.log_start_offset();
+    assert!(kept < 2000, "{kept} records kept");
+    drop(s);
+    broker.shutdown().await.unwrap();
+
+    let broker = common::start_broker_with(dir.path(), &props).await;
+    let mut s = connect(broker.local_addr()).await;
+    assert_eq!(
+        fetch_offset(&mut s, "g-quiet", "quiet").await,
+        (0, 1234, "m".to_string())
+    );
+    assert_eq!(fetch_offset(&mut s, "g-busy", "quiet").await.1, 2499);
+    assert_eq!(fetch_offset(&mut s, "g-other", "quiet").await.1, 1);
+    drop(s);
+    broker.shutdown().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn offset_metadata_over_the_limit_is_refused_and_long_group_ids_are_invalid() {
     let dir = tempfile::tempdir().unwrap();

@@ -101,8 +101,7 @@ impl Broker {
             config,
         });
         broker.apply_topic_configs()?;
-        broker
-            .ensure_internal_topic(CONSUMER_OFFSETS, broker.config.offsets_topic_num_partitions)?;
+        broker.ensure_consumer_offsets_topic(broker.config.offsets_topic_num_partitions)?;
         broker.register_internal_topic(REMOTE_LOG_METADATA)?;
         broker.groups.load_offsets(&broker)?;
         info!(
@@ -220,6 +219,21 @@ impl Broker {
         name: &str,
         overrides: &BTreeMap<String, String>,
     ) -> Result<LogConfig> {
+        if name == CONSUMER_OFFSETS {
+            // Compacted, as in Kafka: retention never removes the latest commit of a key; the offset store
+            // compacts it by rewriting (group/offsets.rs). Only this topic may say `compact`.
+            let mut defaults = self.config.log.clone();
+            defaults.remote_storage_enable = false;
+            defaults.cleanup_policy = strata_storage::CleanupPolicy::Compact;
+            let mut overrides = overrides.clone();
+            if overrides
+                .get("cleanup.policy")
+                .is_some_and(|v| v.trim() == "compact")
+            {
+                overrides.remove("cleanup.policy");
+            }
+            return topic_config::log_config(&defaults, &overrides);
+        }
         if is_internal(name) && self.config.log.remote_storage_enable {
             let mut defaults = self.config.log.clone();
             defaults.remote_storage_enable = false;
@@ -406,10 +420,29 @@ impl Broker {
         Ok(())
     }
 
-    fn ensure_internal_topic(&self, name: &str, partitions: i32) -> Result<()> {
+    /// Creates `__consumer_offsets` if absent, with Kafka's `cleanup.policy=compact` override (also added to a
+    /// data dir written before the topic was compacted, and applied to its logs).
+    fn ensure_consumer_offsets_topic(&self, partitions: i32) -> Result<()> {
+        let name = CONSUMER_OFFSETS;
         self.register_internal_topic(name)?;
-        if self.topics.get(name).is_none() {
-            self.create_topic(name, partitions, BTreeMap::new())?;
+        let compact = || BTreeMap::from([("cleanup.policy".to_string(), "compact".to_string())]);
+        match self.topics.get(name) {
+            None => {
+                self.create_topic(name, partitions, compact())?;
+            }
+            Some(meta) if !meta.configs.contains_key("cleanup.policy") => {
+                let meta = self.topics.update(name, |m| {
+                    m.configs.extend(compact());
+                    Ok(())
+                })?;
+                let cfg = self.topic_log_config(name, &meta.configs)?;
+                for p in 0..meta.partitions {
+                    if let Some(log) = self.logs.get_log(&TopicPartition::new(name, p)) {
+                        log.update_config(cfg.clone())?;
+                    }
+                }
+            }
+            Some(_) => {}
         }
         Ok(())
     }

@@ -122,6 +122,7 @@ pub fn apply(cfg: &mut LogConfig, key: &str, value: &str) -> Result<()> {
                     "only cleanup.policy=delete is supported (no log compaction)",
                 ));
             }
+            cfg.cleanup_policy = strata_storage::CleanupPolicy::Delete;
         }
         "retention.ms" => cfg.retention_ms = num(key, value)?,
         "retention.bytes" => cfg.retention_bytes = num(key, value)?,
@@ -165,7 +166,7 @@ pub fn log_config(defaults: &LogConfig, overrides: &BTreeMap<String, String>) ->
 /// The effective value of `key` in `cfg`, as Kafka prints it.
 pub fn value_of(cfg: &LogConfig, overrides: &BTreeMap<String, String>, key: &str) -> String {
     match key {
-        "cleanup.policy" => "delete".into(),
+        "cleanup.policy" => cfg.cleanup_policy.as_str().into(),
         "retention.ms" => cfg.retention_ms.to_string(),
         "retention.bytes" => cfg.retention_bytes.to_string(),
         "segment.bytes" => cfg.segment_bytes.to_string(),

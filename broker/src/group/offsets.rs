@@ -8,6 +8,13 @@
 //! | tombstone | key as above, null value (offset deleted with its group or its topic) |
 //!
 //! `string` is an i16 length then UTF-8 bytes. The partition of a group is `(java hashCode(group) & 0x7fffffff) % n`.
+//!
+//! The topic is `cleanup.policy=compact`, as in Kafka, so time and size retention never remove the latest commit
+//! of a key (a quiet group keeps its position however old its last commit). Instead of a log cleaner, the store
+//! compacts by rewriting: once a partition has taken [`REWRITE_MIN_RECORDS`] records and twice its live keys since
+//! the last rewrite, it rolls the log, appends every live offset of that partition, flushes, and moves the log
+//! start offset to the rewrite's first record, so the older segments are deleted. A crash at any point replays to
+//! the same state (the rewrite repeats what the history says, after it).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -38,10 +45,33 @@ pub struct OffsetEntry {
 /// (topic, partition)
 pub type Tp = (String, i32);
 
+/// Records a `__consumer_offsets` partition takes at least between two rewrites (see the module docs).
+pub const REWRITE_MIN_RECORDS: usize = 1000;
+
 /// In-memory view of committed offsets, written through to `__consumer_offsets`.
 #[derive(Debug, Default)]
 pub struct OffsetStore {
     cache: Mutex<HashMap<String, BTreeMap<Tp, OffsetEntry>>>,
+    /// Held across an append and its cache update (and a rewrite), so the log orders the writes of a key as
+    /// the cache does; per `__consumer_offsets` partition, the records appended since its last rewrite.
+    writes: Mutex<HashMap<i32, Written>>,
+}
+
+/// Records appended to one `__consumer_offsets` partition since its last rewrite, and the count at which the
+/// rewrite is looked at again.
+#[derive(Debug, Clone, Copy)]
+struct Written {
+    since_rewrite: usize,
+    next_check: usize,
+}
+
+impl Default for Written {
+    fn default() -> Self {
+        Written {
+            since_rewrite: 0,
+            next_check: REWRITE_MIN_RECORDS,
+        }
+    }
 }
 
 /// Java's `String.hashCode` (over UTF-16 code units), as Kafka uses to place a group.
@@ -204,12 +234,16 @@ impl OffsetStore {
                 ))
             })
             .collect::<Result<Vec<Record>>>()?;
-        self.append(broker, group, &records)?;
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        let g = cache.entry(group.to_string()).or_default();
-        for (tp, e) in entries {
-            g.insert(tp, e);
+        let mut writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let partition = self.append(broker, group, &records)?;
+        {
+            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            let g = cache.entry(group.to_string()).or_default();
+            for (tp, e) in entries {
+                g.insert(tp, e);
+            }
         }
+        self.after_append(broker, &mut writes, partition, records.len());
         Ok(())
     }
 
@@ -222,18 +256,23 @@ impl OffsetStore {
                 .map(|g| g.keys().cloned().collect())
                 .unwrap_or_default()
         };
+        let mut writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let mut appended = None;
         if !keys.is_empty() {
             let ts = now_ms();
             let records = keys
                 .iter()
                 .map(|(t, p)| Ok(record(encode_key(group, t, *p)?, None, ts)))
                 .collect::<Result<Vec<Record>>>()?;
-            self.append(broker, group, &records)?;
+            appended = Some((self.append(broker, group, &records)?, records.len()));
         }
         self.cache
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(group);
+        if let Some((partition, n)) = appended {
+            self.after_append(broker, &mut writes, partition, n);
+        }
         Ok(())
     }
 
@@ -261,27 +300,115 @@ impl OffsetStore {
                 .iter()
                 .map(|p| Ok(record(encode_key(&group, topic, *p)?, None, ts)))
                 .collect::<Result<Vec<Record>>>()?;
-            self.append(broker, &group, &records)?;
-            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(g) = cache.get_mut(&group) {
-                for p in parts {
-                    g.remove(&(topic.to_string(), p));
+            let mut writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+            let partition = self.append(broker, &group, &records)?;
+            {
+                let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(g) = cache.get_mut(&group) {
+                    for p in parts {
+                        g.remove(&(topic.to_string(), p));
+                    }
                 }
             }
+            self.after_append(broker, &mut writes, partition, records.len());
         }
         Ok(())
     }
 
-    fn append(&self, broker: &Broker, group: &str, records: &[Record]) -> Result<()> {
-        let partitions = broker
+    fn partitions(broker: &Broker) -> i32 {
+        broker
             .topics()
             .get(CONSUMER_OFFSETS)
-            .map_or(1, |m| m.partitions);
-        let log = broker.log(CONSUMER_OFFSETS, partition_for(group, partitions))?;
+            .map_or(1, |m| m.partitions)
+    }
+
+    /// Appends `records` of `group` to its `__consumer_offsets` partition, which it returns.
+    fn append(&self, broker: &Broker, group: &str, records: &[Record]) -> Result<i32> {
+        let partition = partition_for(group, Self::partitions(broker));
+        let log = broker.log(CONSUMER_OFFSETS, partition)?;
         // One batch per record keeps each batch small; they are appended together.
         let batch = encode_batch(records)?;
         log.append_as_leader(batch, 0)?;
         broker.notify_appended();
+        Ok(partition)
+    }
+
+    /// Counts appended records and rewrites the partition when it is due. A failed rewrite is logged: the
+    /// commit itself is stored, and the next append tries again.
+    fn after_append(
+        &self,
+        broker: &Broker,
+        writes: &mut HashMap<i32, Written>,
+        partition: i32,
+        n: usize,
+    ) {
+        let w = writes.entry(partition).or_default();
+        w.since_rewrite += n;
+        if w.since_rewrite < w.next_check {
+            return;
+        }
+        let live = self.live_records(broker, partition);
+        // Due once the history is at least twice what a rewrite writes; else looked at again when it may be.
+        let due = (2 * live.len()).max(REWRITE_MIN_RECORDS);
+        if w.since_rewrite < due {
+            w.next_check = due;
+            return;
+        }
+        match self.rewrite(broker, partition, &live) {
+            Ok(()) => {
+                *w = Written {
+                    since_rewrite: 0,
+                    next_check: due,
+                }
+            }
+            Err(e) => {
+                w.next_check = w.since_rewrite + REWRITE_MIN_RECORDS;
+                tracing::warn!(partition, error = %e, "rewriting __consumer_offsets failed; retried later");
+            }
+        }
+    }
+
+    /// Every live offset of the groups that `partition` holds, as commit records.
+    fn live_records(&self, broker: &Broker, partition: i32) -> Vec<Record> {
+        let partitions = Self::partitions(broker);
+        let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let ts = now_ms();
+        cache
+            .iter()
+            .filter(|(g, _)| partition_for(g, partitions) == partition)
+            .flat_map(|(g, tps)| {
+                tps.iter().filter_map(move |((t, p), e)| {
+                    // Stored entries were encodable when committed.
+                    Some(record(
+                        encode_key(g, t, *p).ok()?,
+                        Some(encode_value(e).ok()?),
+                        ts,
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    /// Compacts `partition` by rewriting its live offsets (see the module docs). Called with `writes` held.
+    fn rewrite(&self, broker: &Broker, partition: i32, live: &[Record]) -> Result<()> {
+        let log = broker.log(CONSUMER_OFFSETS, partition)?;
+        let before = (log.log_start_offset(), log.log_end_offset());
+        // The rewrite starts a segment, so every older segment falls below the new log start and is deleted.
+        log.roll()?;
+        let start = log.log_end_offset();
+        for chunk in live.chunks(REWRITE_MIN_RECORDS) {
+            log.append_as_leader(encode_batch(chunk)?, 0)?;
+        }
+        log.flush()?;
+        log.maybe_increment_log_start_offset(start)?;
+        broker.notify_appended();
+        tracing::info!(
+            partition,
+            live = live.len(),
+            dropped = before.1 - before.0,
+            log_start_offset = start,
+            "compacted __consumer_offsets by rewriting its live offsets"
+        );
         Ok(())
     }
 
@@ -316,9 +443,14 @@ impl OffsetStore {
             .topics()
             .get(CONSUMER_OFFSETS)
             .map_or(0, |m| m.partitions);
+        let mut writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         for p in 0..partitions {
             let log = broker.log(CONSUMER_OFFSETS, p)?;
+            // The whole replayed log counts as written since the last rewrite: a long history (or one from
+            // before rewrites existed) is compacted at the next commit.
+            writes.entry(p).or_default().since_rewrite =
+                usize::try_from(log.high_watermark() - log.log_start_offset()).unwrap_or(0);
             let end = log.high_watermark();
             let mut offset = log.log_start_offset();
             while offset < end {
