@@ -516,3 +516,69 @@ async fn topic_names_colliding_on_dot_and_underscore_are_refused() {
     assert!(broker.broker().topics().get("a_b").is_none());
     assert_eq!(broker.broker().log("a.b", 0).unwrap().log_end_offset(), 1);
 }
+
+/// A client that pipelines many large fetches and does not read: the broker stops reading its requests once a
+/// few MiB of responses wait (instead of holding 32 whole responses per connection), keeps serving others, and
+/// when the client reads again every response arrives, in request order — including responses larger than the
+/// per-connection queue bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pipelined_fetches_of_a_client_that_stops_reading_are_answered_in_order_later() {
+    use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let addr = broker.local_addr();
+    common::create_topic(&addr.to_string(), "wide", 1).await;
+    let mut s = connect(addr).await;
+    let value = vec![7u8; 900 * 1024];
+    for _ in 0..7 {
+        let r: ProduceResponse = request(
+            &mut s,
+            ApiKey::Produce,
+            9,
+            &produce_req("wide", batch(&[&value])),
+        )
+        .await
+        .unwrap();
+        assert_eq!(partition_error(&r), 0);
+    }
+
+    // 40 fetches, each answered with all 7 batches (~6.2 MiB, more than the queue bound), sent without reading.
+    let fetch = FetchRequest::default()
+        .with_replica_id(BrokerId(-1))
+        .with_max_wait_ms(0)
+        .with_max_bytes(16 << 20)
+        .with_topics(vec![FetchTopic::default()
+            .with_topic(TopicName(StrBytes::from_static_str("wide")))
+            .with_partitions(vec![FetchPartition::default()
+                .with_fetch_offset(0)
+                .with_partition_max_bytes(16 << 20)])]);
+    let mut slow = connect(addr).await;
+    for id in 0..40 {
+        let mut body = BytesMut::new();
+        RequestHeader::default()
+            .with_request_api_key(ApiKey::Fetch as i16)
+            .with_request_api_version(11)
+            .with_correlation_id(1000 + id)
+            .with_client_id(Some(StrBytes::from_static_str("slow")))
+            .encode(&mut body, ApiKey::Fetch.request_header_version(11))
+            .unwrap();
+        fetch.encode(&mut body, 11).unwrap();
+        send_frame(&mut slow, &body).await;
+    }
+    // Others are served meanwhile.
+    api_versions_ok(addr).await;
+    for id in 0..40 {
+        let mut frame = read_frame(&mut slow).await.expect("response");
+        let header =
+            ResponseHeader::decode(&mut frame, ApiKey::Fetch.response_header_version(11)).unwrap();
+        assert_eq!(header.correlation_id, 1000 + id, "responses out of order");
+        let r = FetchResponse::decode(&mut frame, 11).unwrap();
+        let p = &r.responses[0].partitions[0];
+        assert_eq!(p.error_code, 0);
+        assert!(
+            p.records.as_ref().is_some_and(|b| b.len() > 6 * 900 * 1024),
+            "short response {id}"
+        );
+    }
+    broker.shutdown().await.unwrap();
+}

@@ -8,7 +8,7 @@ use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::tcp::OwnedWriteHalf;
 use tokio::net::TcpStream;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, warn};
 
@@ -28,6 +28,11 @@ pub(crate) fn peer_host() -> String {
 
 /// Responses queued for the writer before the reader waits.
 const RESPONSE_QUEUE: usize = 32;
+
+/// Bytes of responses queued for the writer before the reader waits (one larger response is queued alone). A
+/// client that pipelines fetches and stops reading holds at most this much (or one response) of broker memory,
+/// not `RESPONSE_QUEUE` full fetch responses; Kafka mutes such a connection after one request.
+const RESPONSE_QUEUE_BYTES: usize = 4 << 20;
 
 /// Why a frame could not be read.
 #[derive(Debug)]
@@ -69,7 +74,8 @@ pub(crate) async fn serve(
     let _ = socket.set_nodelay(true);
     let (rd, wr) = socket.into_split();
     let mut rd = BufReader::with_capacity(64 * 1024, rd);
-    let (tx, rx) = mpsc::channel::<Bytes>(RESPONSE_QUEUE);
+    let (tx, rx) = mpsc::channel::<Queued>(RESPONSE_QUEUE);
+    let queued_bytes = Arc::new(Semaphore::new(RESPONSE_QUEUE_BYTES));
     let writer = tokio::spawn(write_loop(wr, rx));
     let max = broker.config().socket_request_max_bytes;
     debug!(%peer, "connection opened");
@@ -92,7 +98,12 @@ pub(crate) async fn serve(
         };
         match PEER.scope(peer, dispatch::handle(&broker, frame)).await {
             Ok(Some(resp)) => {
-                if tx.send(resp).await.is_err() {
+                let want = resp.len().clamp(1, RESPONSE_QUEUE_BYTES) as u32;
+                let permit = tokio::select! {
+                    _ = cancel.cancelled() => break,
+                    p = queued_bytes.clone().acquire_many_owned(want) => p.expect("never closed"),
+                };
+                if tx.send((resp, permit)).await.is_err() {
                     break;
                 }
             }
@@ -108,14 +119,18 @@ pub(crate) async fn serve(
     debug!(%peer, "connection closed");
 }
 
+/// A response waiting for the writer, with its share of [`RESPONSE_QUEUE_BYTES`] (given back once written).
+type Queued = (Bytes, OwnedSemaphorePermit);
+
 /// Writes framed responses in order, flushing when the queue runs dry.
-async fn write_loop(wr: OwnedWriteHalf, mut rx: mpsc::Receiver<Bytes>) {
+async fn write_loop(wr: OwnedWriteHalf, mut rx: mpsc::Receiver<Queued>) {
     let mut wr = BufWriter::with_capacity(64 * 1024, wr);
-    while let Some(first) = rx.recv().await {
+    while let Some((first, _permit)) = rx.recv().await {
         if wr.write_all(&first).await.is_err() {
             return;
         }
-        while let Ok(next) = rx.try_recv() {
+        drop((first, _permit));
+        while let Ok((next, _permit)) = rx.try_recv() {
             if wr.write_all(&next).await.is_err() {
                 return;
             }
