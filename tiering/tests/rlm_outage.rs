@@ -369,3 +369,46 @@ async fn remote_expiry_runs_while_the_same_partitions_upload_hangs() {
     );
     h.close().await;
 }
+
+/// An upload that fails after its local log was deleted (the broker deleted the topic under it; the failure is
+/// the store's or a vanished file's) is abandoned quietly: the attempt is cleaned up, and it is not counted as a
+/// copy error (alerts on RemoteCopyErrorsPerSec) nor retried.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upload_failing_after_its_log_was_deleted_is_not_a_copy_error() {
+    let s3 = S3Server::start("deleted-under-upload").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = Harness::open(dir.path(), &s3, fast_config(), false).await;
+    h.faulty
+        .inject(Op::Put, 1, Fault::FailAfter(Duration::from_millis(300)));
+    let log = h.create_log("gone", 0, 77);
+    append(&log, 40, 1_000);
+    h.rlm.start(h.cancel.clone());
+    wait_until(Duration::from_secs(20), "the first upload to start", || {
+        h.faulty.calls(Op::Put) >= 1
+    })
+    .await;
+    h.log_manager
+        .delete_log(&strata_storage::TopicPartition::new("gone", 0))
+        .expect("delete log");
+    // The failed attempt's objects are deleted after the failure is accounted for.
+    wait_until(
+        Duration::from_secs(20),
+        "the abandoned attempt to be cleaned up",
+        || h.faulty.calls(Op::Delete) >= 1,
+    )
+    .await;
+    assert_eq!(
+        h.rlm
+            .metrics()
+            .meter_total("RemoteCopyErrorsPerSec", Some("gone"))
+            .unwrap_or(0),
+        0,
+        "counted as a copy error"
+    );
+    assert_eq!(
+        log.highest_offset_in_remote_storage(),
+        -1,
+        "nothing was copied"
+    );
+    h.close().await;
+}

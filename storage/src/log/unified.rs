@@ -522,6 +522,11 @@ impl UnifiedLog {
         Ok(())
     }
 
+    /// Whether the log was closed (broker shutdown) or deleted: its files may be gone, nothing more is appended.
+    pub fn is_closed(&self) -> bool {
+        self.read_state().closed
+    }
+
     /// Marks the log closed without flushing (its directory is being deleted).
     pub(crate) fn mark_closed(&self) {
         self.write_state().closed = true;

@@ -237,6 +237,14 @@ async fn copy_attempt(
     };
     let custom = match copied {
         Ok(c) => c,
+        Err(_) if log.is_closed() => {
+            // The log was deleted (or the broker stops) under the upload, which then failed reading its files:
+            // not a failure of the store, nothing to retry.
+            tracing::info!(tp = %tip.topic_partition, start = meta.start_offset,
+                "upload abandoned: the local log was deleted or closed");
+            clean_failed_attempt(inner, meta).await;
+            return Err(Error::Stopped);
+        }
         Err(e) => {
             inner.metrics.copy_failed(topic);
             clean_failed_attempt(inner, meta).await;

@@ -242,8 +242,9 @@ async fn copy_task(inner: &Arc<Inner>, log: Arc<UnifiedLog>, _busy: OwnedMutexGu
             return;
         }
         let copied = copy::copy_segments(inner, &log, &tip).await;
-        if inner.is_deleted(&tip) {
-            // Its remote data is being deleted (the upload was cancelled): nothing more to do here.
+        if inner.is_deleted(&tip) || log.is_closed() {
+            // Its remote data is being deleted (the upload was cancelled), or the local log is gone: nothing
+            // more to do here.
             return;
         }
         match copied {

@@ -47,6 +47,8 @@ pub enum Fault {
     Hang,
     /// The call goes through with half of its body (PUT payload, part, or GET response).
     Truncate,
+    /// A single PUT fails after waiting this long (a slow store that then errors); other calls fail at once.
+    FailAfter(std::time::Duration),
 }
 
 #[derive(Debug, Default)]
@@ -155,6 +157,10 @@ impl ObjectStore for FaultyStore {
     ) -> object_store::Result<PutResult> {
         match State::next(&self.state, Op::Put) {
             Some(Fault::Fail) => Err(injected(Op::Put)),
+            Some(Fault::FailAfter(wait)) => {
+                tokio::time::sleep(wait).await;
+                Err(injected(Op::Put))
+            }
             Some(Fault::Hang) => futures::future::pending().await,
             Some(Fault::Truncate) => self.inner.put_opts(location, half(payload), opts).await,
             None => self.inner.put_opts(location, payload, opts).await,
@@ -167,7 +173,9 @@ impl ObjectStore for FaultyStore {
         opts: PutMultipartOptions,
     ) -> object_store::Result<Box<dyn MultipartUpload>> {
         match State::next(&self.state, Op::CreateMultipart) {
-            Some(Fault::Fail) | Some(Fault::Truncate) => Err(injected(Op::CreateMultipart)),
+            Some(Fault::Fail) | Some(Fault::Truncate) | Some(Fault::FailAfter(_)) => {
+                Err(injected(Op::CreateMultipart))
+            }
             Some(Fault::Hang) => futures::future::pending().await,
             None => {
                 let inner = self.inner.put_multipart_opts(location, opts).await?;
@@ -193,7 +201,7 @@ impl ObjectStore for FaultyStore {
             tokio::time::sleep(delay).await;
         }
         match State::next(&self.state, Op::Get) {
-            Some(Fault::Fail) => Err(injected(Op::Get)),
+            Some(Fault::Fail) | Some(Fault::FailAfter(_)) => Err(injected(Op::Get)),
             Some(Fault::Hang) => futures::future::pending().await,
             Some(Fault::Truncate) => {
                 let r = self.inner.get_opts(location, options).await?;
@@ -237,7 +245,9 @@ impl ObjectStore for FaultyStore {
                 let state = state.clone();
                 async move {
                     match State::next(&state, Op::Delete) {
-                        Some(Fault::Fail) | Some(Fault::Truncate) => Err(injected(Op::Delete)),
+                        Some(Fault::Fail) | Some(Fault::Truncate) | Some(Fault::FailAfter(_)) => {
+                            Err(injected(Op::Delete))
+                        }
                         Some(Fault::Hang) => futures::future::pending().await,
                         None => loc,
                     }
@@ -249,7 +259,7 @@ impl ObjectStore for FaultyStore {
 
     fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
         match State::next(&self.state, Op::List) {
-            Some(Fault::Fail) | Some(Fault::Truncate) => {
+            Some(Fault::Fail) | Some(Fault::Truncate) | Some(Fault::FailAfter(_)) => {
                 futures::stream::once(async { Err(injected(Op::List)) }).boxed()
             }
             Some(Fault::Hang) => futures::stream::pending().boxed(),
@@ -259,7 +269,9 @@ impl ObjectStore for FaultyStore {
 
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
         match State::next(&self.state, Op::List) {
-            Some(Fault::Fail) | Some(Fault::Truncate) => Err(injected(Op::List)),
+            Some(Fault::Fail) | Some(Fault::Truncate) | Some(Fault::FailAfter(_)) => {
+                Err(injected(Op::List))
+            }
             Some(Fault::Hang) => futures::future::pending().await,
             None => self.inner.list_with_delimiter(prefix).await,
         }
@@ -285,7 +297,9 @@ struct FaultyUpload {
 impl MultipartUpload for FaultyUpload {
     fn put_part(&mut self, data: PutPayload) -> UploadPart {
         match State::next(&self.state, Op::PutPart) {
-            Some(Fault::Fail) => Box::pin(async { Err(injected(Op::PutPart)) }),
+            Some(Fault::Fail) | Some(Fault::FailAfter(_)) => {
+                Box::pin(async { Err(injected(Op::PutPart)) })
+            }
             Some(Fault::Hang) => Box::pin(futures::future::pending()),
             Some(Fault::Truncate) => self.inner.put_part(half(data)),
             None => self.inner.put_part(data),
@@ -294,7 +308,9 @@ impl MultipartUpload for FaultyUpload {
 
     async fn complete(&mut self) -> object_store::Result<PutResult> {
         match State::next(&self.state, Op::CompleteMultipart) {
-            Some(Fault::Fail) | Some(Fault::Truncate) => Err(injected(Op::CompleteMultipart)),
+            Some(Fault::Fail) | Some(Fault::Truncate) | Some(Fault::FailAfter(_)) => {
+                Err(injected(Op::CompleteMultipart))
+            }
             Some(Fault::Hang) => futures::future::pending().await,
             None => self.inner.complete().await,
         }
