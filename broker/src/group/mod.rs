@@ -181,9 +181,9 @@ impl GroupCoordinator {
                 sync_waiter: None,
             });
         member.session_timeout = Duration::from_millis(req.session_timeout_ms.max(0) as u64);
-        member.rebalance_timeout = Duration::from_millis(
-            req.rebalance_timeout_ms.max(req.session_timeout_ms).max(0) as u64,
-        );
+        // The join phase waits at most the group's largest rebalance timeout (JoinGroup v0 has none: the handler
+        // passes the session timeout, as Kafka does), then drops members that did not rejoin.
+        member.rebalance_timeout = Duration::from_millis(req.rebalance_timeout_ms.max(0) as u64);
         member.protocols = req.protocols;
         member.last_seen = now;
         if let Some(old) = member.join_waiter.replace(tx) {
@@ -675,6 +675,48 @@ mod tests {
         assert_eq!((a3.generation_id, b2.generation_id), (3, 3));
         assert_eq!(a3.members.len(), 2);
         assert!(a3.members.iter().any(|(id, _, _)| *id == b2.member_id));
+    }
+
+    /// The join phase ends at the rebalance timeout even when it is shorter than the session timeout: a member
+    /// that heartbeats but does not rejoin is dropped then (not after its session timeout).
+    #[test]
+    fn a_member_that_does_not_rejoin_is_dropped_at_the_rebalance_timeout() {
+        let c = coordinator();
+        let slow = || JoinRequest {
+            rebalance_timeout_ms: 100,
+            session_timeout_ms: 30_000,
+            ..join_req("")
+        };
+        let a = c.join(slow()).try_recv().unwrap();
+        assert_eq!(
+            c.sync("g", (&a.member_id, None), 1, vec![])
+                .try_recv()
+                .unwrap()
+                .0,
+            error_code::NONE
+        );
+        // (The group's rebalance timeout is the largest of its members'.)
+        let mut b = c.join(slow());
+        assert!(b.try_recv().is_err(), "waits for the first member");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let b = loop {
+            // a keeps its session alive but never rejoins.
+            assert_eq!(
+                c.heartbeat("g", &a.member_id, None, 1),
+                error_code::REBALANCE_IN_PROGRESS
+            );
+            c.tick();
+            if let Ok(b) = b.try_recv() {
+                break b;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the join phase outlived the rebalance timeout"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert_eq!((b.error_code, b.generation_id), (error_code::NONE, 2));
+        assert_eq!(c.describe("g").members.len(), 1, "a was dropped");
     }
 
     #[test]
