@@ -584,6 +584,101 @@ fn restart_keeps_topics_and_data() {
     rt.block_on(broker.shutdown()).unwrap();
 }
 
+/// `log.dirs` is a set: a new empty disk listed first (or a reordered list) finds the topic registry where it is,
+/// with every topic and record; a list that leaves out the dir holding the registry is refused at start-up
+/// instead of serving a partial view; two registries are refused as ambiguous.
+#[test]
+fn a_new_first_log_dir_keeps_every_topic_and_a_missing_registry_is_refused() {
+    let rt = runtime();
+    let root = tempfile::tempdir().unwrap();
+    let (a, b, c) = (
+        root.path().join("a"),
+        root.path().join("b"),
+        root.path().join("c"),
+    );
+    let dirs = |ds: &[&std::path::Path]| {
+        ds.iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let start = |ds: &str| rt.block_on(common::start_broker_with(root.path(), &[("log.dirs", ds)]));
+    let broker = start(&dirs(&[&a, &b]));
+    let bs = bootstrap(&broker);
+    rt.block_on(create_topic(&bs, "spread", 4));
+    let p = producer(&bs, &[]);
+    let delivered = produce_all(&rt, &p, "spread", 400, 4);
+    drop(p);
+    rt.block_on(broker.shutdown()).unwrap();
+
+    // A new disk first, then the old ones reordered: same topics, same records.
+    for order in [dirs(&[&c, &a, &b]), dirs(&[&b, &c, &a])] {
+        let broker = start(&order);
+        let bs = bootstrap(&broker);
+        let cons = consumer(&bs, "spread-reader", &[]);
+        let md = cons
+            .fetch_metadata(Some("spread"), Duration::from_secs(10))
+            .unwrap();
+        assert_eq!(md.topics()[0].partitions().len(), 4, "log.dirs={order}");
+        assign_from_beginning(&cons, "spread", 4);
+        let got = consume_n(&cons, 400, Duration::from_secs(60));
+        let mut got: Vec<(i32, i64)> = got.into_iter().map(|(p, o, _, _)| (p, o)).collect();
+        got.sort();
+        let mut want = delivered.clone();
+        want.sort();
+        assert_eq!(got, want, "log.dirs={order}");
+        drop(cons);
+        rt.block_on(broker.shutdown()).unwrap();
+    }
+    assert!(
+        !c.join("strata-topics.json").exists(),
+        "a second registry was written"
+    );
+
+    // Leaving out the dir that holds the registry: refused, naming the topic.
+    let holder = if a.join("strata-topics.json").exists() {
+        &a
+    } else {
+        &b
+    };
+    let other = if holder == &a { &b } else { &a };
+    let mut props = std::collections::BTreeMap::new();
+    props.insert(
+        "listeners".to_string(),
+        "PLAINTEXT://127.0.0.1:0".to_string(),
+    );
+    props.insert("log.dirs".to_string(), dirs(&[other, &c]));
+    let config = strata_broker::BrokerConfig::from_properties(&props).unwrap();
+    let err = rt
+        .block_on(strata_broker::ServerHandle::start(config))
+        .err()
+        .expect("start-up refused");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("spread") && msg.contains("strata-topics.json"),
+        "{msg}"
+    );
+    assert!(!other.join("strata-topics.json").exists() && !c.join("strata-topics.json").exists());
+
+    // Two registries: refused as ambiguous.
+    std::fs::copy(
+        holder.join("strata-topics.json"),
+        c.join("strata-topics.json"),
+    )
+    .unwrap();
+    props.insert("log.dirs".to_string(), dirs(&[&a, &b, &c]));
+    let config = strata_broker::BrokerConfig::from_properties(&props).unwrap();
+    let err = rt
+        .block_on(strata_broker::ServerHandle::start(config))
+        .err()
+        .expect("start-up refused");
+    assert!(
+        err.to_string()
+            .contains("several log dirs hold a topic registry"),
+        "{err}"
+    );
+}
+
 #[test]
 fn remote_log_metadata_topic_written_by_the_metadata_plane_is_listed_readable_and_refused_to_producers(
 ) {

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
@@ -56,6 +57,58 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
+/// Partition logs of topics the registry does not know: with no registry anywhere in `log.dirs`, start-up is
+/// refused (serving a partial view — topics missing, auto-create colliding with their dirs — would be worse than
+/// stopping; the dir holding `strata-topics.json` was probably left out of `log.dirs`); with a registry, they are
+/// reported (a topic deleted while the broker crashed) and not served.
+fn check_logs_have_topics(
+    logs: &LogManager,
+    meta_dir: &Path,
+    registry_existed: bool,
+) -> Result<()> {
+    let known: std::collections::BTreeSet<String> = if registry_existed {
+        TopicRegistry::open(meta_dir)?
+            .all()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect()
+    } else {
+        Default::default()
+    };
+    let mut unknown: Vec<String> = logs
+        .all_logs()
+        .iter()
+        .map(|l| l.topic_partition().topic.to_string())
+        .filter(|t| !is_internal(t) && !known.contains(t))
+        .collect();
+    unknown.sort();
+    unknown.dedup();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    if !registry_existed {
+        return Err(Error::Config {
+            key: "log.dirs".into(),
+            value: logs
+                .config()
+                .log_dirs
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            reason: format!(
+                "the log dirs hold partitions of topics {} but none holds the topic registry ({}); is the dir that \
+                 holds it missing from log.dirs?",
+                unknown.join(", "),
+                topics::REGISTRY_FILE
+            ),
+        });
+    }
+    warn!(topics = %unknown.join(","), registry = %meta_dir.join(topics::REGISTRY_FILE).display(),
+        "partition dirs of topics the registry does not know (deleted while the broker stopped?) are not served");
+    Ok(())
+}
+
 impl Broker {
     /// Opens (recovering) the logs and the topic registry and loads committed offsets. Blocking.
     /// `bound` is the listener's actual address, advertised unless `advertised.listeners` is set.
@@ -67,8 +120,14 @@ impl Broker {
         lm.default_log_config = config.log.clone();
         lm.node_id = config.node_id;
         lm.ignored_dirs = config.reserved_dirs.clone();
+        let meta_dir = topics::metadata_dir(&config.log_dirs)?;
+        let registry_existed = meta_dir.join(topics::REGISTRY_FILE).exists();
         let logs = Arc::new(LogManager::open(lm)?);
-        let topics = TopicRegistry::open(&config.log_dirs[0])?;
+        if meta_dir != config.log_dirs[0] {
+            info!(dir = %meta_dir.display(), "topic registry found in a log dir other than the first of log.dirs");
+        }
+        check_logs_have_topics(&logs, &meta_dir, registry_existed)?;
+        let topics = TopicRegistry::open(&meta_dir)?;
         let (advertised_host, advertised_port) = match &config.advertised {
             Some((h, p)) => (h.clone(), i32::from(*p)),
             None => {

@@ -1,5 +1,6 @@
-//! The topic registry: name → topic id, partition count, config overrides. Persisted as JSON in the first log
-//! dir (`strata-topics.json`, written tmp + fsync + rename + fsync dir) so topics survive restarts.
+//! The topic registry: name → topic id, partition count, config overrides. Persisted as JSON in the metadata
+//! dir (`strata-topics.json`, written tmp + fsync + rename + fsync dir) so topics survive restarts; see
+//! [`metadata_dir`] for which of `log.dirs` that is.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -11,8 +12,43 @@ use uuid::Uuid;
 
 use crate::error::{Error, Result};
 
-/// File name of the registry inside the first log dir.
+/// File name of the registry inside the metadata dir.
 pub const REGISTRY_FILE: &str = "strata-topics.json";
+
+/// The log dir that holds the topic registry (and by default the filesystem remote tier and the remote log
+/// metadata snapshot): the one with `strata-topics.json`, wherever it stands in `log.dirs` — a disk added in
+/// front of the list, or a reordered list, must not hide every topic — else the first dir. Several dirs holding
+/// a registry is an error naming them (the broker cannot tell which one describes the data).
+pub fn metadata_dir(log_dirs: &[PathBuf]) -> Result<PathBuf> {
+    let holding: Vec<&PathBuf> = log_dirs
+        .iter()
+        .filter(|d| d.join(REGISTRY_FILE).exists())
+        .collect();
+    match holding.as_slice() {
+        [] => log_dirs.first().cloned().ok_or_else(|| Error::Config {
+            key: "log.dirs".into(),
+            value: String::new(),
+            reason: "at least one directory is needed".into(),
+        }),
+        [one] => Ok((*one).clone()),
+        many => Err(Error::Config {
+            key: "log.dirs".into(),
+            value: log_dirs
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            reason: format!(
+                "several log dirs hold a topic registry ({REGISTRY_FILE} in {}); keep the one that describes \
+                 the data and move the others away",
+                many.iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }),
+    }
+}
 
 /// Name of the consumer offsets topic.
 pub const CONSUMER_OFFSETS: &str = "__consumer_offsets";

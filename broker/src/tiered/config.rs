@@ -6,7 +6,7 @@
 //! | `remote.log.*`, `remote.fetch.*` | Kafka's | the RemoteLogManager ([`RemoteLogManagerConfig`]) |
 //! | `remote.log.storage.manager.impl.prefix` | `rsm.config.` | prefix of the RSM's properties |
 //! | `remote.log.metadata.manager.impl.prefix` | `rlmm.config.` | prefix of the RLMM's properties |
-//! | `rsm.config.*` | `storage.backend=filesystem`, `storage.filesystem.root=<first log dir>/remote` | the RSM ([`RsmConfig`]) |
+//! | `rsm.config.*` | `storage.backend=filesystem`, `storage.filesystem.root=<metadata dir>/remote` | the RSM ([`RsmConfig`]) |
 //! | `rlmm.config.*` | Kafka's | the topic-based RLMM ([`TopicBasedRemoteLogMetadataManagerConfig`]) |
 //! | `http.listener` | empty (off) | `host:port` serving `GET /metrics` (Prometheus text) |
 
@@ -117,8 +117,8 @@ pub const TIERING_KEYS: &[(&str, &str, &str)] = &[
     ),
     (
         "rsm.config.storage.filesystem.root",
-        "<first log dir>/remote",
-        "where the filesystem backend keeps remote segments",
+        "<log dir>/remote",
+        "where the filesystem backend keeps remote segments (<log dir>: the one of log.dirs holding strata-topics.json, at first the first)",
     ),
     (
         "rsm.config.storage.s3.bucket.name",
@@ -280,13 +280,15 @@ pub fn split_properties(
 pub struct TieringConfig {
     /// The RemoteLogManager (`remote.log.*`, `remote.fetch.*`). `system_enable` defaults to true.
     pub rlm: RemoteLogManagerConfig,
-    /// The RSM (`rsm.config.*`, prefix stripped). Default: filesystem under `<first log dir>/remote`.
+    /// The RSM (`rsm.config.*`, prefix stripped). Default: filesystem under `<metadata dir>/remote` (the first log
+    /// dir, or the one holding the topic registry).
     pub rsm: RsmConfig,
     /// The topic-based RLMM (`rlmm.config.*`).
     pub rlmm: TopicBasedRemoteLogMetadataManagerConfig,
     /// strata: `http.listener`. Default: none (no HTTP endpoint).
     pub http_listener: Option<SocketAddr>,
-    /// Where the RLMM keeps its snapshot: the first log dir.
+    /// Where the RLMM keeps its snapshot: the metadata dir (the first log dir, or the one holding the topic
+    /// registry).
     pub snapshot_dir: PathBuf,
 }
 
@@ -321,9 +323,9 @@ impl TieringConfig {
         props: &BTreeMap<String, String>,
         log_dirs: &[PathBuf],
     ) -> Result<Self, TieringError> {
-        let first_dir: &Path = log_dirs
-            .first()
-            .ok_or_else(|| bad("log.dirs", "", "at least one directory is needed"))?;
+        // The metadata dir: the first log dir, or the one holding the topic registry (see topics::metadata_dir).
+        let meta_dir = crate::topics::metadata_dir(log_dirs)?;
+        let first_dir: &Path = &meta_dir;
         let rsm_prefix = props
             .get(RSM_PREFIX_KEY)
             .map(|s| s.trim().to_string())
