@@ -39,6 +39,8 @@ pub struct JoinRequest {
     pub protocol_type: String,
     /// (name, metadata) in preference order.
     pub protocols: Vec<(String, Bytes)>,
+    /// JoinGroup v9+ (KIP-814): the client can be told to skip the assignment as leader.
+    pub supports_skip_assignment: bool,
 }
 
 /// A group's description for DescribeGroups.
@@ -131,6 +133,7 @@ impl GroupCoordinator {
         // member's entry (a restarted or duplicate instance); the old member id is fenced from then on.
         let mut member_id = req.member_id.clone();
         let mut replaced = false;
+        let leader_before = group.leader.clone();
         if let Some(inst) = &req.instance_id {
             if let Some(old) = group.static_member(inst).map(str::to_string) {
                 if member_id.is_empty() {
@@ -195,11 +198,16 @@ impl GroupCoordinator {
             let leader = group.leader.clone().unwrap_or_default();
             if group.select_protocol(&leader) == group.protocol_name {
                 let protocol = group.protocol_name.clone().unwrap_or_default();
-                let is_leader = leader == member_id;
-                let members = if is_leader {
-                    group.member_metadata(&protocol)
+                // A replaced leader learns it leads only if it can skip the assignment (v9): an older client
+                // would run its assignor (with side effects) for an assignment the stable group never hands
+                // out, so it is answered as a follower with the leader id from before the replacement.
+                let is_leader = leader == member_id && req.supports_skip_assignment;
+                let (leader, members) = if is_leader {
+                    (leader, group.member_metadata(&protocol))
+                } else if leader == member_id {
+                    (leader_before.unwrap_or_default(), Vec::new())
                 } else {
-                    Vec::new()
+                    (leader, Vec::new())
                 };
                 let m = group.members.get_mut(&member_id).expect("inserted above");
                 if let Some(w) = m.join_waiter.take() {
@@ -392,13 +400,20 @@ impl GroupCoordinator {
     }
 
     /// Stores commits. Blocking.
+    /// Stores commits of (member, generation) if [`check_commit`](Self::check_commit) still allows them once the
+    /// offset store's write lock is held (a member fenced or a generation ended meanwhile commits nothing, as in
+    /// Kafka, which checks and appends under the group lock). Returns 0, or the Kafka error code. Blocking.
     pub fn commit_offsets(
         &self,
         broker: &Broker,
         group_id: &str,
+        member: (&str, Option<&str>),
+        generation: i32,
         entries: Vec<(Tp, OffsetEntry)>,
-    ) -> Result<()> {
-        self.offsets.commit(broker, group_id, entries)
+    ) -> Result<i16> {
+        self.offsets.commit(broker, group_id, entries, || {
+            self.check_commit(group_id, member.0, member.1, generation)
+        })
     }
 
     /// One committed offset.
@@ -522,6 +537,7 @@ mod tests {
             rebalance_timeout_ms: 10_000,
             protocol_type: "consumer".into(),
             protocols: vec![("range".into(), Bytes::from_static(b"meta"))],
+            supports_skip_assignment: true,
         }
     }
 
@@ -649,6 +665,35 @@ mod tests {
             error_code::NONE
         );
         assert_eq!(c.describe("g").state, "Stable");
+    }
+
+    /// A client older than JoinGroup v9 that replaces the static leader is answered as a follower (the old
+    /// leader id, no member list), so it does not run its assignor for an assignment that is never handed out.
+    #[test]
+    fn a_replaced_static_leader_without_skip_assignment_is_answered_as_a_follower() {
+        let c = coordinator();
+        let a = c.join(static_join("", "i1")).try_recv().unwrap();
+        let assignment = vec![(a.member_id.clone(), Bytes::from_static(b"all"))];
+        assert_eq!(
+            c.sync("g", (&a.member_id, Some("i1")), 1, assignment)
+                .try_recv()
+                .unwrap()
+                .0,
+            error_code::NONE
+        );
+        let old_client = JoinRequest {
+            supports_skip_assignment: false,
+            ..static_join("", "i1")
+        };
+        let b = c.join(old_client).try_recv().expect("answered at once");
+        assert_eq!((b.error_code, b.generation_id), (error_code::NONE, 1));
+        assert_eq!(b.leader, a.member_id, "told the leader id from before");
+        assert!(b.members.is_empty() && !b.skip_assignment);
+        let synced = c
+            .sync("g", (&b.member_id, Some("i1")), 1, vec![])
+            .try_recv()
+            .unwrap();
+        assert_eq!(synced.3, Bytes::from_static(b"all"));
     }
 
     /// A static member replaced while the group waits for the leader's assignment causes a new rebalance (the

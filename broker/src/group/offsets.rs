@@ -213,15 +213,17 @@ fn encode_batch(records: &[Record]) -> Result<Bytes> {
 }
 
 impl OffsetStore {
-    /// Writes the commits to `__consumer_offsets` and then to the cache. Blocking.
+    /// Writes the commits to `__consumer_offsets` and then to the cache if `allowed` (run with the write lock
+    /// held) answers 0; else nothing is written and its error code is returned. Blocking.
     pub fn commit(
         &self,
         broker: &Broker,
         group: &str,
         entries: Vec<(Tp, OffsetEntry)>,
-    ) -> Result<()> {
+        allowed: impl FnOnce() -> i16,
+    ) -> Result<i16> {
         if entries.is_empty() {
-            return Ok(());
+            return Ok(0);
         }
         let ts = now_ms();
         let records = entries
@@ -235,6 +237,10 @@ impl OffsetStore {
             })
             .collect::<Result<Vec<Record>>>()?;
         let mut writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let code = allowed();
+        if code != 0 {
+            return Ok(code);
+        }
         let partition = self.append(broker, group, &records)?;
         {
             let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
@@ -244,11 +250,14 @@ impl OffsetStore {
             }
         }
         self.after_append(broker, &mut writes, partition, records.len());
-        Ok(())
+        Ok(0)
     }
 
     /// Deletes every offset of `group` (tombstones). Blocking.
     pub fn delete_group(&self, broker: &Broker, group: &str) -> Result<()> {
+        // The keys are read under the write lock: a commit between reading and tombstoning them would survive
+        // in the log (and come back at the next replay) while the cache forgot it.
+        let mut writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
         let keys: Vec<Tp> = {
             let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
             cache
@@ -256,7 +265,6 @@ impl OffsetStore {
                 .map(|g| g.keys().cloned().collect())
                 .unwrap_or_default()
         };
-        let mut writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
         let mut appended = None;
         if !keys.is_empty() {
             let ts = now_ms();
@@ -279,6 +287,8 @@ impl OffsetStore {
     /// Deletes every group's committed offsets of `topic` (tombstones), as Kafka does when a topic is deleted, so
     /// consumers of a later topic with the same name do not resume at stale positions. Blocking.
     pub fn delete_topic(&self, broker: &Broker, topic: &str) -> Result<()> {
+        // Under the write lock throughout, as in `delete_group`.
+        let mut writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
         let by_group: Vec<(String, Vec<i32>)> = {
             let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
             cache
@@ -300,7 +310,6 @@ impl OffsetStore {
                 .iter()
                 .map(|p| Ok(record(encode_key(&group, topic, *p)?, None, ts)))
                 .collect::<Result<Vec<Record>>>()?;
-            let mut writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
             let partition = self.append(broker, &group, &records)?;
             {
                 let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());

@@ -39,6 +39,7 @@ pub async fn handle(
             .into_iter()
             .map(|p| (p.name.to_string(), p.metadata))
             .collect(),
+        supports_skip_assignment: version >= 9,
     };
     let rx = broker.groups().join(join);
     let cancel = broker.cancel_token();

@@ -72,8 +72,19 @@ pub async fn handle(
     if !entries.is_empty() {
         let b = broker.clone();
         let g = group.clone();
-        if let Err(e) = blocking(move || b.groups().commit_offsets(&b, &g, entries)).await {
-            let c = error_code::code(&e);
+        let (member, instance) = (req.member_id.to_string(), req.group_instance_id.clone());
+        let generation = req.generation_id_or_member_epoch;
+        let stored = blocking(move || {
+            let member = (member.as_str(), instance.as_deref());
+            b.groups()
+                .commit_offsets(&b, &g, member, generation, entries)
+        })
+        .await;
+        let c = match stored {
+            Ok(c) => c,
+            Err(e) => error_code::code(&e),
+        };
+        if c != error_code::NONE {
             for x in per_partition.iter_mut().filter(|x| x.2 == error_code::NONE) {
                 x.2 = c;
             }

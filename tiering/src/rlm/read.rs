@@ -196,7 +196,7 @@ impl RemoteLogManager {
             .filter(|s| {
                 s.end_offset >= log_start
                     && s.start_offset < local_start
-                    && s.max_timestamp_ms > local.map_or(-1, |(ts, _)| ts)
+                    && s.max_timestamp_ms >= local.map_or(0, |(ts, _)| ts)
             })
             .collect();
         // The largest timestamp first; on a tie the older segment (its record comes first).
