@@ -148,9 +148,14 @@ pub async fn handle(
                     continue;
                 };
                 let defaults = &broker.config().log;
-                let cfg = broker
-                    .topic_log_config(&r.resource_name, &meta.configs)
-                    .unwrap_or_else(|_| defaults.clone());
+                // What the log really runs with (the metadata plane configures `__remote_log_metadata` itself),
+                // else what the registry's overrides make of the broker defaults.
+                let cfg = match broker.log(&r.resource_name, 0) {
+                    Ok(log) => log.config(),
+                    Err(_) => broker
+                        .topic_log_config(&r.resource_name, &meta.configs)
+                        .unwrap_or_else(|_| defaults.clone()),
+                };
                 // Internal topics are never tiered: the broker default of remote.storage.enable does not apply.
                 let synonym_of = |k: &topic_config::TopicKey| {
                     k.broker_synonym
