@@ -552,3 +552,95 @@ async fn delete_records_is_checkpointed_before_the_answer() {
     drop(s);
     broker.shutdown().await.unwrap();
 }
+
+/// OffsetDelete (KIP-496): an empty group's offsets of the named partitions go (also after a restart), others
+/// stay; a topic a live member subscribes to is refused per partition (GROUP_SUBSCRIBED_TO_TOPIC) while an
+/// unsubscribed one is deleted; unknown partitions and groups get their Kafka errors.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offset_delete_removes_unsubscribed_partitions_only() {
+    use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
+    use kafka_protocol::messages::offset_delete_request::{
+        OffsetDeleteRequestPartition, OffsetDeleteRequestTopic,
+    };
+    use kafka_protocol::protocol::Encodable;
+    async fn offset_delete(
+        s: &mut tokio::net::TcpStream,
+        group: &str,
+        topic: &str,
+        partitions: &[i32],
+    ) -> OffsetDeleteResponse {
+        let req = OffsetDeleteRequest::default()
+            .with_group_id(GroupId(StrBytes::from_string(group.to_string())))
+            .with_topics(vec![OffsetDeleteRequestTopic::default()
+                .with_name(name(topic))
+                .with_partitions(
+                    partitions
+                        .iter()
+                        .map(|p| OffsetDeleteRequestPartition::default().with_partition_index(*p))
+                        .collect(),
+                )]);
+        request(s, ApiKey::OffsetDelete, 0, &req).await.unwrap()
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let addr = broker.local_addr();
+    common::create_topic(&addr.to_string(), "od-a", 1).await;
+    common::create_topic(&addr.to_string(), "od-b", 1).await;
+    let mut s = connect(addr).await;
+    assert_eq!(commit_offset(&mut s, "g-od", "od-a", 5, "").await, 0);
+    assert_eq!(commit_offset(&mut s, "g-od", "od-b", 6, "").await, 0);
+
+    // Empty group: od-a's offset goes, od-b's stays; partition 3 of od-a does not exist.
+    let r = offset_delete(&mut s, "g-od", "od-a", &[0, 3]).await;
+    assert_eq!(r.error_code, 0);
+    let codes: Vec<i16> = r.topics[0]
+        .partitions
+        .iter()
+        .map(|p| p.error_code)
+        .collect();
+    assert_eq!(codes, vec![0, 3], "NONE, UNKNOWN_TOPIC_OR_PARTITION");
+    assert_eq!(fetch_offset(&mut s, "g-od", "od-a").await.1, -1);
+    assert_eq!(fetch_offset(&mut s, "g-od", "od-b").await.1, 6);
+    let r = offset_delete(&mut s, "no-such-group", "od-a", &[0]).await;
+    assert_eq!(r.error_code, 69, "GROUP_ID_NOT_FOUND");
+
+    // A live member subscribed to od-b: od-b is refused, od-a (re-committed) is deleted.
+    assert_eq!(commit_offset(&mut s, "g-od", "od-a", 7, "").await, 0);
+    let mut subscription = bytes::BytesMut::new();
+    subscription.extend_from_slice(&1i16.to_be_bytes());
+    ConsumerProtocolSubscription::default()
+        .with_topics(vec![StrBytes::from_static_str("od-b")])
+        .encode(&mut subscription, 1)
+        .unwrap();
+    let join = JoinGroupRequest::default()
+        .with_group_id(GroupId(StrBytes::from_static_str("g-od")))
+        .with_session_timeout_ms(30_000)
+        .with_rebalance_timeout_ms(30_000)
+        .with_protocol_type(StrBytes::from_static_str("consumer"))
+        .with_protocols(vec![JoinGroupRequestProtocol::default()
+            .with_name(StrBytes::from_static_str("range"))
+            .with_metadata(subscription.freeze())]);
+    let mut member = connect(addr).await;
+    let joined: JoinGroupResponse = request(&mut member, ApiKey::JoinGroup, 5, &join)
+        .await
+        .unwrap();
+    assert_eq!(joined.error_code, 0);
+    let r = offset_delete(&mut s, "g-od", "od-b", &[0]).await;
+    assert_eq!(r.error_code, 0);
+    assert_eq!(
+        r.topics[0].partitions[0].error_code, 86,
+        "GROUP_SUBSCRIBED_TO_TOPIC"
+    );
+    let r = offset_delete(&mut s, "g-od", "od-a", &[0]).await;
+    assert_eq!(r.topics[0].partitions[0].error_code, 0);
+    drop((s, member));
+    broker.shutdown().await.unwrap();
+
+    // The deletions replay: after a restart od-a has no offset, od-b keeps 6.
+    let broker = common::start_broker(dir.path()).await;
+    let mut s = connect(broker.local_addr()).await;
+    assert_eq!(fetch_offset(&mut s, "g-od", "od-a").await.1, -1);
+    assert_eq!(fetch_offset(&mut s, "g-od", "od-b").await.1, 6);
+    drop(s);
+    broker.shutdown().await.unwrap();
+}

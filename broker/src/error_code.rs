@@ -69,6 +69,8 @@ pub const FETCH_SESSION_ID_NOT_FOUND: i16 = 70;
 pub const GROUP_MAX_SIZE_REACHED: i16 = 81;
 /// FENCED_INSTANCE_ID: a newer member holds this static member's `group.instance.id` (KIP-345).
 pub const FENCED_INSTANCE_ID: i16 = 82;
+/// GROUP_SUBSCRIBED_TO_TOPIC: OffsetDelete of a topic a member of the (non-empty) group subscribes to.
+pub const GROUP_SUBSCRIBED_TO_TOPIC: i16 = 86;
 /// INVALID_RECORD.
 pub const INVALID_RECORD: i16 = 87;
 /// UNKNOWN_TOPIC_ID.

@@ -30,6 +30,7 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::IncrementalAlterConfigs, 0, 1),
     (ApiKey::DescribeCluster, 0, 1),
     (ApiKey::DescribeLogDirs, 1, 4),
+    (ApiKey::OffsetDelete, 0, 0),
 ];
 
 /// The supported range of `key`, if the broker answers it at all.

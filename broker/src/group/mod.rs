@@ -496,6 +496,61 @@ impl GroupCoordinator {
         out
     }
 
+    /// OffsetDelete (KIP-496): removes committed offsets of `partitions` (known topics' partitions) unless a
+    /// member of the non-empty group subscribes to the topic. Returns the group-level error code and, when it is
+    /// 0, one code per partition (GROUP_SUBSCRIBED_TO_TOPIC or 0). Blocking.
+    pub fn delete_offsets(
+        &self,
+        broker: &Broker,
+        group_id: &str,
+        partitions: &[Tp],
+    ) -> (i16, Vec<i16>) {
+        if !valid_group_id(group_id) {
+            return (error_code::INVALID_GROUP_ID, Vec::new());
+        }
+        // None: every topic counts as subscribed (a member's subscription could not be read).
+        let subscribed: Option<std::collections::HashSet<String>> = {
+            let groups = self.lock();
+            match groups.get(group_id) {
+                Some(g) if !g.members.is_empty() => {
+                    if g.protocol_type.as_deref() != Some("consumer") {
+                        return (error_code::NON_EMPTY_GROUP, Vec::new());
+                    }
+                    let protocol = g.protocol_name.clone().unwrap_or_default();
+                    g.members
+                        .values()
+                        .map(|m| state::subscribed_topics(&m.metadata(&protocol)))
+                        .try_fold(std::collections::HashSet::new(), |mut all, t| {
+                            all.extend(t?);
+                            Some(all)
+                        })
+                }
+                Some(_) => Some(Default::default()),
+                None if self.offsets.groups().iter().any(|g| g == group_id) => {
+                    Some(Default::default())
+                }
+                None => return (error_code::GROUP_ID_NOT_FOUND, Vec::new()),
+            }
+        };
+        let codes: Vec<i16> = partitions
+            .iter()
+            .map(|(t, _)| match &subscribed {
+                Some(s) if !s.contains(t) => error_code::NONE,
+                _ => error_code::GROUP_SUBSCRIBED_TO_TOPIC,
+            })
+            .collect();
+        let deletable: Vec<Tp> = partitions
+            .iter()
+            .zip(&codes)
+            .filter(|(_, c)| **c == error_code::NONE)
+            .map(|(tp, _)| tp.clone())
+            .collect();
+        match self.offsets.delete_partitions(broker, group_id, &deletable) {
+            Ok(()) => (error_code::NONE, codes),
+            Err(e) => (error_code::code(&e), Vec::new()),
+        }
+    }
+
     /// Deletes an empty group and its offsets. Returns the Kafka error code. Blocking.
     pub fn delete(&self, broker: &Broker, group_id: &str) -> i16 {
         {

@@ -284,6 +284,42 @@ impl OffsetStore {
         Ok(())
     }
 
+    /// Deletes the committed offsets of `partitions` of `group` (tombstones; partitions without one are
+    /// skipped), as OffsetDelete does. Blocking.
+    pub fn delete_partitions(&self, broker: &Broker, group: &str, partitions: &[Tp]) -> Result<()> {
+        let mut writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let present: Vec<Tp> = {
+            let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            let Some(g) = cache.get(group) else {
+                return Ok(());
+            };
+            partitions
+                .iter()
+                .filter(|tp| g.contains_key(*tp))
+                .cloned()
+                .collect()
+        };
+        if present.is_empty() {
+            return Ok(());
+        }
+        let ts = now_ms();
+        let records = present
+            .iter()
+            .map(|(t, p)| Ok(record(encode_key(group, t, *p)?, None, ts)))
+            .collect::<Result<Vec<Record>>>()?;
+        let partition = self.append(broker, group, &records)?;
+        {
+            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(g) = cache.get_mut(group) {
+                for tp in &present {
+                    g.remove(tp);
+                }
+            }
+        }
+        self.after_append(broker, &mut writes, partition, records.len());
+        Ok(())
+    }
+
     /// Deletes every group's committed offsets of `topic` (tombstones), as Kafka does when a topic is deleted, so
     /// consumers of a later topic with the same name do not resume at stale positions. Blocking.
     pub fn delete_topic(&self, broker: &Broker, topic: &str) -> Result<()> {

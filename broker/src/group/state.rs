@@ -75,7 +75,24 @@ impl JoinResult {
 /// What a SyncGroup waiter receives: (error code, protocol type, protocol name, assignment).
 pub type SyncResult = (i16, Option<String>, Option<String>, Bytes);
 
-/// One member.
+/// The topics of a consumer-protocol subscription (a member's JoinGroup metadata: version i16, then Kafka's
+/// `ConsumerProtocolSubscription`); `None` if it cannot be read.
+pub fn subscribed_topics(metadata: &Bytes) -> Option<Vec<String>> {
+    use kafka_protocol::messages::ConsumerProtocolSubscription;
+    use kafka_protocol::protocol::Decodable;
+    let mut b = metadata.clone();
+    if b.len() < 2 {
+        return None;
+    }
+    let version = i16::from_be_bytes([b[0], b[1]]);
+    let _ = bytes::Buf::get_i16(&mut b);
+    // Newer versions than the codec knows start with the same fields; read them as its newest.
+    let version = version.clamp(0, 3);
+    let s = ConsumerProtocolSubscription::decode(&mut b, version).ok()?;
+    Some(s.topics.iter().map(|t| t.to_string()).collect())
+}
+
+/// One member./// One member.
 #[derive(Debug)]
 pub struct Member {
     /// Member id.

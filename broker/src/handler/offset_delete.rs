@@ -1,0 +1,70 @@
+//! OffsetDelete (key 47, KIP-496): removes a group's committed offsets of some partitions, refused per partition
+//! (GROUP_SUBSCRIBED_TO_TOPIC) for topics a member of the non-empty group subscribes to.
+
+use std::sync::Arc;
+
+use kafka_protocol::messages::offset_delete_response::{
+    OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
+};
+use kafka_protocol::messages::{OffsetDeleteRequest, OffsetDeleteResponse, RequestHeader};
+
+use super::blocking;
+use crate::broker::Broker;
+use crate::error_code;
+
+/// Answers OffsetDelete.
+pub async fn handle(
+    broker: &Arc<Broker>,
+    _h: &RequestHeader,
+    req: OffsetDeleteRequest,
+) -> OffsetDeleteResponse {
+    let group = req.group_id.0.to_string();
+    // Partitions of unknown topics (or out of range) are answered UNKNOWN_TOPIC_OR_PARTITION, as Kafka does.
+    let mut known = Vec::new();
+    for t in &req.topics {
+        let meta = broker.topics().get(&t.name.0);
+        for p in &t.partitions {
+            if meta
+                .as_ref()
+                .is_some_and(|m| (0..m.partitions).contains(&p.partition_index))
+            {
+                known.push((t.name.0.to_string(), p.partition_index));
+            }
+        }
+    }
+    let b = broker.clone();
+    let g = group.clone();
+    let asked = known.clone();
+    let (top, codes) = blocking(move || Ok(b.groups().delete_offsets(&b, &g, &asked)))
+        .await
+        .unwrap_or((error_code::UNKNOWN_SERVER_ERROR, Vec::new()));
+    if top != error_code::NONE {
+        return OffsetDeleteResponse::default().with_error_code(top);
+    }
+    let code_of = |topic: &str, partition: i32| {
+        known
+            .iter()
+            .zip(&codes)
+            .find(|((t, p), _)| t == topic && *p == partition)
+            .map_or(error_code::UNKNOWN_TOPIC_OR_PARTITION, |(_, c)| *c)
+    };
+    let topics = req
+        .topics
+        .into_iter()
+        .map(|t| {
+            let partitions = t
+                .partitions
+                .iter()
+                .map(|p| {
+                    OffsetDeleteResponsePartition::default()
+                        .with_partition_index(p.partition_index)
+                        .with_error_code(code_of(&t.name.0, p.partition_index))
+                })
+                .collect();
+            OffsetDeleteResponseTopic::default()
+                .with_name(t.name)
+                .with_partitions(partitions)
+        })
+        .collect();
+    OffsetDeleteResponse::default().with_topics(topics)
+}
