@@ -582,3 +582,59 @@ async fn pipelined_fetches_of_a_client_that_stops_reading_are_answered_in_order_
     }
     broker.shutdown().await.unwrap();
 }
+
+/// `min.insync.replicas` (topic, broker default 1): a single broker is one in-sync replica, so an acks=all
+/// produce to a topic asking for 2 gets NOT_ENOUGH_REPLICAS and writes nothing, acks=1 still appends, lowering it
+/// lets acks=all through; 0 is INVALID_CONFIG.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn min_insync_replicas_above_one_refuses_acks_all() {
+    use rdkafka::admin::{
+        AdminOptions, AlterConfig, NewTopic, ResourceSpecifier, TopicReplication,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let addr = broker.local_addr();
+    let admin = common::admin(&addr.to_string());
+    let topic = NewTopic::new("isr", 1, TopicReplication::Fixed(1)).set("min.insync.replicas", "2");
+    let res = admin
+        .create_topics(&[topic], &AdminOptions::new())
+        .await
+        .unwrap();
+    assert!(matches!(res.as_slice(), [Ok(_)]), "{res:?}");
+    let bad = NewTopic::new("isr0", 1, TopicReplication::Fixed(1)).set("min.insync.replicas", "0");
+    let res = admin
+        .create_topics(&[bad], &AdminOptions::new())
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            res.as_slice(),
+            [Err((_, rdkafka::types::RDKafkaErrorCode::InvalidConfig))]
+        ),
+        "{res:?}"
+    );
+
+    let mut s = connect(addr).await;
+    let all = produce_req("isr", batch(&[b"a"])).with_acks(-1);
+    let r: ProduceResponse = request(&mut s, ApiKey::Produce, 9, &all).await.unwrap();
+    assert_eq!(partition_error(&r), 19, "NOT_ENOUGH_REPLICAS");
+    let one = produce_req("isr", batch(&[b"b"]));
+    let r: ProduceResponse = request(&mut s, ApiKey::Produce, 9, &one).await.unwrap();
+    assert_eq!(partition_error(&r), 0);
+    assert_eq!(
+        r.responses[0].partition_responses[0].base_offset, 0,
+        "the refused batch wrote nothing"
+    );
+
+    let alter = AlterConfig::new(ResourceSpecifier::Topic("isr")).set("min.insync.replicas", "1");
+    let res = admin
+        .alter_configs(&[alter], &AdminOptions::new())
+        .await
+        .unwrap();
+    assert!(matches!(res.as_slice(), [Ok(_)]), "{res:?}");
+    let r: ProduceResponse = request(&mut s, ApiKey::Produce, 9, &all).await.unwrap();
+    assert_eq!(partition_error(&r), 0);
+    assert_eq!(r.responses[0].partition_responses[0].base_offset, 1);
+    drop(s);
+    broker.shutdown().await.unwrap();
+}

@@ -110,6 +110,11 @@ pub const KEYS: &[KeyDoc] = &[
         doc: "period of the retention pass",
     },
     KeyDoc {
+        name: "min.insync.replicas",
+        default: "1",
+        doc: "in-sync replicas an acks=all produce needs (a single broker has 1: above it, NOT_ENOUGH_REPLICAS)",
+    },
+    KeyDoc {
         name: "log.flush.interval.ms",
         default: "(never)",
         doc: "flush a log whose unflushed data is older than this",
@@ -361,6 +366,7 @@ impl BrokerConfig {
                     c.log_retention_check_interval_ms = parse(key, v)?
                 }
                 "log.flush.interval.ms" => c.log.flush_ms = parse(key, v)?,
+                "min.insync.replicas" => c.log.min_insync_replicas = parse(key, v)?,
                 "log.flush.interval.messages" => c.log.flush_messages = parse(key, v)?,
                 "log.flush.offset.checkpoint.interval.ms" => {
                     c.log_flush_checkpoint_interval_ms = parse(key, v)?
@@ -531,6 +537,10 @@ impl BrokerConfig {
                 self.log_retention_check_interval_ms.to_string(),
             ),
             ("log.flush.interval.ms", never(self.log.flush_ms)),
+            (
+                "min.insync.replicas",
+                self.log.min_insync_replicas.to_string(),
+            ),
             (
                 "log.flush.interval.messages",
                 never(self.log.flush_messages),

@@ -22,6 +22,8 @@ pub const OFFSET_METADATA_TOO_LARGE: i16 = 12;
 pub const NOT_COORDINATOR: i16 = 16;
 /// INVALID_TOPIC_EXCEPTION.
 pub const INVALID_TOPIC_EXCEPTION: i16 = 17;
+/// NOT_ENOUGH_REPLICAS: acks=all to a partition whose min.insync.replicas exceeds its one in-sync replica.
+pub const NOT_ENOUGH_REPLICAS: i16 = 19;
 /// ILLEGAL_GENERATION.
 pub const ILLEGAL_GENERATION: i16 = 22;
 /// INCONSISTENT_GROUP_PROTOCOL.

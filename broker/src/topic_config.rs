@@ -31,6 +31,10 @@ pub const TOPIC_KEYS: &[TopicKey] = &[
         broker_synonym: Some("log.retention.bytes"),
     },
     TopicKey {
+        name: "min.insync.replicas",
+        broker_synonym: Some("min.insync.replicas"),
+    },
+    TopicKey {
         name: "segment.bytes",
         broker_synonym: Some("log.segment.bytes"),
     },
@@ -125,6 +129,7 @@ pub fn apply(cfg: &mut LogConfig, key: &str, value: &str) -> Result<()> {
             cfg.cleanup_policy = strata_storage::CleanupPolicy::Delete;
         }
         "retention.ms" => cfg.retention_ms = num(key, value)?,
+        "min.insync.replicas" => cfg.min_insync_replicas = num(key, value)?,
         "retention.bytes" => cfg.retention_bytes = num(key, value)?,
         "segment.bytes" => cfg.segment_bytes = num(key, value)?,
         "segment.ms" => cfg.segment_ms = num(key, value)?,
@@ -168,6 +173,7 @@ pub fn value_of(cfg: &LogConfig, overrides: &BTreeMap<String, String>, key: &str
     match key {
         "cleanup.policy" => cfg.cleanup_policy.as_str().into(),
         "retention.ms" => cfg.retention_ms.to_string(),
+        "min.insync.replicas" => cfg.min_insync_replicas.to_string(),
         "retention.bytes" => cfg.retention_bytes.to_string(),
         "segment.bytes" => cfg.segment_bytes.to_string(),
         "segment.ms" => cfg.segment_ms.to_string(),

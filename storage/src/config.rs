@@ -141,6 +141,9 @@ pub struct LogConfig {
     pub remote_log_delete_on_disable: bool,
     /// Kafka: `cleanup.policy`. Default: delete. See [`CleanupPolicy`]: compact is accepted but not performed.
     pub cleanup_policy: CleanupPolicy,
+    /// Kafka: `min.insync.replicas`. Default: 1. A single broker's in-sync replica set has one member, so an
+    /// `acks=all` produce to a partition asking for more is refused with NOT_ENOUGH_REPLICAS (by the broker).
+    pub min_insync_replicas: i32,
 }
 
 /// Seven days in milliseconds.
@@ -166,6 +169,7 @@ impl Default for LogConfig {
             remote_log_copy_disable: false,
             remote_log_delete_on_disable: false,
             cleanup_policy: CleanupPolicy::Delete,
+            min_insync_replicas: 1,
         }
     }
 }
@@ -192,6 +196,13 @@ impl LogConfig {
         }
         if self.segment_ms < 1 {
             return Err(invalid("segment.ms", self.segment_ms, "must be at least 1"));
+        }
+        if self.min_insync_replicas < 1 {
+            return Err(invalid(
+                "min.insync.replicas",
+                self.min_insync_replicas,
+                "must be at least 1",
+            ));
         }
         if self.segment_index_bytes < 12 {
             return Err(invalid(

@@ -47,10 +47,26 @@ fn append(
     topic: &str,
     partition: i32,
     records: Bytes,
+    acks: i16,
 ) -> PartitionProduceResponse {
-    let result: Result<_> = broker
-        .log(topic, partition)
-        .and_then(|log| Ok(log.append_as_leader(records, 0)?));
+    let log = match broker.log(topic, partition) {
+        Ok(log) => log,
+        Err(e) => return failed(topic, partition, error_code::code(&e), e.to_string()),
+    };
+    // One broker is the whole in-sync replica set: acks=all needs min.insync.replicas <= 1 (Kafka refuses the
+    // append with NOT_ENOUGH_REPLICAS, writing nothing).
+    let min_isr = log.config().min_insync_replicas;
+    if acks == -1 && min_isr > 1 {
+        return failed(
+            topic,
+            partition,
+            error_code::NOT_ENOUGH_REPLICAS,
+            format!(
+                "{topic}-{partition} has 1 in-sync replica (a single broker) and min.insync.replicas={min_isr}"
+            ),
+        );
+    }
+    let result: Result<_> = log.append_as_leader(records, 0).map_err(Error::from);
     match result {
         Ok(info) => PartitionProduceResponse::default()
             .with_index(partition)
@@ -61,7 +77,8 @@ fn append(
     }
 }
 
-/// Answers Produce (acks 0/1/-1: on one node, -1 is satisfied once the append returns).
+/// Answers Produce (acks 0/1/-1: on one node, -1 is satisfied once the append returns, unless the topic's
+/// `min.insync.replicas` asks for more than one replica).
 pub async fn handle(
     broker: &Arc<Broker>,
     _h: &RequestHeader,
@@ -80,12 +97,13 @@ pub async fn handle(
         names.push(t.name);
     }
     let b = broker.clone();
+    let acks = req.acks;
     let done = blocking(move || {
         Ok(work
             .into_iter()
             .map(|(ti, topic, p, item)| {
                 let resp = match item {
-                    Ok(records) => append(&b, &topic, p, records),
+                    Ok(records) => append(&b, &topic, p, records, acks),
                     Err(resp) => resp,
                 };
                 (ti, resp)
