@@ -35,6 +35,10 @@ pub const TOPIC_KEYS: &[TopicKey] = &[
         broker_synonym: Some("min.insync.replicas"),
     },
     TopicKey {
+        name: "compression.type",
+        broker_synonym: None,
+    },
+    TopicKey {
         name: "segment.bytes",
         broker_synonym: Some("log.segment.bytes"),
     },
@@ -130,6 +134,16 @@ pub fn apply(cfg: &mut LogConfig, key: &str, value: &str) -> Result<()> {
         }
         "retention.ms" => cfg.retention_ms = num(key, value)?,
         "min.insync.replicas" => cfg.min_insync_replicas = num(key, value)?,
+        "compression.type" => {
+            if value.trim() != "producer" {
+                return Err(invalid(
+                    key,
+                    value,
+                    "only compression.type=producer is supported: batches are stored as the producer compressed \
+                     them (set the codec on the producer)",
+                ));
+            }
+        }
         "retention.bytes" => cfg.retention_bytes = num(key, value)?,
         "segment.bytes" => cfg.segment_bytes = num(key, value)?,
         "segment.ms" => cfg.segment_ms = num(key, value)?,
@@ -174,6 +188,7 @@ pub fn value_of(cfg: &LogConfig, overrides: &BTreeMap<String, String>, key: &str
         "cleanup.policy" => cfg.cleanup_policy.as_str().into(),
         "retention.ms" => cfg.retention_ms.to_string(),
         "min.insync.replicas" => cfg.min_insync_replicas.to_string(),
+        "compression.type" => "producer".into(),
         "retention.bytes" => cfg.retention_bytes.to_string(),
         "segment.bytes" => cfg.segment_bytes.to_string(),
         "segment.ms" => cfg.segment_ms.to_string(),
