@@ -115,8 +115,19 @@ kcat_tiered_check() {
   got=$(timeout 60 kcat -b "$bs" -C -e -q -o beginning -t "$t" -f '%s\n')
   [ "$got" = "$want" ] || { echo "remote read differs"; diff <(echo "$want") <(echo "$got") | head; return 1; }
   metrics=$(grep -o 'metrics=Some([^)]*)' "$WORK/tiered.log" | head -1 | sed 's/metrics=Some(//; s/)//')
-  curl -sf "http://$metrics/metrics" | grep -Eq '^kafka_server_BrokerTopicMetrics_RemoteFetchBytesPerSec [1-9]' \
-    || { echo "no remote fetch bytes in /metrics ($metrics)"; return 1; }
+  # Bounded poll: the counter is read over HTTP right after the consumer finished.
+  for _ in $(seq 1 50); do
+    curl -sf --max-time 5 "http://$metrics/metrics" > "$WORK/metrics.txt" || true
+    grep -Eq '^kafka_server_BrokerTopicMetrics_RemoteFetchBytesPerSec [1-9]' "$WORK/metrics.txt" && break
+    sleep 0.2
+  done
+  grep -Eq '^kafka_server_BrokerTopicMetrics_RemoteFetchBytesPerSec [1-9]' "$WORK/metrics.txt" || {
+    echo "no remote fetch bytes in /metrics ($metrics)"
+    grep -E 'RemoteFetch|RemoteCopyBytes|DelayedRemoteFetch' "$WORK/metrics.txt" | grep -v '^#'
+    ls -la "$data/$t-0"
+    grep -Ev 'DEBUG|TRACE' "$WORK/tiered.log" | tail -25
+    return 1
+  }
   kill -TERM "$PID"; wait "$PID"; PID=
 }
 check kcat-tiered kcat_tiered_check
