@@ -52,15 +52,18 @@ check() {
 }
 
 kcat_check() {
-  local t="kcat-$RANDOM" want got
+  local t="kcat-$RANDOM" want got md
   want=$(for i in $(seq 1 100); do echo "k$i:v$i-$((i * 7))"; done)
   # Produce (auto-creates the topic) and read back.
   echo "$want" | kcat -b "$BS" -P -t "$t" -K: -X acks=all
   got=$(timeout 60 kcat -b "$BS" -C -e -q -o beginning -t "$t" -f '%k:%s\n')
   [ "$got" = "$want" ] || { echo "kcat consume differs"; diff <(echo "$want") <(echo "$got") | head; return 1; }
   # Admin: metadata lists the topic and the internal offsets topic.
-  kcat -b "$BS" -L | grep -q "topic \"$t\" with 1 partitions"
-  kcat -b "$BS" -L | grep -q 'topic "__consumer_offsets"'
+  # (Output captured first: with pipefail, `producer | grep -q` fails when grep exits before the producer has
+  # written everything — SIGPIPE.)
+  md=$(kcat -b "$BS" -L)
+  grep -q "topic \"$t\" with 1 partitions" <<<"$md"
+  grep -q 'topic "__consumer_offsets"' <<<"$md"
   # Consumer group: consume all, commit on close; a second run resumes after the committed offsets.
   got=$(timeout 60 kcat -b "$BS" -G "$t-g" -q -c 100 -f '%s\n' -X auto.offset.reset=earliest "$t" | wc -l)
   [ "$got" -eq 100 ] || { echo "group consumed $got of 100"; return 1; }
@@ -115,7 +118,8 @@ kcat_tiered_check() {
   got=$(timeout 60 kcat -b "$bs" -C -e -q -o beginning -t "$t" -f '%s\n')
   [ "$got" = "$want" ] || { echo "remote read differs"; diff <(echo "$want") <(echo "$got") | head; return 1; }
   metrics=$(grep -o 'metrics=Some([^)]*)' "$WORK/tiered.log" | head -1 | sed 's/metrics=Some(//; s/)//')
-  # Bounded poll: the counter is read over HTTP right after the consumer finished.
+  # Bounded poll; the page goes to a file first (`curl | grep -q` under pipefail failed when grep exited before
+  # curl had written the whole page: SIGPIPE, the flake seen once in CI).
   for _ in $(seq 1 50); do
     curl -sf --max-time 5 "http://$metrics/metrics" > "$WORK/metrics.txt" || true
     grep -Eq '^kafka_server_BrokerTopicMetrics_RemoteFetchBytesPerSec [1-9]' "$WORK/metrics.txt" && break
