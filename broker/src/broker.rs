@@ -64,29 +64,20 @@ pub fn now_ms() -> i64 {
 fn check_logs_have_topics(
     logs: &LogManager,
     meta_dir: &Path,
-    registry_existed: bool,
+    registry: Option<&TopicRegistry>,
 ) -> Result<()> {
-    let known: std::collections::BTreeSet<String> = if registry_existed {
-        TopicRegistry::open(meta_dir)?
-            .all()
-            .into_iter()
-            .map(|(n, _)| n)
-            .collect()
-    } else {
-        Default::default()
-    };
     let mut unknown: Vec<String> = logs
         .all_logs()
         .iter()
         .map(|l| l.topic_partition().topic.to_string())
-        .filter(|t| !is_internal(t) && !known.contains(t))
+        .filter(|t| !is_internal(t) && registry.is_none_or(|r| r.get(t).is_none()))
         .collect();
     unknown.sort();
     unknown.dedup();
     if unknown.is_empty() {
         return Ok(());
     }
-    if !registry_existed {
+    if registry.is_none() {
         return Err(Error::Config {
             key: "log.dirs".into(),
             value: logs
@@ -126,8 +117,15 @@ impl Broker {
         if meta_dir != config.log_dirs[0] {
             info!(dir = %meta_dir.display(), "topic registry found in a log dir other than the first of log.dirs");
         }
-        check_logs_have_topics(&logs, &meta_dir, registry_existed)?;
-        let topics = TopicRegistry::open(&meta_dir)?;
+        // Checked before a missing registry is created (opening writes the file).
+        let topics = if registry_existed {
+            let topics = TopicRegistry::open(&meta_dir)?;
+            check_logs_have_topics(&logs, &meta_dir, Some(&topics))?;
+            topics
+        } else {
+            check_logs_have_topics(&logs, &meta_dir, None)?;
+            TopicRegistry::open(&meta_dir)?
+        };
         let (advertised_host, advertised_port) = match &config.advertised {
             Some((h, p)) => (h.clone(), i32::from(*p)),
             None => {
@@ -479,8 +477,8 @@ impl Broker {
         Ok(())
     }
 
-    /// Creates `__consumer_offsets` if absent, with Kafka's `cleanup.policy=compact` override (also added to a
-    /// data dir written before the topic was compacted, and applied to its logs).
+    /// Creates `__consumer_offsets` if absent, with Kafka's `cleanup.policy=compact` override (also added to the
+    /// registry of a data dir written before the topic was compacted).
     fn ensure_consumer_offsets_topic(&self, partitions: i32) -> Result<()> {
         let name = CONSUMER_OFFSETS;
         self.register_internal_topic(name)?;
@@ -490,16 +488,12 @@ impl Broker {
                 self.create_topic(name, partitions, compact())?;
             }
             Some(meta) if !meta.configs.contains_key("cleanup.policy") => {
-                let meta = self.topics.update(name, |m| {
+                // Only the registry needs it: `topic_log_config` makes this topic compacted either way, and
+                // `apply_topic_configs` already gave its logs that config.
+                self.topics.update(name, |m| {
                     m.configs.extend(compact());
                     Ok(())
                 })?;
-                let cfg = self.topic_log_config(name, &meta.configs)?;
-                for p in 0..meta.partitions {
-                    if let Some(log) = self.logs.get_log(&TopicPartition::new(name, p)) {
-                        log.update_config(cfg.clone())?;
-                    }
-                }
             }
             Some(_) => {}
         }

@@ -265,22 +265,11 @@ impl OffsetStore {
                 .map(|g| g.keys().cloned().collect())
                 .unwrap_or_default()
         };
-        let mut appended = None;
-        if !keys.is_empty() {
-            let ts = now_ms();
-            let records = keys
-                .iter()
-                .map(|(t, p)| Ok(record(encode_key(group, t, *p)?, None, ts)))
-                .collect::<Result<Vec<Record>>>()?;
-            appended = Some((self.append(broker, group, &records)?, records.len()));
-        }
+        self.tombstone(broker, &mut writes, group, &keys)?;
         self.cache
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(group);
-        if let Some((partition, n)) = appended {
-            self.after_append(broker, &mut writes, partition, n);
-        }
         Ok(())
     }
 
@@ -299,25 +288,7 @@ impl OffsetStore {
                 .cloned()
                 .collect()
         };
-        if present.is_empty() {
-            return Ok(());
-        }
-        let ts = now_ms();
-        let records = present
-            .iter()
-            .map(|(t, p)| Ok(record(encode_key(group, t, *p)?, None, ts)))
-            .collect::<Result<Vec<Record>>>()?;
-        let partition = self.append(broker, group, &records)?;
-        {
-            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(g) = cache.get_mut(group) {
-                for tp in &present {
-                    g.remove(tp);
-                }
-            }
-        }
-        self.after_append(broker, &mut writes, partition, records.len());
-        Ok(())
+        self.tombstone(broker, &mut writes, group, &present)
     }
 
     /// Deletes every group's committed offsets of `topic` (tombstones), as Kafka does when a topic is deleted, so
@@ -325,38 +296,49 @@ impl OffsetStore {
     pub fn delete_topic(&self, broker: &Broker, topic: &str) -> Result<()> {
         // Under the write lock throughout, as in `delete_group`.
         let mut writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
-        let by_group: Vec<(String, Vec<i32>)> = {
+        let by_group: Vec<(String, Vec<Tp>)> = {
             let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
             cache
                 .iter()
                 .map(|(g, tps)| {
-                    let parts = tps
-                        .keys()
-                        .filter(|(t, _)| t == topic)
-                        .map(|(_, p)| *p)
-                        .collect::<Vec<_>>();
-                    (g.clone(), parts)
+                    let keys = tps.keys().filter(|(t, _)| t == topic).cloned().collect();
+                    (g.clone(), keys)
                 })
-                .filter(|(_, parts)| !parts.is_empty())
+                .filter(|(_, keys): &(String, Vec<Tp>)| !keys.is_empty())
                 .collect()
         };
+        for (group, keys) in by_group {
+            self.tombstone(broker, &mut writes, &group, &keys)?;
+        }
+        Ok(())
+    }
+
+    /// Appends tombstones for `keys` of `group` and drops them from the cache. Called with `writes` held.
+    fn tombstone(
+        &self,
+        broker: &Broker,
+        writes: &mut HashMap<i32, Written>,
+        group: &str,
+        keys: &[Tp],
+    ) -> Result<()> {
+        if keys.is_empty() {
+            return Ok(());
+        }
         let ts = now_ms();
-        for (group, parts) in by_group {
-            let records = parts
-                .iter()
-                .map(|p| Ok(record(encode_key(&group, topic, *p)?, None, ts)))
-                .collect::<Result<Vec<Record>>>()?;
-            let partition = self.append(broker, &group, &records)?;
-            {
-                let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-                if let Some(g) = cache.get_mut(&group) {
-                    for p in parts {
-                        g.remove(&(topic.to_string(), p));
-                    }
+        let records = keys
+            .iter()
+            .map(|(t, p)| Ok(record(encode_key(group, t, *p)?, None, ts)))
+            .collect::<Result<Vec<Record>>>()?;
+        let partition = self.append(broker, group, &records)?;
+        {
+            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(g) = cache.get_mut(group) {
+                for tp in keys {
+                    g.remove(tp);
                 }
             }
-            self.after_append(broker, &mut writes, partition, records.len());
         }
+        self.after_append(broker, writes, partition, records.len());
         Ok(())
     }
 

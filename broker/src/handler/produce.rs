@@ -55,8 +55,12 @@ fn append(
     };
     // One broker is the whole in-sync replica set: acks=all needs min.insync.replicas <= 1 (Kafka refuses the
     // append with NOT_ENOUGH_REPLICAS, writing nothing).
-    let min_isr = log.config().min_insync_replicas;
-    if acks == -1 && min_isr > 1 {
+    let min_isr = if acks == -1 {
+        log.config().min_insync_replicas
+    } else {
+        1
+    };
+    if min_isr > 1 {
         return failed(
             topic,
             partition,
