@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use strata_storage::{LogConfig, LogManager, LogManagerConfig, TopicPartition, UnifiedLog};
@@ -17,6 +16,7 @@ use uuid::Uuid;
 use crate::config::BrokerConfig;
 use crate::error::{Error, Result};
 use crate::group::GroupCoordinator;
+use crate::producer_ids::ProducerIdManager;
 use crate::remote::RemoteLogReader;
 use crate::tiered::{self, Tiering};
 use crate::topic_config;
@@ -31,7 +31,7 @@ pub struct Broker {
     topics: TopicRegistry,
     groups: GroupCoordinator,
     appended: Notify,
-    next_producer_id: AtomicI64,
+    producer_ids: ProducerIdManager,
     remote_reader: std::sync::OnceLock<Arc<dyn RemoteLogReader>>,
     tiering: std::sync::OnceLock<Arc<Tiering>>,
     cancel: CancellationToken,
@@ -143,6 +143,8 @@ impl Broker {
             .map(|l| l.max_producer_id())
             .max()
             .unwrap_or(-1);
+        // Ids continue after the durably recorded block, and above any id in the logs (older data dirs).
+        let producer_ids = ProducerIdManager::open(&meta_dir, config.node_id, max_pid.max(-1) + 1)?;
         let groups = GroupCoordinator::new(&config);
         let broker = Arc::new(Broker {
             advertised_host,
@@ -151,7 +153,7 @@ impl Broker {
             topics,
             groups,
             appended: Notify::new(),
-            next_producer_id: AtomicI64::new(max_pid.max(-1) + 1),
+            producer_ids,
             remote_reader: std::sync::OnceLock::new(),
             tiering: std::sync::OnceLock::new(),
             cancel: CancellationToken::new(),
@@ -312,9 +314,10 @@ impl Broker {
         &self.appended
     }
 
-    /// A fresh producer id (ids above any seen in the logs).
-    pub fn allocate_producer_id(&self) -> i64 {
-        self.next_producer_id.fetch_add(1, Ordering::SeqCst)
+    /// A producer id never handed out before, also across crashes (see [`crate::producer_ids`]). Blocking when a
+    /// new block must be recorded.
+    pub fn allocate_producer_id(&self) -> Result<i64> {
+        self.producer_ids.generate()
     }
 
     /// The log of a known topic's partition, created if the registry has it but the disk does not.

@@ -56,6 +56,7 @@ pub use checkpoint::{kafka_uuid_string, parse_kafka_uuid};
 pub use config::{CleanupPolicy, LogConfig, LogManagerConfig, TimestampType, TopicConfigProvider};
 pub use error::{Error, Result};
 pub use file_records::{BatchScanError, FileBatchIter, FileRecords};
+pub use fsio::atomic_write;
 pub use index::{OffsetIndex, TimeIndex};
 pub use log::{FetchDataInfo, LogAppendInfo, RollListener, RolledSegment, UnifiedLog};
 pub use manager::LogManager;
