@@ -60,7 +60,7 @@ pub fn now_ms() -> i64 {
 /// Partition logs of topics the registry does not know: with no registry anywhere in `log.dirs`, start-up is
 /// refused (serving a partial view — topics missing, auto-create colliding with their dirs — would be worse than
 /// stopping; the dir holding `strata-topics.json` was probably left out of `log.dirs`); with a registry, they are
-/// reported (a topic deleted while the broker crashed) and not served.
+/// reported (a topic deleted while the broker crashed) and set aside ([`set_aside_stray_logs`]).
 fn check_logs_have_topics(
     logs: &LogManager,
     meta_dir: &Path,
@@ -96,7 +96,31 @@ fn check_logs_have_topics(
         });
     }
     warn!(topics = %unknown.join(","), registry = %meta_dir.join(topics::REGISTRY_FILE).display(),
-        "partition dirs of topics the registry does not know (deleted while the broker stopped?) are not served");
+        "partition dirs of topics the registry does not know (deleted while the broker stopped?) are set aside");
+    Ok(())
+}
+
+/// Kafka's stray logs: partition logs of a topic the registry does not know (deleted while the broker was down, or
+/// a delete that failed half-way) or whose `partition.metadata` names another topic id than the registry's (an
+/// older topic of the same name). Each is set aside (its dir renamed `…-stray`, kept on disk, never loaded again),
+/// so a topic created later under the name never serves the old records.
+fn set_aside_stray_logs(logs: &LogManager, registry: &TopicRegistry) -> Result<()> {
+    for log in logs.all_logs() {
+        let tp = log.topic_partition();
+        if is_internal(&tp.topic) {
+            continue;
+        }
+        let stray = match registry.get(&tp.topic) {
+            None => true,
+            Some(meta) => {
+                !meta.id.is_nil() && !log.topic_id().is_nil() && meta.id != log.topic_id()
+            }
+        };
+        if stray {
+            warn!(%tp, log_topic_id = %log.topic_id(), "partition log of a deleted or older topic set aside as stray");
+            logs.set_aside_stray_log(tp)?;
+        }
+    }
     Ok(())
 }
 
@@ -121,6 +145,7 @@ impl Broker {
         let topics = if registry_existed {
             let topics = TopicRegistry::open(&meta_dir)?;
             check_logs_have_topics(&logs, &meta_dir, Some(&topics))?;
+            set_aside_stray_logs(&logs, &topics)?;
             topics
         } else {
             check_logs_have_topics(&logs, &meta_dir, None)?;
