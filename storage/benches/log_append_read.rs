@@ -344,8 +344,8 @@ fn compressed_payload(codec: kafka_protocol::records::Compression) -> (Vec<u8>, 
         Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType as Tt,
     };
     const WORDS: [&str; 16] = [
-        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo",
-        "lima", "mike", "november", "oscar", "papa",
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+        "juliet", "kilo", "lima", "mike", "november", "oscar", "papa",
     ];
     let mut seed = 0x2545_f491_4f6c_dd1du64;
     let mut out = Vec::new();
