@@ -32,8 +32,9 @@ pub const SNAPPY_MAX_EXPANSION: usize = 22;
 const XERIAL_MAGIC: [u8; 8] = [0x82, b'S', b'N', b'A', b'P', b'P', b'Y', 0];
 const XERIAL_HEADER_LEN: usize = 16;
 
-/// Buffer between a decoder and the record walker.
-const READ_BUFFER: usize = 16 << 10;
+/// Buffer between a decoder and the record walker: as large as lz4's default block (64 KiB), so the lz4 decoder
+/// writes whole blocks straight into it instead of staging them.
+const READ_BUFFER: usize = 64 << 10;
 
 /// Opens the decompressed stream of a batch's records. `data` is the batch's bytes after the 61-byte header;
 /// `limit` is the most decompressed bytes the caller will read (decoders that must allocate a whole block check
