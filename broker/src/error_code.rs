@@ -124,7 +124,9 @@ pub fn storage_code(err: &StorageError) -> i16 {
         StorageError::OffsetOutOfRange { .. } => OFFSET_OUT_OF_RANGE,
         StorageError::CorruptRecord { .. } => CORRUPT_MESSAGE,
         StorageError::InvalidRecord { .. } => INVALID_RECORD,
-        StorageError::RecordTooLarge { .. } => MESSAGE_TOO_LARGE,
+        StorageError::RecordTooLarge { .. } | StorageError::DecompressedTooLarge { .. } => {
+            MESSAGE_TOO_LARGE
+        }
         StorageError::OutOfOrderSequence { .. } => OUT_OF_ORDER_SEQUENCE_NUMBER,
         StorageError::InvalidProducerEpoch { .. } => INVALID_PRODUCER_EPOCH,
         StorageError::InvalidConfig { .. } => INVALID_CONFIG,

@@ -61,5 +61,5 @@ pub use index::{OffsetIndex, TimeIndex};
 pub use log::{FetchDataInfo, LogAppendInfo, RollListener, RolledSegment, UnifiedLog};
 pub use manager::LogManager;
 pub use partition::{TopicIdPartition, TopicPartition};
-pub use record::{RecordBatch, RecordBatchBuilder};
+pub use record::{RecordBatch, RecordBatchBuilder, MAX_DECOMPRESSED_RECORDS_BYTES};
 pub use segment::LogSegment;

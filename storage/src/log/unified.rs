@@ -176,6 +176,7 @@ impl UnifiedLog {
         let config = self.config();
         // Validation that needs no lock: structure, CRC, per-batch limits.
         let mut batches = Vec::new();
+        let mut decompress_budget = crate::record::MAX_DECOMPRESSED_RECORDS_BYTES;
         for batch in RecordBatch::iter(&records) {
             let batch = batch?;
             if batch.size_in_bytes() > config.max_message_bytes as usize {
@@ -184,7 +185,7 @@ impl UnifiedLog {
                     max: config.max_message_bytes,
                 });
             }
-            batch.validate_for_append()?;
+            batch.validate_for_append(&mut decompress_budget)?;
             batches.push(batch);
         }
         if batches.is_empty() {
