@@ -132,6 +132,7 @@ impl IndexFile {
         }
         // The mapping is dropped before the size changes (see `mmap::map_mut`); the next use maps again.
         self.mmap.take();
+        let _token = self.handles.acquire();
         open_file(&self.path, false)?
             .set_len((max_entries * self.entry_size) as u64)
             .map_err(io_err(&self.path))?;
@@ -178,6 +179,7 @@ impl IndexFile {
         let capacity = (self.max_entries * self.entry_size) as u64;
         self.mmap.take();
         self.entries = 0;
+        let _token = self.handles.acquire();
         let file = open_file(&self.path, false)?;
         let res = file.set_len(0).and_then(|()| file.set_len(capacity));
         if res.is_err() {
@@ -234,6 +236,7 @@ impl IndexFile {
             m.map.flush().map_err(io_err(&self.path))?;
         }
         // Also when unmapped: pages written through an earlier mapping may still be dirty.
+        let _token = self.handles.acquire();
         fsio::sync_file(&open_file(&self.path, false)?, &self.path)
     }
 

@@ -136,8 +136,17 @@ impl UnifiedLog {
         self.advance_log_start_locked(st, first)
     }
 
-    /// Turns a failure of a write or fsync into a poisoned log dir and a storage error.
+    /// Turns a failure of a write or fsync into a poisoned log dir and a storage error. A file that could not be
+    /// opened or mapped for lack of descriptors or memory (`EMFILE`, `ENFILE`, `ENOMEM`: segment files reopen on
+    /// demand, see `crate::handles`) poisons nothing: nothing was written, and the call can be retried.
     pub(crate) fn poison(&self, e: Error) -> Error {
+        if let Error::Io { source, .. } = &e {
+            // EMFILE, ENFILE, ENOMEM.
+            if matches!(source.raw_os_error(), Some(24 | 23 | 12)) {
+                tracing::warn!(tp = %self.tp, error = %e, "could not open a segment file; nothing written");
+                return e;
+            }
+        }
         self.log_dir.poison(&e);
         Error::Storage {
             dir: self.log_dir.path().to_path_buf(),
