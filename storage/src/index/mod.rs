@@ -2,7 +2,8 @@
 //!
 //! Both files are preallocated to `segment.index.bytes` (rounded down to whole entries) while their segment is
 //! active, and trimmed to their entries when it rolls or the log closes. They carry no checksum: recovery
-//! rebuilds them from the `.log`.
+//! rebuilds them from the `.log`. A file is mapped on first use and unmapped when its segment goes idle past
+//! `log.max.open.files` (see `crate::handles`); no descriptor stays open once it is mapped.
 #[allow(unsafe_code)]
 mod mmap;
 mod offset_index;
