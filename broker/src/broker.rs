@@ -135,6 +135,7 @@ impl Broker {
         lm.default_log_config = config.log.clone();
         lm.node_id = config.node_id;
         lm.ignored_dirs = config.reserved_dirs.clone();
+        lm.max_open_files = config.log_max_open_files;
         let meta_dir = topics::metadata_dir(&config.log_dirs)?;
         let registry_existed = meta_dir.join(topics::REGISTRY_FILE).exists();
         let logs = Arc::new(LogManager::open(lm)?);

@@ -150,6 +150,11 @@ pub const KEYS: &[KeyDoc] = &[
         doc: "concurrent client connections",
     },
     KeyDoc {
+        name: "log.max.open.files",
+        default: "(half the soft open-files limit, at most half vm.max_map_count)",
+        doc: "strata: segment files and index maps kept open at once; idle ones close past it (at least 16)",
+    },
+    KeyDoc {
         name: "offsets.topic.num.partitions",
         default: "1",
         doc: "partitions of __consumer_offsets (Kafka: 50)",
@@ -207,6 +212,9 @@ pub struct BrokerConfig {
     pub socket_request_max_bytes: usize,
     /// Kafka: `max.connections`. Default: 1000.
     pub max_connections: usize,
+    /// strata: `log.max.open.files`. Default: None = half the soft `RLIMIT_NOFILE` (at most half of
+    /// `vm.max_map_count`). Segment descriptors and index maps the logs keep open at once.
+    pub log_max_open_files: Option<usize>,
     /// Kafka: `offsets.topic.num.partitions`. Default: 1 (Kafka: 50).
     pub offsets_topic_num_partitions: i32,
     /// Kafka: `group.initial.rebalance.delay.ms`. Default: 0 (Kafka: 3000).
@@ -245,6 +253,7 @@ impl Default for BrokerConfig {
             log_flush_checkpoint_interval_ms: 60_000,
             socket_request_max_bytes: 100 * 1024 * 1024,
             max_connections: 1000,
+            log_max_open_files: None,
             offsets_topic_num_partitions: 1,
             group_initial_rebalance_delay_ms: 0,
             group_min_session_timeout_ms: 6000,
@@ -377,6 +386,7 @@ impl BrokerConfig {
                 "message.max.bytes" => c.log.max_message_bytes = parse(key, v)?,
                 "socket.request.max.bytes" => c.socket_request_max_bytes = parse(key, v)?,
                 "max.connections" => c.max_connections = parse(key, v)?,
+                "log.max.open.files" => c.log_max_open_files = Some(parse(key, v)?),
                 "offsets.topic.num.partitions" => c.offsets_topic_num_partitions = parse(key, v)?,
                 "group.initial.rebalance.delay.ms" => {
                     c.group_initial_rebalance_delay_ms = parse(key, v)?
@@ -423,6 +433,13 @@ impl BrokerConfig {
                 "max.connections",
                 &self.max_connections.to_string(),
                 "must be at least 1",
+            ));
+        }
+        if let Some(n) = self.log_max_open_files.filter(|&n| n < 16) {
+            return Err(bad(
+                "log.max.open.files",
+                &n.to_string(),
+                "must be at least 16",
             ));
         }
         if self.offsets_topic_num_partitions < 1 {
@@ -562,6 +579,12 @@ impl BrokerConfig {
                 self.socket_request_max_bytes.to_string(),
             ),
             ("max.connections", self.max_connections.to_string()),
+            (
+                "log.max.open.files",
+                self.log_max_open_files
+                    .unwrap_or_else(strata_storage::default_max_open_files)
+                    .to_string(),
+            ),
             (
                 "offsets.topic.num.partitions",
                 self.offsets_topic_num_partitions.to_string(),

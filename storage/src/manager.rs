@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use uuid::Uuid;
 
 use crate::error::io_err;
+use crate::handles::{HandleCache, ReleaseHandles};
 use crate::log::{load_log, now_ms, LoadParams, LogDir, RollListener, RollListeners};
 use crate::names::{
     self, CLEAN_SHUTDOWN_MARKER, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT,
@@ -31,6 +32,8 @@ pub struct LogManager {
     dir_locks: Mutex<Vec<std::fs::File>>,
     /// From `meta.properties`.
     cluster_id: String,
+    /// Bounds the descriptors and index mappings of every log (`log.max.open.files`).
+    handles: Arc<HandleCache>,
 }
 
 impl std::fmt::Debug for LogManager {
@@ -52,6 +55,7 @@ impl LogManager {
     pub fn open(config: LogManagerConfig) -> Result<LogManager> {
         config.validate()?;
         let listeners = Arc::new(RollListeners::default());
+        let handles = HandleCache::new(config.effective_max_open_files());
         let mut logs: HashMap<TopicPartition, Arc<UnifiedLog>> = HashMap::new();
         let mut dirs = Vec::new();
         let now = now_ms();
@@ -147,8 +151,11 @@ impl LogManager {
                     recovery_point: recovery_points.get(&tp).copied().unwrap_or(0),
                     log_start_offset: log_starts.get(&tp).copied(),
                     now_ms: now,
+                    handles: handles.clone(),
                 })?;
-                logs.insert(tp, Arc::new(log));
+                let log = Arc::new(log);
+                register(&handles, &log);
+                logs.insert(tp, log);
             }
             if clean {
                 // From now on a crash must be treated as unclean.
@@ -167,6 +174,7 @@ impl LogManager {
             shut_down: AtomicBool::new(false),
             dir_locks: Mutex::new(dir_locks),
             cluster_id,
+            handles,
         })
     }
 
@@ -283,7 +291,9 @@ impl LogManager {
             log_start_offset: None,
             config_is_authoritative: true,
             now_ms: now_ms(),
+            handles: self.handles.clone(),
         })?);
+        register(&self.handles, &log);
         tracing::info!(%tp, %topic_id, dir = %log_dir.path().display(), "created log");
         self.logs
             .write()
@@ -473,6 +483,12 @@ impl LogManager {
         first_err.map_or(Ok(()), Err)
     }
 
+    /// (open, cap): the segment file descriptors and index mappings open now across every log, and the cap
+    /// (`log.max.open.files`) past which idle ones are closed.
+    pub fn open_file_handles(&self) -> (usize, usize) {
+        (self.handles.open(), self.handles.cap())
+    }
+
     /// Called with every segment that rolls (after it is flushed), from the appending thread: keep it cheap.
     pub fn add_roll_listener(&self, l: RollListener) {
         self.listeners.add(l);
@@ -493,6 +509,12 @@ impl LogManager {
             .map(|d| d.path().to_path_buf())
             .collect()
     }
+}
+
+/// Lets the handle sweep close `log`'s idle files.
+fn register(handles: &HandleCache, log: &Arc<UnifiedLog>) {
+    let holder: Arc<dyn ReleaseHandles> = log.clone();
+    handles.register(Arc::downgrade(&holder));
 }
 
 /// Opens `<dir>/.lock` and takes an exclusive lock on it (Kafka's `FileLock`); held for the manager's lifetime.
