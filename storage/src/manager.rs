@@ -212,7 +212,11 @@ impl LogManager {
     ) -> Result<Arc<UnifiedLog>> {
         config.validate()?;
         let _guard = self.create_lock.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(log) = self.get_log(tp) {
+        if let Some(log) = self.get_log(tp).filter(|l| {
+            // A closed log still listed is one whose delete failed to rename its dir: a new topic's log sets it
+            // aside (or fails with the rename's error) instead of refusing forever.
+            !(l.is_closed() && l.topic_id() != topic_id)
+        }) {
             if !log.topic_id().is_nil() && !topic_id.is_nil() && log.topic_id() != topic_id {
                 return Err(Error::InconsistentTopicId {
                     tp: tp.clone(),
@@ -228,6 +232,12 @@ impl LogManager {
                 dir: self.config.log_dirs[0].clone(),
                 reason: "log manager is shut down".into(),
             });
+        }
+        if self.get_log(tp).is_some() {
+            self.rename_away_locked(tp, &names::stray_dir_name(tp), |aside| {
+                tracing::warn!(%tp, %topic_id, aside = %aside.display(),
+                    "the closed log of a failed delete was set aside as stray before creating the log");
+            })?;
         }
         let counts = {
             let logs = self.logs.read().unwrap_or_else(|e| e.into_inner());
@@ -347,6 +357,16 @@ impl LogManager {
         then: impl FnOnce(&Path),
     ) -> Result<()> {
         let _guard = self.create_lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.rename_away_locked(tp, new_name, then)
+    }
+
+    /// [`Self::rename_away`] with `create_lock` held by the caller.
+    fn rename_away_locked(
+        &self,
+        tp: &TopicPartition,
+        new_name: &str,
+        then: impl FnOnce(&Path),
+    ) -> Result<()> {
         let log = self
             .get_log(tp)
             .ok_or_else(|| Error::UnknownTopicOrPartition { tp: tp.clone() })?;
