@@ -391,7 +391,13 @@ fn hostile_batches_are_refused_with_kafka_errors_write_nothing_and_keep_memory_b
     assert_eq!(high, 15, "only the good records were stored");
 
     // The bomb alone would need 1.5 GiB inflated (the 2^31-1 record count: hundreds of GiB of pre-allocation).
-    let grown_mib = peak_rss_kib(broker.pid()).saturating_sub(peak_before) / 1024;
+    let peak_after = peak_rss_kib(broker.pid());
+    let grown_mib = peak_after.saturating_sub(peak_before) / 1024;
+    eprintln!(
+        "broker peak RSS: {} MiB before the hostile batches, {} MiB after",
+        peak_before / 1024,
+        peak_after / 1024
+    );
     assert!(
         grown_mib < 128,
         "peak RSS grew by {grown_mib} MiB while refusing the hostile batches"

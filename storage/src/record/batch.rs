@@ -317,8 +317,8 @@ impl RecordBatch {
         read_i32(&self.buf, RECORDS_COUNT_OFFSET)
     }
 
-    /// The records of an uncompressed batch, decoded lazily. Compressed batches return an error (only
-    /// [`RecordBatch::find_timestamp`] decompresses).
+    /// The records of an uncompressed batch, decoded lazily. Compressed batches return an error (they are
+    /// only walked, by the bounded walker, on append and for [`RecordBatch::find_timestamp`]).
     pub fn records(&self) -> Result<super::RecordIter> {
         if self.compression() != Compression::None {
             return Err(Error::InvalidRecord {
@@ -367,7 +367,7 @@ impl RecordBatch {
 
     /// Offset delta of the first record carrying the batch's max timestamp: exact for uncompressed CreateTime
     /// batches (records are walked), 0 for LogAppendTime (every record has the max), and the last offset delta for
-    /// compressed batches (Kafka's shallow answer; this crate never decompresses).
+    /// compressed batches (Kafka's shallow answer).
     pub fn offset_delta_of_max_timestamp(&self) -> i32 {
         offset_delta_of_max_timestamp(&self.buf)
     }

@@ -1,7 +1,7 @@
 //! Record batches: the validated [`RecordBatch`] view, a decoder for uncompressed records ([`Record`]), and
 //! [`RecordBatchBuilder`] for writers that build their own uncompressed batches (internal topics, tests, benches).
 //!
-//! Every batch is opened on append and its records walked ([`walker`], decompressing through [`compression`]),
+//! Every batch is opened on append and its records walked (`walker.rs`, decompressing through `compression.rs`),
 //! bounded in memory by the batch's real size, never by what it declares.
 mod batch;
 mod builder;
@@ -19,5 +19,5 @@ pub use compression::{SNAPPY_MAX_EXPANSION, ZSTD_WINDOW_LOG_MAX};
 /// had it not compressed it. Compressed batches that inflate beyond it are refused with MESSAGE_TOO_LARGE (a Java
 /// producer then splits the batch). Timestamp lookups read at most this much of one batch. The bound keeps the CPU
 /// a request can cost proportional to what a request could carry; memory is bounded separately by the streaming
-/// decoders (see [`compression`]).
+/// decoders (see `compression.rs`).
 pub const MAX_DECOMPRESSED_RECORDS_BYTES: usize = 100 << 20;

@@ -27,6 +27,7 @@ use std::ops::ControlFlow;
 
 use super::batch::{Compression, RecordBatch, RECORD_BATCH_OVERHEAD};
 use super::compression;
+use super::varint;
 use crate::{Error, Result};
 
 /// What the walker reports of each record.
@@ -97,6 +98,64 @@ impl Ctx {
     }
 }
 
+/// Parses one whole, well-formed record (length prefix included) at the start of `window`: its meta and the bytes
+/// it takes, or `None` if it does not fit in `window`, exceeds `budget_left`, or breaks any rule (the byte-wise
+/// reader then says which). Accepts exactly what [`Reader::record`]'s byte-wise path accepts.
+fn record_in_window(window: &[u8], index: i32, budget_left: usize) -> Option<(RecordMeta, usize)> {
+    let (len, n) = varint::read_varint(window)?;
+    if len <= 0 || len as usize > budget_left {
+        return None;
+    }
+    let body = window.get(n..n + len as usize)?;
+    let mut pos = 1; // attributes
+    let (timestamp_delta, m) = varint::read_varlong(body.get(pos..)?)?;
+    pos += m;
+    let (offset_delta, m) = varint::read_varint(body.get(pos..)?)?;
+    pos += m;
+    if offset_delta != index {
+        return None;
+    }
+    let nullable = |pos: &mut usize| -> Option<()> {
+        let (l, m) = varint::read_varint(body.get(*pos..)?)?;
+        *pos += m;
+        if l < -1 {
+            return None;
+        }
+        if l >= 0 {
+            *pos = pos.checked_add(l as usize).filter(|&e| e <= body.len())?;
+        }
+        Some(())
+    };
+    nullable(&mut pos)?; // key
+    nullable(&mut pos)?; // value
+    let (headers, m) = varint::read_varint(body.get(pos..)?)?;
+    pos += m;
+    if headers < 0 || headers as usize > body.len() - pos {
+        return None;
+    }
+    for _ in 0..headers {
+        let (key_len, m) = varint::read_varint(body.get(pos..)?)?;
+        pos += m;
+        if key_len < 0 {
+            return None;
+        }
+        pos = pos
+            .checked_add(key_len as usize)
+            .filter(|&e| e <= body.len())?;
+        nullable(&mut pos)?;
+    }
+    if pos != body.len() {
+        return None;
+    }
+    Some((
+        RecordMeta {
+            offset_delta,
+            timestamp_delta,
+        },
+        n + len as usize,
+    ))
+}
+
 struct Reader<R> {
     src: R,
     ctx: Ctx,
@@ -142,6 +201,19 @@ impl<R: BufRead> Reader<R> {
     }
 
     fn record(&mut self) -> Result<RecordMeta> {
+        // Fast path: the whole record is in the decoder's buffer (always, for uncompressed batches) and well
+        // formed. Anything else — a record straddling buffers, or any fault — goes the byte-wise way below, which
+        // is authoritative for errors.
+        let window = self
+            .src
+            .fill_buf()
+            .map_err(|e| self.ctx.io(e, self.limit))?;
+        let budget_left = self.limit.saturating_sub(self.read);
+        if let Some((meta, used)) = record_in_window(window, self.index, budget_left) {
+            self.src.consume(used);
+            self.read += used;
+            return Ok(meta);
+        }
         let len = match self.varint_outside()? {
             Some(len) => len,
             None => {

@@ -335,3 +335,87 @@ proptest! {
         let _ = walk(&batch(codec, 3, &data), &mut budget, |_| ControlFlow::Continue(()));
     }
 }
+
+/// A source that hands out one byte per `fill_buf`, so no record is ever whole in the window: every record takes
+/// the byte-wise path.
+struct OneByte<'a>(&'a [u8]);
+
+impl std::io::Read for OneByte<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(1).min(self.0.len());
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
+impl BufRead for OneByte<'_> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        Ok(&self.0[..self.0.len().min(1)])
+    }
+    fn consume(&mut self, amt: usize) {
+        self.0 = &self.0[amt..];
+    }
+}
+
+fn walk_with<R: BufRead>(src: R, count: i32) -> (Vec<RecordMeta>, Result<()>) {
+    let ctx = Ctx {
+        codec: Compression::None,
+        base_offset: 0,
+        count,
+    };
+    let mut seen = Vec::new();
+    let res = Reader::new(src, ctx, 4096).walk(&mut |m| {
+        seen.push(m);
+        ControlFlow::Continue(())
+    });
+    (seen, res)
+}
+
+fn same_outcome(plain: &[u8], count: i32) -> std::result::Result<(), TestCaseError> {
+    let (fast_seen, fast) = walk_with(plain, count);
+    let (slow_seen, slow) = walk_with(OneByte(plain), count);
+    prop_assert_eq!(&fast_seen, &slow_seen);
+    prop_assert_eq!(
+        std::mem::discriminant(&fast.map_err(|e| std::mem::discriminant(&e))),
+        std::mem::discriminant(&slow.map_err(|e| std::mem::discriminant(&e)))
+    );
+    Ok(())
+}
+
+#[test]
+fn the_byte_wise_path_accepts_well_formed_records() {
+    let plain = records(&[Raw::ok(0), Raw::ok(1)]);
+    let (seen, res) = walk_with(OneByte(&plain), 2);
+    res.unwrap();
+    assert_eq!(seen.len(), 2);
+}
+
+proptest! {
+    /// The in-window fast path and the byte-wise path agree on every input: same records reported, same
+    /// outcome (the fast path only ever accepts what the byte-wise path accepts).
+    #[test]
+    fn prop_fast_and_byte_wise_paths_agree(
+        plain in proptest::collection::vec(any::<u8>(), 0..120),
+        count in 1i32..4,
+    ) {
+        same_outcome(&plain, count)?;
+    }
+
+    /// The same on mutations of well-formed records (arbitrary bytes rarely get far into a record).
+    #[test]
+    fn prop_fast_and_byte_wise_paths_agree_on_mutated_records(
+        flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..4),
+        count in 1i32..4,
+    ) {
+        let mut with_header = Raw::ok(1);
+        with_header.headers = 1;
+        with_header.header_bytes = vec![2, b'h', 1];
+        let mut plain = records(&[Raw::ok(0), with_header, Raw::ok(2)]);
+        for (i, v) in &flips {
+            let at = i.index(plain.len());
+            plain[at] = *v;
+        }
+        same_outcome(&plain, count)?;
+    }
+}
