@@ -150,6 +150,41 @@ pub const KEYS: &[KeyDoc] = &[
         doc: "concurrent client connections",
     },
     KeyDoc {
+        name: "max.connections.per.ip",
+        default: "2147483647",
+        doc: "connections from one IP address; one more is closed at once",
+    },
+    KeyDoc {
+        name: "max.connections.per.ip.overrides",
+        default: "",
+        doc: "per-IP limits, Kafka syntax ip:count,... (host names: localhost only)",
+    },
+    KeyDoc {
+        name: "connections.max.idle.ms",
+        default: "600000",
+        doc: "close a connection with no request for this long (at max.connections, the longest-idle is closed to admit a new one)",
+    },
+    KeyDoc {
+        name: "socket.request.read.timeout.ms",
+        default: "30000",
+        doc: "strata-only: close a connection whose request frame has not arrived in full this long after its first byte",
+    },
+    KeyDoc {
+        name: "queued.max.request.bytes",
+        default: "209715200",
+        doc: "request-frame bytes being read across all connections (-1 = unbounded; at least socket.request.max.bytes)",
+    },
+    KeyDoc {
+        name: "max.partitions.per.request",
+        default: "10000",
+        doc: "strata-only: partitions one CreateTopics/CreatePartitions/auto-creating Metadata may create (Kafka's fixed batch cap); above, POLICY_VIOLATION",
+    },
+    KeyDoc {
+        name: "max.broker.partitions",
+        default: "20000",
+        doc: "partitions of all topics together (KIP-578 name); a creation going above is refused with POLICY_VIOLATION",
+    },
+    KeyDoc {
         name: "offsets.topic.num.partitions",
         default: "1",
         doc: "partitions of __consumer_offsets (Kafka: 50)",
@@ -207,6 +242,21 @@ pub struct BrokerConfig {
     pub socket_request_max_bytes: usize,
     /// Kafka: `max.connections`. Default: 1000.
     pub max_connections: usize,
+    /// Kafka: `max.connections.per.ip`. Default: i32::MAX.
+    pub max_connections_per_ip: usize,
+    /// Kafka: `max.connections.per.ip.overrides` (`ip:count,...`). Default: none.
+    pub max_connections_per_ip_overrides: BTreeMap<std::net::IpAddr, usize>,
+    /// Kafka: `connections.max.idle.ms`. Default: 600000.
+    pub connections_max_idle_ms: u64,
+    /// Strata: `socket.request.read.timeout.ms`, how long one request frame may take to arrive once its first
+    /// byte came. Default: 30000.
+    pub socket_request_read_timeout_ms: u64,
+    /// Kafka: `queued.max.request.bytes` (-1 = unbounded). Default: 200 MiB (at least `socket.request.max.bytes`).
+    pub queued_max_request_bytes: i64,
+    /// Strata: `max.partitions.per.request` (Kafka's fixed `MAX_PARTITIONS_PER_BATCH`). Default: 10000.
+    pub max_partitions_per_request: i64,
+    /// KIP-578: `max.broker.partitions`. Default: 20000.
+    pub max_broker_partitions: i64,
     /// Kafka: `offsets.topic.num.partitions`. Default: 1 (Kafka: 50).
     pub offsets_topic_num_partitions: i32,
     /// Kafka: `group.initial.rebalance.delay.ms`. Default: 0 (Kafka: 3000).
@@ -245,6 +295,13 @@ impl Default for BrokerConfig {
             log_flush_checkpoint_interval_ms: 60_000,
             socket_request_max_bytes: 100 * 1024 * 1024,
             max_connections: 1000,
+            max_connections_per_ip: i32::MAX as usize,
+            max_connections_per_ip_overrides: BTreeMap::new(),
+            connections_max_idle_ms: 600_000,
+            socket_request_read_timeout_ms: 30_000,
+            queued_max_request_bytes: 200 * 1024 * 1024,
+            max_partitions_per_request: 10_000,
+            max_broker_partitions: 20_000,
             offsets_topic_num_partitions: 1,
             group_initial_rebalance_delay_ms: 0,
             group_min_session_timeout_ms: 6000,
@@ -377,6 +434,17 @@ impl BrokerConfig {
                 "message.max.bytes" => c.log.max_message_bytes = parse(key, v)?,
                 "socket.request.max.bytes" => c.socket_request_max_bytes = parse(key, v)?,
                 "max.connections" => c.max_connections = parse(key, v)?,
+                "max.connections.per.ip" => c.max_connections_per_ip = parse(key, v)?,
+                "max.connections.per.ip.overrides" => {
+                    c.max_connections_per_ip_overrides = parse_ip_overrides(key, v)?
+                }
+                "connections.max.idle.ms" => c.connections_max_idle_ms = parse(key, v)?,
+                "socket.request.read.timeout.ms" => {
+                    c.socket_request_read_timeout_ms = parse(key, v)?
+                }
+                "queued.max.request.bytes" => c.queued_max_request_bytes = parse(key, v)?,
+                "max.partitions.per.request" => c.max_partitions_per_request = parse(key, v)?,
+                "max.broker.partitions" => c.max_broker_partitions = parse(key, v)?,
                 "offsets.topic.num.partitions" => c.offsets_topic_num_partitions = parse(key, v)?,
                 "group.initial.rebalance.delay.ms" => {
                     c.group_initial_rebalance_delay_ms = parse(key, v)?
@@ -394,6 +462,12 @@ impl BrokerConfig {
                 }
             }
             c.explicit.insert(key.clone());
+        }
+        if !c.is_explicit("queued.max.request.bytes") && c.queued_max_request_bytes >= 0 {
+            // The default follows a larger socket.request.max.bytes, so one largest frame can always be read.
+            c.queued_max_request_bytes = c
+                .queued_max_request_bytes
+                .max(c.socket_request_max_bytes as i64);
         }
         c.validate()?;
         Ok(c)
@@ -423,6 +497,37 @@ impl BrokerConfig {
                 "max.connections",
                 &self.max_connections.to_string(),
                 "must be at least 1",
+            ));
+        }
+        let positive = [
+            ("max.connections.per.ip", self.max_connections_per_ip as i64),
+            (
+                "connections.max.idle.ms",
+                self.connections_max_idle_ms as i64,
+            ),
+            (
+                "socket.request.read.timeout.ms",
+                self.socket_request_read_timeout_ms as i64,
+            ),
+            (
+                "max.partitions.per.request",
+                self.max_partitions_per_request,
+            ),
+            ("max.broker.partitions", self.max_broker_partitions),
+        ];
+        if let Some((key, v)) = positive.iter().find(|(_, v)| *v < 1) {
+            return Err(bad(key, &v.to_string(), "must be at least 1"));
+        }
+        let queued = self.queued_max_request_bytes;
+        if queued != -1 && queued < self.socket_request_max_bytes as i64 {
+            return Err(bad(
+                "queued.max.request.bytes",
+                &queued.to_string(),
+                format!(
+                    "must be -1 (unbounded) or at least socket.request.max.bytes ({}), or no request of that size \
+                     could ever be read",
+                    self.socket_request_max_bytes
+                ),
             ));
         }
         if self.offsets_topic_num_partitions < 1 {
@@ -563,6 +668,38 @@ impl BrokerConfig {
             ),
             ("max.connections", self.max_connections.to_string()),
             (
+                "max.connections.per.ip",
+                self.max_connections_per_ip.to_string(),
+            ),
+            (
+                "max.connections.per.ip.overrides",
+                self.max_connections_per_ip_overrides
+                    .iter()
+                    .map(|(ip, n)| format!("{ip}:{n}"))
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+            (
+                "connections.max.idle.ms",
+                self.connections_max_idle_ms.to_string(),
+            ),
+            (
+                "socket.request.read.timeout.ms",
+                self.socket_request_read_timeout_ms.to_string(),
+            ),
+            (
+                "queued.max.request.bytes",
+                self.queued_max_request_bytes.to_string(),
+            ),
+            (
+                "max.partitions.per.request",
+                self.max_partitions_per_request.to_string(),
+            ),
+            (
+                "max.broker.partitions",
+                self.max_broker_partitions.to_string(),
+            ),
+            (
                 "offsets.topic.num.partitions",
                 self.offsets_topic_num_partitions.to_string(),
             ),
@@ -585,6 +722,33 @@ impl BrokerConfig {
             ),
         ]
     }
+}
+
+/// Parses Kafka's `max.connections.per.ip.overrides`: `host:count,...` (an IPv6 address keeps its colons: the
+/// count follows the last one). Hosts are IP addresses or `localhost` (both loopbacks); no DNS lookups.
+fn parse_ip_overrides(key: &str, value: &str) -> Result<BTreeMap<std::net::IpAddr, usize>> {
+    let mut out = BTreeMap::new();
+    for entry in value.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let (host, count) = entry
+            .rsplit_once(':')
+            .ok_or_else(|| bad(key, value, format!("{entry:?} is not host:count")))?;
+        let count: usize = parse(key, count)?;
+        let host = host.trim().trim_start_matches('[').trim_end_matches(']');
+        if host.eq_ignore_ascii_case("localhost") {
+            out.insert(std::net::IpAddr::from([127, 0, 0, 1]), count);
+            out.insert(std::net::IpAddr::from(std::net::Ipv6Addr::LOCALHOST), count);
+            continue;
+        }
+        let ip = host.parse().map_err(|_| {
+            bad(
+                key,
+                value,
+                format!("{host:?} is not an IP address (or localhost)"),
+            )
+        })?;
+        out.insert(ip, count);
+    }
+    Ok(out)
 }
 
 /// Parses `CreateTime` / `LogAppendTime`.
@@ -628,6 +792,38 @@ mod tests {
     fn unknown_key_is_rejected() {
         let err = BrokerConfig::from_properties(&props(&[("no.such.key", "1")])).unwrap_err();
         assert!(err.to_string().contains("no.such.key"));
+    }
+
+    #[test]
+    fn per_ip_overrides_parse_kafka_syntax() {
+        let c = BrokerConfig::from_properties(&props(&[(
+            "max.connections.per.ip.overrides",
+            "127.0.0.2:3, ::1:4,localhost:5",
+        )]))
+        .unwrap();
+        let o = &c.max_connections_per_ip_overrides;
+        assert_eq!(o[&"127.0.0.2".parse::<std::net::IpAddr>().unwrap()], 3);
+        assert_eq!(o[&"127.0.0.1".parse::<std::net::IpAddr>().unwrap()], 5);
+        assert_eq!(o[&"::1".parse::<std::net::IpAddr>().unwrap()], 5);
+        let err = BrokerConfig::from_properties(&props(&[(
+            "max.connections.per.ip.overrides",
+            "example.com:3",
+        )]))
+        .unwrap_err();
+        assert!(err.to_string().contains("example.com"), "{err}");
+    }
+
+    #[test]
+    fn queued_request_bytes_must_fit_one_largest_frame() {
+        let c = BrokerConfig::from_properties(&props(&[("socket.request.max.bytes", "400000000")]))
+            .unwrap();
+        assert_eq!(c.queued_max_request_bytes, 400_000_000);
+        let err = BrokerConfig::from_properties(&props(&[("queued.max.request.bytes", "1000")]))
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("queued.max.request.bytes"),
+            "{err}"
+        );
     }
 
     #[test]

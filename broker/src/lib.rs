@@ -23,6 +23,7 @@ pub mod remote;
 pub mod server;
 pub mod tiered;
 pub mod topic_config;
+pub mod topic_create;
 pub mod topics;
 pub mod versions;
 
