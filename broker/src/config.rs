@@ -147,7 +147,7 @@ pub const KEYS: &[KeyDoc] = &[
     KeyDoc {
         name: "max.connections",
         default: "1000",
-        doc: "concurrent client connections",
+        doc: "concurrent client connections; at the limit a new one closes the longest-idle (or is closed if all are busy)",
     },
     KeyDoc {
         name: "max.connections.per.ip",
@@ -162,7 +162,7 @@ pub const KEYS: &[KeyDoc] = &[
     KeyDoc {
         name: "connections.max.idle.ms",
         default: "600000",
-        doc: "close a connection with no request for this long (at max.connections, the longest-idle is closed to admit a new one)",
+        doc: "close a connection with no request received nor response written for this long",
     },
     KeyDoc {
         name: "socket.request.read.timeout.ms",

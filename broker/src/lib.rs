@@ -14,6 +14,7 @@
 pub mod broker;
 pub mod config;
 mod connection;
+mod connection_limits;
 mod dispatch;
 pub mod error;
 pub mod error_code;
