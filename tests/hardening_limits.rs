@@ -15,6 +15,7 @@ use std::path::Path;
 use common::raw::{batch, connect, request};
 use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
 use kafka_protocol::messages::create_topics_request::CreatableTopic;
+use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_protocol::messages::*;
@@ -123,6 +124,7 @@ fn snapshot(dir: &Path) -> (Vec<String>, Vec<u8>) {
 fn partition_dirs(dir: &Path, topic: &str) -> usize {
     std::fs::read_dir(dir)
         .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().is_dir())
         .filter(|e| {
             let n = e
                 .as_ref()
@@ -242,6 +244,104 @@ async fn oversized_creation_requests_are_policy_violation_and_create_nothing() {
     assert_serves(addr, "just-under").await;
     let m = metadata(addr, &["grow".to_string()], false).await;
     assert_eq!(m.topics[0].partitions.len(), 9);
+    broker.shutdown().await.unwrap();
+}
+
+/// A topic whose partitions cannot all be created is not registered and keeps none of the partitions made
+/// before the failure; the other topics of the request are created. Here the second of two log dirs cannot take
+/// partition 1 (a file stands where its dir would go, so that dir goes offline) after partition 0 was made in
+/// the first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_topic_failing_midway_leaves_no_partition_and_no_registry_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let dirs = format!("{},{}", a.display(), b.display());
+    let mut props = LIMITS.to_vec();
+    props.push(("log.dirs", &dirs));
+    let broker = common::start_broker_with(dir.path(), &props).await;
+    let addr = broker.local_addr();
+    for d in [&a, &b] {
+        std::fs::write(d.join("broken-1"), b"in the way").unwrap();
+    }
+    let r = create_topics(addr, vec![topic("broken", 2), topic("fine", 2)], false).await;
+    assert_ne!(r.topics[0].error_code, 0, "{:?}", r.topics[0]);
+    assert_eq!(r.topics[1].error_code, 0, "{:?}", r.topics[1].error_message);
+    for d in [&a, &b] {
+        assert_eq!(partition_dirs(d, "broken"), 0, "partition 0 removed again");
+    }
+    let reg = std::fs::read_to_string(a.join("strata-topics.json")).unwrap();
+    assert!(
+        !reg.contains("\"broken\"") && reg.contains("\"fine\""),
+        "{reg}"
+    );
+    let m = metadata(addr, &["broken".to_string()], false).await;
+    assert_eq!(m.topics[0].error_code, 3, "UNKNOWN_TOPIC_OR_PARTITION");
+    assert_serves(addr, "fine").await;
+    broker.shutdown().await.unwrap();
+}
+
+/// A creation cut short after its logs were made but before the registry write leaves partition dirs no topic
+/// owns; creating the topic again starts it empty (the old records do not reappear) instead of failing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn creating_a_topic_over_unregistered_partition_dirs_starts_it_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = start(dir.path()).await;
+    let addr = broker.local_addr();
+    let r = create_topics(addr, vec![topic("again", 2)], false).await;
+    assert_eq!(r.topics[0].error_code, 0);
+    assert_eq!(produce(addr, "again", 1).await, 0);
+    broker.shutdown().await.unwrap();
+    let path = dir.path().join("strata-topics.json");
+    let mut reg: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    reg["topics"].as_object_mut().unwrap().remove("again");
+    std::fs::write(&path, serde_json::to_vec(&reg).unwrap()).unwrap();
+
+    let broker = start(dir.path()).await;
+    let addr = broker.local_addr();
+    let r = create_topics(addr, vec![topic("again", 2)], false).await;
+    assert_eq!(r.topics[0].error_code, 0, "{:?}", r.topics[0].error_message);
+    let mut s = connect(addr).await;
+    let req = ListOffsetsRequest::default()
+        .with_replica_id(BrokerId(-1))
+        .with_topics(vec![ListOffsetsTopic::default()
+            .with_name(name("again"))
+            .with_partitions(vec![ListOffsetsPartition::default()
+                .with_partition_index(1)
+                .with_timestamp(-1)])]);
+    let resp: ListOffsetsResponse = request(&mut s, ApiKey::ListOffsets, 7, &req).await.unwrap();
+    let p = &resp.topics[0].partitions[0];
+    assert_eq!((p.error_code, p.offset), (0, 0), "the new topic is empty");
+    broker.shutdown().await.unwrap();
+}
+
+/// The issue's requests as they were, against the default limits (10000 per request, as Kafka's
+/// `MAX_PARTITIONS_PER_BATCH`): refused before anything is made, so they stay cheap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_issues_requests_are_refused_at_the_default_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let addr = broker.local_addr();
+    let r = create_topics(addr, vec![topic("grow", 1)], false).await;
+    assert_eq!(r.topics[0].error_code, 0);
+    let before = snapshot(dir.path());
+
+    let r = create_topics(addr, vec![topic("huge", 1_000_000)], false).await;
+    assert_eq!(r.topics[0].error_code, POLICY_VIOLATION);
+    let r = create_partitions(addr, "grow", 1_000_000).await;
+    assert_eq!(r.results[0].error_code, POLICY_VIOLATION);
+    let many: Vec<CreatableTopic> = (0..10_001)
+        .map(|i| topic(&format!("many-{i}"), 1))
+        .collect();
+    let r = create_topics(addr, many, false).await;
+    assert!(r.topics.iter().all(|t| t.error_code == POLICY_VIOLATION));
+    let unknown: Vec<String> = (0..100_000).map(|i| format!("auto-{i}")).collect();
+    let m = metadata(addr, &unknown, true).await;
+    assert_eq!(m.topics.len(), 100_000);
+    assert!(m.topics.iter().all(|t| t.error_code == POLICY_VIOLATION));
+
+    assert_eq!(snapshot(dir.path()), before);
+    assert_serves(addr, "grow").await;
     broker.shutdown().await.unwrap();
 }
 

@@ -210,7 +210,10 @@ impl Broker {
         Ok(())
     }
 
-    /// Creates the logs of `partitions`; on a failure removes those it made and returns the error.
+    /// Creates the logs of `partitions` (not in the registry yet); on a failure removes those it made and
+    /// returns the error. A partition dir already there belongs to no registered topic — a creation cut short
+    /// before its registry write, or a topic deleted while the broker was down — and is removed first, so old
+    /// records never reappear under the new topic (internal topics excepted: their logs are reused).
     fn make_logs(
         &self,
         name: &str,
@@ -219,8 +222,20 @@ impl Broker {
         cfg: &LogConfig,
     ) -> Result<()> {
         let first = partitions.start;
+        let internal = name == CONSUMER_OFFSETS || name == REMOTE_LOG_METADATA;
         for p in partitions {
             let tp = TopicPartition::new(name, p);
+            if !internal && self.log_manager().get_log(&tp).is_some() {
+                warn!(
+                    topic = name,
+                    partition = p,
+                    "removing a partition dir no registered topic owns before creating it anew"
+                );
+                if let Err(e) = self.log_manager().delete_log(&tp) {
+                    self.remove_logs(name, first..p);
+                    return Err(e.into());
+                }
+            }
             if let Err(e) = self.log_manager().get_or_create_log(&tp, id, cfg.clone()) {
                 warn!(topic = name, partition = p, error = %e, "creating a partition failed; removing the ones made");
                 self.remove_logs(name, first..p);

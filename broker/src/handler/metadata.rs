@@ -127,9 +127,10 @@ pub async fn handle(
         });
     }
     let mut wanted: Vec<NewTopic> = Vec::new();
+    let mut named = std::collections::HashSet::new();
     for e in &entries {
         if let Entry::Create(name) = e {
-            if !wanted.iter().any(|w| &w.name == name) {
+            if named.insert(name.as_str()) {
                 wanted.push(NewTopic {
                     name: name.clone(),
                     partitions: broker.config().num_partitions,
