@@ -436,7 +436,9 @@ impl BrokerConfig {
                 "max.connections" => c.max_connections = parse(key, v)?,
                 "max.connections.per.ip" => c.max_connections_per_ip = parse(key, v)?,
                 "max.connections.per.ip.overrides" => {
-                    c.max_connections_per_ip_overrides = parse_ip_overrides(key, v)?
+                    c.max_connections_per_ip_overrides =
+                        crate::connection_limits::parse_ip_overrides(v)
+                            .map_err(|r| bad(key, v, r))?
                 }
                 "connections.max.idle.ms" => c.connections_max_idle_ms = parse(key, v)?,
                 "socket.request.read.timeout.ms" => {
@@ -724,33 +726,6 @@ impl BrokerConfig {
     }
 }
 
-/// Parses Kafka's `max.connections.per.ip.overrides`: `host:count,...` (an IPv6 address keeps its colons: the
-/// count follows the last one). Hosts are IP addresses or `localhost` (both loopbacks); no DNS lookups.
-fn parse_ip_overrides(key: &str, value: &str) -> Result<BTreeMap<std::net::IpAddr, usize>> {
-    let mut out = BTreeMap::new();
-    for entry in value.split(',').map(str::trim).filter(|e| !e.is_empty()) {
-        let (host, count) = entry
-            .rsplit_once(':')
-            .ok_or_else(|| bad(key, value, format!("{entry:?} is not host:count")))?;
-        let count: usize = parse(key, count)?;
-        let host = host.trim().trim_start_matches('[').trim_end_matches(']');
-        if host.eq_ignore_ascii_case("localhost") {
-            out.insert(std::net::IpAddr::from([127, 0, 0, 1]), count);
-            out.insert(std::net::IpAddr::from(std::net::Ipv6Addr::LOCALHOST), count);
-            continue;
-        }
-        let ip = host.parse().map_err(|_| {
-            bad(
-                key,
-                value,
-                format!("{host:?} is not an IP address (or localhost)"),
-            )
-        })?;
-        out.insert(ip, count);
-    }
-    Ok(out)
-}
-
 /// Parses `CreateTime` / `LogAppendTime`.
 pub fn parse_timestamp_type(key: &str, value: &str) -> Result<TimestampType> {
     match value {
@@ -792,25 +767,6 @@ mod tests {
     fn unknown_key_is_rejected() {
         let err = BrokerConfig::from_properties(&props(&[("no.such.key", "1")])).unwrap_err();
         assert!(err.to_string().contains("no.such.key"));
-    }
-
-    #[test]
-    fn per_ip_overrides_parse_kafka_syntax() {
-        let c = BrokerConfig::from_properties(&props(&[(
-            "max.connections.per.ip.overrides",
-            "127.0.0.2:3, ::1:4,localhost:5",
-        )]))
-        .unwrap();
-        let o = &c.max_connections_per_ip_overrides;
-        assert_eq!(o[&"127.0.0.2".parse::<std::net::IpAddr>().unwrap()], 3);
-        assert_eq!(o[&"127.0.0.1".parse::<std::net::IpAddr>().unwrap()], 5);
-        assert_eq!(o[&"::1".parse::<std::net::IpAddr>().unwrap()], 5);
-        let err = BrokerConfig::from_properties(&props(&[(
-            "max.connections.per.ip.overrides",
-            "example.com:3",
-        )]))
-        .unwrap_err();
-        assert!(err.to_string().contains("example.com"), "{err}");
     }
 
     #[test]

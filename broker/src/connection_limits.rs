@@ -53,6 +53,33 @@ impl ConnState {
     }
 }
 
+/// Parses Kafka's `max.connections.per.ip.overrides`: `host:count,...` (an IPv6 address keeps its colons: the
+/// count follows the last one). Hosts are IP addresses or `localhost` (both loopbacks); no DNS lookups. The
+/// error says which entry is wrong and why.
+pub(crate) fn parse_ip_overrides(value: &str) -> Result<BTreeMap<IpAddr, usize>, String> {
+    let mut out = BTreeMap::new();
+    for entry in value.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let (host, count) = entry
+            .rsplit_once(':')
+            .ok_or_else(|| format!("{entry:?} is not host:count"))?;
+        let count: usize = count
+            .trim()
+            .parse()
+            .map_err(|e| format!("count {count:?} of {entry:?}: {e}"))?;
+        let host = host.trim().trim_start_matches('[').trim_end_matches(']');
+        if host.eq_ignore_ascii_case("localhost") {
+            out.insert(IpAddr::from([127, 0, 0, 1]), count);
+            out.insert(IpAddr::from(std::net::Ipv6Addr::LOCALHOST), count);
+            continue;
+        }
+        let ip = host
+            .parse()
+            .map_err(|_| format!("{host:?} is not an IP address (or localhost)"))?;
+        out.insert(ip, count);
+    }
+    Ok(out)
+}
+
 #[derive(Debug, Default)]
 struct Inner {
     by_ip: HashMap<IpAddr, usize>,
@@ -194,6 +221,35 @@ mod tests {
                 .collect(),
         )
         .unwrap()
+    }
+
+    #[test]
+    fn per_ip_overrides_parse_kafka_syntax() {
+        let c = config(&[(
+            "max.connections.per.ip.overrides",
+            "127.0.0.2:3, ::1:4,[::2]:6,localhost:5",
+        )]);
+        let o = &c.max_connections_per_ip_overrides;
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        assert_eq!(o[&ip("127.0.0.2")], 3);
+        assert_eq!(o[&ip("::2")], 6);
+        assert_eq!(o[&ip("127.0.0.1")], 5);
+        assert_eq!(o[&ip("::1")], 5);
+        for bad in ["example.com:3", "127.0.0.1", "127.0.0.1:many"] {
+            let err = BrokerConfig::from_properties(
+                &[(
+                    "max.connections.per.ip.overrides".to_string(),
+                    bad.to_string(),
+                )]
+                .into(),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                err.contains("max.connections.per.ip.overrides") && err.contains(bad),
+                "{err}"
+            );
+        }
     }
 
     #[test]
