@@ -16,8 +16,9 @@ use crate::config::BrokerConfig;
 /// What the registry and the connection's own task share about one connection.
 #[derive(Debug)]
 pub(crate) struct ConnState {
-    /// Milliseconds since the registry's epoch of the last request received or response written.
-    last_activity_ms: AtomicU64,
+    /// Microseconds since the registry's epoch of the last request received or response written (fine enough
+    /// that connections served one after the other never tie).
+    last_activity_us: AtomicU64,
     /// True while the connection waits for the first byte of its next request (nothing in flight).
     idle: AtomicBool,
     /// Cancelled to close the connection (eviction to make room, or shutdown through the parent token).
@@ -26,14 +27,14 @@ pub(crate) struct ConnState {
 }
 
 impl ConnState {
-    fn now_ms(&self) -> u64 {
-        self.epoch.elapsed().as_millis() as u64
+    fn now_us(&self) -> u64 {
+        self.epoch.elapsed().as_micros() as u64
     }
 
     /// Records activity (a request read, a response written).
     pub(crate) fn touch(&self) {
-        self.last_activity_ms
-            .store(self.now_ms(), Ordering::Relaxed);
+        self.last_activity_us
+            .store(self.now_us(), Ordering::Relaxed);
     }
 
     /// Marks the connection waiting for a request (true) or busy with one (false).
@@ -43,8 +44,8 @@ impl ConnState {
 
     /// How long ago the last activity was.
     pub(crate) fn idle_for(&self) -> std::time::Duration {
-        let last = self.last_activity_ms.load(Ordering::Relaxed);
-        std::time::Duration::from_millis(self.now_ms().saturating_sub(last))
+        let last = self.last_activity_us.load(Ordering::Relaxed);
+        std::time::Duration::from_micros(self.now_us().saturating_sub(last))
     }
 
     /// Cancelled when the connection must close.
@@ -176,7 +177,7 @@ impl Connections {
         inner.next_id += 1;
         let id = inner.next_id;
         let state = Arc::new(ConnState {
-            last_activity_ms: AtomicU64::new(self.epoch.elapsed().as_millis() as u64),
+            last_activity_us: AtomicU64::new(self.epoch.elapsed().as_micros() as u64),
             idle: AtomicBool::new(true),
             close: parent.child_token(),
             epoch: self.epoch,
@@ -198,7 +199,7 @@ impl Connections {
             .conns
             .values()
             .filter(|c| c.idle.load(Ordering::Relaxed) && !c.close.is_cancelled())
-            .min_by_key(|c| c.last_activity_ms.load(Ordering::Relaxed));
+            .min_by_key(|c| c.last_activity_us.load(Ordering::Relaxed));
         match victim {
             Some(c) => {
                 c.close.cancel();
@@ -278,12 +279,12 @@ mod tests {
         let old = c.register(ip, &token).unwrap();
         let busy = c.register(ip, &token).unwrap();
         let recent = c.register(ip, &token).unwrap();
-        old.state().last_activity_ms.store(0, Ordering::Relaxed);
-        busy.state().last_activity_ms.store(0, Ordering::Relaxed);
+        old.state().last_activity_us.store(0, Ordering::Relaxed);
+        busy.state().last_activity_us.store(0, Ordering::Relaxed);
         busy.state().set_idle(false);
         recent
             .state()
-            .last_activity_ms
+            .last_activity_us
             .store(1_000, Ordering::Relaxed);
         assert!(c.evict_longest_idle());
         assert!(old.state().close_token().is_cancelled());
