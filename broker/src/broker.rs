@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use strata_storage::{LogConfig, LogManager, LogManagerConfig, TopicPartition, UnifiedLog};
@@ -16,6 +15,7 @@ use tracing::{info, warn};
 use crate::config::BrokerConfig;
 use crate::error::{Error, Result};
 use crate::group::GroupCoordinator;
+use crate::producer_ids::ProducerIdManager;
 use crate::remote::RemoteLogReader;
 use crate::tiered::{self, Tiering};
 use crate::topic_config;
@@ -30,7 +30,7 @@ pub struct Broker {
     topics: TopicRegistry,
     groups: GroupCoordinator,
     appended: Notify,
-    next_producer_id: AtomicI64,
+    producer_ids: ProducerIdManager,
     remote_reader: std::sync::OnceLock<Arc<dyn RemoteLogReader>>,
     tiering: std::sync::OnceLock<Arc<Tiering>>,
     cancel: CancellationToken,
@@ -61,7 +61,7 @@ pub fn now_ms() -> i64 {
 /// Partition logs of topics the registry does not know: with no registry anywhere in `log.dirs`, start-up is
 /// refused (serving a partial view — topics missing, auto-create colliding with their dirs — would be worse than
 /// stopping; the dir holding `strata-topics.json` was probably left out of `log.dirs`); with a registry, they are
-/// reported (a topic deleted while the broker crashed) and not served.
+/// reported (a topic deleted while the broker crashed) and set aside ([`set_aside_stray_logs`]).
 fn check_logs_have_topics(
     logs: &LogManager,
     meta_dir: &Path,
@@ -97,7 +97,31 @@ fn check_logs_have_topics(
         });
     }
     warn!(topics = %unknown.join(","), registry = %meta_dir.join(topics::REGISTRY_FILE).display(),
-        "partition dirs of topics the registry does not know (deleted while the broker stopped?) are not served");
+        "partition dirs of topics the registry does not know (deleted while the broker stopped?) are set aside");
+    Ok(())
+}
+
+/// Kafka's stray logs: partition logs of a topic the registry does not know (deleted while the broker was down, or
+/// a delete that failed half-way) or whose `partition.metadata` names another topic id than the registry's (an
+/// older topic of the same name). Each is set aside (its dir renamed `…-stray`, kept on disk, never loaded again),
+/// so a topic created later under the name never serves the old records.
+fn set_aside_stray_logs(logs: &LogManager, registry: &TopicRegistry) -> Result<()> {
+    for log in logs.all_logs() {
+        let tp = log.topic_partition();
+        if is_internal(&tp.topic) {
+            continue;
+        }
+        let stray = match registry.get(&tp.topic) {
+            None => true,
+            Some(meta) => {
+                !meta.id.is_nil() && !log.topic_id().is_nil() && meta.id != log.topic_id()
+            }
+        };
+        if stray {
+            warn!(%tp, log_topic_id = %log.topic_id(), "partition log of a deleted or older topic set aside as stray");
+            logs.set_aside_stray_log(tp)?;
+        }
+    }
     Ok(())
 }
 
@@ -112,6 +136,7 @@ impl Broker {
         lm.default_log_config = config.log.clone();
         lm.node_id = config.node_id;
         lm.ignored_dirs = config.reserved_dirs.clone();
+        lm.max_open_files = config.log_max_open_files;
         let meta_dir = topics::metadata_dir(&config.log_dirs)?;
         let registry_existed = meta_dir.join(topics::REGISTRY_FILE).exists();
         let logs = Arc::new(LogManager::open(lm)?);
@@ -122,6 +147,7 @@ impl Broker {
         let topics = if registry_existed {
             let topics = TopicRegistry::open(&meta_dir)?;
             check_logs_have_topics(&logs, &meta_dir, Some(&topics))?;
+            set_aside_stray_logs(&logs, &topics)?;
             topics
         } else {
             check_logs_have_topics(&logs, &meta_dir, None)?;
@@ -144,6 +170,8 @@ impl Broker {
             .map(|l| l.max_producer_id())
             .max()
             .unwrap_or(-1);
+        // Ids continue after the durably recorded block, and above any id in the logs (older data dirs).
+        let producer_ids = ProducerIdManager::open(&meta_dir, config.node_id, max_pid.max(-1) + 1)?;
         let groups = GroupCoordinator::new(&config);
         let broker = Arc::new(Broker {
             advertised_host,
@@ -152,7 +180,7 @@ impl Broker {
             topics,
             groups,
             appended: Notify::new(),
-            next_producer_id: AtomicI64::new(max_pid.max(-1) + 1),
+            producer_ids,
             remote_reader: std::sync::OnceLock::new(),
             tiering: std::sync::OnceLock::new(),
             cancel: CancellationToken::new(),
@@ -320,9 +348,10 @@ impl Broker {
         &self.appended
     }
 
-    /// A fresh producer id (ids above any seen in the logs).
-    pub fn allocate_producer_id(&self) -> i64 {
-        self.next_producer_id.fetch_add(1, Ordering::SeqCst)
+    /// A producer id never handed out before, also across crashes (see [`crate::producer_ids`]). Blocking when a
+    /// new block must be recorded.
+    pub fn allocate_producer_id(&self) -> Result<i64> {
+        self.producer_ids.generate()
     }
 
     /// The log of a known topic's partition, created if the registry has it but the disk does not.

@@ -185,6 +185,11 @@ pub const KEYS: &[KeyDoc] = &[
         doc: "partitions of all topics together (KIP-578 name); a creation going above is refused with POLICY_VIOLATION",
     },
     KeyDoc {
+        name: "log.max.open.files",
+        default: "(half the soft open-files limit, at most half vm.max_map_count)",
+        doc: "strata: segment files and index maps kept open at once; idle ones close past it (at least 16)",
+    },
+    KeyDoc {
         name: "offsets.topic.num.partitions",
         default: "1",
         doc: "partitions of __consumer_offsets (Kafka: 50)",
@@ -257,6 +262,9 @@ pub struct BrokerConfig {
     pub max_partitions_per_request: i64,
     /// KIP-578: `max.broker.partitions`. Default: 20000.
     pub max_broker_partitions: i64,
+    /// strata: `log.max.open.files`. Default: None = half the soft `RLIMIT_NOFILE` (at most half of
+    /// `vm.max_map_count`). Segment descriptors and index maps the logs keep open at once.
+    pub log_max_open_files: Option<usize>,
     /// Kafka: `offsets.topic.num.partitions`. Default: 1 (Kafka: 50).
     pub offsets_topic_num_partitions: i32,
     /// Kafka: `group.initial.rebalance.delay.ms`. Default: 0 (Kafka: 3000).
@@ -302,6 +310,7 @@ impl Default for BrokerConfig {
             queued_max_request_bytes: 200 * 1024 * 1024,
             max_partitions_per_request: 10_000,
             max_broker_partitions: 20_000,
+            log_max_open_files: None,
             offsets_topic_num_partitions: 1,
             group_initial_rebalance_delay_ms: 0,
             group_min_session_timeout_ms: 6000,
@@ -447,6 +456,7 @@ impl BrokerConfig {
                 "queued.max.request.bytes" => c.queued_max_request_bytes = parse(key, v)?,
                 "max.partitions.per.request" => c.max_partitions_per_request = parse(key, v)?,
                 "max.broker.partitions" => c.max_broker_partitions = parse(key, v)?,
+                "log.max.open.files" => c.log_max_open_files = Some(parse(key, v)?),
                 "offsets.topic.num.partitions" => c.offsets_topic_num_partitions = parse(key, v)?,
                 "group.initial.rebalance.delay.ms" => {
                     c.group_initial_rebalance_delay_ms = parse(key, v)?
@@ -530,6 +540,13 @@ impl BrokerConfig {
                      could ever be read",
                     self.socket_request_max_bytes
                 ),
+            ));
+        }
+        if let Some(n) = self.log_max_open_files.filter(|&n| n < 16) {
+            return Err(bad(
+                "log.max.open.files",
+                &n.to_string(),
+                "must be at least 16",
             ));
         }
         if self.offsets_topic_num_partitions < 1 {
@@ -700,6 +717,12 @@ impl BrokerConfig {
             (
                 "max.broker.partitions",
                 self.max_broker_partitions.to_string(),
+            ),
+            (
+                "log.max.open.files",
+                self.log_max_open_files
+                    .unwrap_or_else(strata_storage::default_max_open_files)
+                    .to_string(),
             ),
             (
                 "offsets.topic.num.partitions",

@@ -103,16 +103,55 @@ pub fn code(err: &Error) -> i16 {
     }
 }
 
+/// The Kafka error code of a failed read from the remote tier (a Fetch of `offset`, below the local log start), given
+/// the partition's log start offset *after* the failure ([`crate::remote::RemoteLogReader`] errors).
+///
+/// Remote retention may have moved the log start past `offset` between the fetch's range check and the read (the
+/// read then finds no remote segment holding it, or its objects already deleted): that is OFFSET_OUT_OF_RANGE, as
+/// Kafka answers a fetch below the log start, so the consumer resets instead of retrying forever. A failure for an
+/// offset still inside the log is the tier's: data missing or unreadable (`ErrorKind::InvalidData`) is
+/// UNKNOWN_SERVER_ERROR, as Kafka answers a `RemoteStorageException` (clients report it); anything else, e.g. an
+/// unavailable store, is KAFKA_STORAGE_ERROR, which clients retry.
+pub fn remote_read_code(err: &std::io::Error, offset: i64, log_start_now: i64) -> i16 {
+    if offset < log_start_now {
+        OFFSET_OUT_OF_RANGE
+    } else if err.kind() == std::io::ErrorKind::InvalidData {
+        UNKNOWN_SERVER_ERROR
+    } else {
+        KAFKA_STORAGE_ERROR
+    }
+}
+
 /// The Kafka error code for a local-log error.
 pub fn storage_code(err: &StorageError) -> i16 {
     match err {
         StorageError::OffsetOutOfRange { .. } => OFFSET_OUT_OF_RANGE,
         StorageError::CorruptRecord { .. } => CORRUPT_MESSAGE,
         StorageError::InvalidRecord { .. } => INVALID_RECORD,
-        StorageError::RecordTooLarge { .. } => MESSAGE_TOO_LARGE,
+        StorageError::RecordTooLarge { .. } | StorageError::DecompressedTooLarge { .. } => {
+            MESSAGE_TOO_LARGE
+        }
         StorageError::OutOfOrderSequence { .. } => OUT_OF_ORDER_SEQUENCE_NUMBER,
         StorageError::InvalidProducerEpoch { .. } => INVALID_PRODUCER_EPOCH,
         StorageError::InvalidConfig { .. } => INVALID_CONFIG,
         _ => KAFKA_STORAGE_ERROR,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_remote_read_below_the_moved_log_start_is_offset_out_of_range() {
+        let gone = std::io::Error::other(
+            "offset 450 is not in remote storage (remote segments cover 600..)",
+        );
+        assert_eq!(remote_read_code(&gone, 450, 600), OFFSET_OUT_OF_RANGE);
+        let missing = std::io::Error::new(std::io::ErrorKind::InvalidData, "no such object");
+        assert_eq!(remote_read_code(&missing, 450, 600), OFFSET_OUT_OF_RANGE);
+        // Inside the log range the tier's own failure stands.
+        assert_eq!(remote_read_code(&gone, 650, 600), KAFKA_STORAGE_ERROR);
+        assert_eq!(remote_read_code(&missing, 650, 600), UNKNOWN_SERVER_ERROR);
     }
 }

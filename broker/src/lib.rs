@@ -20,6 +20,7 @@ pub mod error;
 pub mod error_code;
 pub mod group;
 pub mod handler;
+pub mod producer_ids;
 pub mod remote;
 pub mod server;
 pub mod tiered;

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+pub use crate::handles::default_max_open_files;
 use crate::{Error, Result, TopicPartition};
 
 /// Kafka's `message.timestamp.type`.
@@ -352,6 +353,11 @@ pub struct LogManagerConfig {
     /// Directories inside the log dirs that belong to other components (e.g. the filesystem remote tier under
     /// `<log dir>/remote`): skipped silently at open instead of being reported as stray. Default: empty.
     pub ignored_dirs: Vec<PathBuf>,
+    /// strata: `log.max.open.files`. Default: None = half the process's soft `RLIMIT_NOFILE`, at most half of
+    /// `vm.max_map_count` ([`default_max_open_files`]). The most segment file descriptors and index memory maps
+    /// the logs keep open at once (each counts one): they open on first use, and past the cap the least recently
+    /// used are closed (reopened on the next append or read). At least 16.
+    pub max_open_files: Option<usize>,
 }
 
 impl Default for LogManagerConfig {
@@ -363,6 +369,7 @@ impl Default for LogManagerConfig {
             node_id: 1,
             cluster_id: None,
             ignored_dirs: Vec::new(),
+            max_open_files: None,
         }
     }
 }
@@ -377,6 +384,7 @@ impl std::fmt::Debug for LogManagerConfig {
                 &self.topic_config.as_ref().map(|_| "<provider>"),
             )
             .field("ignored_dirs", &self.ignored_dirs)
+            .field("max_open_files", &self.max_open_files)
             .finish()
     }
 }
@@ -407,7 +415,17 @@ impl LogManagerConfig {
                 ));
             }
         }
+        if let Some(n) = self.max_open_files {
+            if n < 16 {
+                return Err(invalid("log.max.open.files", n, "must be at least 16"));
+            }
+        }
         self.default_log_config.validate()
+    }
+
+    /// `max_open_files`, or its default.
+    pub fn effective_max_open_files(&self) -> usize {
+        self.max_open_files.unwrap_or_else(default_max_open_files)
     }
 }
 

@@ -40,6 +40,15 @@ pub enum Error {
         /// The configured limit.
         max: u32,
     },
+    /// A compressed batch whose records decompress to more than the decompression bound
+    /// ([`crate::MAX_DECOMPRESSED_RECORDS_BYTES`] per append). Kafka: MESSAGE_TOO_LARGE.
+    #[error("the records of the compressed batch at offset {base_offset} decompress to more than the {limit} bytes allowed")]
+    DecompressedTooLarge {
+        /// The batch's base offset (as sent by the client on append).
+        base_offset: i64,
+        /// The bound in bytes that was left for this batch.
+        limit: usize,
+    },
     /// A sequence gap for an idempotent producer. Kafka: OUT_OF_ORDER_SEQUENCE_NUMBER.
     #[error("out of order sequence number for producer {producer_id} at epoch {epoch}: expected {expected}, received {received}")]
     OutOfOrderSequence {

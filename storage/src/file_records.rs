@@ -1,28 +1,47 @@
 //! [`FileRecords`]: a segment's `.log` file — batches appended verbatim, read back with one `pread`.
+//!
+//! The file descriptor is opened on first use and may be closed by the log's [`HandleCache`] sweep while the
+//! segment is idle (see `crate::handles`); the next append or read reopens it.
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 
 use crate::error::io_err;
+use crate::handles::{HandleCache, HandleToken};
 use crate::record::{batch_size_from_header, RecordBatch, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD};
 use crate::{fsio, Error, Result};
+
+/// An open `.log` descriptor and the unit of the open-files cap it holds.
+#[derive(Debug)]
+pub(crate) struct OpenFile {
+    file: File,
+    _token: HandleToken,
+}
 
 /// The `.log` file of a segment: concatenated record batches, byte-identical to what producers sent (with the
 /// broker-assigned offsets and leader epoch).
 #[derive(Debug)]
 pub struct FileRecords {
     path: PathBuf,
-    /// Shared with reads in flight outside the log's lock (see [`FileRecords::read_handle`]).
-    file: Arc<File>,
+    /// Opened on first use; shared with reads in flight outside the log's lock (see
+    /// [`FileRecords::read_handle`]), which keep it open after [`FileRecords::release`].
+    file: OnceLock<Arc<OpenFile>>,
+    handles: Arc<HandleCache>,
     size: u64,
 }
 
 impl FileRecords {
     /// Opens (creating if absent) the file; the size is the file's length.
     pub fn open(path: &Path) -> Result<Self> {
+        Self::open_in(path, HandleCache::unbounded())
+    }
+
+    /// [`FileRecords::open`] with the descriptor counted in `handles`; it stays open until released.
+    pub(crate) fn open_in(path: &Path, handles: Arc<HandleCache>) -> Result<Self> {
+        let token = handles.acquire();
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -33,9 +52,48 @@ impl FileRecords {
         let size = file.metadata().map_err(io_err(path))?.len();
         Ok(Self {
             path: path.to_path_buf(),
-            file: Arc::new(file),
+            file: OnceLock::from(Arc::new(OpenFile {
+                file,
+                _token: token,
+            })),
+            handles,
             size,
         })
+    }
+
+    /// The open descriptor, reopened (never created) if it was released.
+    #[inline]
+    fn file(&self) -> Result<&Arc<OpenFile>> {
+        if let Some(f) = self.file.get() {
+            return Ok(f);
+        }
+        self.reopen()
+    }
+
+    #[cold]
+    fn reopen(&self) -> Result<&Arc<OpenFile>> {
+        let token = self.handles.acquire();
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&self.path)
+            .map_err(io_err(&self.path))?;
+        // A concurrent reader may have won the race; its handle is kept and this one closed.
+        let _ = self.file.set(Arc::new(OpenFile {
+            file,
+            _token: token,
+        }));
+        Ok(self.file.get().expect("set above"))
+    }
+
+    /// Closes the descriptor (reads in flight keep theirs); the next use reopens it.
+    pub(crate) fn release(&mut self) {
+        self.file.take();
+    }
+
+    /// Whether the descriptor is open.
+    pub(crate) fn is_open(&self) -> bool {
+        self.file.get().is_some()
     }
 
     /// The file's path.
@@ -51,7 +109,8 @@ impl FileRecords {
     /// Appends `bytes` at the end (one `pwrite`), returning the position they start at.
     pub fn append(&mut self, bytes: &[u8]) -> Result<u64> {
         let pos = self.size;
-        self.file
+        self.file()?
+            .file
             .write_all_at(bytes, pos)
             .map_err(io_err(&self.path))?;
         self.size += bytes.len() as u64;
@@ -60,20 +119,25 @@ impl FileRecords {
 
     /// Reads `len` bytes at `pos` into one buffer (one `pread`), clamped to the file's size.
     pub fn read(&self, pos: u64, len: usize) -> Result<Bytes> {
-        self.read_handle(pos, len).read()
+        self.read_handle(pos, len)?.read()
     }
 
     /// A read of `len` bytes at `pos` (clamped to the current size) that can run after the caller drops its lock:
     /// the bytes below the size never change (the file only grows while the log is open), and the shared handle
     /// keeps the file readable even after retention renames and removes it.
-    pub(crate) fn read_handle(&self, pos: u64, len: usize) -> PendingRead {
+    pub(crate) fn read_handle(&self, pos: u64, len: usize) -> Result<PendingRead> {
         let end = pos.saturating_add(len as u64).min(self.size);
-        PendingRead {
-            file: Arc::clone(&self.file),
+        let len = end.saturating_sub(pos) as usize;
+        Ok(PendingRead {
+            file: if len == 0 {
+                None
+            } else {
+                Some(Arc::clone(self.file()?))
+            },
             path: self.path.clone(),
             pos,
-            len: end.saturating_sub(pos) as usize,
-        }
+            len,
+        })
     }
 
     /// Reads the 61-byte batch header at `pos`; None when fewer than 61 bytes remain.
@@ -82,7 +146,8 @@ impl FileRecords {
             return Ok(None);
         }
         let mut h = [0u8; RECORD_BATCH_OVERHEAD];
-        self.file
+        self.file()?
+            .file
             .read_exact_at(&mut h, pos)
             .map_err(io_err(&self.path))?;
         Ok(Some(h))
@@ -90,7 +155,7 @@ impl FileRecords {
 
     /// Fsyncs the file.
     pub fn flush(&self) -> Result<()> {
-        fsio::sync_file(&self.file, &self.path)
+        fsio::sync_file(&self.file()?.file, &self.path)
     }
 
     /// Truncates to `size` bytes (no-op if already smaller); returns the bytes removed.
@@ -98,13 +163,16 @@ impl FileRecords {
         if size >= self.size {
             return Ok(0);
         }
-        self.file.set_len(size).map_err(io_err(&self.path))?;
+        self.file()?
+            .file
+            .set_len(size)
+            .map_err(io_err(&self.path))?;
         let removed = self.size - size;
         self.size = size;
         Ok(removed)
     }
 
-    /// Renames the file (keeping the open handle).
+    /// Renames the file (keeping the open handle, if any; a later reopen uses the new name).
     pub fn rename_to(&mut self, path: PathBuf) -> Result<()> {
         std::fs::rename(&self.path, &path).map_err(io_err(&self.path))?;
         self.path = path;
@@ -216,7 +284,8 @@ impl Iterator for FileBatchIter<'_> {
 /// A planned `pread` of a `FileRecords` (see [`FileRecords::read_handle`]).
 #[derive(Debug)]
 pub(crate) struct PendingRead {
-    file: Arc<File>,
+    /// None for an empty read.
+    file: Option<Arc<OpenFile>>,
     path: PathBuf,
     pos: u64,
     len: usize,
@@ -225,11 +294,11 @@ pub(crate) struct PendingRead {
 impl PendingRead {
     /// Performs the `pread`.
     pub(crate) fn read(self) -> Result<Bytes> {
-        if self.len == 0 {
+        let Some(file) = self.file.filter(|_| self.len > 0) else {
             return Ok(Bytes::new());
-        }
+        };
         let mut buf = vec![0u8; self.len];
-        self.file
+        file.file
             .read_exact_at(&mut buf, self.pos)
             .map_err(io_err(&self.path))?;
         Ok(Bytes::from(buf))

@@ -32,7 +32,7 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
 
 /// Replaces `path` atomically with `contents`: write `path.tmp`, fsync, rename over `path`, fsync the directory.
 /// Callers serialise writes to one `path` (they share the temporary file).
-pub(crate) fn atomic_write(path: &Path, contents: &[u8]) -> Result<()> {
+pub fn atomic_write(path: &Path, contents: &[u8]) -> Result<()> {
     let tmp = path.with_extension(match path.extension() {
         Some(ext) => format!("{}.tmp", ext.to_string_lossy()),
         None => "tmp".to_string(),

@@ -42,6 +42,7 @@ mod config;
 mod error;
 mod file_records;
 mod fsio;
+mod handles;
 pub mod index;
 mod log;
 mod manager;
@@ -53,12 +54,16 @@ pub mod record;
 mod segment;
 
 pub use checkpoint::{kafka_uuid_string, parse_kafka_uuid};
-pub use config::{CleanupPolicy, LogConfig, LogManagerConfig, TimestampType, TopicConfigProvider};
+pub use config::{
+    default_max_open_files, CleanupPolicy, LogConfig, LogManagerConfig, TimestampType,
+    TopicConfigProvider,
+};
 pub use error::{Error, Result};
 pub use file_records::{BatchScanError, FileBatchIter, FileRecords};
+pub use fsio::atomic_write;
 pub use index::{OffsetIndex, TimeIndex};
 pub use log::{FetchDataInfo, LogAppendInfo, RollListener, RolledSegment, UnifiedLog};
 pub use manager::LogManager;
 pub use partition::{TopicIdPartition, TopicPartition};
-pub use record::{RecordBatch, RecordBatchBuilder};
+pub use record::{RecordBatch, RecordBatchBuilder, MAX_DECOMPRESSED_RECORDS_BYTES};
 pub use segment::LogSegment;

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use uuid::Uuid;
 
 use crate::error::io_err;
+use crate::handles::{HandleCache, ReleaseHandles};
 use crate::log::{load_log, now_ms, LoadParams, LogDir, RollListener, RollListeners};
 use crate::names::{
     self, CLEAN_SHUTDOWN_MARKER, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT,
@@ -31,6 +32,8 @@ pub struct LogManager {
     dir_locks: Mutex<Vec<std::fs::File>>,
     /// From `meta.properties`.
     cluster_id: String,
+    /// Bounds the descriptors and index mappings of every log (`log.max.open.files`).
+    handles: Arc<HandleCache>,
 }
 
 impl std::fmt::Debug for LogManager {
@@ -52,6 +55,7 @@ impl LogManager {
     pub fn open(config: LogManagerConfig) -> Result<LogManager> {
         config.validate()?;
         let listeners = Arc::new(RollListeners::default());
+        let handles = HandleCache::new(config.effective_max_open_files());
         let mut logs: HashMap<TopicPartition, Arc<UnifiedLog>> = HashMap::new();
         let mut dirs = Vec::new();
         let now = now_ms();
@@ -92,6 +96,10 @@ impl LogManager {
                 if name.ends_with(names::DELETE_DIR_SUFFIX) {
                     tracing::info!(dir = %entry.path().display(), "removing partition dir left from a deletion");
                     std::fs::remove_dir_all(entry.path()).map_err(io_err(entry.path()))?;
+                    continue;
+                }
+                if name.ends_with(names::STRAY_DIR_SUFFIX) {
+                    tracing::info!(dir = %entry.path().display(), "stray partition dir kept aside, not loaded (remove it when its data is not needed)");
                     continue;
                 }
                 let Some(tp) = names::parse_partition_dir(&name) else {
@@ -143,8 +151,11 @@ impl LogManager {
                     recovery_point: recovery_points.get(&tp).copied().unwrap_or(0),
                     log_start_offset: log_starts.get(&tp).copied(),
                     now_ms: now,
+                    handles: handles.clone(),
                 })?;
-                logs.insert(tp, Arc::new(log));
+                let log = Arc::new(log);
+                register(&handles, &log);
+                logs.insert(tp, log);
             }
             if clean {
                 // From now on a crash must be treated as unclean.
@@ -163,6 +174,7 @@ impl LogManager {
             shut_down: AtomicBool::new(false),
             dir_locks: Mutex::new(dir_locks),
             cluster_id,
+            handles,
         })
     }
 
@@ -239,6 +251,24 @@ impl LogManager {
                 dir: self.config.log_dirs[0].clone(),
                 reason: "every log dir is offline".into(),
             })?;
+        // A dir of this partition that no loaded log owns (a delete that failed half-way, a copy by hand) holds
+        // another topic's data, or data of unknown origin: never adopt it — a new topic would serve the old
+        // records. It is renamed aside as stray (kept, never loaded), as Kafka does with a log whose topic id
+        // does not match.
+        for d in &self.dirs {
+            let leftover = d.path().join(names::partition_dir_name(tp));
+            if leftover.exists() {
+                let on_disk =
+                    checkpoint::read_partition_metadata(&leftover.join(names::PARTITION_METADATA))
+                        .ok()
+                        .flatten();
+                let aside = d.path().join(names::stray_dir_name(tp));
+                std::fs::rename(&leftover, &aside).map_err(io_err(&leftover))?;
+                fsio::sync_dir(d.path())?;
+                tracing::warn!(%tp, %topic_id, leftover_topic_id = ?on_disk, aside = %aside.display(),
+                    "a partition dir no loaded log owns was set aside as stray before creating the log");
+            }
+        }
         let dir = log_dir.path().join(names::partition_dir_name(tp));
         let created = (|| {
             std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
@@ -261,7 +291,9 @@ impl LogManager {
             log_start_offset: None,
             config_is_authoritative: true,
             now_ms: now_ms(),
+            handles: self.handles.clone(),
         })?);
+        register(&self.handles, &log);
         tracing::info!(%tp, %topic_id, dir = %log_dir.path().display(), "created log");
         self.logs
             .write()
@@ -284,28 +316,50 @@ impl LogManager {
         self.logs_snapshot()
     }
 
-    /// Removes the partition's directory (renamed `<topic>-<partition>.<uuid>-delete` first, then removed). A
-    /// missing partition is [`Error::UnknownTopicOrPartition`].
+    /// Removes the partition's directory: renamed [`names::delete_dir_name`] (`<topic>-<partition>.<uuid>-delete`,
+    /// the topic cut to fit 255 bytes) first, then removed. A missing partition is
+    /// [`Error::UnknownTopicOrPartition`]. If the rename fails the log stays listed (closed: nothing more is
+    /// appended), so its dir is never taken for a new topic's; a failed removal after the rename is only logged
+    /// (the `-delete` dir is removed at the next start).
     pub fn delete_log(&self, tp: &TopicPartition) -> Result<()> {
+        self.rename_away(tp, &names::delete_dir_name(tp), |renamed| {
+            if let Err(e) = std::fs::remove_dir_all(renamed) {
+                tracing::warn!(%tp, dir = %renamed.display(), error = %e,
+                    "removing a deleted partition dir failed; it is removed at the next start");
+            }
+            tracing::info!(%tp, "deleted log");
+        })
+    }
+
+    /// Sets the partition's log aside as stray: closed, no longer listed, its directory renamed
+    /// [`names::stray_dir_name`] and kept (never loaded again). For a log of a topic that no longer exists, or
+    /// whose topic id is not the registry's (Kafka's stray logs).
+    pub fn set_aside_stray_log(&self, tp: &TopicPartition) -> Result<()> {
+        self.rename_away(tp, &names::stray_dir_name(tp), |renamed| {
+            tracing::warn!(%tp, dir = %renamed.display(), "partition dir set aside as stray");
+        })
+    }
+
+    fn rename_away(
+        &self,
+        tp: &TopicPartition,
+        new_name: &str,
+        then: impl FnOnce(&Path),
+    ) -> Result<()> {
         let _guard = self.create_lock.lock().unwrap_or_else(|e| e.into_inner());
         let log = self
-            .logs
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(tp)
+            .get_log(tp)
             .ok_or_else(|| Error::UnknownTopicOrPartition { tp: tp.clone() })?;
         log.mark_closed();
         let parent = log.log_dir().to_path_buf();
-        let renamed = parent.join(format!(
-            "{}.{}{}",
-            names::partition_dir_name(tp),
-            Uuid::new_v4().simple(),
-            names::DELETE_DIR_SUFFIX
-        ));
+        let renamed = parent.join(new_name);
         std::fs::rename(log.dir(), &renamed).map_err(io_err(log.dir()))?;
+        self.logs
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(tp);
         fsio::sync_dir(&parent)?;
-        std::fs::remove_dir_all(&renamed).map_err(io_err(&renamed))?;
-        tracing::info!(%tp, "deleted log");
+        then(&renamed);
         Ok(())
     }
 
@@ -429,6 +483,12 @@ impl LogManager {
         first_err.map_or(Ok(()), Err)
     }
 
+    /// (open, cap): the segment file descriptors and index mappings open now across every log, and the cap
+    /// (`log.max.open.files`) past which idle ones are closed.
+    pub fn open_file_handles(&self) -> (usize, usize) {
+        (self.handles.open(), self.handles.cap())
+    }
+
     /// Called with every segment that rolls (after it is flushed), from the appending thread: keep it cheap.
     pub fn add_roll_listener(&self, l: RollListener) {
         self.listeners.add(l);
@@ -449,6 +509,12 @@ impl LogManager {
             .map(|d| d.path().to_path_buf())
             .collect()
     }
+}
+
+/// Lets the handle sweep close `log`'s idle files.
+fn register(handles: &HandleCache, log: &Arc<UnifiedLog>) {
+    let holder: Arc<dyn ReleaseHandles> = log.clone();
+    handles.register(Arc::downgrade(&holder));
 }
 
 /// Opens `<dir>/.lock` and takes an exclusive lock on it (Kafka's `FileLock`); held for the manager's lifetime.

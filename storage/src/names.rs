@@ -36,6 +36,11 @@ pub const LOCK_FILE: &str = ".lock";
 pub const META_PROPERTIES: &str = "meta.properties";
 /// Suffix of a partition directory being deleted.
 pub const DELETE_DIR_SUFFIX: &str = "-delete";
+/// Suffix of a partition directory set aside as stray (left on disk by a topic that no longer exists, or holding
+/// another topic id than the registry's): kept, never loaded or served, never adopted by a new topic.
+pub const STRAY_DIR_SUFFIX: &str = "-stray";
+/// The longest file name common file systems allow (ext4, xfs, btrfs, zfs, apfs: 255 bytes).
+pub const MAX_FILE_NAME_BYTES: usize = 255;
 
 /// `{offset:020}`.
 pub fn filename_prefix(offset: i64) -> String {
@@ -58,6 +63,36 @@ pub fn parse_offset_file(name: &str, suffix: &str) -> Option<i64> {
 /// The partition directory name `topic-partition`.
 pub fn partition_dir_name(tp: &TopicPartition) -> String {
     tp.to_string()
+}
+
+/// The name a partition directory is renamed to before it is removed: `topic-partition.uuid-delete`, with the
+/// topic cut so the name fits [`MAX_FILE_NAME_BYTES`] (Kafka's `LocalLog.logDeleteDirName`: a legal topic name
+/// has up to 249 characters, which leaves no room for the 32-character unique id and the suffix).
+pub fn delete_dir_name(tp: &TopicPartition) -> String {
+    dir_name_with_suffix(tp, DELETE_DIR_SUFFIX)
+}
+
+/// The name a stray partition directory is renamed to: `topic-partition.uuid-stray`, cut like
+/// [`delete_dir_name`] (Kafka's `logStrayDirName`).
+pub fn stray_dir_name(tp: &TopicPartition) -> String {
+    dir_name_with_suffix(tp, STRAY_DIR_SUFFIX)
+}
+
+fn dir_name_with_suffix(tp: &TopicPartition, suffix: &str) -> String {
+    let tail = format!(
+        "-{}.{}{suffix}",
+        tp.partition,
+        uuid::Uuid::new_v4().simple()
+    );
+    let topic = tp.topic.as_str();
+    let mut keep = topic
+        .len()
+        .min(MAX_FILE_NAME_BYTES.saturating_sub(tail.len()));
+    // Legal topic names are ASCII; stay on a character boundary for any other.
+    while !topic.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    format!("{}{tail}", &topic[..keep])
 }
 
 /// Parses a partition directory name `topic-partition`.
@@ -92,5 +127,28 @@ mod tests {
             parse_partition_dir("my-topic-7.abc-delete").map(|t| t.partition),
             None
         );
+    }
+
+    #[test]
+    fn delete_and_stray_names_of_the_longest_legal_topic_fit_255_bytes() {
+        // Kafka's limit: 249 characters (so `topic-partition` fits 255 bytes).
+        let tp = TopicPartition::new("t".repeat(249), 2_147_483_647);
+        for name in [delete_dir_name(&tp), stray_dir_name(&tp)] {
+            assert!(name.len() <= MAX_FILE_NAME_BYTES, "{} bytes", name.len());
+            assert!(name.starts_with("ttt"));
+            assert!(name.contains("-2147483647."));
+            assert_eq!(
+                parse_partition_dir(&name),
+                None,
+                "never loaded as a partition"
+            );
+        }
+        assert!(delete_dir_name(&tp).ends_with(DELETE_DIR_SUFFIX));
+        assert!(stray_dir_name(&tp).ends_with(STRAY_DIR_SUFFIX));
+        // Short names are kept whole, unique per call.
+        let short = TopicPartition::new("orders", 3);
+        let a = delete_dir_name(&short);
+        assert!(a.starts_with("orders-3.") && a.ends_with("-delete"), "{a}");
+        assert_ne!(a, delete_dir_name(&short));
     }
 }

@@ -1,9 +1,12 @@
 //! [`LogSegment`]: one `.log` file with its `.index` and `.timeindex`, named by its base offset.
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use bytes::Bytes;
 
 use crate::file_records::{FileRecords, PendingRead};
+use crate::handles::HandleCache;
 use crate::index::{OffsetIndex, TimeIndex, TimestampOffset};
 use crate::names::{self, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX};
 use crate::record::{batch_size_from_header, RecordBatch, LOG_OVERHEAD};
@@ -19,10 +22,14 @@ pub(crate) struct BatchMeta {
     pub(crate) offset_of_max_timestamp: i64,
 }
 
-/// A segment: `{base_offset:020}.log`, `.index`, `.timeindex`.
+/// A segment: `{base_offset:020}.log`, `.index`, `.timeindex`. Its `.log` descriptor and index mappings open on
+/// first use and close when [`LogSegment::release_handles`] is called (see `crate::handles`).
 #[derive(Debug)]
 pub struct LogSegment {
     base_offset: i64,
+    handles: Arc<HandleCache>,
+    /// The handle sweep epoch of the last append or read.
+    last_used: AtomicU64,
     log: FileRecords,
     offset_index: OffsetIndex,
     time_index: TimeIndex,
@@ -43,6 +50,7 @@ impl LogSegment {
         base_offset: i64,
         config: &LogConfig,
         now_ms: i64,
+        handles: &Arc<HandleCache>,
     ) -> Result<Self> {
         let log_path = names::offset_file(dir, base_offset, LOG_SUFFIX);
         // An empty leftover file of the same name is reused; data is never overwritten.
@@ -57,7 +65,7 @@ impl LogSegment {
                 });
             }
         }
-        let mut seg = Self::open(dir, base_offset, config, true, now_ms)?;
+        let mut seg = Self::open(dir, base_offset, config, true, now_ms, handles)?;
         seg.offset_index.reset()?;
         seg.time_index.reset()?;
         Ok(seg)
@@ -71,30 +79,37 @@ impl LogSegment {
         config: &LogConfig,
         active: bool,
         now_ms: i64,
+        handles: &Arc<HandleCache>,
     ) -> Result<Self> {
-        let log = FileRecords::open(&names::offset_file(dir, base_offset, LOG_SUFFIX))?;
+        let log = FileRecords::open_in(
+            &names::offset_file(dir, base_offset, LOG_SUFFIX),
+            handles.clone(),
+        )?;
         let max = active.then_some(config.segment_index_bytes);
         let index_path = names::offset_file(dir, base_offset, INDEX_SUFFIX);
         let time_path = names::offset_file(dir, base_offset, TIME_INDEX_SUFFIX);
         // A corrupt index (size not a multiple of the entry) is rebuilt: start it empty; the caller recovers.
-        let offset_index = match OffsetIndex::open(&index_path, base_offset, max) {
-            Ok(i) => i,
-            Err(Error::CorruptFile { .. }) => {
-                std::fs::remove_file(&index_path).map_err(crate::error::io_err(&index_path))?;
-                OffsetIndex::open(&index_path, base_offset, max)?
-            }
-            Err(e) => return Err(e),
-        };
-        let time_index = match TimeIndex::open(&time_path, base_offset, max) {
+        let offset_index =
+            match OffsetIndex::open_in(&index_path, base_offset, max, handles.clone()) {
+                Ok(i) => i,
+                Err(Error::CorruptFile { .. }) => {
+                    std::fs::remove_file(&index_path).map_err(crate::error::io_err(&index_path))?;
+                    OffsetIndex::open_in(&index_path, base_offset, max, handles.clone())?
+                }
+                Err(e) => return Err(e),
+            };
+        let time_index = match TimeIndex::open_in(&time_path, base_offset, max, handles.clone()) {
             Ok(i) => i,
             Err(Error::CorruptFile { .. }) => {
                 std::fs::remove_file(&time_path).map_err(crate::error::io_err(&time_path))?;
-                TimeIndex::open(&time_path, base_offset, max)?
+                TimeIndex::open_in(&time_path, base_offset, max, handles.clone())?
             }
             Err(e) => return Err(e),
         };
         Ok(Self {
             base_offset,
+            handles: handles.clone(),
+            last_used: AtomicU64::new(handles.epoch()),
             log,
             offset_index,
             time_index,
@@ -116,7 +131,7 @@ impl LogSegment {
         self.offset_index.sanity_check(self.log.size_in_bytes())?;
         let mut pos = self
             .offset_index
-            .last_entry()
+            .last_entry()?
             .map_or(0, |e| e.position as u64);
         let mut next = self.base_offset;
         let size = self.log.size_in_bytes();
@@ -137,7 +152,7 @@ impl LogSegment {
         self.next_offset = next;
         self.time_index
             .sanity_check(self.next_offset.max(self.base_offset + 1))?;
-        if let Some(TimestampOffset { timestamp, offset }) = self.time_index.last_entry() {
+        if let Some(TimestampOffset { timestamp, offset }) = self.time_index.last_entry()? {
             self.max_timestamp = timestamp;
             self.offset_of_max_timestamp = offset;
         }
@@ -247,6 +262,7 @@ impl LogSegment {
 
     /// Appends already offset-assigned batches (`records` = the concatenation described by `batches`).
     pub(crate) fn append(&mut self, records: &[u8], batches: &[BatchMeta]) -> Result<()> {
+        self.touch();
         let start = self.log.append(records)?;
         if self.rolling_based_timestamp.is_none() {
             self.rolling_based_timestamp = batches.first().map(|b| b.max_timestamp);
@@ -264,7 +280,8 @@ impl LogSegment {
     /// Position, size and base offset of the batch containing `offset` (the first batch whose last offset is
     /// >= `offset`, searching from the offset index entry at or below it); None past the end.
     pub(crate) fn translate_offset(&self, offset: i64) -> Result<Option<(u64, usize, i64)>> {
-        let mut pos = self.offset_index.lookup(offset).position as u64;
+        self.touch();
+        let mut pos = self.offset_index.lookup(offset)?.position as u64;
         while let Some(h) = self.log.read_header(pos)? {
             let size = batch_size_from_header(&h)?;
             let base = i64::from_be_bytes(h[0..8].try_into().expect("8"));
@@ -303,7 +320,7 @@ impl LogSegment {
             return Ok(Some(SegmentRead::Empty));
         }
         Ok(Some(SegmentRead::Data {
-            read: self.log.read_handle(pos, want),
+            read: self.log.read_handle(pos, want)?,
             max_offset,
         }))
     }
@@ -315,10 +332,11 @@ impl LogSegment {
         ts: i64,
         start_offset: i64,
     ) -> Result<Option<(i64, i64)>> {
-        let entry = self.time_index.lookup(ts);
+        self.touch();
+        let entry = self.time_index.lookup(ts)?;
         let from = self
             .offset_index
-            .lookup(entry.offset.max(start_offset))
+            .lookup(entry.offset.max(start_offset))?
             .position as u64;
         let mut pos = from;
         while let Some(h) = self.log.read_header(pos)? {
@@ -394,6 +412,31 @@ impl LogSegment {
         self.offset_index.rename_to(o.clone())?;
         self.time_index.rename_to(t.clone())?;
         Ok(vec![l, o, t])
+    }
+
+    /// Records a use for the handle sweep (one relaxed load; a store once per sweep epoch).
+    #[inline]
+    fn touch(&self) {
+        self.handles.touch(&self.last_used);
+    }
+
+    /// Closes the `.log` descriptor and unmaps both indexes if the segment was not used since the sweep epoch
+    /// `epoch` (or always, with `all`); the next use reopens them. Returns whether it released.
+    pub(crate) fn release_handles(&mut self, epoch: u64, all: bool) -> bool {
+        if !all && self.last_used.load(Ordering::Relaxed) >= epoch {
+            return false;
+        }
+        self.log.release();
+        self.offset_index.release();
+        self.time_index.release();
+        true
+    }
+
+    /// Handles open now: the `.log` descriptor and the index mappings (0 to 3).
+    pub fn open_handles(&self) -> usize {
+        usize::from(self.log.is_open())
+            + usize::from(self.offset_index.is_mapped())
+            + usize::from(self.time_index.is_mapped())
     }
 
     /// The base offset.

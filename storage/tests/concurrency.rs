@@ -193,3 +193,95 @@ fn retention_and_checkpoint_tasks_write_checkpoints_side_by_side() {
     // The dir still takes appends.
     log.append_as_leader(numbered(next, 1), 0).unwrap();
 }
+
+/// With far more logs than `log.max.open.files` allows handles, appends, reads, flushes and retention on many
+/// threads keep every log consistent while sweeps close the files of logs other threads are about to use (they
+/// reopen them), and the handles open stay near the cap.
+#[test]
+fn many_logs_under_a_small_open_files_cap_stay_consistent_under_concurrent_use() {
+    const LOGS: usize = 64;
+    const CAP: usize = 16;
+    let dir = tempfile::tempdir().unwrap();
+    let mut mc = strata_storage::LogManagerConfig::new(vec![dir.path().to_path_buf()]);
+    mc.max_open_files = Some(CAP);
+    let m = Arc::new(strata_storage::LogManager::open(mc).unwrap());
+    let mut cfg = LogConfig::default();
+    cfg.segment_bytes = 2048;
+    cfg.index_interval_bytes = 256;
+    cfg.segment_index_bytes = 4096;
+    cfg.retention_bytes = 8 * 1024;
+    cfg.file_delete_delay_ms = 0;
+    let logs: Arc<Vec<Arc<UnifiedLog>>> = Arc::new(
+        (0..LOGS)
+            .map(|i| {
+                let tp = strata_storage::TopicPartition::new("capped", i as i32);
+                m.get_or_create_log(&tp, uuid::Uuid::nil(), cfg.clone())
+                    .unwrap()
+            })
+            .collect(),
+    );
+    let done = Arc::new(AtomicBool::new(false));
+    let background = {
+        let (m, done) = (m.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut passes = 0;
+            while !done.load(Ordering::SeqCst) && passes < 100_000 {
+                passes += 1;
+                m.run_retention(0).unwrap();
+                m.flush_dirty_and_checkpoint(0).unwrap();
+            }
+        })
+    };
+    let workers: Vec<_> = (0..4u64)
+        .map(|t| {
+            let logs = logs.clone();
+            std::thread::spawn(move || {
+                let mut x = 99 + t;
+                let mut next = vec![0i64; LOGS];
+                for i in 0..1500usize {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    // Each worker appends to its own quarter of the logs and reads from all of them.
+                    let own = (t as usize + 4 * ((x >> 33) as usize % (LOGS / 4))) % LOGS;
+                    let n = 1 + (i % 3) as i64;
+                    let info = logs[own]
+                        .append_as_leader(numbered(next[own], n), 0)
+                        .unwrap();
+                    assert_eq!(info.first_offset, next[own]);
+                    next[own] += n;
+                    let any = &logs[(x >> 40) as usize % LOGS];
+                    let (start, hw) = (any.local_log_start_offset(), any.high_watermark());
+                    let offset = start + (x >> 20) as i64 % (hw - start + 1);
+                    match any.read(offset, 1 + (x >> 12) as usize % 3000, true, Some(hw)) {
+                        Ok(f) => {
+                            check_read(&f.records, offset, hw);
+                        }
+                        Err(Error::OffsetOutOfRange { .. }) => {}
+                        Err(e) => panic!("read {offset}: {e}"),
+                    }
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+    done.store(true, Ordering::SeqCst);
+    background.join().unwrap();
+    let (open, cap) = m.open_file_handles();
+    assert!(open <= cap + 8, "{open} handles open, cap {cap}");
+    for log in logs.iter() {
+        let mut offset = log.local_log_start_offset();
+        while offset < log.log_end_offset() {
+            let got = log.read(offset, 1 << 20, true, None).unwrap().records;
+            assert!(check_read(&got, offset, log.log_end_offset()) > 0);
+            offset = RecordBatch::iter(&got)
+                .last()
+                .unwrap()
+                .unwrap()
+                .last_offset()
+                + 1;
+        }
+    }
+}

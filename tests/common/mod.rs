@@ -109,7 +109,11 @@ pub fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
 }
 
 /// The built `strata` binary (`<target>/<profile>/strata`), building it with cargo if it is missing.
+/// `STRATA_BIN` overrides it (a target dir shared by several checkouts holds only one `strata`).
 pub fn strata_bin() -> PathBuf {
+    if let Some(bin) = std::env::var_os("STRATA_BIN") {
+        return PathBuf::from(bin);
+    }
     let exe = std::env::current_exe().expect("test executable path");
     // <target>/<profile>/deps/<test>-<hash>
     let profile_dir = exe
@@ -193,6 +197,11 @@ impl ChildBroker {
             .next()
             .and_then(|p| p.parse().ok())
             .expect("port in bootstrap")
+    }
+
+    /// The child's process id (for /proc/<pid>/status).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// SIGKILL, then reap.

@@ -107,26 +107,27 @@ async fn read_remote(
         return 0;
     };
     let reads = remote.into_iter().map(|(ti, pi, log, offset, budget)| {
-        let f = reader.read(log, offset, budget);
-        async move { (ti, pi, f.await) }
+        let f = reader.read(log.clone(), offset, budget);
+        async move { (ti, pi, log, offset, f.await) }
     });
     let mut total = 0;
-    for (ti, pi, result) in futures::future::join_all(reads).await {
+    for (ti, pi, log, offset, result) in futures::future::join_all(reads).await {
         let p = &mut parts[ti][pi];
         match result {
             Ok(records) => {
                 total += records.len();
                 p.records = Some(records);
             }
-            // Data missing or unreadable in the remote tier: UNKNOWN_SERVER_ERROR, as Kafka answers a
-            // RemoteStorageException, so clients report it; an unavailable store: KAFKA_STORAGE_ERROR, which
-            // clients retry.
-            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                p.error_code = error_code::UNKNOWN_SERVER_ERROR;
-            }
             Err(e) => {
-                let e = Error::io("reading remote storage", e);
-                p.error_code = error_code::code(&e);
+                // Remote retention may have moved the log start past the offset since the range check: the
+                // code is decided against the log start now (OFFSET_OUT_OF_RANGE then, with the new start).
+                let log_start = log.log_start_offset();
+                p.error_code = error_code::remote_read_code(&e, offset, log_start);
+                if p.error_code == error_code::OFFSET_OUT_OF_RANGE {
+                    p.log_start_offset = log_start;
+                }
+                tracing::debug!(tp = %log.topic_partition(), offset, log_start, code = p.error_code, error = %e,
+                    "remote read failed");
             }
         }
     }

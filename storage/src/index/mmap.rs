@@ -8,11 +8,13 @@ use memmap2::MmapMut;
 /// Maps the whole of `file` read-write.
 ///
 /// Callers must uphold what the `SAFETY` comment below relies on: the file belongs to this process's log and is
-/// only resized after the mapping is dropped.
+/// only resized after the mapping is dropped. The mapping stays valid after `file` is closed (POSIX `mmap`).
 pub(crate) fn map_mut(file: &File) -> io::Result<MmapMut> {
     // SAFETY: memmap2 requires that the mapped file is not truncated or modified outside this mapping while it is
     // alive (that would make reads through the slice undefined). Index files live inside a partition directory
     // owned exclusively by this broker process (one broker per log dir, as in Kafka), every write to them goes
-    // through this mapping, and `IndexFile` drops the mapping before any `set_len` (resize, trim) or deletion.
+    // through this mapping, and `IndexFile` drops the mapping before any `set_len` (resize, trim, reset: all take
+    // `&mut self`, so no reader holds a slice of it). Closing the descriptor after mapping does not end the
+    // mapping; a second mapping made by a racing reader is only read, then dropped, while no resize can run.
     unsafe { MmapMut::map_mut(file) }
 }

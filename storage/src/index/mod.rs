@@ -2,7 +2,8 @@
 //!
 //! Both files are preallocated to `segment.index.bytes` (rounded down to whole entries) while their segment is
 //! active, and trimmed to their entries when it rolls or the log closes. They carry no checksum: recovery
-//! rebuilds them from the `.log`.
+//! rebuilds them from the `.log`. A file is mapped on first use and unmapped when its segment goes idle past
+//! `log.max.open.files` (see `crate::handles`); no descriptor stays open once it is mapped.
 #[allow(unsafe_code)]
 mod mmap;
 mod offset_index;
@@ -10,6 +11,7 @@ mod time_index;
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use memmap2::MmapMut;
 
@@ -17,32 +19,52 @@ pub use offset_index::{OffsetIndex, OffsetPosition};
 pub use time_index::{TimeIndex, TimestampOffset};
 
 use crate::error::io_err;
+use crate::handles::{HandleCache, HandleToken};
 use crate::{fsio, Error, Result};
 
-/// A file of fixed-size big-endian entries behind an mmap.
+/// A mapping and the unit of the open-files cap it holds (the file descriptor is closed once mapped).
+#[derive(Debug)]
+struct Mapped {
+    map: MmapMut,
+    _token: HandleToken,
+}
+
+/// A file of fixed-size big-endian entries behind an mmap. The entry count and capacity live here; the file is
+/// mapped on first use (Kafka's `LazyIndex`) and unmapped by [`IndexFile::release`] (the log's handle sweep), and
+/// no descriptor stays open: resizing, resetting and fsync open the file for the call.
 #[derive(Debug)]
 pub(crate) struct IndexFile {
     path: PathBuf,
-    file: File,
-    mmap: Option<MmapMut>,
+    mmap: OnceLock<Mapped>,
+    handles: Arc<HandleCache>,
     entry_size: usize,
     entries: usize,
     max_entries: usize,
 }
 
+fn open_file(path: &Path, create: bool) -> Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(create)
+        .truncate(false)
+        .open(path)
+        .map_err(io_err(path))
+}
+
 impl IndexFile {
     /// Opens (creating if absent). The existing length determines the entry count (it must be a whole number of
     /// entries, else [`Error::CorruptFile`]). When `max_bytes` is Some, the file is resized to that many bytes
-    /// (rounded down to entries) so appends can follow.
-    pub(crate) fn open(path: &Path, entry_size: usize, max_bytes: Option<u32>) -> Result<Self> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(io_err(path))?;
+    /// (rounded down to entries) so appends can follow. Nothing stays open or mapped.
+    pub(crate) fn open(
+        path: &Path,
+        entry_size: usize,
+        max_bytes: Option<u32>,
+        handles: Arc<HandleCache>,
+    ) -> Result<Self> {
+        let file = open_file(path, true)?;
         let len = file.metadata().map_err(io_err(path))?.len() as usize;
+        drop(file);
         if !len.is_multiple_of(entry_size) {
             return Err(Error::CorruptFile {
                 path: path.to_path_buf(),
@@ -54,42 +76,69 @@ impl IndexFile {
         let entries = len / entry_size;
         let mut index = Self {
             path: path.to_path_buf(),
-            file,
-            mmap: None,
+            mmap: OnceLock::new(),
+            handles,
             entry_size,
             entries,
             max_entries: entries,
         };
-        match max_bytes {
-            Some(max) => index.resize(max as usize)?,
-            None => index.remap()?,
+        if let Some(max) = max_bytes {
+            index.resize(max as usize)?;
         }
         Ok(index)
     }
 
-    fn remap(&mut self) -> Result<()> {
-        self.mmap = None;
-        let len = self.max_entries * self.entry_size;
-        if len > 0 {
-            self.mmap = Some(mmap::map_mut(&self.file).map_err(io_err(&self.path))?);
+    /// The mapping of the whole file (mapped now if it is not); the file must be non-empty.
+    #[inline]
+    fn map(&self) -> Result<&MmapMut> {
+        match self.mmap.get() {
+            Some(m) => Ok(&m.map),
+            None => self.map_now(),
         }
-        Ok(())
+    }
+
+    #[cold]
+    fn map_now(&self) -> Result<&MmapMut> {
+        let token = self.handles.acquire();
+        let file = open_file(&self.path, false)?;
+        let map = mmap::map_mut(&file).map_err(io_err(&self.path))?;
+        // The mapping outlives the descriptor.
+        drop(file);
+        // A concurrent reader may have mapped it first; its mapping is kept and this one dropped.
+        let _ = self.mmap.set(Mapped { map, _token: token });
+        Ok(&self.mmap.get().expect("set above").map)
+    }
+
+    fn map_mut(&mut self) -> Result<&mut MmapMut> {
+        self.map()?;
+        Ok(&mut self.mmap.get_mut().expect("mapped above").map)
+    }
+
+    /// Unmaps the file (dirty pages stay in the page cache; [`IndexFile::flush`] still fsyncs them). The next
+    /// lookup or append maps it again.
+    pub(crate) fn release(&mut self) {
+        self.mmap.take();
+    }
+
+    /// Whether the file is mapped now.
+    pub(crate) fn is_mapped(&self) -> bool {
+        self.mmap.get().is_some()
     }
 
     /// Resizes the file to `bytes` rounded down to whole entries (never below the current entries).
     pub(crate) fn resize(&mut self, bytes: usize) -> Result<()> {
         let max_entries = (bytes / self.entry_size).max(self.entries);
-        if max_entries == self.max_entries && self.mmap.is_some() {
+        if max_entries == self.max_entries {
             return Ok(());
         }
-        self.mmap = None;
-        if let Err(e) = self.file.set_len((max_entries * self.entry_size) as u64) {
-            // Keep the old mapping usable; the caller sees the error (and poisons the log dir).
-            self.remap()?;
-            return Err(io_err(&self.path)(e));
-        }
+        // The mapping is dropped before the size changes (see `mmap::map_mut`); the next use maps again.
+        self.mmap.take();
+        let _token = self.handles.acquire();
+        open_file(&self.path, false)?
+            .set_len((max_entries * self.entry_size) as u64)
+            .map_err(io_err(&self.path))?;
         self.max_entries = max_entries;
-        self.remap()
+        Ok(())
     }
 
     /// Shrinks the file to exactly its entries (Kafka's `trimToValidSize`).
@@ -108,18 +157,20 @@ impl IndexFile {
     }
 
     /// The bytes of entry `n` (< entries).
-    pub(crate) fn entry(&self, n: usize) -> &[u8] {
-        let mmap = self.mmap.as_ref().expect("an index with entries is mapped");
-        &mmap[n * self.entry_size..(n + 1) * self.entry_size]
+    pub(crate) fn entry(&self, n: usize) -> Result<&[u8]> {
+        debug_assert!(n < self.entries);
+        let mmap = self.map()?;
+        Ok(&mmap[n * self.entry_size..(n + 1) * self.entry_size])
     }
 
     /// Appends an entry; the caller checked `!is_full()`.
-    pub(crate) fn push(&mut self, entry: &[u8]) {
+    pub(crate) fn push(&mut self, entry: &[u8]) -> Result<()> {
         debug_assert_eq!(entry.len(), self.entry_size);
-        let at = self.entries * self.entry_size;
-        let mmap = self.mmap.as_mut().expect("a non-full index is mapped");
-        mmap[at..at + self.entry_size].copy_from_slice(entry);
+        let (at, size) = (self.entries * self.entry_size, self.entry_size);
+        let mmap = self.map_mut()?;
+        mmap[at..at + size].copy_from_slice(entry);
         self.entries += 1;
+        Ok(())
     }
 
     /// Drops every entry: the file is cut to nothing and grown back to its capacity, so it is sparse again (no
@@ -127,28 +178,27 @@ impl IndexFile {
     /// of every active segment, and zeroing 10 MiB per partition filled the disk and the page cache.
     pub(crate) fn reset(&mut self) -> Result<()> {
         let capacity = (self.max_entries * self.entry_size) as u64;
-        self.mmap = None;
+        self.mmap.take();
         self.entries = 0;
-        let res = self
-            .file
-            .set_len(0)
-            .and_then(|()| self.file.set_len(capacity));
+        let _token = self.handles.acquire();
+        let file = open_file(&self.path, false)?;
+        let res = file.set_len(0).and_then(|()| file.set_len(capacity));
         if res.is_err() {
-            let len = self.file.metadata().map_or(0, |m| m.len()) as usize;
+            let len = file.metadata().map_or(0, |m| m.len()) as usize;
             self.max_entries = len / self.entry_size;
         }
-        self.remap()?;
         res.map_err(io_err(&self.path))
     }
 
     /// Drops entries from `n` on.
-    pub(crate) fn truncate_entries(&mut self, n: usize) {
+    pub(crate) fn truncate_entries(&mut self, n: usize) -> Result<()> {
         if n < self.entries {
-            if let Some(mmap) = self.mmap.as_mut() {
-                mmap[n * self.entry_size..self.entries * self.entry_size].fill(0);
-            }
+            let (size, end) = (self.entry_size, self.entries * self.entry_size);
+            let mmap = self.map_mut()?;
+            mmap[n * size..end].fill(0);
             self.entries = n;
         }
+        Ok(())
     }
 
     /// Binary search: the index of the last entry whose key (per `key`) is <= `target`, or None.
@@ -156,18 +206,23 @@ impl IndexFile {
         &self,
         target: i64,
         key: impl Fn(&[u8]) -> i64,
-    ) -> Option<usize> {
+    ) -> Result<Option<usize>> {
+        if self.entries == 0 {
+            return Ok(None);
+        }
+        let mmap = self.map()?;
+        let entry = |n: usize| &mmap[n * self.entry_size..(n + 1) * self.entry_size];
         let (mut lo, mut hi) = (0usize, self.entries);
         // Invariant: entries [0, lo) have key <= target, entries [hi, n) have key > target.
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if key(self.entry(mid)) <= target {
+            if key(entry(mid)) <= target {
                 lo = mid + 1;
             } else {
                 hi = mid;
             }
         }
-        lo.checked_sub(1)
+        Ok(lo.checked_sub(1))
     }
 
     /// Flushes the mapping to disk.
@@ -178,13 +233,15 @@ impl IndexFile {
                 "injected fsync failure",
             )));
         }
-        if let Some(m) = &self.mmap {
-            m.flush().map_err(io_err(&self.path))?;
+        if let Some(m) = self.mmap.get() {
+            m.map.flush().map_err(io_err(&self.path))?;
         }
-        fsio::sync_file(&self.file, &self.path)
+        // Also when unmapped: pages written through an earlier mapping may still be dirty.
+        let _token = self.handles.acquire();
+        fsio::sync_file(&open_file(&self.path, false)?, &self.path)
     }
 
-    /// Renames the file (the mapping stays valid).
+    /// Renames the file (a mapping stays valid; a later one maps the new name).
     pub(crate) fn rename_to(&mut self, path: PathBuf) -> Result<()> {
         std::fs::rename(&self.path, &path).map_err(io_err(&self.path))?;
         self.path = path;

@@ -8,7 +8,10 @@
 //! Entries are sparse (one per `index.interval.bytes` of log) and strictly increasing in both fields.
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use super::IndexFile;
+use crate::handles::HandleCache;
 use crate::{Error, Result};
 
 const ENTRY_SIZE: usize = 8;
@@ -32,9 +35,19 @@ pub struct OffsetIndex {
 impl OffsetIndex {
     /// Opens (creating if absent); `max_bytes` = Some(`segment.index.bytes`) for an active segment.
     pub fn open(path: &Path, base_offset: i64, max_bytes: Option<u32>) -> Result<Self> {
+        Self::open_in(path, base_offset, max_bytes, HandleCache::unbounded())
+    }
+
+    /// [`OffsetIndex::open`] with the mapping counted in `handles`.
+    pub(crate) fn open_in(
+        path: &Path,
+        base_offset: i64,
+        max_bytes: Option<u32>,
+        handles: Arc<HandleCache>,
+    ) -> Result<Self> {
         Ok(Self {
             base_offset,
-            file: IndexFile::open(path, ENTRY_SIZE, max_bytes)?,
+            file: IndexFile::open(path, ENTRY_SIZE, max_bytes, handles)?,
         })
     }
 
@@ -45,25 +58,28 @@ impl OffsetIndex {
         }
     }
 
-    /// The greatest entry with offset <= `target`; `(base_offset, 0)` when there is none.
-    pub fn lookup(&self, target: i64) -> OffsetPosition {
+    /// The greatest entry with offset <= `target`; `(base_offset, 0)` when there is none. Fails only when the
+    /// index cannot be mapped.
+    pub fn lookup(&self, target: i64) -> Result<OffsetPosition> {
         let rel = |e: &[u8]| u32::from_be_bytes(e[0..4].try_into().expect("4")) as i64;
-        match self
-            .file
-            .largest_lower_bound(target - self.base_offset, rel)
-        {
-            Some(n) => self.parse(self.file.entry(n)),
-            None => OffsetPosition {
-                offset: self.base_offset,
-                position: 0,
+        Ok(
+            match self
+                .file
+                .largest_lower_bound(target - self.base_offset, rel)?
+            {
+                Some(n) => self.parse(self.file.entry(n)?),
+                None => OffsetPosition {
+                    offset: self.base_offset,
+                    position: 0,
+                },
             },
-        }
+        )
     }
 
     /// Appends an entry. Offsets must increase; a non-increasing one is ignored (as Kafka's does on the same
     /// offset) unless it goes backwards, which is a bug reported as an error.
     pub fn append(&mut self, offset: i64, position: u32) -> Result<()> {
-        if let Some(last) = self.last_entry() {
+        if let Some(last) = self.last_entry()? {
             if offset <= last.offset {
                 if offset < last.offset || position != last.position {
                     return Err(Error::CorruptFile {
@@ -86,32 +102,34 @@ impl OffsetIndex {
         let mut e = [0u8; ENTRY_SIZE];
         e[0..4].copy_from_slice(&((offset - self.base_offset) as u32).to_be_bytes());
         e[4..8].copy_from_slice(&position.to_be_bytes());
-        self.file.push(&e);
-        Ok(())
+        self.file.push(&e)
     }
 
     /// The last entry, if any.
-    pub fn last_entry(&self) -> Option<OffsetPosition> {
+    pub fn last_entry(&self) -> Result<Option<OffsetPosition>> {
         let n = self.file.entries();
-        (n > 0).then(|| self.parse(self.file.entry(n - 1)))
+        if n == 0 {
+            return Ok(None);
+        }
+        Ok(Some(self.parse(self.file.entry(n - 1)?)))
     }
 
     /// Entry `n`.
-    pub fn entry(&self, n: usize) -> OffsetPosition {
-        self.parse(self.file.entry(n))
+    pub fn entry(&self, n: usize) -> Result<OffsetPosition> {
+        Ok(self.parse(self.file.entry(n)?))
     }
 
     /// Removes entries with offset >= `offset`.
-    pub fn truncate_to(&mut self, offset: i64) {
+    pub fn truncate_to(&mut self, offset: i64) -> Result<()> {
         let keep = match self
             .file
             .largest_lower_bound(offset - 1 - self.base_offset, |e| {
                 u32::from_be_bytes(e[0..4].try_into().expect("4")) as i64
-            }) {
+            })? {
             Some(n) => n + 1,
             None => 0,
         };
-        self.file.truncate_entries(keep);
+        self.file.truncate_entries(keep)
     }
 
     /// Removes every entry (the file stays at its size, sparse).
@@ -135,7 +153,7 @@ impl OffsetIndex {
     pub fn sanity_check(&self, log_size: u64) -> Result<()> {
         let mut prev: Option<OffsetPosition> = None;
         for n in 0..self.entries() {
-            let e = self.entry(n);
+            let e = self.entry(n)?;
             let bad = prev.is_some_and(|p| e.offset <= p.offset || e.position <= p.position)
                 || e.position as u64 >= log_size;
             if bad {
@@ -164,6 +182,12 @@ impl OffsetIndex {
     pub(crate) fn rename_to(&mut self, path: PathBuf) -> Result<()> {
         self.file.rename_to(path)
     }
+    pub(crate) fn release(&mut self) {
+        self.file.release()
+    }
+    pub(crate) fn is_mapped(&self) -> bool {
+        self.file.is_mapped()
+    }
 }
 
 #[cfg(test)]
@@ -171,12 +195,18 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    impl OffsetIndex {
+        fn lookup_ok(&self, target: i64) -> OffsetPosition {
+            self.lookup(target).unwrap()
+        }
+    }
+
     #[test]
     fn lookup_returns_greatest_entry_at_or_below_target() {
         let dir = tempfile::tempdir().unwrap();
         let mut idx = OffsetIndex::open(&dir.path().join("0.index"), 100, Some(800)).unwrap();
         assert_eq!(
-            idx.lookup(150),
+            idx.lookup_ok(150),
             OffsetPosition {
                 offset: 100,
                 position: 0
@@ -185,34 +215,34 @@ mod tests {
         idx.append(110, 4000).unwrap();
         idx.append(120, 8000).unwrap();
         assert_eq!(
-            idx.lookup(105),
+            idx.lookup_ok(105),
             OffsetPosition {
                 offset: 100,
                 position: 0
             }
         );
         assert_eq!(
-            idx.lookup(110),
+            idx.lookup_ok(110),
             OffsetPosition {
                 offset: 110,
                 position: 4000
             }
         );
         assert_eq!(
-            idx.lookup(119),
+            idx.lookup_ok(119),
             OffsetPosition {
                 offset: 110,
                 position: 4000
             }
         );
         assert_eq!(
-            idx.lookup(1000),
+            idx.lookup_ok(1000),
             OffsetPosition {
                 offset: 120,
                 position: 8000
             }
         );
-        idx.truncate_to(120);
+        idx.truncate_to(120).unwrap();
         assert_eq!(idx.entries(), 1);
         assert!(idx.append(100, 1).is_err());
     }
@@ -229,7 +259,7 @@ mod tests {
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 8);
         let idx = OffsetIndex::open(&path, 0, None).unwrap();
         assert_eq!(
-            idx.last_entry(),
+            idx.last_entry().unwrap(),
             Some(OffsetPosition {
                 offset: 5,
                 position: 100
@@ -269,7 +299,7 @@ mod tests {
                 let t = t + base - 10;
                 let expected = entries.iter().rev().find(|e| e.offset <= t).copied()
                     .unwrap_or(OffsetPosition { offset: base, position: 0 });
-                prop_assert_eq!(idx.lookup(t), expected);
+                prop_assert_eq!(idx.lookup_ok(t), expected);
             }
         }
     }

@@ -8,7 +8,10 @@
 //! An entry is added only when the timestamp exceeds the last entry's, so both fields increase.
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use super::IndexFile;
+use crate::handles::HandleCache;
 use crate::{Error, Result};
 
 const ENTRY_SIZE: usize = 12;
@@ -32,9 +35,19 @@ pub struct TimeIndex {
 impl TimeIndex {
     /// Opens (creating if absent); `max_bytes` = Some(`segment.index.bytes`) for an active segment.
     pub fn open(path: &Path, base_offset: i64, max_bytes: Option<u32>) -> Result<Self> {
+        Self::open_in(path, base_offset, max_bytes, HandleCache::unbounded())
+    }
+
+    /// [`TimeIndex::open`] with the mapping counted in `handles`.
+    pub(crate) fn open_in(
+        path: &Path,
+        base_offset: i64,
+        max_bytes: Option<u32>,
+        handles: Arc<HandleCache>,
+    ) -> Result<Self> {
         Ok(Self {
             base_offset,
-            file: IndexFile::open(path, ENTRY_SIZE, max_bytes)?,
+            file: IndexFile::open(path, ENTRY_SIZE, max_bytes, handles)?,
         })
     }
 
@@ -45,22 +58,23 @@ impl TimeIndex {
         }
     }
 
-    /// The greatest entry with timestamp <= `target`; `(-1, base_offset)` when there is none.
-    pub fn lookup(&self, target: i64) -> TimestampOffset {
+    /// The greatest entry with timestamp <= `target`; `(-1, base_offset)` when there is none. Fails only when
+    /// the index cannot be mapped.
+    pub fn lookup(&self, target: i64) -> Result<TimestampOffset> {
         let ts = |e: &[u8]| i64::from_be_bytes(e[0..8].try_into().expect("8"));
-        match self.file.largest_lower_bound(target, ts) {
-            Some(n) => self.parse(self.file.entry(n)),
+        Ok(match self.file.largest_lower_bound(target, ts)? {
+            Some(n) => self.parse(self.file.entry(n)?),
             None => TimestampOffset {
                 timestamp: -1,
                 offset: self.base_offset,
             },
-        }
+        })
     }
 
     /// Appends `(timestamp, offset)` if `timestamp` is greater than the last entry's (Kafka's `maybeAppend`).
     /// Returns whether an entry was added.
     pub fn maybe_append(&mut self, timestamp: i64, offset: i64) -> Result<bool> {
-        if let Some(last) = self.last_entry() {
+        if let Some(last) = self.last_entry()? {
             if timestamp <= last.timestamp {
                 return Ok(false);
             }
@@ -80,23 +94,26 @@ impl TimeIndex {
         let mut e = [0u8; ENTRY_SIZE];
         e[0..8].copy_from_slice(&timestamp.to_be_bytes());
         e[8..12].copy_from_slice(&((offset - self.base_offset) as u32).to_be_bytes());
-        self.file.push(&e);
+        self.file.push(&e)?;
         Ok(true)
     }
 
     /// The last entry, if any.
-    pub fn last_entry(&self) -> Option<TimestampOffset> {
+    pub fn last_entry(&self) -> Result<Option<TimestampOffset>> {
         let n = self.file.entries();
-        (n > 0).then(|| self.parse(self.file.entry(n - 1)))
+        if n == 0 {
+            return Ok(None);
+        }
+        Ok(Some(self.parse(self.file.entry(n - 1)?)))
     }
 
     /// Removes entries with offset >= `offset`.
-    pub fn truncate_to(&mut self, offset: i64) {
+    pub fn truncate_to(&mut self, offset: i64) -> Result<()> {
         let mut keep = self.file.entries();
-        while keep > 0 && self.parse(self.file.entry(keep - 1)).offset >= offset {
+        while keep > 0 && self.parse(self.file.entry(keep - 1)?).offset >= offset {
             keep -= 1;
         }
-        self.file.truncate_entries(keep);
+        self.file.truncate_entries(keep)
     }
 
     /// Removes every entry (the file stays at its size, sparse).
@@ -119,7 +136,7 @@ impl TimeIndex {
     pub fn sanity_check(&self, next_offset: i64) -> Result<()> {
         let mut prev: Option<TimestampOffset> = None;
         for n in 0..self.entries() {
-            let e = self.parse(self.file.entry(n));
+            let e = self.parse(self.file.entry(n)?);
             let bad = prev.is_some_and(|p| e.timestamp <= p.timestamp || e.offset < p.offset)
                 || e.offset >= next_offset;
             if bad {
@@ -146,6 +163,12 @@ impl TimeIndex {
     }
     pub(crate) fn rename_to(&mut self, path: PathBuf) -> Result<()> {
         self.file.rename_to(path)
+    }
+    pub(crate) fn release(&mut self) {
+        self.file.release()
+    }
+    pub(crate) fn is_mapped(&self) -> bool {
+        self.file.is_mapped()
     }
 }
 
@@ -178,7 +201,7 @@ mod tests {
             for t in targets {
                 let expected = model.iter().rev().find(|e| e.timestamp <= t).copied()
                     .unwrap_or(TimestampOffset { timestamp: -1, offset: base });
-                prop_assert_eq!(idx.lookup(t), expected);
+                prop_assert_eq!(idx.lookup(t).unwrap(), expected);
             }
         }
     }
@@ -188,7 +211,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut idx = TimeIndex::open(&dir.path().join("0.timeindex"), 50, Some(120)).unwrap();
         assert_eq!(
-            idx.lookup(10),
+            idx.lookup(10).unwrap(),
             TimestampOffset {
                 timestamp: -1,
                 offset: 50
@@ -198,22 +221,22 @@ mod tests {
         assert!(!idx.maybe_append(900, 56).unwrap());
         assert!(idx.maybe_append(2000, 60).unwrap());
         assert_eq!(
-            idx.lookup(1500),
+            idx.lookup(1500).unwrap(),
             TimestampOffset {
                 timestamp: 1000,
                 offset: 55
             }
         );
         assert_eq!(
-            idx.lookup(2000),
+            idx.lookup(2000).unwrap(),
             TimestampOffset {
                 timestamp: 2000,
                 offset: 60
             }
         );
-        idx.truncate_to(60);
+        idx.truncate_to(60).unwrap();
         assert_eq!(
-            idx.last_entry(),
+            idx.last_entry().unwrap(),
             Some(TimestampOffset {
                 timestamp: 1000,
                 offset: 55

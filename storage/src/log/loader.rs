@@ -19,6 +19,7 @@ use super::segments::LogSegments;
 use super::unified::{LogState, UnifiedLog};
 use super::{LogDir, RollListeners};
 use crate::error::io_err;
+use crate::handles::HandleCache;
 use crate::names::{self, LOG_SUFFIX};
 use crate::producer::{self, ProducerStateManager};
 use crate::segment::LogSegment;
@@ -39,6 +40,8 @@ pub(crate) struct LoadParams {
     /// raise a checkpointed log start offset to the first local segment.
     pub(crate) config_is_authoritative: bool,
     pub(crate) now_ms: i64,
+    /// Counts (and bounds) the log's open descriptors and index mappings.
+    pub(crate) handles: Arc<HandleCache>,
 }
 
 fn remove(path: &std::path::Path) -> Result<()> {
@@ -121,7 +124,7 @@ pub(crate) fn load_log(p: LoadParams) -> Result<UnifiedLog> {
             continue;
         }
         let active = i + 1 == bases.len();
-        let mut seg = LogSegment::open(&p.dir, base, cfg, active, p.now_ms)?;
+        let mut seg = LogSegment::open(&p.dir, base, cfg, active, p.now_ms, &p.handles)?;
         let must_recover = base >= recover_from;
         if must_recover {
             let removed = seg.recover(cfg.segment_index_bytes, |_| {})?;
@@ -143,13 +146,16 @@ pub(crate) fn load_log(p: LoadParams) -> Result<UnifiedLog> {
         }
         if !active && truncated_at.is_none() {
             seg.on_become_inactive()?;
+            // Flushed below; older segments reopen on their first read.
+            seg.flush()?;
+            seg.release_handles(0, true);
         }
         segments.add(seg);
     }
     // A truncated segment became the last one; `recover` left its indexes preallocated for appends.
     if segments.is_empty() {
         let base = p.log_start_offset.unwrap_or(0).max(0);
-        segments.add(LogSegment::create(&p.dir, base, cfg, p.now_ms)?);
+        segments.add(LogSegment::create(&p.dir, base, cfg, p.now_ms, &p.handles)?);
     }
     let first_base = segments.first_base_offset().expect("non-empty");
     let leo = segments.last_segment().expect("non-empty").next_offset();
@@ -187,7 +193,7 @@ pub(crate) fn load_log(p: LoadParams) -> Result<UnifiedLog> {
     };
     if snap_offset < leo {
         for seg in segments.iter().filter(|s| s.next_offset() > snap_offset) {
-            let from = seg.offset_index().lookup(snap_offset).position as u64;
+            let from = seg.offset_index().lookup(snap_offset)?.position as u64;
             for item in seg.file_records().batches_from(from, false) {
                 let (_, batch) = item.map_err(|e| e.error)?;
                 if batch.base_offset() >= snap_offset {
@@ -195,6 +201,11 @@ pub(crate) fn load_log(p: LoadParams) -> Result<UnifiedLog> {
                 }
             }
         }
+    }
+    // The replay reopened what it read; only the active segment stays open.
+    let n = segments.len();
+    for seg in segments.iter_mut().take(n - 1) {
+        seg.release_handles(0, true);
     }
     producers.truncate_head(log_start);
     // Keep the snapshots tiering may upload (at segment boundaries) and the newest one (the next unclean start
@@ -209,7 +220,14 @@ pub(crate) fn load_log(p: LoadParams) -> Result<UnifiedLog> {
     }
 
     let state = LogState {
-        local: LocalLog::new(p.dir.clone(), p.config.clone(), segments, leo, p.now_ms),
+        local: LocalLog::new(
+            p.dir.clone(),
+            p.config.clone(),
+            segments,
+            leo,
+            p.now_ms,
+            p.handles.clone(),
+        ),
         log_start_offset: log_start,
         producers,
         leader_epochs,

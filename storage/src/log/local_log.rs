@@ -2,8 +2,10 @@
 //! recovery point and flush bookkeeping. [`super::UnifiedLog`] adds the log start offset, producer state, the
 //! leader-epoch cache and the link to remote storage.
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::segments::LogSegments;
+use crate::handles::HandleCache;
 use crate::segment::{LogSegment, SegmentRead};
 use crate::{fsio, LogConfig, Result};
 
@@ -23,6 +25,8 @@ pub(crate) struct LocalLog {
     pub(crate) last_flush_ms: i64,
     /// Files renamed `.deleted`, removed once the time (ms) passes (`file.delete.delay.ms`).
     pub(crate) pending_deletes: Vec<(i64, Vec<PathBuf>)>,
+    /// Counts (and bounds) the open descriptors and index mappings of the segments.
+    pub(crate) handles: Arc<HandleCache>,
 }
 
 impl LocalLog {
@@ -32,6 +36,7 @@ impl LocalLog {
         segments: LogSegments,
         recovery_point: i64,
         now_ms: i64,
+        handles: Arc<HandleCache>,
     ) -> Self {
         debug_assert!(!segments.is_empty());
         Self {
@@ -42,6 +47,7 @@ impl LocalLog {
             unflushed_messages: 0,
             last_flush_ms: now_ms,
             pending_deletes: Vec::new(),
+            handles,
         }
     }
 
@@ -66,7 +72,7 @@ impl LocalLog {
     /// its creation durable, and moves the recovery point to the new base offset.
     pub(crate) fn roll(&mut self, now_ms: i64) -> Result<()> {
         let new_base = self.log_end_offset();
-        let segment = LogSegment::create(&self.dir, new_base, &self.config, now_ms)?;
+        let segment = LogSegment::create(&self.dir, new_base, &self.config, now_ms, &self.handles)?;
         self.segments.add(segment);
         fsio::sync_dir(&self.dir)?;
         self.recovery_point = self.recovery_point.max(new_base);

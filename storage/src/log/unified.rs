@@ -1,7 +1,7 @@
 //! [`UnifiedLog`]: one partition's log — local segments plus the offsets that tie them to remote storage.
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use bytes::{Bytes, BytesMut};
@@ -10,6 +10,7 @@ use uuid::Uuid;
 use super::leader_epoch::LeaderEpochCache;
 use super::local_log::LocalLog;
 use super::{now_ms, FetchDataInfo, LogAppendInfo, LogDir, RollListeners, RolledSegment};
+use crate::handles::ReleaseHandles;
 use crate::names::{self, SNAPSHOT_SUFFIX};
 use crate::producer::{self, ProducerStateManager, SequenceCheck};
 use crate::record::{edit, offset_delta_of_max_timestamp, RecordBatch};
@@ -50,6 +51,8 @@ pub struct UnifiedLog {
     log_dir: Arc<LogDir>,
     listeners: Arc<RollListeners>,
     highest_offset_in_remote_storage: AtomicI64,
+    /// The handle sweep epoch of the last append or read (see `crate::handles`).
+    last_used: AtomicU64,
     state: RwLock<LogState>,
 }
 
@@ -78,6 +81,7 @@ impl UnifiedLog {
             log_dir,
             listeners,
             highest_offset_in_remote_storage: AtomicI64::new(-1),
+            last_used: AtomicU64::new(state.local.handles.epoch()),
             state: RwLock::new(state),
         }
     }
@@ -132,8 +136,17 @@ impl UnifiedLog {
         self.advance_log_start_locked(st, first)
     }
 
-    /// Turns a failure of a write or fsync into a poisoned log dir and a storage error.
+    /// Turns a failure of a write or fsync into a poisoned log dir and a storage error. A file that could not be
+    /// opened or mapped for lack of descriptors or memory (`EMFILE`, `ENFILE`, `ENOMEM`: segment files reopen on
+    /// demand, see `crate::handles`) poisons nothing: nothing was written, and the call can be retried.
     pub(crate) fn poison(&self, e: Error) -> Error {
+        if let Error::Io { source, .. } = &e {
+            // EMFILE, ENFILE, ENOMEM.
+            if matches!(source.raw_os_error(), Some(24 | 23 | 12)) {
+                tracing::warn!(tp = %self.tp, error = %e, "could not open a segment file; nothing written");
+                return e;
+            }
+        }
         self.log_dir.poison(&e);
         Error::Storage {
             dir: self.log_dir.path().to_path_buf(),
@@ -176,6 +189,7 @@ impl UnifiedLog {
         let config = self.config();
         // Validation that needs no lock: structure, CRC, per-batch limits.
         let mut batches = Vec::new();
+        let mut decompress_budget = crate::record::MAX_DECOMPRESSED_RECORDS_BYTES;
         for batch in RecordBatch::iter(&records) {
             let batch = batch?;
             if batch.size_in_bytes() > config.max_message_bytes as usize {
@@ -184,7 +198,7 @@ impl UnifiedLog {
                     max: config.max_message_bytes,
                 });
             }
-            batch.validate_for_append()?;
+            batch.validate_for_append(&mut decompress_budget)?;
             batches.push(batch);
         }
         if batches.is_empty() {
@@ -196,6 +210,7 @@ impl UnifiedLog {
         let (info, rolled) = {
             let mut st = self.write_state();
             self.check_writable(&st)?;
+            st.local.handles.touch(&self.last_used);
             let config = st.local.config.clone();
             let leo = st.log_end_offset();
             // Producer checks; a duplicate answers the whole request with the original offsets.
@@ -361,6 +376,7 @@ impl UnifiedLog {
     ) -> Result<FetchDataInfo> {
         let planned = {
             let st = self.read_state();
+            st.local.handles.touch(&self.last_used);
             let (start, end) = (st.local_log_start_offset(), st.log_end_offset());
             if offset < start || offset > end {
                 return Err(Error::OffsetOutOfRange {
@@ -441,6 +457,7 @@ impl UnifiedLog {
     /// uncompressed batches; for compressed ones, the batch's base offset with its max timestamp.
     pub fn fetch_offset_by_timestamp(&self, ts: i64) -> Result<Option<(i64, i64)>> {
         let st = self.read_state();
+        st.local.handles.touch(&self.last_used);
         let start = st.local_log_start_offset();
         for seg in st.local.segments.iter() {
             if seg.next_offset() <= start || seg.max_timestamp() < ts {
@@ -522,6 +539,16 @@ impl UnifiedLog {
         Ok(())
     }
 
+    /// Descriptors and index mappings its segments hold open now.
+    pub fn open_handles(&self) -> usize {
+        self.read_state()
+            .local
+            .segments
+            .iter()
+            .map(LogSegment::open_handles)
+            .sum()
+    }
+
     /// Whether the log was closed (broker shutdown) or deleted: its files may be gone, nothing more is appended.
     pub fn is_closed(&self) -> bool {
         self.read_state().closed
@@ -530,6 +557,23 @@ impl UnifiedLog {
     /// Marks the log closed without flushing (its directory is being deleted).
     pub(crate) fn mark_closed(&self) {
         self.write_state().closed = true;
+    }
+}
+
+impl ReleaseHandles for UnifiedLog {
+    fn last_used(&self) -> u64 {
+        self.last_used.load(Ordering::Relaxed)
+    }
+
+    fn release_handles(&self, epoch: u64, all: bool) -> bool {
+        // Never wait: the sweeping thread may hold another log's lock, and a busy log is in use anyway.
+        let Ok(mut st) = self.state.try_write() else {
+            return false;
+        };
+        for seg in st.local.segments.iter_mut() {
+            seg.release_handles(epoch, all);
+        }
+        true
     }
 }
 

@@ -333,8 +333,10 @@ impl RecordBatch {
 
     /// Kafka's timestamp lookup inside this batch: the first record at or after `start_offset` whose timestamp is
     /// at least `ts`, as (offset, timestamp). LogAppendTime batches answer their first such offset with the batch's max
-    /// timestamp (every record carries it); compressed batches are decompressed for this (kafka-protocol's
-    /// decoder: gzip, snappy, lz4, zstd), since Kafka answers with the exact record too.
+    /// timestamp (every record carries it); other batches are walked record by record (compressed ones decompressed
+    /// by the bounded streaming walker, at most [`super::MAX_DECOMPRESSED_RECORDS_BYTES`]), since Kafka answers
+    /// with the exact record too. A batch whose records cannot be read (e.g. written unvalidated by an older
+    /// strata) is a [`Error::CorruptRecord`] naming the batch.
     pub fn find_timestamp(&self, ts: i64, start_offset: i64) -> Result<Option<(i64, i64)>> {
         if self.max_timestamp() < ts || self.last_offset() < start_offset {
             return Ok(None);
@@ -345,29 +347,22 @@ impl RecordBatch {
                 self.max_timestamp(),
             )));
         }
-        if self.compression() == Compression::None {
-            for record in self.records()? {
-                let record = record?;
-                if record.offset >= start_offset && record.timestamp >= ts {
-                    return Ok(Some((record.offset, record.timestamp)));
-                }
+        let (base_offset, base_ts) = (self.base_offset(), self.first_timestamp());
+        let mut found = None;
+        let mut budget = super::MAX_DECOMPRESSED_RECORDS_BYTES;
+        super::walker::walk(self, &mut budget, |r| {
+            let offset = base_offset.wrapping_add(r.offset_delta as i64);
+            let timestamp = base_ts.wrapping_add(r.timestamp_delta);
+            if offset >= start_offset && timestamp >= ts {
+                found = Some((offset, timestamp));
+                return std::ops::ControlFlow::Break(());
             }
-            return Ok(None);
-        }
-        let mut buf = self.buf.clone();
-        let set = kafka_protocol::records::RecordBatchDecoder::decode(&mut buf).map_err(|e| {
-            Error::CorruptRecord {
-                reason: format!(
-                    "cannot decompress the batch at offset {}: {e:#}",
-                    self.base_offset()
-                ),
-            }
+            std::ops::ControlFlow::Continue(())
+        })
+        .map_err(|e| Error::CorruptRecord {
+            reason: format!("timestamp lookup cannot read the batch at offset {base_offset}: {e}"),
         })?;
-        Ok(set
-            .records
-            .iter()
-            .find(|r| r.offset >= start_offset && r.timestamp >= ts)
-            .map(|r| (r.offset, r.timestamp)))
+        Ok(found)
     }
 
     /// Offset delta of the first record carrying the batch's max timestamp: exact for uncompressed CreateTime
@@ -377,9 +372,11 @@ impl RecordBatch {
         offset_delta_of_max_timestamp(&self.buf)
     }
 
-    /// Checks what Kafka's `LogValidator` checks before a leader append: record count matches the offset delta,
-    /// and, for uncompressed batches, the records exactly fill the batch.
-    pub(crate) fn validate_for_append(&self) -> Result<()> {
+    /// Checks what Kafka's `LogValidator` checks before a leader append: the record count matches the offset
+    /// delta, and every record is well formed (compressed batches are decompressed for this, streaming; see
+    /// [`super::walker`] for the checks). `budget` is the most decompressed bytes still allowed for this append
+    /// (see [`super::MAX_DECOMPRESSED_RECORDS_BYTES`]); it is decreased by what this batch used.
+    pub(crate) fn validate_for_append(&self, budget: &mut usize) -> Result<()> {
         let count = self.records_count();
         if count == 0 || count as i64 != self.last_offset_delta() as i64 + 1 {
             return Err(Error::InvalidRecord {
@@ -390,32 +387,7 @@ impl RecordBatch {
                 ),
             });
         }
-        if self.compression() == Compression::None {
-            let mut pos = RECORD_BATCH_OVERHEAD;
-            for i in 0..count {
-                let (len, n) =
-                    varint::read_varint(&self.buf[pos..]).ok_or_else(|| Error::InvalidRecord {
-                        reason: format!("record {i} of {count} has a truncated length"),
-                    })?;
-                if len < 0 || pos + n + len as usize > self.buf.len() {
-                    return Err(Error::InvalidRecord {
-                        reason: format!(
-                            "record {i} of {count} has length {len} past the end of the batch"
-                        ),
-                    });
-                }
-                pos += n + len as usize;
-            }
-            if pos != self.buf.len() {
-                return Err(Error::InvalidRecord {
-                    reason: format!(
-                        "{} bytes follow the last of {count} records",
-                        self.buf.len() - pos
-                    ),
-                });
-            }
-        }
-        Ok(())
+        super::walker::walk(self, budget, |_| std::ops::ControlFlow::Continue(()))
     }
 }
 

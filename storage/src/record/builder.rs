@@ -283,7 +283,9 @@ mod tests {
         b.append(1000, Some(b"k"), Some(b"v1"), &[("h", Some(b"x"))]);
         b.append(1005, None, None, &[]);
         let batch = RecordBatch::new(b.build()).unwrap();
-        batch.validate_for_append().unwrap();
+        batch
+            .validate_for_append(&mut super::super::MAX_DECOMPRESSED_RECORDS_BYTES.clone())
+            .unwrap();
         assert_eq!((batch.records_count(), batch.last_offset_delta()), (2, 1));
         assert_eq!(
             (batch.first_timestamp(), batch.max_timestamp()),
@@ -340,7 +342,7 @@ mod never_panics {
                 let bytes = Bytes::from(input);
                 for batch in RecordBatch::iter(&bytes) {
                     let Ok(batch) = batch else { continue };
-                    let _ = batch.validate_for_append();
+                    let _ = batch.validate_for_append(&mut (1 << 20));
                     let _ = (batch.last_offset(), batch.next_offset(), batch.last_sequence());
                     let _ = batch.offset_delta_of_max_timestamp();
                     if let Ok(records) = batch.records() {

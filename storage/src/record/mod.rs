@@ -1,9 +1,23 @@
 //! Record batches: the validated [`RecordBatch`] view, a decoder for uncompressed records ([`Record`]), and
 //! [`RecordBatchBuilder`] for writers that build their own uncompressed batches (internal topics, tests, benches).
+//!
+//! Every batch is opened on append and its records walked ([`walker`], decompressing through [`compression`]),
+//! bounded in memory by the batch's real size, never by what it declares.
 mod batch;
 mod builder;
+mod compression;
 mod varint;
+mod walker;
 
 pub(crate) use batch::{batch_size_from_header, edit, offset_delta_of_max_timestamp};
 pub use batch::{Compression, RecordBatch, RecordBatchIter, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD};
 pub use builder::{Header, Record, RecordBatchBuilder, RecordIter};
+pub use compression::{SNAPPY_MAX_EXPANSION, ZSTD_WINDOW_LOG_MAX};
+
+/// The most decompressed record bytes one append (one partition's records in a produce request) may carry: 100 MiB,
+/// Kafka's default `socket.request.max.bytes`, i.e. the most record data a client could have sent in one request
+/// had it not compressed it. Compressed batches that inflate beyond it are refused with MESSAGE_TOO_LARGE (a Java
+/// producer then splits the batch). Timestamp lookups read at most this much of one batch. The bound keeps the CPU
+/// a request can cost proportional to what a request could carry; memory is bounded separately by the streaming
+/// decoders (see [`compression`]).
+pub const MAX_DECOMPRESSED_RECORDS_BYTES: usize = 100 << 20;

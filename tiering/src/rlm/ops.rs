@@ -11,7 +11,7 @@ use strata_metadata::{
 use strata_storage::{LogManager, RecordBatch, TopicIdPartition};
 
 use crate::error::{Error, Result};
-use crate::key::kafka_uuid;
+use crate::key::{kafka_uuid, KeyLayout};
 use crate::{BackendKind, ObjectStoreRsm};
 
 /// One remote segment, as `strata remote ls` prints it.
@@ -153,15 +153,16 @@ impl fmt::Display for VerifyReport {
     }
 }
 
-/// The object-key folder of a partition: `{key.prefix}{topic}-{topicId}/{partition}`.
-fn partition_prefix(rsm: &ObjectStoreRsm, tip: &TopicIdPartition) -> String {
-    format!(
-        "{}{}-{}/{}",
-        rsm.config().key_prefix,
-        tip.topic(),
-        kafka_uuid(&tip.topic_id),
-        tip.partition()
-    )
+/// The object-key folders of a partition: `{key.prefix}{topic}-{topicId}/{partition}` in the current key layout
+/// and, for a topic name long enough that they differ, in the layout of older versions.
+fn partition_prefixes(rsm: &ObjectStoreRsm, tip: &TopicIdPartition) -> Vec<String> {
+    let prefix = &rsm.config().key_prefix;
+    let mut v = vec![KeyLayout::CURRENT.partition_folder(prefix, tip)];
+    let old = KeyLayout::V1.partition_folder(prefix, tip);
+    if old != v[0] {
+        v.push(old);
+    }
+    v
 }
 
 /// Checks that every `COPY_SEGMENT_FINISHED` segment of `partitions` has all its objects, and lists objects under
@@ -174,20 +175,24 @@ pub async fn remote_verify(
     let mut report = VerifyReport::default();
     let mut abandoned = Vec::new();
     for tip in partitions {
-        let prefix = partition_prefix(rsm, tip);
-        let listed: BTreeSet<String> = rsm
-            .store()
-            .list(Some(&Path::from(prefix.as_str())))
-            .map_ok(|m| m.location.to_string())
-            .try_collect()
-            .await
-            .map_err(|e| {
-                Error::remote("list")(crate::Error::Store {
-                    operation: "list",
-                    key: prefix.clone(),
-                    source: e,
-                })
-            })?;
+        let prefixes = partition_prefixes(rsm, tip);
+        let mut listed = BTreeSet::new();
+        for prefix in &prefixes {
+            let found: Vec<String> = rsm
+                .store()
+                .list(Some(&Path::from(prefix.as_str())))
+                .map_ok(|m| m.location.to_string())
+                .try_collect()
+                .await
+                .map_err(|e| {
+                    Error::remote("list")(crate::Error::Store {
+                        operation: "list",
+                        key: prefix.clone(),
+                        source: e,
+                    })
+                })?;
+            listed.extend(found);
+        }
         let mut known = BTreeSet::new();
         for s in rlmm
             .list_remote_log_segments(tip)
@@ -215,8 +220,10 @@ pub async fn remote_verify(
             .orphan_objects
             .extend(listed.into_iter().filter(|k| !known.contains(k)));
         if rsm.config().backend == BackendKind::Filesystem {
-            let dir = rsm.config().filesystem_root.join(&prefix);
-            collect_staged(&dir, &mut abandoned);
+            for prefix in &prefixes {
+                let dir = rsm.config().filesystem_root.join(prefix);
+                collect_staged(&dir, &mut abandoned);
+            }
         }
     }
     if rsm.config().backend != BackendKind::S3 {

@@ -13,7 +13,7 @@ use super::{delete_keys, Inner};
 use crate::crypto::ChunkKind;
 use crate::custom::SegmentCustomMetadata;
 use crate::error::{Error, Result};
-use crate::key::{ObjectSuffix, SegmentKeys};
+use crate::key::{KeyLayout, ObjectSuffix, SegmentKeys};
 use crate::manifest::{
     ChunkMap, EncryptionMetadata, IndexRange, SegmentIndexes, SegmentManifest, MANIFEST_VERSION,
 };
@@ -61,8 +61,9 @@ pub(super) async fn copy_segment(
     meta: &RemoteLogSegmentMetadata,
     data: LogSegmentData,
 ) -> Result<SegmentCustomMetadata> {
-    // Always the configured prefix: the returned custom metadata records it for later reads and deletes.
-    let keys = inner.keys_with_prefix(meta, &inner.config.key_prefix);
+    // Always the configured prefix and the current layout: the returned custom metadata records both for later
+    // reads and deletes.
+    let keys = inner.keys_with(meta, KeyLayout::CURRENT, &inner.config.key_prefix);
     let segment_id = meta.remote_log_segment_id.id;
     inner.caches.forget(&segment_id).await;
     let guard = CleanupGuard {
@@ -86,6 +87,7 @@ pub(super) async fn copy_segment(
             Ok(SegmentCustomMetadata {
                 remote_size,
                 object_prefix: Some(inner.config.key_prefix.clone()),
+                key_layout: Some(KeyLayout::CURRENT),
             })
         }
         Err(e) => {

@@ -15,7 +15,7 @@ use crate::config::RsmConfig;
 use crate::crypto::KeyEncryptionKey;
 use crate::custom::SegmentCustomMetadata;
 use crate::error::{Error, Result};
-use crate::key::SegmentKeys;
+use crate::key::{KeyLayout, SegmentKeys};
 use crate::rsm::{IndexType, LogSegmentData, RemoteStorageManager, SegmentStream};
 
 use fetch::Caches;
@@ -24,9 +24,9 @@ use fetch::Caches;
 /// last) over `object_store` (S3, a local directory, or memory), with zstd, AES-256-GCM, bounded multipart
 /// uploads, ranged chunk reads, a chunk cache with prefetch, and manifest and index caches.
 ///
-/// A copy returns [`crate::SegmentCustomMetadata`] (stored size and key prefix) as Kafka custom metadata; reads
-/// and deletes of metadata carrying it use the recorded prefix, so a changed `key.prefix` keeps old segments
-/// reachable.
+/// A copy returns [`crate::SegmentCustomMetadata`] (stored size, key prefix and key layout) as Kafka custom
+/// metadata; reads and deletes of metadata carrying it use the recorded prefix and layout, so a changed
+/// `key.prefix` or key layout keeps old segments reachable.
 ///
 /// Cheap to clone; clones share the store and caches.
 #[derive(Clone)]
@@ -118,23 +118,46 @@ impl ObjectStoreRsm {
 }
 
 impl Inner {
-    /// The segment's keys: under the prefix recorded in its custom metadata when there is one (so a changed
-    /// `key.prefix` still finds old segments), else under the configured prefix.
+    /// The segment's keys: under the prefix and in the key layout recorded in its custom metadata when there is
+    /// one (so a changed `key.prefix` still finds old segments), else under the configured prefix; without a
+    /// recorded layout, the layout of the versions that recorded none ([`KeyLayout::V1`]).
     pub(crate) fn keys(&self, m: &RemoteLogSegmentMetadata) -> SegmentKeys {
-        let recorded = m
+        let custom = m
             .custom_metadata
             .as_ref()
-            .and_then(SegmentCustomMetadata::decode)
-            .and_then(|c| c.object_prefix);
-        self.keys_with_prefix(m, recorded.as_deref().unwrap_or(&self.config.key_prefix))
+            .and_then(SegmentCustomMetadata::decode);
+        let prefix = custom.as_ref().and_then(|c| c.object_prefix.clone());
+        let layout = custom.and_then(|c| c.key_layout).unwrap_or(KeyLayout::V1);
+        self.keys_with(
+            m,
+            layout,
+            prefix.as_deref().unwrap_or(&self.config.key_prefix),
+        )
     }
 
-    pub(crate) fn keys_with_prefix(
+    /// Every key set the segment's objects may be under: the recorded one; for a segment without custom
+    /// metadata (a copy that never finished, so nothing recorded where it wrote) both layouts.
+    pub(crate) fn keys_for_delete(&self, m: &RemoteLogSegmentMetadata) -> Vec<SegmentKeys> {
+        let recorded = self.keys(m);
+        if m.custom_metadata.is_some() {
+            return vec![recorded];
+        }
+        let current = self.keys_with(m, KeyLayout::CURRENT, &self.config.key_prefix);
+        if current == recorded {
+            vec![recorded]
+        } else {
+            vec![current, recorded]
+        }
+    }
+
+    pub(crate) fn keys_with(
         &self,
         m: &RemoteLogSegmentMetadata,
+        layout: KeyLayout,
         prefix: &str,
     ) -> SegmentKeys {
-        SegmentKeys::new(
+        SegmentKeys::with_layout(
+            layout,
             prefix,
             m.topic_id_partition(),
             m.start_offset,
@@ -172,12 +195,14 @@ impl RemoteStorageManager for ObjectStoreRsm {
     }
 
     async fn delete_log_segment_data(&self, metadata: &RemoteLogSegmentMetadata) -> Result<()> {
-        let keys = self.inner.keys(metadata);
         self.inner
             .caches
             .forget(&metadata.remote_log_segment_id.id)
             .await;
-        delete_keys(self.inner.store.as_ref(), &keys).await
+        for keys in self.inner.keys_for_delete(metadata) {
+            delete_keys(self.inner.store.as_ref(), &keys).await?;
+        }
+        Ok(())
     }
 }
 

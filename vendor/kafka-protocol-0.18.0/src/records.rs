@@ -514,7 +514,9 @@ impl RecordBatchDecoder {
         version: i8,
         records: &mut Vec<Record>,
     ) -> Result<()> {
-        records.reserve(batch_decode_info.record_count as usize);
+        // strata: the record count is untrusted; every record takes at least one byte, so reserve no more than
+        // the bytes left (see STRATA-PATCH.md).
+        records.reserve((batch_decode_info.record_count.max(0) as usize).min(bytes::Buf::remaining(buf)));
         for _ in 0..batch_decode_info.record_count {
             records.push(Record::decode_new(buf, batch_decode_info, version)?);
         }
@@ -893,7 +895,9 @@ impl Record {
         }
         let num_headers = num_headers as usize;
 
-        let mut headers = IndexMap::with_capacity(num_headers);
+        // strata: the header count is untrusted; every header takes at least two bytes (two varints), so
+        // pre-allocate no more than the bytes left allow (see STRATA-PATCH.md).
+        let mut headers = IndexMap::with_capacity(num_headers.min(bytes::Buf::remaining(buf) / 2));
         for _ in 0..num_headers {
             // Key len
             let key_len: i32 = types::VarInt.decode(buf)?;

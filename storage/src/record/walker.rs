@@ -1,0 +1,354 @@
+//! The record walker: opens a batch (decompressing it if needed, see [`super::compression`]) and checks every
+//! record's structure as Kafka's `LogValidator` does through `DefaultRecord.readFrom` / `readPartiallyFrom`,
+//! without materialising records. Used on append (every record checked) and on reads that need record
+//! timestamps (a timestamp lookup stops at the record it looks for).
+//!
+//! Memory is bounded by the decoders' buffers, never by a count or length the batch declares: nothing is
+//! pre-allocated from a declared count, keys, values and headers are skipped, not copied, and the decompressed
+//! bytes read are bounded by the caller's budget.
+//!
+//! What is checked, and the error (Kafka: `InvalidRecordException` → INVALID_RECORD, `CorruptRecordException` and
+//! payloads that do not decompress → CORRUPT_MESSAGE; the decompression bound → MESSAGE_TOO_LARGE):
+//!
+//! | check | error |
+//! |-------|-------|
+//! | payload decodes as the batch's codec | [`Error::CorruptRecord`] |
+//! | record length > 0 and consumed exactly by the record's fields | [`Error::InvalidRecord`] |
+//! | attributes, timestamp delta (varlong), offset delta (varint) present | [`Error::InvalidRecord`] |
+//! | offset delta = the record's index (Kafka would recompress with new offsets; strata never rewrites a batch) | [`Error::InvalidRecord`] |
+//! | key and value length -1 (null) or within the record | [`Error::InvalidRecord`] |
+//! | header count >= 0 and <= the bytes left; each header key non-null, value -1 or within the record | [`Error::InvalidRecord`] |
+//! | as many records as `recordsCount`, and no bytes after the last one | [`Error::InvalidRecord`] |
+//! | decompressed bytes within the budget | [`Error::DecompressedTooLarge`] |
+//!
+//! Record attributes are unused in the v2 format and, as in Kafka, not checked.
+use std::io::{self, BufRead};
+use std::ops::ControlFlow;
+
+use super::batch::{Compression, RecordBatch, RECORD_BATCH_OVERHEAD};
+use super::compression;
+use crate::{Error, Result};
+
+/// What the walker reports of each record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RecordMeta {
+    /// The record's offset delta (equal to its index in the batch once walked).
+    pub(crate) offset_delta: i32,
+    /// The record's timestamp delta from the batch's base timestamp.
+    pub(crate) timestamp_delta: i64,
+}
+
+/// Walks every record of `batch`, checking its structure, and calls `visit` on each; `visit` may stop the walk
+/// early (the rest of the batch is then not checked). `budget` is the most decompressed bytes a compressed batch
+/// may yield; it is decreased by what was read. Uncompressed batches are bounded by their own size and leave the
+/// budget alone.
+pub(crate) fn walk(
+    batch: &RecordBatch,
+    budget: &mut usize,
+    mut visit: impl FnMut(RecordMeta) -> ControlFlow<()>,
+) -> Result<()> {
+    let codec = batch.compression();
+    let data = &batch.as_bytes()[RECORD_BATCH_OVERHEAD..];
+    let ctx = Ctx {
+        codec,
+        base_offset: batch.base_offset(),
+        count: batch.records_count(),
+    };
+    if codec == Compression::None {
+        let mut r = Reader::new(data, ctx, usize::MAX);
+        return r.walk(&mut visit);
+    }
+    let src = compression::decompressed(codec, data, *budget).map_err(|e| ctx.io(e, *budget))?;
+    let mut r = Reader::new(src, ctx, *budget);
+    let res = r.walk(&mut visit);
+    *budget -= r.read.min(*budget);
+    res
+}
+
+#[derive(Clone, Copy)]
+struct Ctx {
+    codec: Compression,
+    base_offset: i64,
+    count: i32,
+}
+
+impl Ctx {
+    fn io(&self, e: io::Error, budget: usize) -> Error {
+        if e.kind() == io::ErrorKind::OutOfMemory {
+            return Error::DecompressedTooLarge {
+                base_offset: self.base_offset,
+                limit: budget,
+            };
+        }
+        Error::CorruptRecord {
+            reason: format!(
+                "cannot decompress the {:?} records of the batch at offset {}: {e}",
+                self.codec, self.base_offset
+            ),
+        }
+    }
+    fn invalid(&self, index: i32, what: impl std::fmt::Display) -> Error {
+        Error::InvalidRecord {
+            reason: format!(
+                "record {index} of {} in the batch at offset {}: {what}",
+                self.count, self.base_offset
+            ),
+        }
+    }
+}
+
+struct Reader<R> {
+    src: R,
+    ctx: Ctx,
+    /// Decompressed bytes read so far.
+    read: usize,
+    /// The most bytes that may be read.
+    limit: usize,
+    /// Index of the record being read.
+    index: i32,
+    /// Bytes left in the record being read.
+    left: usize,
+}
+
+impl<R: BufRead> Reader<R> {
+    fn new(src: R, ctx: Ctx, limit: usize) -> Self {
+        Self {
+            src,
+            ctx,
+            read: 0,
+            limit,
+            index: 0,
+            left: 0,
+        }
+    }
+
+    fn walk(&mut self, visit: &mut impl FnMut(RecordMeta) -> ControlFlow<()>) -> Result<()> {
+        for index in 0..self.ctx.count {
+            self.index = index;
+            let meta = self.record()?;
+            if visit(meta).is_break() {
+                return Ok(());
+            }
+        }
+        match self.byte()? {
+            None => Ok(()),
+            Some(_) => Err(Error::InvalidRecord {
+                reason: format!(
+                    "bytes follow the last of the {} records of the batch at offset {} (incorrect declared batch size)",
+                    self.ctx.count, self.ctx.base_offset
+                ),
+            }),
+        }
+    }
+
+    fn record(&mut self) -> Result<RecordMeta> {
+        let len = match self.varint_outside()? {
+            Some(len) => len,
+            None => {
+                return Err(self.ctx.invalid(
+                    self.index,
+                    format!(
+                        "premature end: the batch declares {} records but holds {}",
+                        self.ctx.count, self.index
+                    ),
+                ))
+            }
+        };
+        if len <= 0 {
+            return Err(self
+                .ctx
+                .invalid(self.index, format!("record length {len} is not positive")));
+        }
+        if len as usize > self.limit.saturating_sub(self.read) {
+            return Err(Error::DecompressedTooLarge {
+                base_offset: self.ctx.base_offset,
+                limit: self.limit,
+            });
+        }
+        self.left = len as usize;
+        let _attributes = self.field_byte("attributes")?;
+        let timestamp_delta = self.field_varlong("timestamp delta")?;
+        let offset_delta = self.field_varint("offset delta")?;
+        if offset_delta != self.index {
+            return Err(self.ctx.invalid(
+                self.index,
+                format!(
+                    "offset delta {offset_delta} is not the record's position {}",
+                    self.index
+                ),
+            ));
+        }
+        self.skip_nullable("key")?;
+        self.skip_nullable("value")?;
+        let headers = self.field_varint("header count")?;
+        if headers < 0 {
+            return Err(self
+                .ctx
+                .invalid(self.index, format!("header count {headers} is negative")));
+        }
+        if headers as usize > self.left {
+            return Err(self.ctx.invalid(
+                self.index,
+                format!(
+                    "header count {headers} is larger than the {} bytes left in the record",
+                    self.left
+                ),
+            ));
+        }
+        for h in 0..headers {
+            let key_len = self.field_varint("header key length")?;
+            if key_len < 0 {
+                return Err(self.ctx.invalid(
+                    self.index,
+                    format!("header {h} has key length {key_len} (a header key must not be null)"),
+                ));
+            }
+            self.skip_field(key_len as usize, "header key")?;
+            self.skip_nullable("header value")?;
+        }
+        if self.left != 0 {
+            return Err(self.ctx.invalid(
+                self.index,
+                format!(
+                    "record length {len} leaves {} bytes unread after the headers",
+                    self.left
+                ),
+            ));
+        }
+        Ok(RecordMeta {
+            offset_delta,
+            timestamp_delta,
+        })
+    }
+
+    /// One byte of the stream, `None` at its end.
+    fn byte(&mut self) -> Result<Option<u8>> {
+        let buf = match self.src.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) => return Err(self.ctx.io(e, self.limit)),
+        };
+        let Some(&b) = buf.first() else {
+            return Ok(None);
+        };
+        self.src.consume(1);
+        self.read += 1;
+        Ok(Some(b))
+    }
+
+    /// A varint between records (not counted against a record's length); `None` at the end of the stream.
+    fn varint_outside(&mut self) -> Result<Option<i32>> {
+        let mut v = 0u32;
+        for i in 0..5 {
+            let Some(b) = self.byte()? else {
+                return if i == 0 {
+                    Ok(None)
+                } else {
+                    Err(self
+                        .ctx
+                        .invalid(self.index, "the record length is cut short"))
+                };
+            };
+            v |= ((b & 0x7f) as u32) << (7 * i);
+            if b & 0x80 == 0 {
+                return Ok(Some(((v >> 1) as i32) ^ -((v & 1) as i32)));
+            }
+        }
+        Err(self
+            .ctx
+            .invalid(self.index, "the record length is not a varint"))
+    }
+
+    fn field_byte(&mut self, what: &str) -> Result<u8> {
+        if self.left == 0 {
+            return Err(self.past_end(what));
+        }
+        match self.byte()? {
+            Some(b) => {
+                self.left -= 1;
+                Ok(b)
+            }
+            None => Err(self.cut_short(what)),
+        }
+    }
+
+    fn field_unsigned(&mut self, max_len: usize, what: &str) -> Result<u64> {
+        let mut v = 0u64;
+        for i in 0..max_len {
+            let b = self.field_byte(what)?;
+            v |= ((b & 0x7f) as u64) << (7 * i);
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(self
+            .ctx
+            .invalid(self.index, format!("{what} is not a varint")))
+    }
+
+    fn field_varint(&mut self, what: &str) -> Result<i32> {
+        let v = self.field_unsigned(5, what)? as u32;
+        Ok(((v >> 1) as i32) ^ -((v & 1) as i32))
+    }
+
+    fn field_varlong(&mut self, what: &str) -> Result<i64> {
+        let v = self.field_unsigned(10, what)?;
+        Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
+    }
+
+    /// A length-prefixed field that may be null (-1): skipped.
+    fn skip_nullable(&mut self, what: &str) -> Result<()> {
+        let len = self.field_varint(what)?;
+        match len {
+            -1 => Ok(()),
+            len if len < -1 => Err(self
+                .ctx
+                .invalid(self.index, format!("{what} length {len} is negative"))),
+            len => self.skip_field(len as usize, what),
+        }
+    }
+
+    fn skip_field(&mut self, len: usize, what: &str) -> Result<()> {
+        if len > self.left {
+            return Err(self.ctx.invalid(
+                self.index,
+                format!(
+                    "{what} of {len} bytes runs past the {} bytes left in the record",
+                    self.left
+                ),
+            ));
+        }
+        let mut n = len;
+        while n > 0 {
+            let avail = match self.src.fill_buf() {
+                Ok(buf) => buf.len(),
+                Err(e) => return Err(self.ctx.io(e, self.limit)),
+            };
+            if avail == 0 {
+                return Err(self.cut_short(what));
+            }
+            let step = avail.min(n);
+            self.src.consume(step);
+            n -= step;
+        }
+        self.read += len;
+        self.left -= len;
+        Ok(())
+    }
+
+    fn past_end(&self, what: &str) -> Error {
+        self.ctx.invalid(
+            self.index,
+            format!("{what} runs past the end of the record"),
+        )
+    }
+
+    fn cut_short(&self, what: &str) -> Error {
+        self.ctx.invalid(
+            self.index,
+            format!("the records end inside its {what} (premature end of the batch)"),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests;
