@@ -11,7 +11,6 @@ use strata_tiering::rlm::ConfigChangeAction;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
-use uuid::Uuid;
 
 use crate::config::BrokerConfig;
 use crate::error::{Error, Result};
@@ -35,6 +34,8 @@ pub struct Broker {
     remote_reader: std::sync::OnceLock<Arc<dyn RemoteLogReader>>,
     tiering: std::sync::OnceLock<Arc<Tiering>>,
     cancel: CancellationToken,
+    /// Serializes topic and partition creation (checks, limits, logs and the registry write of one request).
+    topic_changes: std::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for Broker {
@@ -183,9 +184,11 @@ impl Broker {
             remote_reader: std::sync::OnceLock::new(),
             tiering: std::sync::OnceLock::new(),
             cancel: CancellationToken::new(),
+            topic_changes: std::sync::Mutex::new(()),
             config,
         });
-        broker.apply_topic_configs()?;
+        broker.repair_topic_registry();
+        broker.apply_topic_configs();
         broker.ensure_consumer_offsets_topic(broker.config.offsets_topic_num_partitions)?;
         broker.register_internal_topic(REMOTE_LOG_METADATA)?;
         broker.groups.load_offsets(&broker)?;
@@ -214,6 +217,11 @@ impl Broker {
 
     pub(crate) fn groups(&self) -> &GroupCoordinator {
         &self.groups
+    }
+
+    /// Held while topics or partitions are being created.
+    pub(crate) fn topic_changes(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.topic_changes.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Cancelled when the server shuts down.
@@ -370,37 +378,22 @@ impl Broker {
         Ok(self.logs.get_or_create_log(&tp, meta.id, cfg)?)
     }
 
-    /// Creates a topic (registry first, then one log per partition). Blocking.
+    /// Creates one topic (its logs, then the registry entry), outside the client partition limits: for
+    /// internal topics and embedding. Blocking.
     pub fn create_topic(
         &self,
         name: &str,
         partitions: i32,
         configs: BTreeMap<String, String>,
     ) -> Result<TopicMeta> {
-        topics::validate_name(name)?;
-        if partitions < 1 {
-            return Err(Error::InvalidPartitions(format!(
-                "{partitions} partitions for {name}: must be at least 1"
-            )));
-        }
-        let (cfg, action) = self.check_topic_configs(name, None, &configs)?;
-        let internal = name == CONSUMER_OFFSETS || name == REMOTE_LOG_METADATA;
-        let meta = TopicMeta {
-            id: Uuid::new_v4(),
+        let new = crate::topic_create::NewTopic {
+            name: name.to_string(),
             partitions,
             configs,
-            internal,
         };
-        self.topics.create(name, meta.clone())?;
-        for p in 0..partitions {
-            self.logs
-                .get_or_create_log(&TopicPartition::new(name, p), meta.id, cfg.clone())?;
-        }
-        if let Some(t) = self.tiering() {
-            t.topic_config_applied(name, &meta.configs, cfg.remote_storage_enable, action);
-        }
-        info!(topic = name, partitions, id = %meta.id, "topic created");
-        Ok(meta)
+        self.create_topics_checked(vec![new], false, false)
+            .pop()
+            .unwrap_or(Err(Error::ShuttingDown))
     }
 
     /// Deletes a topic and its logs. Blocking.
@@ -430,34 +423,11 @@ impl Broker {
         Ok(meta)
     }
 
-    /// Raises a topic's partition count. Blocking.
+    /// Raises a topic's partition count (within the partition limits). Blocking.
     pub fn create_partitions(&self, name: &str, count: i32, validate_only: bool) -> Result<()> {
-        let meta = self
-            .topics
-            .get(name)
-            .ok_or_else(|| Error::UnknownTopicOrPartition(name.into()))?;
-        if meta.internal {
-            return Err(Error::InternalTopic(name.into()));
-        }
-        if count <= meta.partitions {
-            return Err(Error::InvalidPartitions(format!(
-                "topic {name} has {} partitions; the new count {count} must be larger",
-                meta.partitions
-            )));
-        }
-        if validate_only {
-            return Ok(());
-        }
-        let cfg = self.topic_log_config(name, &meta.configs)?;
-        self.topics.update(name, |m| {
-            m.partitions = count;
-            Ok(())
-        })?;
-        for p in meta.partitions..count {
-            self.logs
-                .get_or_create_log(&TopicPartition::new(name, p), meta.id, cfg.clone())?;
-        }
-        Ok(())
+        self.create_partitions_batch(vec![(name.to_string(), count)], validate_only)
+            .pop()
+            .unwrap_or(Err(Error::ShuttingDown))
     }
 
     /// Replaces a topic's config overrides (validated first) and applies them to its open logs. Blocking.
@@ -490,20 +460,30 @@ impl Broker {
         Ok(())
     }
 
-    /// The log manager recovers logs with the broker defaults; topic overrides come from the registry.
-    fn apply_topic_configs(&self) -> Result<()> {
+    /// The log manager recovers logs with the broker defaults; topic overrides come from the registry. A topic
+    /// whose overrides no longer apply keeps the defaults (a WARN names it); the others are not held up.
+    fn apply_topic_configs(&self) {
+        let mut logs: BTreeMap<String, Vec<Arc<UnifiedLog>>> = BTreeMap::new();
+        for l in self.logs.all_logs() {
+            logs.entry(l.topic_partition().topic.to_string())
+                .or_default()
+                .push(l);
+        }
         for (name, meta) in self.topics.all() {
             if name == REMOTE_LOG_METADATA {
                 continue; // configured by the metadata plane
             }
-            let cfg = self.topic_log_config(&name, &meta.configs)?;
-            for p in 0..meta.partitions {
-                if let Some(log) = self.logs.get_log(&TopicPartition::new(name.as_str(), p)) {
-                    log.update_config(cfg.clone())?;
-                }
+            let applied = self.topic_log_config(&name, &meta.configs).and_then(|cfg| {
+                logs.remove(&name)
+                    .unwrap_or_default()
+                    .iter()
+                    .filter(|l| l.topic_partition().partition < meta.partitions)
+                    .try_for_each(|log| log.update_config(cfg.clone()).map_err(Error::from))
+            });
+            if let Err(e) = applied {
+                warn!(topic = %name, error = %e, "the topic's registry configs cannot be applied; it runs with the broker defaults");
             }
         }
-        Ok(())
     }
 
     /// Creates `__consumer_offsets` if absent, with Kafka's `cleanup.policy=compact` override (also added to the

@@ -147,7 +147,42 @@ pub const KEYS: &[KeyDoc] = &[
     KeyDoc {
         name: "max.connections",
         default: "1000",
-        doc: "concurrent client connections",
+        doc: "concurrent client connections; at the limit a new one closes the longest-idle (or is closed if all are busy)",
+    },
+    KeyDoc {
+        name: "max.connections.per.ip",
+        default: "2147483647",
+        doc: "connections from one IP address; one more is closed at once",
+    },
+    KeyDoc {
+        name: "max.connections.per.ip.overrides",
+        default: "",
+        doc: "per-IP limits, Kafka syntax ip:count,... (host names: localhost only)",
+    },
+    KeyDoc {
+        name: "connections.max.idle.ms",
+        default: "600000",
+        doc: "close a connection with no request received nor response written for this long",
+    },
+    KeyDoc {
+        name: "socket.request.read.timeout.ms",
+        default: "30000",
+        doc: "strata-only: close a connection whose request frame has not arrived in full this long after its first byte",
+    },
+    KeyDoc {
+        name: "queued.max.request.bytes",
+        default: "209715200",
+        doc: "request-frame bytes being read across all connections (-1 = unbounded; at least socket.request.max.bytes)",
+    },
+    KeyDoc {
+        name: "max.partitions.per.request",
+        default: "10000",
+        doc: "strata-only: partitions one CreateTopics/CreatePartitions/auto-creating Metadata may create (Kafka's fixed batch cap); above, POLICY_VIOLATION",
+    },
+    KeyDoc {
+        name: "max.broker.partitions",
+        default: "20000",
+        doc: "partitions of all topics together (KIP-578 name); a creation going above is refused with POLICY_VIOLATION",
     },
     KeyDoc {
         name: "log.max.open.files",
@@ -212,6 +247,21 @@ pub struct BrokerConfig {
     pub socket_request_max_bytes: usize,
     /// Kafka: `max.connections`. Default: 1000.
     pub max_connections: usize,
+    /// Kafka: `max.connections.per.ip`. Default: i32::MAX.
+    pub max_connections_per_ip: usize,
+    /// Kafka: `max.connections.per.ip.overrides` (`ip:count,...`). Default: none.
+    pub max_connections_per_ip_overrides: BTreeMap<std::net::IpAddr, usize>,
+    /// Kafka: `connections.max.idle.ms`. Default: 600000.
+    pub connections_max_idle_ms: u64,
+    /// Strata: `socket.request.read.timeout.ms`, how long one request frame may take to arrive once its first
+    /// byte came. Default: 30000.
+    pub socket_request_read_timeout_ms: u64,
+    /// Kafka: `queued.max.request.bytes` (-1 = unbounded). Default: 200 MiB (at least `socket.request.max.bytes`).
+    pub queued_max_request_bytes: i64,
+    /// Strata: `max.partitions.per.request` (Kafka's fixed `MAX_PARTITIONS_PER_BATCH`). Default: 10000.
+    pub max_partitions_per_request: i64,
+    /// KIP-578: `max.broker.partitions`. Default: 20000.
+    pub max_broker_partitions: i64,
     /// strata: `log.max.open.files`. Default: None = half the soft `RLIMIT_NOFILE` (at most half of
     /// `vm.max_map_count`). Segment descriptors and index maps the logs keep open at once.
     pub log_max_open_files: Option<usize>,
@@ -253,6 +303,13 @@ impl Default for BrokerConfig {
             log_flush_checkpoint_interval_ms: 60_000,
             socket_request_max_bytes: 100 * 1024 * 1024,
             max_connections: 1000,
+            max_connections_per_ip: i32::MAX as usize,
+            max_connections_per_ip_overrides: BTreeMap::new(),
+            connections_max_idle_ms: 600_000,
+            socket_request_read_timeout_ms: 30_000,
+            queued_max_request_bytes: 200 * 1024 * 1024,
+            max_partitions_per_request: 10_000,
+            max_broker_partitions: 20_000,
             log_max_open_files: None,
             offsets_topic_num_partitions: 1,
             group_initial_rebalance_delay_ms: 0,
@@ -386,6 +443,19 @@ impl BrokerConfig {
                 "message.max.bytes" => c.log.max_message_bytes = parse(key, v)?,
                 "socket.request.max.bytes" => c.socket_request_max_bytes = parse(key, v)?,
                 "max.connections" => c.max_connections = parse(key, v)?,
+                "max.connections.per.ip" => c.max_connections_per_ip = parse(key, v)?,
+                "max.connections.per.ip.overrides" => {
+                    c.max_connections_per_ip_overrides =
+                        crate::connection_limits::parse_ip_overrides(v)
+                            .map_err(|r| bad(key, v, r))?
+                }
+                "connections.max.idle.ms" => c.connections_max_idle_ms = parse(key, v)?,
+                "socket.request.read.timeout.ms" => {
+                    c.socket_request_read_timeout_ms = parse(key, v)?
+                }
+                "queued.max.request.bytes" => c.queued_max_request_bytes = parse(key, v)?,
+                "max.partitions.per.request" => c.max_partitions_per_request = parse(key, v)?,
+                "max.broker.partitions" => c.max_broker_partitions = parse(key, v)?,
                 "log.max.open.files" => c.log_max_open_files = Some(parse(key, v)?),
                 "offsets.topic.num.partitions" => c.offsets_topic_num_partitions = parse(key, v)?,
                 "group.initial.rebalance.delay.ms" => {
@@ -404,6 +474,12 @@ impl BrokerConfig {
                 }
             }
             c.explicit.insert(key.clone());
+        }
+        if !c.is_explicit("queued.max.request.bytes") && c.queued_max_request_bytes >= 0 {
+            // The default follows a larger socket.request.max.bytes, so one largest frame can always be read.
+            c.queued_max_request_bytes = c
+                .queued_max_request_bytes
+                .max(c.socket_request_max_bytes as i64);
         }
         c.validate()?;
         Ok(c)
@@ -433,6 +509,37 @@ impl BrokerConfig {
                 "max.connections",
                 &self.max_connections.to_string(),
                 "must be at least 1",
+            ));
+        }
+        let positive = [
+            ("max.connections.per.ip", self.max_connections_per_ip as i64),
+            (
+                "connections.max.idle.ms",
+                self.connections_max_idle_ms as i64,
+            ),
+            (
+                "socket.request.read.timeout.ms",
+                self.socket_request_read_timeout_ms as i64,
+            ),
+            (
+                "max.partitions.per.request",
+                self.max_partitions_per_request,
+            ),
+            ("max.broker.partitions", self.max_broker_partitions),
+        ];
+        if let Some((key, v)) = positive.iter().find(|(_, v)| *v < 1) {
+            return Err(bad(key, &v.to_string(), "must be at least 1"));
+        }
+        let queued = self.queued_max_request_bytes;
+        if queued != -1 && queued < self.socket_request_max_bytes as i64 {
+            return Err(bad(
+                "queued.max.request.bytes",
+                &queued.to_string(),
+                format!(
+                    "must be -1 (unbounded) or at least socket.request.max.bytes ({}), or no request of that size \
+                     could ever be read",
+                    self.socket_request_max_bytes
+                ),
             ));
         }
         if let Some(n) = self.log_max_open_files.filter(|&n| n < 16) {
@@ -580,6 +687,38 @@ impl BrokerConfig {
             ),
             ("max.connections", self.max_connections.to_string()),
             (
+                "max.connections.per.ip",
+                self.max_connections_per_ip.to_string(),
+            ),
+            (
+                "max.connections.per.ip.overrides",
+                self.max_connections_per_ip_overrides
+                    .iter()
+                    .map(|(ip, n)| format!("{ip}:{n}"))
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+            (
+                "connections.max.idle.ms",
+                self.connections_max_idle_ms.to_string(),
+            ),
+            (
+                "socket.request.read.timeout.ms",
+                self.socket_request_read_timeout_ms.to_string(),
+            ),
+            (
+                "queued.max.request.bytes",
+                self.queued_max_request_bytes.to_string(),
+            ),
+            (
+                "max.partitions.per.request",
+                self.max_partitions_per_request.to_string(),
+            ),
+            (
+                "max.broker.partitions",
+                self.max_broker_partitions.to_string(),
+            ),
+            (
                 "log.max.open.files",
                 self.log_max_open_files
                     .unwrap_or_else(strata_storage::default_max_open_files)
@@ -651,6 +790,19 @@ mod tests {
     fn unknown_key_is_rejected() {
         let err = BrokerConfig::from_properties(&props(&[("no.such.key", "1")])).unwrap_err();
         assert!(err.to_string().contains("no.such.key"));
+    }
+
+    #[test]
+    fn queued_request_bytes_must_fit_one_largest_frame() {
+        let c = BrokerConfig::from_properties(&props(&[("socket.request.max.bytes", "400000000")]))
+            .unwrap();
+        assert_eq!(c.queued_max_request_bytes, 400_000_000);
+        let err = BrokerConfig::from_properties(&props(&[("queued.max.request.bytes", "1000")]))
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("queued.max.request.bytes"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,18 +1,23 @@
 //! One client connection: 4-byte length framing (bounded by `socket.request.max.bytes`), requests handled one
-//! at a time in arrival order, responses written by a writer task in the same order.
+//! at a time in arrival order, responses written by a writer task in the same order. A connection without
+//! requests for `connections.max.idle.ms` is closed, so is one whose request frame does not arrive in full within
+//! `socket.request.read.timeout.ms` of its first byte; a frame's buffer is allocated only once its length fits
+//! in `queued.max.request.bytes` shared by all connections.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader, BufWriter};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::tcp::OwnedWriteHalf;
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
-use tokio_util::sync::CancellationToken;
 use tracing::{debug, warn};
 
 use crate::broker::Broker;
+use crate::connection_limits::{ConnState, Registered};
 use crate::dispatch;
 
 tokio::task_local! {
@@ -39,56 +44,160 @@ const RESPONSE_QUEUE_BYTES: usize = 4 << 20;
 enum FrameError {
     /// A length below the smallest request header or above the configured maximum.
     BadLength(i32),
+    /// The frame did not arrive in full within `socket.request.read.timeout.ms` of its first byte.
+    TooSlow(Duration),
     /// The peer went away mid-frame or the socket failed.
     Io(std::io::Error),
 }
 
-/// Reads one frame; `Ok(None)` on a clean end of stream between frames.
+/// What bounds the reading of one frame.
+#[derive(Debug, Clone)]
+struct FrameLimits {
+    /// `socket.request.max.bytes`.
+    max: usize,
+    /// `socket.request.read.timeout.ms`: from the first byte to the last (waiting for the bytes budget aside).
+    read_timeout: Duration,
+    /// `queued.max.request.bytes` shared by every connection (`None` = unbounded).
+    budget: Option<Arc<Semaphore>>,
+}
+
+/// Reads one frame whose first byte is available or awaited, all of it within `read_timeout` (the length, then,
+/// once the bytes budget granted the frame's length — the buffer is allocated only then — the body; the wait
+/// for the budget does not count). `Ok(None)` on a clean end of stream between frames. Not cancel-safe: a cancelled read
+/// leaves the stream mid-frame, so the caller closes the connection.
 async fn read_frame<R: AsyncReadExt + Unpin>(
     rd: &mut R,
-    max: usize,
-) -> Result<Option<Bytes>, FrameError> {
+    limits: &FrameLimits,
+) -> Result<Option<(Bytes, Option<OwnedSemaphorePermit>)>, FrameError> {
+    let too_slow = |_| FrameError::TooSlow(limits.read_timeout);
+    let mut deadline = tokio::time::Instant::now() + limits.read_timeout;
     let mut len = [0u8; 4];
-    match rd.read_exact(&mut len).await {
+    match tokio::time::timeout_at(deadline, rd.read_exact(&mut len))
+        .await
+        .map_err(too_slow)?
+    {
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
         Err(e) => return Err(FrameError::Io(e)),
     }
     let n = i32::from_be_bytes(len);
     // api key + version + correlation id + client id length = 10 bytes minimum.
-    if n < 10 || n as usize > max {
+    if n < 10 || n as usize > limits.max {
         return Err(FrameError::BadLength(n));
     }
+    let waiting = tokio::time::Instant::now();
+    let permit = match &limits.budget {
+        Some(budget) => Some(
+            budget
+                .clone()
+                .acquire_many_owned(n as u32)
+                .await
+                .expect("never closed"),
+        ),
+        None => None,
+    };
+    // Waiting for the budget is the broker's doing, not the client's: it does not count.
+    deadline += waiting.elapsed();
     let mut buf = BytesMut::zeroed(n as usize);
-    rd.read_exact(&mut buf).await.map_err(FrameError::Io)?;
-    Ok(Some(buf.freeze()))
+    tokio::time::timeout_at(deadline, rd.read_exact(&mut buf))
+        .await
+        .map_err(too_slow)?
+        .map_err(FrameError::Io)?;
+    Ok(Some((buf.freeze(), permit)))
 }
 
-/// Serves one connection until the peer closes, a request is rejected with a close, or shutdown.
+/// Why the wait for the next request ended without one.
+enum Wait {
+    /// The first byte of a request is here.
+    Request,
+    /// The peer closed the connection.
+    Eof,
+    /// No request for `connections.max.idle.ms`.
+    Idle,
+    /// Closed by the broker (shutdown, or making room at `max.connections`).
+    Closed,
+}
+
+/// Waits for the first byte of the next request (cancel-safe: it stays buffered), closing the connection
+/// after `idle` without activity (a response still being written counts as activity).
+async fn wait_for_request<R: AsyncBufReadExt + Unpin>(
+    rd: &mut R,
+    state: &ConnState,
+    idle: Duration,
+) -> std::io::Result<Wait> {
+    state.set_idle(true);
+    loop {
+        let left = idle.saturating_sub(state.idle_for());
+        if left.is_zero() {
+            return Ok(Wait::Idle);
+        }
+        tokio::select! {
+            _ = state.close_token().cancelled() => return Ok(Wait::Closed),
+            r = rd.fill_buf() => {
+                let wait = if r?.is_empty() { Wait::Eof } else { Wait::Request };
+                state.set_idle(false);
+                return Ok(wait);
+            }
+            _ = tokio::time::sleep(left) => {}
+        }
+    }
+}
+
+/// Serves one connection until the peer closes, a request is rejected with a close, it is idle for
+/// `connections.max.idle.ms`, a frame is too slow, or the broker closes it (shutdown, room at max.connections).
 pub(crate) async fn serve(
     socket: TcpStream,
     peer: SocketAddr,
     broker: Arc<Broker>,
-    cancel: CancellationToken,
+    conn: Registered,
 ) {
     let _ = socket.set_nodelay(true);
     let (rd, wr) = socket.into_split();
     let mut rd = BufReader::with_capacity(64 * 1024, rd);
     let (tx, rx) = mpsc::channel::<Queued>(RESPONSE_QUEUE);
     let queued_bytes = Arc::new(Semaphore::new(RESPONSE_QUEUE_BYTES));
-    let writer = tokio::spawn(write_loop(wr, rx));
-    let max = broker.config().socket_request_max_bytes;
+    let state = conn.state().clone();
+    let writer = tokio::spawn(write_loop(wr, rx, state.clone()));
+    let cfg = broker.config();
+    let limits = FrameLimits {
+        max: cfg.socket_request_max_bytes,
+        read_timeout: Duration::from_millis(cfg.socket_request_read_timeout_ms),
+        budget: conn.request_bytes().cloned(),
+    };
+    let idle = Duration::from_millis(cfg.connections_max_idle_ms);
+    let close = state.close_token().clone();
     debug!(%peer, "connection opened");
     loop {
+        match wait_for_request(&mut rd, &state, idle).await {
+            Ok(Wait::Request) => {}
+            Ok(Wait::Eof) => break,
+            Ok(Wait::Idle) => {
+                debug!(%peer, idle_ms = idle.as_millis() as u64, "closing connection idle for connections.max.idle.ms");
+                break;
+            }
+            Ok(Wait::Closed) => {
+                debug!(%peer, "connection closed by the broker");
+                break;
+            }
+            Err(e) => {
+                debug!(%peer, error = %e, "connection read failed");
+                break;
+            }
+        }
         let frame = tokio::select! {
-            _ = cancel.cancelled() => break,
-            f = read_frame(&mut rd, max) => f,
+            _ = close.cancelled() => break,
+            f = read_frame(&mut rd, &limits) => f,
         };
-        let frame = match frame {
+        let (frame, _budget) = match frame {
             Ok(Some(f)) => f,
             Ok(None) => break,
             Err(FrameError::BadLength(n)) => {
-                warn!(%peer, length = n, max, "closing connection: request frame length out of range");
+                warn!(%peer, length = n, max = limits.max, "closing connection: request frame length out of range");
+                break;
+            }
+            Err(FrameError::TooSlow(t)) => {
+                warn!(%peer, timeout_ms = t.as_millis() as u64,
+                    "closing connection: a request frame did not arrive in full within socket.request.read.timeout.ms");
                 break;
             }
             Err(FrameError::Io(e)) => {
@@ -96,11 +205,13 @@ pub(crate) async fn serve(
                 break;
             }
         };
+        state.touch();
+        // `_budget` (this frame's share of queued.max.request.bytes) is given back once the request is handled.
         match PEER.scope(peer, dispatch::handle(&broker, frame)).await {
             Ok(Some(resp)) => {
                 let want = resp.len().clamp(1, RESPONSE_QUEUE_BYTES) as u32;
                 let permit = tokio::select! {
-                    _ = cancel.cancelled() => break,
+                    _ = close.cancelled() => break,
                     p = queued_bytes.clone().acquire_many_owned(want) => p.expect("never closed"),
                 };
                 if tx.send((resp, permit)).await.is_err() {
@@ -116,6 +227,7 @@ pub(crate) async fn serve(
     }
     drop(tx);
     let _ = writer.await;
+    drop(conn);
     debug!(%peer, "connection closed");
 }
 
@@ -123,7 +235,7 @@ pub(crate) async fn serve(
 type Queued = (Bytes, OwnedSemaphorePermit);
 
 /// Writes framed responses in order, flushing when the queue runs dry.
-async fn write_loop(wr: OwnedWriteHalf, mut rx: mpsc::Receiver<Queued>) {
+async fn write_loop(wr: OwnedWriteHalf, mut rx: mpsc::Receiver<Queued>, state: Arc<ConnState>) {
     let mut wr = BufWriter::with_capacity(64 * 1024, wr);
     while let Some((first, _permit)) = rx.recv().await {
         if wr.write_all(&first).await.is_err() {
@@ -138,6 +250,7 @@ async fn write_loop(wr: OwnedWriteHalf, mut rx: mpsc::Receiver<Queued>) {
         if wr.flush().await.is_err() {
             return;
         }
+        state.touch();
     }
     let _ = wr.shutdown().await;
 }
@@ -146,21 +259,29 @@ async fn write_loop(wr: OwnedWriteHalf, mut rx: mpsc::Receiver<Queued>) {
 mod tests {
     use super::*;
 
+    fn limits(max: usize) -> FrameLimits {
+        FrameLimits {
+            max,
+            read_timeout: Duration::from_secs(5),
+            budget: None,
+        }
+    }
+
     #[tokio::test]
     async fn frame_lengths_outside_bounds_are_rejected() {
         let mut data: &[u8] = &[0, 0, 0, 3, 1, 2, 3];
         assert!(matches!(
-            read_frame(&mut data, 100).await,
+            read_frame(&mut data, &limits(100)).await,
             Err(FrameError::BadLength(3))
         ));
         let mut data: &[u8] = &[0, 0, 1, 0];
         assert!(matches!(
-            read_frame(&mut data, 100).await,
+            read_frame(&mut data, &limits(100)).await,
             Err(FrameError::BadLength(256))
         ));
         let mut data: &[u8] = &[0xff, 0xff, 0xff, 0xff];
         assert!(matches!(
-            read_frame(&mut data, 100).await,
+            read_frame(&mut data, &limits(100)).await,
             Err(FrameError::BadLength(-1))
         ));
     }
@@ -169,10 +290,38 @@ mod tests {
     async fn truncated_frame_is_an_io_error_and_clean_eof_is_none() {
         let mut data: &[u8] = &[0, 0, 0, 20, 1, 2];
         assert!(matches!(
-            read_frame(&mut data, 100).await,
+            read_frame(&mut data, &limits(100)).await,
             Err(FrameError::Io(_))
         ));
         let mut data: &[u8] = &[];
-        assert!(matches!(read_frame(&mut data, 100).await, Ok(None)));
+        assert!(matches!(
+            read_frame(&mut data, &limits(100)).await,
+            Ok(None)
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_frame_waits_for_the_bytes_budget_before_it_is_allocated() {
+        let budget = Arc::new(Semaphore::new(30));
+        let held = budget.clone().acquire_many_owned(20).await.unwrap();
+        let l = FrameLimits {
+            budget: Some(budget.clone()),
+            ..limits(100)
+        };
+        let mut frame = vec![0, 0, 0, 16];
+        frame.extend_from_slice(&[7; 16]);
+        let mut data: &[u8] = &frame;
+        let read = read_frame(&mut data, &l);
+        tokio::pin!(read);
+        // 16 bytes do not fit in the 10 left: the read waits.
+        assert!(tokio::time::timeout(Duration::from_millis(50), &mut read)
+            .await
+            .is_err());
+        drop(held);
+        let (bytes, permit) = read.await.unwrap().unwrap();
+        assert_eq!(bytes.len(), 16);
+        assert_eq!(budget.available_permits(), 14);
+        drop(permit);
+        assert_eq!(budget.available_permits(), 30);
     }
 }

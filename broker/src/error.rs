@@ -73,6 +73,10 @@ pub enum Error {
     /// A partition count is not valid (e.g. decreasing).
     #[error("invalid partitions: {0}")]
     InvalidPartitions(String),
+    /// A request would create more partitions than `max.partitions.per.request` allows, or bring the broker
+    /// above `max.broker.partitions` (Kafka's POLICY_VIOLATION for "excessively large" batches).
+    #[error("{0}")]
+    PartitionLimit(String),
     /// Replica assignments that do not fit (an unknown broker, or not one per new partition).
     #[error("invalid replica assignment: {0}")]
     InvalidReplicaAssignment(String),

@@ -50,6 +50,9 @@ pub const INVALID_REPLICA_ASSIGNMENT: i16 = 39;
 pub const INVALID_CONFIG: i16 = 40;
 /// INVALID_REQUEST.
 pub const INVALID_REQUEST: i16 = 42;
+/// POLICY_VIOLATION: a topic or partition creation over a partition limit (Kafka answers "excessively large
+/// number of partitions per request" so).
+pub const POLICY_VIOLATION: i16 = 44;
 /// OUT_OF_ORDER_SEQUENCE_NUMBER.
 pub const OUT_OF_ORDER_SEQUENCE_NUMBER: i16 = 45;
 /// INVALID_PRODUCER_EPOCH.
@@ -91,6 +94,7 @@ pub fn code(err: &Error) -> i16 {
             INVALID_CONFIG
         }
         Error::InvalidPartitions(_) => INVALID_PARTITIONS,
+        Error::PartitionLimit(_) => POLICY_VIOLATION,
         Error::InvalidReplicationFactor(_) => INVALID_REPLICATION_FACTOR,
         Error::InvalidReplicaAssignment(_) => INVALID_REPLICA_ASSIGNMENT,
         Error::Io { .. } => KAFKA_STORAGE_ERROR,

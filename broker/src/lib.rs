@@ -14,6 +14,7 @@
 pub mod broker;
 pub mod config;
 mod connection;
+mod connection_limits;
 mod dispatch;
 pub mod error;
 pub mod error_code;
@@ -24,6 +25,7 @@ pub mod remote;
 pub mod server;
 pub mod tiered;
 pub mod topic_config;
+pub mod topic_create;
 pub mod topics;
 pub mod versions;
 

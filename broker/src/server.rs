@@ -1,5 +1,6 @@
-//! The TCP server: an injected listener, a shutdown future, a connection semaphore, one task per connection,
-//! and periodic log maintenance. Tests bind `127.0.0.1:0` and pass the listener in.
+//! The TCP server: an injected listener, a shutdown future, a connection semaphore (`max.connections`, making
+//! room by closing the longest-idle connection), per-IP limits, one task per connection, and periodic log
+//! maintenance. Tests bind `127.0.0.1:0` and pass the listener in.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -15,10 +16,14 @@ use tracing::{error, info, warn};
 use crate::broker::Broker;
 use crate::config::BrokerConfig;
 use crate::connection;
+use crate::connection_limits::Connections;
 use crate::error::{Error, Result};
 
 /// How long shutdown waits for open connections to finish their current request.
 const DRAIN_DEADLINE: Duration = Duration::from_secs(5);
+
+/// How long a new connection at `max.connections` waits for the idle connection closed to make room.
+const EVICT_WAIT: Duration = Duration::from_secs(5);
 
 /// Serves `listener` until `shutdown` completes, then drains connections (bounded by a deadline) and stops.
 /// The caller then calls [`Broker::shutdown`] to flush and write the clean-shutdown marker.
@@ -26,15 +31,11 @@ pub async fn run(listener: TcpListener, broker: Arc<Broker>, shutdown: impl Futu
     let cancel = broker.cancel_token();
     let tracker = TaskTracker::new();
     let limit = Arc::new(Semaphore::new(broker.config().max_connections));
+    let conns = Connections::new(broker.config());
     spawn_maintenance(&broker, &tracker, cancel.clone());
 
     tokio::pin!(shutdown);
     loop {
-        let permit = tokio::select! {
-            _ = &mut shutdown => break,
-            _ = cancel.cancelled() => break,
-            p = limit.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
-        };
         let (socket, peer) = tokio::select! {
             _ = &mut shutdown => break,
             _ = cancel.cancelled() => break,
@@ -47,10 +48,35 @@ pub async fn run(listener: TcpListener, broker: Arc<Broker>, shutdown: impl Futu
                 }
             },
         };
+        // Kafka's max.connections.per.ip: over the limit the new connection is closed at once.
+        let registered = match conns.register(peer.ip(), &cancel) {
+            Ok(r) => r,
+            Err(limit) => {
+                info!(%peer, limit, "rejected connection: the address already has max.connections.per.ip connections");
+                continue;
+            }
+        };
+        // At max.connections the longest-idle connection (between requests) is closed to make room, as Kafka
+        // closes least-recently-used connections; a new client never waits behind idle sockets. If every
+        // connection is busy with a request, the new one is closed at once.
+        let permit = match limit.clone().try_acquire_owned() {
+            Ok(p) => Some(p),
+            Err(_) if conns.evict_longest_idle() => {
+                tokio::time::timeout(EVICT_WAIT, limit.clone().acquire_owned())
+                    .await
+                    .ok()
+                    .and_then(Result::ok)
+            }
+            Err(_) => None,
+        };
+        let Some(permit) = permit else {
+            warn!(%peer, max = broker.config().max_connections,
+                "rejected connection: max.connections reached and no connection is idle");
+            continue;
+        };
         let broker = broker.clone();
-        let cancel = cancel.clone();
         tracker.spawn(async move {
-            connection::serve(socket, peer, broker, cancel).await;
+            connection::serve(socket, peer, broker, registered).await;
             drop(permit);
         });
     }

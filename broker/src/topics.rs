@@ -211,6 +211,28 @@ impl TopicRegistry {
         Ok(meta)
     }
 
+    /// Applies `f` to a copy of every topic and persists the result in one write; the registry changes only
+    /// if `f` succeeds and the write does (a batch of creations costs one write, not one per topic).
+    pub fn apply(
+        &self,
+        f: impl FnOnce(&mut BTreeMap<String, TopicMeta>) -> Result<()>,
+    ) -> Result<()> {
+        let mut topics = self.write();
+        let mut changed = topics.clone();
+        f(&mut changed)?;
+        self.persist(&changed)?;
+        *topics = changed;
+        Ok(())
+    }
+
+    /// Partitions of every topic together (internal ones included), as `max.broker.partitions` counts them.
+    pub fn partition_total(&self) -> i64 {
+        self.read()
+            .values()
+            .map(|m| i64::from(m.partitions.max(0)))
+            .sum()
+    }
+
     /// Removes a topic, returning what it was.
     pub fn remove(&self, name: &str) -> Result<TopicMeta> {
         let mut topics = self.write();
@@ -293,6 +315,33 @@ mod tests {
         };
         reg.create("a", meta.clone()).unwrap();
         assert!(matches!(reg.create("a", meta), Err(Error::TopicExists(_))));
+    }
+
+    #[test]
+    fn a_failed_batch_changes_neither_memory_nor_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let reg = TopicRegistry::open(dir.path()).unwrap();
+        let meta = TopicMeta {
+            id: Uuid::new_v4(),
+            partitions: 2,
+            configs: BTreeMap::new(),
+            internal: false,
+        };
+        reg.apply(|all| {
+            all.insert("a".into(), meta.clone());
+            all.insert("b".into(), meta.clone());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(reg.partition_total(), 4);
+        let file = std::fs::read(dir.path().join(REGISTRY_FILE)).unwrap();
+        let failed = reg.apply(|all| {
+            all.insert("c".into(), meta.clone());
+            Err(Error::TopicExists("c".into()))
+        });
+        assert!(failed.is_err());
+        assert!(reg.get("c").is_none());
+        assert_eq!(std::fs::read(dir.path().join(REGISTRY_FILE)).unwrap(), file);
     }
 
     #[test]

@@ -29,31 +29,58 @@ fn check_assignments(broker: &Broker, t: &CreatePartitionsTopic, node: i32) -> R
     create_topics::check_assignments(node, assignments.iter().map(|a| a.broker_ids.as_slice()))
 }
 
-/// Answers CreatePartitions.
+/// Answers CreatePartitions: every topic is checked and the partitions the request adds are held against the
+/// limits before any is created; the registry is written once.
 pub async fn handle(
     broker: &Arc<Broker>,
     _h: &RequestHeader,
     req: CreatePartitionsRequest,
 ) -> CreatePartitionsResponse {
     let node = broker.config().node_id;
-    let mut results = Vec::with_capacity(req.topics.len());
-    for t in req.topics {
-        let r = CreatePartitionsTopicResult::default().with_name(t.name.clone());
-        let outcome = match check_assignments(broker, &t, node) {
-            Err(e) => Err(e),
-            Ok(()) => {
-                let b = broker.clone();
-                let name = t.name.0.to_string();
-                let validate_only = req.validate_only;
-                blocking(move || b.create_partitions(&name, t.count, validate_only)).await
+    let checked: Vec<Result<()>> = req
+        .topics
+        .iter()
+        .map(|t| check_assignments(broker, t, node))
+        .collect();
+    let changes: Vec<(String, i32)> = req
+        .topics
+        .iter()
+        .zip(&checked)
+        .filter(|(_, c)| c.is_ok())
+        .map(|(t, _)| (t.name.0.to_string(), t.count))
+        .collect();
+    let n = changes.len();
+    let b = broker.clone();
+    let validate_only = req.validate_only;
+    let mut done =
+        match blocking(move || Ok(b.create_partitions_batch(changes, validate_only))).await {
+            Ok(d) => d.into_iter(),
+            Err(e) => {
+                let msg = e.to_string();
+                (0..n)
+                    .map(|_| {
+                        Err(Error::io(
+                            "creating partitions",
+                            std::io::Error::other(msg.clone()),
+                        ))
+                    })
+                    .collect::<Vec<_>>()
+                    .into_iter()
             }
         };
-        results.push(match outcome {
-            Ok(()) => r,
-            Err(e) => r
-                .with_error_code(error_code::code(&e))
-                .with_error_message(Some(sb(e.to_string()))),
-        });
-    }
+    let results = req
+        .topics
+        .into_iter()
+        .zip(checked)
+        .map(|(t, c)| {
+            let r = CreatePartitionsTopicResult::default().with_name(t.name);
+            match c.and_then(|()| done.next().unwrap_or(Err(Error::ShuttingDown))) {
+                Ok(()) => r,
+                Err(e) => r
+                    .with_error_code(error_code::code(&e))
+                    .with_error_message(Some(sb(e.to_string()))),
+            }
+        })
+        .collect();
     CreatePartitionsResponse::default().with_results(results)
 }

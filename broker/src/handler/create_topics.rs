@@ -13,6 +13,7 @@ use crate::broker::Broker;
 use crate::error::{Error, Result};
 use crate::error_code;
 use crate::topic_config::{self, TOPIC_KEYS};
+use crate::topic_create::NewTopic;
 use crate::topics;
 
 /// Kafka's config sources.
@@ -42,23 +43,14 @@ pub(crate) fn check_assignments<'a>(
     Ok(())
 }
 
-/// Partition count and overrides of a topic to create, checked without creating it.
-fn check(
+/// The topic a request entry asks for, resolved (default partition count, assignments) and checked for what
+/// only the request can tell (replication factor, assignments); the broker checks the rest.
+fn shape(
     broker: &Broker,
     t: &kafka_protocol::messages::create_topics_request::CreatableTopic,
-) -> Result<(i32, BTreeMap<String, String>)> {
+) -> Result<NewTopic> {
     let name = t.name.0.as_str();
     topics::validate_name(name)?;
-    if broker.topics().get(name).is_some() {
-        return Err(Error::TopicExists(name.into()));
-    }
-    let names: Vec<String> = broker.topics().all().into_iter().map(|(n, _)| n).collect();
-    if let Some(existing) = topics::colliding(&names, name) {
-        return Err(Error::TopicCollision {
-            name: name.into(),
-            existing,
-        });
-    }
     if t.replication_factor != -1 && t.replication_factor != 1 {
         return Err(Error::InvalidReplicationFactor(t.replication_factor));
     }
@@ -73,7 +65,7 @@ fn check(
             });
         }
         check_assignments(node, t.assignments.iter().map(|a| a.broker_ids.as_slice()))?;
-        t.assignments.len() as i32
+        i32::try_from(t.assignments.len()).unwrap_or(i32::MAX)
     } else if t.num_partitions == -1 {
         broker.config().num_partitions
     } else {
@@ -93,34 +85,53 @@ fn check(
                 .map(|v| (c.name.to_string(), v.to_string()))
         })
         .collect();
-    broker.check_topic_configs(name, None, &configs)?;
-    Ok((partitions, configs))
+    Ok(NewTopic {
+        name: name.to_string(),
+        partitions,
+        configs,
+    })
 }
 
-/// Answers CreateTopics.
+/// Answers CreateTopics: every topic is checked and the request's partitions are held against the limits
+/// before any is created; the registry is written once.
 pub async fn handle(
     broker: &Arc<Broker>,
     h: &RequestHeader,
     req: CreateTopicsRequest,
 ) -> CreateTopicsResponse {
     let version = h.request_api_version;
+    let shaped: Vec<Result<NewTopic>> = req.topics.iter().map(|t| shape(broker, t)).collect();
+    let wanted: Vec<NewTopic> = shaped
+        .iter()
+        .filter_map(|r| r.as_ref().ok().cloned())
+        .collect();
+    let b = broker.clone();
+    let validate_only = req.validate_only;
+    let mut created = match blocking(move || Ok(b.create_topics(wanted, validate_only))).await {
+        Ok(c) => c.into_iter(),
+        Err(e) => {
+            let msg = e.to_string();
+            let n = shaped.iter().filter(|r| r.is_ok()).count();
+            (0..n)
+                .map(|_| {
+                    Err(Error::io(
+                        "creating topics",
+                        std::io::Error::other(msg.clone()),
+                    ))
+                })
+                .collect::<Vec<_>>()
+                .into_iter()
+        }
+    };
     let mut results = Vec::with_capacity(req.topics.len());
-    for t in &req.topics {
+    for (t, shaped) in req.topics.iter().zip(shaped) {
         let mut r = CreatableTopicResult::default().with_name(t.name.clone());
-        let outcome = match check(broker, t) {
-            Ok((partitions, configs)) if req.validate_only => {
-                Ok((uuid::Uuid::nil(), partitions, configs))
-            }
-            Ok((partitions, configs)) => {
-                let b = broker.clone();
-                let name = t.name.0.to_string();
-                let c = configs.clone();
-                blocking(move || b.create_topic(&name, partitions, c))
-                    .await
-                    .map(|m| (m.id, partitions, configs))
-            }
-            Err(e) => Err(e),
-        };
+        let outcome = shaped.and_then(|new| {
+            created
+                .next()
+                .unwrap_or(Err(Error::ShuttingDown))
+                .map(|m| (m.id, new.partitions, new.configs))
+        });
         match outcome {
             Ok((id, partitions, configs)) => {
                 if version >= 5 {

@@ -16,6 +16,7 @@ use super::{blocking, sb};
 use crate::broker::Broker;
 use crate::error::Error;
 use crate::error_code;
+use crate::topic_create::NewTopic;
 use crate::topics::{TopicMeta, CONSUMER_OFFSETS, REMOTE_LOG_METADATA};
 
 /// The response entry of one existing topic.
@@ -91,49 +92,103 @@ pub async fn handle(
     }
     let auto_create =
         broker.config().auto_create_topics_enable && (version < 4 || req.allow_auto_topic_creation);
+    // Known topics are answered as they are; unknown ones to auto-create are created together (one check of
+    // the partition limits for the request, one registry write), never one by one.
+    enum Entry {
+        Ready(MetadataResponseTopic),
+        Create(String),
+    }
+    let mut entries = Vec::new();
     for t in req.topics.unwrap_or_default() {
         let name = match (&t.name, t.topic_id) {
             (Some(n), _) => n.0.to_string(),
             (None, id) => match broker.topics().name_of(id) {
                 Some(n) => n,
                 None => {
-                    resp.topics
-                        .push(error_entry(None, id, error_code::UNKNOWN_TOPIC_ID));
+                    entries.push(Entry::Ready(error_entry(
+                        None,
+                        id,
+                        error_code::UNKNOWN_TOPIC_ID,
+                    )));
                     continue;
                 }
             },
         };
-        if let Some(meta) = broker.topics().get(&name) {
-            resp.topics.push(topic_entry(broker, &name, &meta));
-            continue;
-        }
-        if !auto_create || name == CONSUMER_OFFSETS || name == REMOTE_LOG_METADATA {
-            resp.topics.push(error_entry(
-                Some(&name),
-                Uuid::nil(),
-                error_code::UNKNOWN_TOPIC_OR_PARTITION,
-            ));
-            continue;
-        }
-        let b = broker.clone();
-        let n = name.clone();
-        let partitions = broker.config().num_partitions;
-        match blocking(move || b.create_topic(&n, partitions, BTreeMap::new())).await {
-            Ok(meta) => resp.topics.push(topic_entry(broker, &name, &meta)),
-            Err(Error::TopicExists(_)) => match broker.topics().get(&name) {
-                Some(meta) => resp.topics.push(topic_entry(broker, &name, &meta)),
-                None => resp.topics.push(error_entry(
+        entries.push(match broker.topics().get(&name) {
+            Some(meta) => Entry::Ready(topic_entry(broker, &name, &meta)),
+            None if !auto_create || name == CONSUMER_OFFSETS || name == REMOTE_LOG_METADATA => {
+                Entry::Ready(error_entry(
                     Some(&name),
                     Uuid::nil(),
                     error_code::UNKNOWN_TOPIC_OR_PARTITION,
-                )),
-            },
-            Err(e) => {
-                warn!(topic = %name, error = %e, "auto-creating a topic failed");
-                resp.topics
-                    .push(error_entry(Some(&name), Uuid::nil(), error_code::code(&e)));
+                ))
+            }
+            None => Entry::Create(name),
+        });
+    }
+    let mut wanted: Vec<NewTopic> = Vec::new();
+    let mut named = std::collections::HashSet::new();
+    for e in &entries {
+        if let Entry::Create(name) = e {
+            if named.insert(name.as_str()) {
+                wanted.push(NewTopic {
+                    name: name.clone(),
+                    partitions: broker.config().num_partitions,
+                    configs: BTreeMap::new(),
+                });
             }
         }
+    }
+    let mut created: BTreeMap<String, Result<TopicMeta, Error>> = BTreeMap::new();
+    if !wanted.is_empty() {
+        let names: Vec<String> = wanted.iter().map(|w| w.name.clone()).collect();
+        let b = broker.clone();
+        let results = match blocking(move || Ok(b.create_topics(wanted, false))).await {
+            Ok(r) => r,
+            Err(e) => names
+                .iter()
+                .map(|_| {
+                    Err(Error::io(
+                        "auto-creating topics",
+                        std::io::Error::other(e.to_string()),
+                    ))
+                })
+                .collect(),
+        };
+        let mut refused = 0usize;
+        let mut first_error = None;
+        for (name, r) in names.into_iter().zip(results) {
+            if let Err(e) = &r {
+                if !matches!(e, Error::TopicExists(_)) {
+                    refused += 1;
+                    first_error.get_or_insert_with(|| e.to_string());
+                }
+            }
+            created.insert(name, r);
+        }
+        if let Some(error) = first_error {
+            warn!(refused, %error, "auto-creating topics failed");
+        }
+    }
+    for e in entries {
+        resp.topics.push(match e {
+            Entry::Ready(t) => t,
+            Entry::Create(name) => match created.get(&name) {
+                Some(Ok(meta)) => topic_entry(broker, &name, meta),
+                Some(Err(e)) if !matches!(e, Error::TopicExists(_)) => {
+                    error_entry(Some(&name), Uuid::nil(), error_code::code(e))
+                }
+                // Created meanwhile by another request: answer what exists.
+                _ => match broker.topics().get(&name) {
+                    Some(meta) => topic_entry(broker, &name, &meta),
+                    None => error_entry(
+                        Some(&name),
+                        Uuid::nil(),
+                        error_code::UNKNOWN_TOPIC_OR_PARTITION,
+                    ),
+                },
+            },
+        });
     }
     resp
 }

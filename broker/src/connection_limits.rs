@@ -1,0 +1,296 @@
+//! Bounds on connections as a whole: the open connections by client IP (`max.connections.per.ip`,
+//! `max.connections.per.ip.overrides`), which of them is idle and for how long (so the longest-idle one can make
+//! room at `max.connections`), and the request bytes being read across all of them (`queued.max.request.bytes`).
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::BrokerConfig;
+
+/// What the registry and the connection's own task share about one connection.
+#[derive(Debug)]
+pub(crate) struct ConnState {
+    /// Microseconds since the registry's epoch of the last request received or response written (fine enough
+    /// that connections served one after the other never tie).
+    last_activity_us: AtomicU64,
+    /// True while the connection waits for the first byte of its next request (nothing in flight).
+    idle: AtomicBool,
+    /// Cancelled to close the connection (eviction to make room, or shutdown through the parent token).
+    close: CancellationToken,
+    epoch: Instant,
+}
+
+impl ConnState {
+    fn now_us(&self) -> u64 {
+        self.epoch.elapsed().as_micros() as u64
+    }
+
+    /// Records activity (a request read, a response written).
+    pub(crate) fn touch(&self) {
+        self.last_activity_us
+            .store(self.now_us(), Ordering::Relaxed);
+    }
+
+    /// Marks the connection waiting for a request (true) or busy with one (false).
+    pub(crate) fn set_idle(&self, idle: bool) {
+        self.idle.store(idle, Ordering::Relaxed);
+    }
+
+    /// How long ago the last activity was.
+    pub(crate) fn idle_for(&self) -> std::time::Duration {
+        let last = self.last_activity_us.load(Ordering::Relaxed);
+        std::time::Duration::from_micros(self.now_us().saturating_sub(last))
+    }
+
+    /// Cancelled when the connection must close.
+    pub(crate) fn close_token(&self) -> &CancellationToken {
+        &self.close
+    }
+}
+
+/// Parses Kafka's `max.connections.per.ip.overrides`: `host:count,...` (an IPv6 address keeps its colons: the
+/// count follows the last one). Hosts are IP addresses or `localhost` (both loopbacks); no DNS lookups. The
+/// error says which entry is wrong and why.
+pub(crate) fn parse_ip_overrides(value: &str) -> Result<BTreeMap<IpAddr, usize>, String> {
+    let mut out = BTreeMap::new();
+    for entry in value.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let (host, count) = entry
+            .rsplit_once(':')
+            .ok_or_else(|| format!("{entry:?} is not host:count"))?;
+        let count: usize = count
+            .trim()
+            .parse()
+            .map_err(|e| format!("count {count:?} of {entry:?}: {e}"))?;
+        let host = host.trim().trim_start_matches('[').trim_end_matches(']');
+        if host.eq_ignore_ascii_case("localhost") {
+            out.insert(IpAddr::from([127, 0, 0, 1]), count);
+            out.insert(IpAddr::from(std::net::Ipv6Addr::LOCALHOST), count);
+            continue;
+        }
+        let ip = host
+            .parse()
+            .map_err(|_| format!("{host:?} is not an IP address (or localhost)"))?;
+        out.insert(ip, count);
+    }
+    Ok(out)
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    by_ip: HashMap<IpAddr, usize>,
+    conns: HashMap<u64, Arc<ConnState>>,
+    next_id: u64,
+}
+
+/// The broker's open connections.
+#[derive(Debug)]
+pub(crate) struct Connections {
+    inner: Mutex<Inner>,
+    epoch: Instant,
+    per_ip: usize,
+    per_ip_overrides: BTreeMap<IpAddr, usize>,
+    /// `queued.max.request.bytes` as a byte semaphore; `None` when unbounded (-1).
+    request_bytes: Option<Arc<Semaphore>>,
+}
+
+/// A registered connection; dropping it unregisters it.
+#[derive(Debug)]
+pub(crate) struct Registered {
+    owner: Arc<Connections>,
+    id: u64,
+    ip: IpAddr,
+    state: Arc<ConnState>,
+}
+
+impl Registered {
+    /// The state shared with the registry.
+    pub(crate) fn state(&self) -> &Arc<ConnState> {
+        &self.state
+    }
+
+    /// The request-bytes budget (`None` = unbounded).
+    pub(crate) fn request_bytes(&self) -> Option<&Arc<Semaphore>> {
+        self.owner.request_bytes.as_ref()
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        let mut inner = self.owner.lock();
+        inner.conns.remove(&self.id);
+        if let Some(n) = inner.by_ip.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                inner.by_ip.remove(&self.ip);
+            }
+        }
+    }
+}
+
+impl Connections {
+    /// Limits from the broker config.
+    pub(crate) fn new(config: &BrokerConfig) -> Arc<Self> {
+        let request_bytes = usize::try_from(config.queued_max_request_bytes)
+            .ok()
+            .map(|n| Arc::new(Semaphore::new(n.min(Semaphore::MAX_PERMITS))));
+        Arc::new(Connections {
+            inner: Mutex::new(Inner::default()),
+            epoch: Instant::now(),
+            per_ip: config.max_connections_per_ip,
+            per_ip_overrides: config.max_connections_per_ip_overrides.clone(),
+            request_bytes,
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The limit of connections from `ip`.
+    pub(crate) fn limit_for(&self, ip: IpAddr) -> usize {
+        self.per_ip_overrides
+            .get(&ip)
+            .copied()
+            .unwrap_or(self.per_ip)
+    }
+
+    /// Registers a connection from `ip`, or `Err(limit)` if `ip` already has its limit of connections.
+    /// `parent` cancels every connection at shutdown.
+    pub(crate) fn register(
+        self: &Arc<Self>,
+        ip: IpAddr,
+        parent: &CancellationToken,
+    ) -> Result<Registered, usize> {
+        let limit = self.limit_for(ip);
+        let mut inner = self.lock();
+        let n = inner.by_ip.entry(ip).or_insert(0);
+        if *n >= limit {
+            return Err(limit);
+        }
+        *n += 1;
+        inner.next_id += 1;
+        let id = inner.next_id;
+        let state = Arc::new(ConnState {
+            last_activity_us: AtomicU64::new(self.epoch.elapsed().as_micros() as u64),
+            idle: AtomicBool::new(true),
+            close: parent.child_token(),
+            epoch: self.epoch,
+        });
+        inner.conns.insert(id, state.clone());
+        Ok(Registered {
+            owner: self.clone(),
+            id,
+            ip,
+            state,
+        })
+    }
+
+    /// Closes the connection idle the longest (waiting for a request, none in flight) to make room for a new
+    /// one; false if every connection is busy.
+    pub(crate) fn evict_longest_idle(&self) -> bool {
+        let inner = self.lock();
+        let victim = inner
+            .conns
+            .values()
+            .filter(|c| c.idle.load(Ordering::Relaxed) && !c.close.is_cancelled())
+            .min_by_key(|c| c.last_activity_us.load(Ordering::Relaxed));
+        match victim {
+            Some(c) => {
+                c.close.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(pairs: &[(&str, &str)]) -> BrokerConfig {
+        BrokerConfig::from_properties(
+            &pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn per_ip_overrides_parse_kafka_syntax() {
+        let c = config(&[(
+            "max.connections.per.ip.overrides",
+            "127.0.0.2:3, ::1:4,[::2]:6,localhost:5",
+        )]);
+        let o = &c.max_connections_per_ip_overrides;
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        assert_eq!(o[&ip("127.0.0.2")], 3);
+        assert_eq!(o[&ip("::2")], 6);
+        assert_eq!(o[&ip("127.0.0.1")], 5);
+        assert_eq!(o[&ip("::1")], 5);
+        for bad in ["example.com:3", "127.0.0.1", "127.0.0.1:many"] {
+            let err = BrokerConfig::from_properties(
+                &[(
+                    "max.connections.per.ip.overrides".to_string(),
+                    bad.to_string(),
+                )]
+                .into(),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                err.contains("max.connections.per.ip.overrides") && err.contains(bad),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn per_ip_limit_counts_open_connections_and_frees_on_drop() {
+        let c = Connections::new(&config(&[
+            ("max.connections.per.ip", "1"),
+            ("max.connections.per.ip.overrides", "127.0.0.2:2"),
+        ]));
+        let token = CancellationToken::new();
+        let one: IpAddr = "127.0.0.1".parse().unwrap();
+        let two: IpAddr = "127.0.0.2".parse().unwrap();
+        let a = c.register(one, &token).unwrap();
+        assert_eq!(c.register(one, &token).unwrap_err(), 1);
+        let _b = c.register(two, &token).unwrap();
+        let _b2 = c.register(two, &token).unwrap();
+        assert!(c.register(two, &token).is_err());
+        drop(a);
+        assert!(c.register(one, &token).is_ok());
+    }
+
+    #[test]
+    fn eviction_picks_the_longest_idle_and_skips_busy_ones() {
+        let c = Connections::new(&BrokerConfig::default());
+        let token = CancellationToken::new();
+        let ip: IpAddr = "127.0.0.1".parse().unwrap();
+        let old = c.register(ip, &token).unwrap();
+        let busy = c.register(ip, &token).unwrap();
+        let recent = c.register(ip, &token).unwrap();
+        old.state().last_activity_us.store(0, Ordering::Relaxed);
+        busy.state().last_activity_us.store(0, Ordering::Relaxed);
+        busy.state().set_idle(false);
+        recent
+            .state()
+            .last_activity_us
+            .store(1_000, Ordering::Relaxed);
+        assert!(c.evict_longest_idle());
+        assert!(old.state().close_token().is_cancelled());
+        assert!(!busy.state().close_token().is_cancelled());
+        assert!(c.evict_longest_idle());
+        assert!(recent.state().close_token().is_cancelled());
+        assert!(!c.evict_longest_idle(), "only the busy one is left");
+    }
+}

@@ -1,0 +1,245 @@
+//! Idle and slow connections must not lock clients out (issue 11, item 4). Kafka closes connections idle for
+//! `connections.max.idle.ms`, limits connections per client IP (`max.connections.per.ip`,
+//! `max.connections.per.ip.overrides`: over the limit the new connection is closed at once) and bounds the request
+//! bytes being read (`queued.max.request.bytes`); strata also closes a connection whose request frame does not
+//! arrive in full within `socket.request.read.timeout.ms`, and at `max.connections` closes the longest-idle
+//! connection so a new client is served. Limits are lowered here through overrides; every wait polls with a
+//! deadline.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use common::raw::{connect, read_frame, request};
+use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::StrBytes;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+async fn api_versions(s: &mut TcpStream) -> Option<ApiVersionsResponse> {
+    let req = ApiVersionsRequest::default();
+    let fut = request(s, ApiKey::ApiVersions, 3, &req);
+    tokio::time::timeout(Duration::from_secs(10), fut)
+        .await
+        .expect("answered or closed within 10 s")
+}
+
+/// A new connection that gets an ApiVersions answer.
+async fn served(addr: SocketAddr) -> TcpStream {
+    let mut s = connect(addr).await;
+    let r = api_versions(&mut s).await.expect("served");
+    assert_eq!(r.error_code, 0);
+    s
+}
+
+/// Waits (bounded) until the broker closes `s`; returns how long that took.
+async fn closed_within(s: &mut TcpStream, limit: Duration) -> Duration {
+    let t0 = Instant::now();
+    let mut buf = [0u8; 64];
+    loop {
+        match tokio::time::timeout(limit.saturating_sub(t0.elapsed()), s.read(&mut buf)).await {
+            Err(_) => panic!("connection still open after {limit:?}"),
+            Ok(Ok(0)) | Ok(Err(_)) => return t0.elapsed(),
+            Ok(Ok(_)) => {} // a response still in flight
+        }
+    }
+}
+
+/// Kafka: `connections.max.idle.ms` (default 600000).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_are_closed_after_connections_max_idle_ms() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker_with(dir.path(), &[("connections.max.idle.ms", "400")]).await;
+    let addr = broker.local_addr();
+
+    // A connection with a request every 100 ms outlives the idle time several times over.
+    let mut busy = served(addr).await;
+    let mut pace = tokio::time::interval(Duration::from_millis(100));
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_millis(1200) {
+        pace.tick().await;
+        assert!(
+            api_versions(&mut busy).await.is_some(),
+            "an active connection stays open"
+        );
+    }
+
+    let mut idle = served(addr).await;
+    let took = closed_within(&mut idle, Duration::from_secs(10)).await;
+    assert!(
+        took >= Duration::from_millis(300),
+        "closed too early: {took:?}"
+    );
+    served(addr).await;
+    broker.shutdown().await.unwrap();
+}
+
+/// strata: `socket.request.read.timeout.ms` bounds a frame from its first byte to its last, however steadily
+/// the bytes trickle in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frame_sent_a_byte_at_a_time_is_closed_after_the_read_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker =
+        common::start_broker_with(dir.path(), &[("socket.request.read.timeout.ms", "500")]).await;
+    let addr = broker.local_addr();
+
+    let s = connect(addr).await;
+    let (mut rd, mut wr) = s.into_split();
+    let trickle = tokio::spawn(async move {
+        let mut pace = tokio::time::interval(Duration::from_millis(50));
+        let mut frame = 200i32.to_be_bytes().to_vec();
+        frame.extend_from_slice(&[0u8; 200]);
+        for b in frame {
+            pace.tick().await;
+            if wr.write_all(&[b]).await.is_err() {
+                return true; // the broker closed the connection
+            }
+        }
+        false
+    });
+    let t0 = Instant::now();
+    let mut buf = [0u8; 16];
+    let n = tokio::time::timeout(Duration::from_secs(8), rd.read(&mut buf))
+        .await
+        .expect("closed before the frame could finish (10 s of trickling)");
+    assert!(
+        matches!(n, Ok(0) | Err(_)),
+        "no response to a partial frame"
+    );
+    assert!(
+        t0.elapsed() >= Duration::from_millis(400),
+        "{:?}",
+        t0.elapsed()
+    );
+    trickle.abort();
+    served(addr).await;
+    broker.shutdown().await.unwrap();
+}
+
+/// Kafka: `max.connections.per.ip` and `max.connections.per.ip.overrides` (`host:count,...`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_ip_limit_closes_the_extra_connection_while_others_are_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker_with(
+        dir.path(),
+        &[
+            ("max.connections.per.ip", "100"),
+            ("max.connections.per.ip.overrides", "127.0.0.1:2"),
+        ],
+    )
+    .await;
+    let addr = broker.local_addr();
+    let a = served(addr).await;
+    let mut b = served(addr).await;
+    let mut extra = connect(addr).await;
+    assert!(
+        api_versions(&mut extra).await.is_none(),
+        "a third connection from 127.0.0.1 is closed"
+    );
+    assert!(
+        api_versions(&mut b).await.is_some(),
+        "the others keep being served"
+    );
+
+    // Once one closes, there is room again (the broker notices the close; poll with a deadline).
+    drop(a);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let mut s = connect(addr).await;
+        if api_versions(&mut s).await.is_some() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no room after a connection closed"
+        );
+    }
+    broker.shutdown().await.unwrap();
+}
+
+/// At `max.connections` (default 1000) idle sockets must not lock new clients out: the longest-idle connection
+/// is closed to make room (that busy connections are skipped is a unit test in `connection_limits.rs`: which
+/// connection has read its request is not observable from here without sleeping).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_max_connections_a_new_client_is_served_by_closing_the_longest_idle() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker_with(dir.path(), &[("max.connections", "4")]).await;
+    let addr = broker.local_addr();
+    let mut oldest = served(addr).await;
+    let mut others = Vec::new();
+    for _ in 0..3 {
+        others.push(served(addr).await);
+    }
+    let t0 = Instant::now();
+    let mut newcomer = served(addr).await;
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    closed_within(&mut oldest, Duration::from_secs(5)).await;
+    for s in &mut others {
+        assert!(
+            api_versions(s).await.is_some(),
+            "the more recent ones are kept"
+        );
+    }
+    assert!(api_versions(&mut newcomer).await.is_some());
+
+    served(addr).await;
+    broker.shutdown().await.unwrap();
+}
+
+/// Kafka: `queued.max.request.bytes`. A frame whose length does not fit in what is left waits (no buffer is
+/// allocated) until the bytes come back; here they come back when the slow frame holding them is closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_bytes_being_read_are_bounded_across_connections() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker_with(
+        dir.path(),
+        &[
+            ("socket.request.max.bytes", "4096"),
+            ("queued.max.request.bytes", "4096"),
+            ("socket.request.read.timeout.ms", "800"),
+        ],
+    )
+    .await;
+    let addr = broker.local_addr();
+    // Holds 4000 of the 4096 bytes: its length arrived, its body never will.
+    let mut hog = connect(addr).await;
+    hog.write_all(&4000i32.to_be_bytes()).await.unwrap();
+    hog.write_all(&[0u8; 10]).await.unwrap();
+    let mut probe = connect(addr).await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    // A small request still fits in what is left (poll: the hog's length may not be read yet).
+    while api_versions(&mut probe).await.is_none() {
+        assert!(Instant::now() < deadline);
+        probe = connect(addr).await;
+    }
+    // A 300-byte Metadata does not fit until the hog is closed by the read timeout.
+    let mut waiting = connect(addr).await;
+    let t0 = Instant::now();
+    let req = MetadataRequest::default()
+        .with_topics(Some(
+            (0..4)
+                .map(|i| {
+                    MetadataRequestTopic::default().with_name(Some(TopicName(
+                        StrBytes::from_string(format!("{i}-{}", "x".repeat(60))),
+                    )))
+                })
+                .collect(),
+        ))
+        .with_allow_auto_topic_creation(false);
+    let resp: MetadataResponse = request(&mut waiting, ApiKey::Metadata, 12, &req)
+        .await
+        .expect("served once the bytes came back");
+    assert_eq!(resp.topics.len(), 4);
+    assert!(
+        t0.elapsed() >= Duration::from_millis(300),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert!(
+        read_frame(&mut hog).await.is_none(),
+        "the slow frame was closed"
+    );
+    broker.shutdown().await.unwrap();
+}
