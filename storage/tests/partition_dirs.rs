@@ -49,13 +49,9 @@ fn a_leftover_partition_dir_is_set_aside_not_adopted_by_a_new_topic() {
     }
     let m = open_manager(dir.path());
     // The old topic's partition dir appears on disk without a loaded log (a delete that failed half-way).
-    let copy = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(old_dir.path().join("reborn-0"))
-        .arg(dir.path())
-        .status()
-        .unwrap();
-    assert!(copy.success());
+    // Copied in-process: a forked `cp` would inherit the lock files other tests of this binary hold open and keep
+    // them locked until it execs (their next open then fails as "another broker is using this log dir").
+    copy_dir(&old_dir.path().join("reborn-0"), &dir.path().join("reborn-0"));
     let log = m
         .get_or_create_log(&tp, Uuid::from_u128(2), LogConfig::default())
         .unwrap();
@@ -106,4 +102,12 @@ fn a_stray_log_is_kept_aside_and_not_loaded_again() {
     );
     let m = open_manager(dir.path());
     assert!(m.all_logs().is_empty());
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
 }
