@@ -285,21 +285,40 @@ pub enum ConfigError {
 pub struct ConfigDef {
     /// Who owns it ("broker", "topic", "rsm.config.", ...), for messages.
     pub owner: &'static str,
-    /// The keys.
-    pub keys: &'static [ConfigKey],
+    /// The owner's own keys.
+    pub own: &'static [ConfigKey],
+    /// More groups of keys owned elsewhere but parsed with these (e.g. the RemoteLogManager's broker keys,
+    /// Kafka's keys with no effect on a single node).
+    pub more: &'static [&'static [ConfigKey]],
 }
 
 impl ConfigDef {
     /// A table.
     pub const fn new(owner: &'static str, keys: &'static [ConfigKey]) -> Self {
-        Self { owner, keys }
+        Self {
+            owner,
+            own: keys,
+            more: &[],
+        }
+    }
+
+    /// This table with more groups of keys.
+    pub const fn with(self, more: &'static [&'static [ConfigKey]]) -> Self {
+        Self { more, ..self }
+    }
+
+    /// Every key, own ones first.
+    pub fn keys(&self) -> impl Iterator<Item = &'static ConfigKey> + Clone {
+        self.own
+            .iter()
+            .chain(self.more.iter().flat_map(|g| g.iter()))
     }
 
     /// Checks the table itself (each owner's tests call it): every default parses and passes its validator, and
     /// no name or synonym appears twice.
     pub fn check_table(&self) -> Result<(), String> {
         let mut seen = std::collections::BTreeSet::new();
-        for k in self.keys {
+        for k in self.keys() {
             for name in std::iter::once(k.name).chain(k.synonyms.iter().map(|s| s.name)) {
                 if !seen.insert(name) {
                     return Err(format!("{} config declares {name} twice", self.owner));
@@ -315,8 +334,7 @@ impl ConfigDef {
 
     /// The key named `name` (or having `name` as a synonym).
     pub fn key(&self, name: &str) -> Option<&'static ConfigKey> {
-        self.keys
-            .iter()
+        self.keys()
             .find(|k| k.name == name || k.synonyms.iter().any(|s| s.name == name))
     }
 
@@ -324,8 +342,7 @@ impl ConfigDef {
     /// mean".
     pub fn closest(&self, name: &str) -> Option<&'static str> {
         let names = self
-            .keys
-            .iter()
+            .keys()
             .flat_map(|k| std::iter::once(k.name).chain(k.synonyms.iter().map(|s| s.name)));
         let (best, distance) = names
             .map(|n| (n, edit_distance(n, name)))
@@ -362,7 +379,7 @@ impl ConfigDef {
             }
         }
         let mut values = BTreeMap::new();
-        for key in self.keys {
+        for key in self.keys() {
             let Some(&(source, rank, raw)) = chosen.get(key.name) else {
                 let value = key
                     .default
@@ -460,8 +477,7 @@ impl Values {
     /// Keys given explicitly whose [`Effect`] is [`Effect::NoEffect`].
     pub fn ignored(&self) -> Vec<&'static str> {
         self.def
-            .keys
-            .iter()
+            .keys()
             .filter(|k| matches!(k.effect, Effect::NoEffect(_)) && self.is_explicit(k.name))
             .map(|k| k.name)
             .collect()

@@ -39,8 +39,8 @@ fn effect_text(k: &ConfigKey) -> String {
 /// `--help` lines: `  name=default  doc (validator) [effect]`, one per key, used keys first.
 pub fn help(def: &ConfigDef) -> String {
     let mut out = String::new();
-    let used = def.keys.iter().filter(|k| k.effect == Effect::Used);
-    let other = def.keys.iter().filter(|k| k.effect != Effect::Used);
+    let used = def.keys().filter(|k| k.effect == Effect::Used);
+    let other = def.keys().filter(|k| k.effect != Effect::Used);
     for k in used.chain(other) {
         let valid = validator_text(&k.validator);
         let valid = if valid.is_empty() {
@@ -69,7 +69,7 @@ fn cell(s: &str) -> String {
 pub fn markdown(def: &ConfigDef) -> String {
     let mut out =
         String::from("| key | type | default | valid values | meaning |\n|---|---|---|---|---|\n");
-    for k in def.keys {
+    for k in def.keys() {
         let star = if k.strata_only { "*" } else { "" };
         let _ = writeln!(
             out,

@@ -165,6 +165,13 @@ fn help_and_markdown_list_every_key_with_default_and_effect() {
     );
     let md = render::markdown(&DEF);
     assert_eq!(md.lines().count(), KEYS.len() + 2, "{md}");
+    const FIRST: &[ConfigKey] = &[ConfigKey::new("cleanup.policy", Type::List, "again")];
+    let two = ConfigDef::new("g", KEYS).with(&[FIRST]);
+    assert!(
+        two.check_table().is_err(),
+        "a key in two groups is a duplicate"
+    );
+    assert_eq!(two.keys().count(), KEYS.len() + 1);
     assert!(
         md.contains("| `cleanup.policy` | list | `delete` | a list of delete, compact |"),
         "{md}"
