@@ -39,6 +39,7 @@
 
 mod checkpoint;
 mod config;
+pub mod config_def;
 mod error;
 mod file_records;
 mod fsio;
