@@ -359,6 +359,10 @@ impl Decoder<Option<StdString>> for String {
         match Int16.decode(buf)? {
             -1 => Ok(None),
             n if n >= 0 => {
+                // strata patch: the length is untrusted; allocate only once the buffer holds that many bytes.
+                if n as usize > buf.remaining() {
+                    return Err(crate::protocol::buf::NotEnoughBytesError.into());
+                }
                 let mut strbuf = vec![0; n as usize];
                 buf.try_copy_to_slice(&mut strbuf)?;
                 Ok(Some(std::string::String::from_utf8(strbuf)?))
@@ -511,6 +515,10 @@ impl Decoder<Option<StdString>> for CompactString {
         match UnsignedVarInt.decode(buf)? {
             0 => Ok(None),
             n => {
+                // strata patch: the length is untrusted; allocate only once the buffer holds that many bytes.
+                if (n - 1) as usize > buf.remaining() {
+                    return Err(crate::protocol::buf::NotEnoughBytesError.into());
+                }
                 let mut strbuf = vec![0; (n - 1) as usize];
                 buf.try_copy_to_slice(&mut strbuf)?;
                 Ok(Some(std::string::String::from_utf8(strbuf)?))
@@ -655,6 +663,10 @@ impl Decoder<Option<Vec<u8>>> for Bytes {
         match Int32.decode(buf)? {
             -1 => Ok(None),
             n if n >= 0 => {
+                // strata patch: the length is untrusted; allocate only once the buffer holds that many bytes.
+                if n as usize > buf.remaining() {
+                    return Err(crate::protocol::buf::NotEnoughBytesError.into());
+                }
                 let mut data = vec![0; n as usize];
                 buf.try_copy_to_slice(&mut data)?;
                 Ok(Some(data))
@@ -804,6 +816,10 @@ impl Decoder<Option<Vec<u8>>> for CompactBytes {
         match UnsignedVarInt.decode(buf)? {
             0 => Ok(None),
             n => {
+                // strata patch: the length is untrusted; allocate only once the buffer holds that many bytes.
+                if (n - 1) as usize > buf.remaining() {
+                    return Err(crate::protocol::buf::NotEnoughBytesError.into());
+                }
                 let mut data = vec![0; (n - 1) as usize];
                 buf.try_copy_to_slice(&mut data)?;
                 Ok(Some(data))
