@@ -59,7 +59,10 @@ fn decode_bounded<T, E>(what: &str, decode: impl FnOnce() -> Result<T, E>) -> bo
     LARGEST.with(|l| l.set(0));
     let failed = decode().is_err();
     let largest = LARGEST.with(|l| l.get());
-    assert!(largest <= BOUND, "{what}: decoding allocated {largest} bytes at once (bound {BOUND})");
+    assert!(
+        largest <= BOUND,
+        "{what}: decoding allocated {largest} bytes at once (bound {BOUND})"
+    );
     failed
 }
 
@@ -78,14 +81,20 @@ fn uvarint(mut v: u32) -> Vec<u8> {
 fn an_array_declaring_two_billion_elements_allocates_only_what_the_input_holds() {
     // Metadata v1 (ARRAY, INT32 count): topics declares i32::MAX entries, none follow.
     let input = i32::MAX.to_be_bytes();
-    assert!(decode_bounded("Array", || MetadataRequest::decode(&mut Bytes::copy_from_slice(&input), 1)));
+    assert!(decode_bounded("Array", || MetadataRequest::decode(
+        &mut Bytes::copy_from_slice(&input),
+        1
+    )));
 }
 
 #[test]
 fn a_compact_array_declaring_four_billion_elements_allocates_only_what_the_input_holds() {
     // Metadata v9 (COMPACT_ARRAY, unsigned varint count + 1): topics declares u32::MAX − 1 entries.
     let input = uvarint(u32::MAX);
-    assert!(decode_bounded("CompactArray", || MetadataRequest::decode(&mut Bytes::copy_from_slice(&input), 9)));
+    assert!(decode_bounded("CompactArray", || MetadataRequest::decode(
+        &mut Bytes::copy_from_slice(&input),
+        9
+    )));
 }
 
 #[test]
@@ -94,7 +103,10 @@ fn a_string_declaring_more_bytes_than_sent_allocates_nothing_of_that_size() {
     let mut input = 1i32.to_be_bytes().to_vec();
     input.extend_from_slice(&i16::MAX.to_be_bytes());
     input.extend_from_slice(b"ab");
-    assert!(decode_bounded("String", || MetadataRequest::decode(&mut Bytes::copy_from_slice(&input), 1)));
+    assert!(decode_bounded("String", || MetadataRequest::decode(
+        &mut Bytes::copy_from_slice(&input),
+        1
+    )));
 }
 
 #[test]
@@ -102,10 +114,9 @@ fn a_compact_string_declaring_four_billion_bytes_allocates_nothing_of_that_size(
     // ApiVersions v3: client_software_name (COMPACT_STRING) declares u32::MAX − 1 bytes; two follow.
     let mut input = uvarint(u32::MAX);
     input.extend_from_slice(b"ab");
-    assert!(decode_bounded("CompactString", || ApiVersionsRequest::decode(
-        &mut Bytes::copy_from_slice(&input),
-        3
-    )));
+    assert!(decode_bounded("CompactString", || {
+        ApiVersionsRequest::decode(&mut Bytes::copy_from_slice(&input), 3)
+    }));
 }
 
 #[test]
@@ -124,10 +135,9 @@ fn compact_bytes_declaring_four_billion_bytes_allocate_nothing_of_that_size() {
     // SaslAuthenticate v2: auth_bytes (COMPACT_BYTES) declares u32::MAX − 1 bytes; two follow.
     let mut input = uvarint(u32::MAX);
     input.extend_from_slice(b"ab");
-    assert!(decode_bounded("CompactBytes", || SaslAuthenticateRequest::decode(
-        &mut Bytes::copy_from_slice(&input),
-        2
-    )));
+    assert!(decode_bounded("CompactBytes", || {
+        SaslAuthenticateRequest::decode(&mut Bytes::copy_from_slice(&input), 2)
+    }));
 }
 
 #[test]
@@ -139,10 +149,9 @@ fn a_tagged_field_declaring_four_billion_bytes_allocates_nothing_of_that_size() 
     input.extend(uvarint(7));
     input.extend(uvarint(u32::MAX - 1));
     input.extend_from_slice(b"ab");
-    assert!(decode_bounded("tagged field", || ApiVersionsRequest::decode(
-        &mut Bytes::copy_from_slice(&input),
-        3
-    )));
+    assert!(decode_bounded("tagged field", || {
+        ApiVersionsRequest::decode(&mut Bytes::copy_from_slice(&input), 3)
+    }));
 }
 
 fn one_record_batch(headers: usize) -> BytesMut {
@@ -166,7 +175,10 @@ fn one_record_batch(headers: usize) -> BytesMut {
         headers: h,
     };
     let mut buf = BytesMut::new();
-    let opts = RecordEncodeOptions { version: 2, compression: Compression::None };
+    let opts = RecordEncodeOptions {
+        version: 2,
+        compression: Compression::None,
+    };
     RecordBatchEncoder::encode(&mut buf, &[r], &opts).unwrap();
     buf
 }
@@ -182,7 +194,9 @@ fn a_batch_declaring_two_billion_records_allocates_only_what_the_batch_holds() {
     b[57..61].copy_from_slice(&i32::MAX.to_be_bytes());
     fix_crc(&mut b);
     let mut buf = b.freeze();
-    assert!(decode_bounded("record count", || RecordBatchDecoder::decode(&mut buf)));
+    assert!(decode_bounded("record count", || {
+        RecordBatchDecoder::decode(&mut buf)
+    }));
 }
 
 #[test]
@@ -199,5 +213,7 @@ fn a_record_declaring_two_billion_headers_allocates_only_what_the_record_holds()
     v[8..12].copy_from_slice(&len.to_be_bytes());
     fix_crc(&mut v);
     let mut buf = Bytes::from(v);
-    assert!(decode_bounded("header count", || RecordBatchDecoder::decode(&mut buf)));
+    assert!(decode_bounded("header count", || {
+        RecordBatchDecoder::decode(&mut buf)
+    }));
 }
