@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
+use strata_storage::time::now_ms;
 use strata_storage::{LogConfig, LogManager, LogManagerConfig, TopicPartition, UnifiedLog};
 use strata_tiering::rlm::ConfigChangeAction;
 use tokio::sync::Notify;
@@ -48,14 +49,6 @@ impl std::fmt::Debug for Broker {
 
 fn is_internal(name: &str) -> bool {
     name == CONSUMER_OFFSETS || name == REMOTE_LOG_METADATA
-}
-
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 /// Partition logs of topics the registry does not know: with no registry anywhere in `log.dirs`, start-up is

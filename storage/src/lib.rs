@@ -53,6 +53,7 @@ mod partition;
 mod producer;
 pub mod record;
 mod segment;
+pub mod time;
 
 pub use checkpoint::{kafka_uuid_string, parse_kafka_uuid};
 pub use config::{

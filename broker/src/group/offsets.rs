@@ -24,8 +24,9 @@ use kafka_protocol::indexmap::IndexMap;
 use kafka_protocol::records::{
     Compression, Record, RecordBatchDecoder, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
+use strata_storage::time::now_ms;
 
-use crate::broker::{now_ms, Broker};
+use crate::broker::Broker;
 use crate::error::{Error, Result};
 use crate::topics::CONSUMER_OFFSETS;
 

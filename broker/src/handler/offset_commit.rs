@@ -7,9 +7,11 @@ use kafka_protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
 use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse, RequestHeader};
+use strata_storage::time::now_ms;
 
 use super::blocking;
-use crate::broker::{now_ms, Broker};
+
+use crate::broker::Broker;
 use crate::error_code;
 use crate::group::offsets::OffsetEntry;
 

@@ -468,7 +468,7 @@ impl Tiering {
             let mark = RemotePartitionDeleteMetadata::new(
                 tip.clone(),
                 RemotePartitionDeleteState::DeletePartitionMarked,
-                crate::broker::now_ms(),
+                strata_storage::time::now_ms(),
                 self.broker_id,
             );
             self.rlmm.put_remote_partition_delete_metadata(mark).await?;

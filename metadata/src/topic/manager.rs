@@ -4,9 +4,10 @@ use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use strata_storage::time::now_ms;
 use strata_storage::{
     LogConfig, LogManager, RecordBatch, RecordBatchBuilder, TopicIdPartition, TopicPartition,
     UnifiedLog,
@@ -447,12 +448,6 @@ fn storage(tp: &TopicPartition, op: &str, e: strata_storage::Error) -> Error {
         context: format!("{op} {tp}"),
         source: Box::new(e),
     }
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 impl Inner {

@@ -2,16 +2,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use strata_storage::time::now_ms;
 use strata_storage::{LogManager, LogManagerConfig, RecordBatch, TopicPartition};
 
 use super::*;
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-}
 use crate::conformance::{fresh_partition, segment, update};
 use crate::{
     Error, RemoteLogMetadataManager, RemoteLogMetadataRecord, RemoteLogSegmentState,

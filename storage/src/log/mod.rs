@@ -110,12 +110,7 @@ impl LogDir {
     }
 }
 
-/// Wall clock in ms.
-pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
+pub(crate) use crate::time::now_ms;
 
 #[cfg(test)]
 mod tests;

@@ -8,10 +8,11 @@ use strata_metadata::{
     RemoteLogSegmentId, RemoteLogSegmentMetadata, RemoteLogSegmentMetadataUpdate,
     RemoteLogSegmentState,
 };
+use strata_storage::time::now_ms;
 use strata_storage::{RolledSegment, TopicIdPartition, UnifiedLog};
 use tokio_util::sync::CancellationToken;
 
-use super::{expire, now_ms, Inner};
+use super::{expire, Inner};
 use crate::error::{Error, Result};
 use crate::LogSegmentData;
 

@@ -5,10 +5,11 @@ use strata_metadata::{
     RemoteLogSegmentMetadata, RemoteLogSegmentMetadataUpdate, RemoteLogSegmentState,
     RemotePartitionDeleteMetadata, RemotePartitionDeleteState,
 };
+use strata_storage::time::now_ms;
 use strata_storage::{TopicIdPartition, UnifiedLog};
 
 use super::copy::pending_segments;
-use super::{now_ms, Inner, RemoteLogManager};
+use super::{Inner, RemoteLogManager};
 use crate::error::{Error, Result};
 
 /// Which remote segments of the partition must go, in start order, and the log start offset after them.

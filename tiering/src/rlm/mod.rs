@@ -261,14 +261,6 @@ impl std::fmt::Debug for RemoteLogManager {
     }
 }
 
-/// Milliseconds since the Unix epoch.
-pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
 impl RemoteLogManager {
     /// Builds the manager (nothing runs until [`start`](Self::start)). `rsm` may be any
     /// `Arc<impl RemoteStorageManager>`; the RLMM should already be open (its cache loaded).
