@@ -3,7 +3,6 @@
 //! [`metadata_dir`] for which of `log.dirs` that is.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
@@ -251,7 +250,7 @@ impl TopicRegistry {
         self.topics.write().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Atomic write: tmp file, fsync, rename, fsync dir.
+    /// Atomic write (storage's: tmp file, fsync, rename, fsync dir); callers hold the registry's write lock.
     fn persist(&self, topics: &BTreeMap<String, TopicMeta>) -> Result<()> {
         let file = RegistryFile {
             cluster_id: self.cluster_id.clone(),
@@ -259,20 +258,7 @@ impl TopicRegistry {
         };
         let bytes = serde_json::to_vec_pretty(&file)
             .map_err(|e| Error::io("encoding the topic registry", e.into()))?;
-        let tmp = self.path.with_extension("json.tmp");
-        let ctx = |what: &str| format!("{what} {}", tmp.display());
-        let mut f = std::fs::File::create(&tmp).map_err(|e| Error::io(ctx("creating"), e))?;
-        f.write_all(&bytes)
-            .map_err(|e| Error::io(ctx("writing"), e))?;
-        f.sync_all().map_err(|e| Error::io(ctx("syncing"), e))?;
-        std::fs::rename(&tmp, &self.path).map_err(|e| Error::io(ctx("renaming"), e))?;
-        if let Some(dir) = self.path.parent() {
-            if let Ok(d) = std::fs::File::open(dir) {
-                d.sync_all()
-                    .map_err(|e| Error::io(format!("syncing {}", dir.display()), e))?;
-            }
-        }
-        Ok(())
+        Ok(strata_storage::atomic_write(&self.path, &bytes)?)
     }
 }
 

@@ -31,18 +31,25 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
 }
 
 /// Replaces `path` atomically with `contents`: write `path.tmp`, fsync, rename over `path`, fsync the directory.
-/// Callers serialise writes to one `path` (they share the temporary file).
+/// On failure the temporary file is removed (best effort) and `path` is left as it was. Callers serialise writes
+/// to one `path` (they share the temporary file). The one atomic-replace of every strata crate (the topic
+/// registry, the remote log metadata snapshot and storage's own checkpoints use it).
 pub fn atomic_write(path: &Path, contents: &[u8]) -> Result<()> {
     let tmp = path.with_extension(match path.extension() {
         Some(ext) => format!("{}.tmp", ext.to_string_lossy()),
         None => "tmp".to_string(),
     });
-    {
+    let replaced = (|| {
         let mut f = File::create(&tmp).map_err(io_err(&tmp))?;
         f.write_all(contents).map_err(io_err(&tmp))?;
         sync_file(&f, &tmp)?;
+        drop(f);
+        fs::rename(&tmp, path).map_err(io_err(path))
+    })();
+    if replaced.is_err() {
+        let _ = fs::remove_file(&tmp); // best effort: the error returned is what matters
     }
-    fs::rename(&tmp, path).map_err(io_err(path))?;
+    replaced?;
     if let Some(dir) = path.parent() {
         sync_dir(dir)?;
     }

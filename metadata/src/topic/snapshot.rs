@@ -15,7 +15,6 @@
 //! Only flushed records are ever in a snapshot. A file with a bad magic, version, length or CRC is ignored
 //! (with a warning) and the whole log is replayed.
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -43,13 +42,6 @@ pub(crate) fn snapshot_path(dir: &Path) -> PathBuf {
     dir.join(SNAPSHOT_FILE_NAME)
 }
 
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |source| Error::Io {
-        path: path.to_owned(),
-        source,
-    }
-}
-
 /// Writes `snap` atomically to `dir`.
 pub(crate) fn write(dir: &Path, snap: &Snapshot) -> Result<u64> {
     let payload = serde_json::to_vec(snap).map_err(|e| Error::Corrupt {
@@ -63,24 +55,15 @@ pub(crate) fn write(dir: &Path, snap: &Snapshot) -> Result<u64> {
     buf.extend_from_slice(&(payload.len() as u64).to_be_bytes());
     buf.extend_from_slice(&payload);
 
-    let path = snapshot_path(dir);
-    let tmp = dir.join(format!(
-        "{SNAPSHOT_FILE_NAME}.{}.tmp",
-        Uuid::new_v4().simple()
-    ));
-    let result = (|| {
-        let mut f = fs::File::create(&tmp).map_err(io(&tmp))?;
-        f.write_all(&buf).map_err(io(&tmp))?;
-        f.sync_all().map_err(io(&tmp))?;
-        fs::rename(&tmp, &path).map_err(io(&path))?;
-        fs::File::open(dir)
-            .and_then(|d| d.sync_all())
-            .map_err(io(dir))
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp); // best effort: the error below is what matters
-    }
-    result.map(|()| buf.len() as u64)
+    // Writes are serialised by the caller (`persisted_snapshot`'s lock), as `atomic_write` requires.
+    strata_storage::atomic_write(&snapshot_path(dir), &buf).map_err(|e| match e {
+        strata_storage::Error::Io { path, source } => Error::Io { path, source },
+        other => Error::Storage {
+            context: format!("writing the snapshot in {}", dir.display()),
+            source: Box::new(other),
+        },
+    })?;
+    Ok(buf.len() as u64)
 }
 
 /// Reads the snapshot in `dir`: `Ok(None)` when there is none or it is unreadable (logged).
