@@ -104,6 +104,39 @@ pub(crate) fn batch_size_from_header(header: &[u8]) -> Result<usize> {
     Ok(LOG_OVERHEAD + length as usize)
 }
 
+/// The framing fields of a v2 batch header, read from the first [`RECORD_BATCH_OVERHEAD`] bytes of a buffer that may
+/// hold only part of the batch (a remote segment read in windows, for example). Unlike [`RecordBatch`] it does not
+/// need the whole batch and checks no CRC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BatchHeader {
+    /// `baseOffset`.
+    pub base_offset: i64,
+    /// `baseOffset + lastOffsetDelta`.
+    pub last_offset: i64,
+    /// `maxTimestamp`.
+    pub max_timestamp: i64,
+    /// Total bytes of the batch: [`LOG_OVERHEAD`] + `batchLength`.
+    pub size: usize,
+}
+
+impl BatchHeader {
+    /// Reads the header of the batch starting at `buf[0]`: `Ok(None)` when fewer than [`RECORD_BATCH_OVERHEAD`]
+    /// bytes are there; errors as a batch would on a magic other than 2 or a length that cannot be a batch.
+    pub fn parse(buf: &[u8]) -> Result<Option<Self>> {
+        if buf.len() < RECORD_BATCH_OVERHEAD {
+            return Ok(None);
+        }
+        let size = batch_size_from_header(buf)?;
+        let base_offset = read_i64(buf, BASE_OFFSET_OFFSET);
+        Ok(Some(BatchHeader {
+            base_offset,
+            last_offset: base_offset + i64::from(read_i32(buf, LAST_OFFSET_DELTA_OFFSET)),
+            max_timestamp: read_i64(buf, MAX_TIMESTAMP_OFFSET),
+            size,
+        }))
+    }
+}
+
 /// A validated view over exactly one magic-2 record batch. Cloning is cheap (a `Bytes` clone).
 #[derive(Clone, PartialEq, Eq)]
 pub struct RecordBatch {
@@ -500,5 +533,39 @@ impl Iterator for RecordBatchIter {
             self.failed = true;
         }
         Some(batch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_header_is_framed_from_its_first_61_bytes_and_impossible_lengths_are_refused() {
+        let mut h = vec![0u8; RECORD_BATCH_OVERHEAD];
+        h[MAGIC_OFFSET] = 2;
+        h[0..8].copy_from_slice(&7i64.to_be_bytes());
+        h[LENGTH_OFFSET..LENGTH_OFFSET + 4].copy_from_slice(&3i32.to_be_bytes());
+        assert!(matches!(
+            BatchHeader::parse(&h),
+            Err(Error::CorruptRecord { .. })
+        ));
+        h[LENGTH_OFFSET..LENGTH_OFFSET + 4].copy_from_slice(&100i32.to_be_bytes());
+        h[LAST_OFFSET_DELTA_OFFSET..LAST_OFFSET_DELTA_OFFSET + 4]
+            .copy_from_slice(&4i32.to_be_bytes());
+        h[MAX_TIMESTAMP_OFFSET..MAX_TIMESTAMP_OFFSET + 8].copy_from_slice(&1_000i64.to_be_bytes());
+        let f = BatchHeader::parse(&h)
+            .expect("valid")
+            .expect("complete header");
+        assert_eq!(
+            (f.base_offset, f.last_offset, f.max_timestamp, f.size),
+            (7, 11, 1_000, 112)
+        );
+        assert!(BatchHeader::parse(&h[..60]).expect("short").is_none());
+        h[MAGIC_OFFSET] = 1;
+        assert!(matches!(
+            BatchHeader::parse(&h),
+            Err(Error::InvalidRecord { .. })
+        ));
     }
 }

@@ -10,7 +10,9 @@ mod varint;
 mod walker;
 
 pub(crate) use batch::{batch_size_from_header, edit, offset_delta_of_max_timestamp};
-pub use batch::{Compression, RecordBatch, RecordBatchIter, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD};
+pub use batch::{
+    BatchHeader, Compression, RecordBatch, RecordBatchIter, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD,
+};
 pub use builder::{Header, Record, RecordBatchBuilder, RecordIter};
 pub use compression::{SNAPPY_MAX_EXPANSION, ZSTD_WINDOW_LOG_MAX};
 

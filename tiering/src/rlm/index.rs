@@ -1,5 +1,4 @@
-//! Lookups in a remote segment's index files (fetched whole through `RSM::fetch_index` and cached) and batch
-//! framing over remote bytes.
+//! Lookups in a remote segment's index files (fetched whole through `RSM::fetch_index` and cached).
 //!
 //! Index formats (Kafka's, big-endian; a rolled segment's files are trimmed, but a zero tail is tolerated):
 //!
@@ -8,42 +7,7 @@
 //! | `.index` | relative offset `u32`, file position `u32` | 8 |
 //! | `.timeindex` | timestamp `i64`, relative offset `u32` | 12 |
 //!
-//! Record batch v2 header fields read here: base offset `i64` @0, batch length `i32` @8 (the batch is
-//! `12 + length` bytes), last offset delta `i32` @23, max timestamp `i64` @35; the header is 61 bytes.
-
-/// Bytes of a v2 record batch header.
-pub(crate) const BATCH_HEADER: usize = 61;
-
-/// The framing of one batch read from its header.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct BatchFrame {
-    pub base_offset: i64,
-    pub last_offset: i64,
-    pub max_timestamp: i64,
-    /// Total bytes of the batch.
-    pub size: usize,
-}
-
-/// Reads the frame of the batch starting at `buf[0]`; `None` when fewer than [`BATCH_HEADER`] bytes are there.
-/// Errors on a length that cannot be a batch.
-pub(crate) fn frame(buf: &[u8]) -> Result<Option<BatchFrame>, String> {
-    if buf.len() < BATCH_HEADER {
-        return Ok(None);
-    }
-    let base_offset = i64::from_be_bytes(buf[0..8].try_into().expect("8 bytes"));
-    let len = i32::from_be_bytes(buf[8..12].try_into().expect("4 bytes"));
-    if len < (BATCH_HEADER - 12) as i32 {
-        return Err(format!("batch at offset {base_offset} has length {len}"));
-    }
-    let delta = i32::from_be_bytes(buf[23..27].try_into().expect("4 bytes"));
-    let max_timestamp = i64::from_be_bytes(buf[35..43].try_into().expect("8 bytes"));
-    Ok(Some(BatchFrame {
-        base_offset,
-        last_offset: base_offset + i64::from(delta),
-        max_timestamp,
-        size: 12 + len as usize,
-    }))
-}
+//! Batches in remote bytes are framed by `strata_storage`'s [`BatchHeader`](strata_storage::record::BatchHeader).
 
 /// Position of the greatest `.index` entry whose offset is <= `target` (0 when none), Kafka's
 /// `OffsetIndex.lookup`.
@@ -110,18 +74,5 @@ mod tests {
         assert_eq!(time_index_lookup(&idx, 50, 999), 50);
         assert_eq!(time_index_lookup(&idx, 50, 1_500), 55);
         assert_eq!(time_index_lookup(&idx, 50, 5_000), 59);
-    }
-
-    #[test]
-    fn frame_rejects_impossible_lengths_and_waits_for_a_header() {
-        let mut h = vec![0u8; BATCH_HEADER];
-        h[0..8].copy_from_slice(&7i64.to_be_bytes());
-        h[8..12].copy_from_slice(&3i32.to_be_bytes());
-        assert!(frame(&h).is_err());
-        h[8..12].copy_from_slice(&100i32.to_be_bytes());
-        h[23..27].copy_from_slice(&4i32.to_be_bytes());
-        let f = frame(&h).expect("valid").expect("complete header");
-        assert_eq!((f.base_offset, f.last_offset, f.size), (7, 11, 112));
-        assert!(frame(&h[..60]).expect("short").is_none());
     }
 }

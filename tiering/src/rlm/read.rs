@@ -8,9 +8,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use strata_metadata::{RemoteLogSegmentMetadata, RemoteLogSegmentState};
+use strata_storage::record::BatchHeader;
 use strata_storage::{TopicIdPartition, TopicPartition, UnifiedLog};
 
-use super::index::{self, BatchFrame};
+use super::index;
 use super::{tip_of, Inner, RemoteLogManager};
 use crate::error::{Error, Result};
 use crate::{IndexType, RemoteStorageManagerExt};
@@ -326,7 +327,7 @@ async fn read_partition(
         fetch(inner, seg, bpos, bpos + need as u64 - 1).await?
     };
     let mut end = 0usize;
-    while let Some(f) = index::frame(&buf[end..]).map_err(|r| corrupt(seg, r))? {
+    while let Some(f) = BatchHeader::parse(&buf[end..]).map_err(|e| corrupt(seg, e.to_string()))? {
         if end + f.size > buf.len() || (end > 0 && end + f.size > max_bytes) {
             break;
         }
@@ -342,15 +343,15 @@ async fn scan(
     seg: &RemoteLogSegmentMetadata,
     mut pos: u64,
     window: u64,
-    hit: impl Fn(&BatchFrame) -> bool,
-) -> Result<Option<(u64, BatchFrame, Bytes)>> {
+    hit: impl Fn(&BatchHeader) -> bool,
+) -> Result<Option<(u64, BatchHeader, Bytes)>> {
     let size = seg.segment_size_in_bytes;
     while pos < size {
         let end = (pos + window).min(size) - 1;
         let buf = fetch(inner, seg, pos, end).await?;
         let mut p = 0usize;
         loop {
-            match index::frame(&buf[p..]).map_err(|r| corrupt(seg, r))? {
+            match BatchHeader::parse(&buf[p..]).map_err(|e| corrupt(seg, e.to_string()))? {
                 Some(f) if hit(&f) => return Ok(Some((pos + p as u64, f, buf.slice(p..)))),
                 Some(f) => {
                     p += f.size;
