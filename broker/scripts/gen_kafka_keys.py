@@ -1,11 +1,19 @@
 #!/usr/bin/env python3
 """Writes broker/src/config/kafka_keys.rs from a Kafka broker-key catalog (TSV: name, type, default, validator,
 importance, update_mode, source_class, doc). Run once per Kafka release: python3 gen_kafka_keys.py keys.tsv > ../src/config/kafka_keys.rs
-Keys strata uses (broker/src/config/keys.rs) and the tiering keys (remote.*) are skipped; every other key is
+Keys strata uses (broker/src/config/keys.rs) and the remote.* keys the tiering code reads are skipped; every other key is
 accepted with no effect, with the reason of its family."""
 import re, sys
 
 USED = set(re.findall(r'"([a-z0-9.\-_]+)"', open(__file__.rsplit('/', 2)[0] + '/src/config/keys.rs').read()))
+# Keys the tiering code reads (it owns remote.*; the rest of Kafka's remote.* keys are listed here as no effect).
+ROOT = __file__.rsplit('/', 3)[0]
+TIERING = set()
+for path in ["broker/src/tiered/config.rs", "tiering/src/rlm/config.rs", "tiering/src/config.rs"]:
+    try:
+        TIERING |= set(re.findall(r'"(remote\.[a-z0-9.\-_]+)"', open(ROOT + "/" + path).read()))
+    except FileNotFoundError:
+        pass
 TYPES = {"BOOLEAN": "Boolean", "SHORT": "Short", "INT": "Int", "LONG": "Long", "DOUBLE": "Double",
          "STRING": "String", "LIST": "List", "PASSWORD": "Password", "CLASS": "Class"}
 
@@ -31,6 +39,7 @@ FAMILIES = [
      "a group coordinator setting strata's coordinator does not have"),
     (r"^log\.cleaner|^log\.cleaner\.|compaction|^log\.segment\.delete",
      "log compaction: strata has no log cleaner yet"),
+    (r"^remote\.", "tiered-storage plug-ins and pools: strata has its own RemoteStorageManager and RLMM"),
     (r"quota|^client\.quota|^max\.connection\.creation|^connection\.failed",
      "quotas and throttling: not implemented in strata"),
     (r"^metric|^kafka\.metrics|^telemetry|^auto\.include",
@@ -51,7 +60,7 @@ for line in open(sys.argv[1]):
     if len(f) < 8:
         continue
     name, ty, default, _v, _imp, _mode, _src, doc = f[:8]
-    if name in USED or name.startswith("remote."):
+    if name in USED or (name.startswith("remote.") and name in TIERING):
         continue
     rows.append((name, TYPES[ty], default, doc))
 # Keys read outside Kafka's ConfigDef that set-ups carry (StandardAuthorizer's, ZooKeeper's from 3.x files).
