@@ -43,6 +43,19 @@ pub const KEYS: &[ConfigKey] = BROKER_KEYS;
 /// The `--help` text of the broker's keys, from the table.
 pub fn help() -> String {
     let mut s = strata_storage::config_def::render::help(&ConfigDef::new("broker", BROKER_KEYS));
+    let synonyms: Vec<String> = BROKER_KEYS
+        .iter()
+        .flat_map(|k| {
+            k.synonyms.iter().map(move |syn| match syn.scale {
+                1 => format!("{} = {}", syn.name, k.name),
+                n => format!("{} = {} / {n}", syn.name, k.name),
+            })
+        })
+        .collect();
+    s.push_str(&format!(
+        "  synonyms (the key's own name wins): {}\n",
+        synonyms.join(", ")
+    ));
     s.push_str(&format!(
         "  ... and {} more Apache Kafka 4.x broker keys (process.roles, controller.*, *.replication.factor, \
          num.*.threads, ssl.*, sasl.*, ...) plus the prefixes {}: accepted with no effect on a single node, listed \
@@ -639,6 +652,19 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(c.log.retention_ms, 5);
+    }
+
+    #[test]
+    fn help_lists_every_used_key_and_synonym() {
+        let h = help();
+        for k in BROKER_KEYS {
+            assert!(h.contains(&format!("  {}", k.name)), "{} missing", k.name);
+        }
+        assert!(
+            h.contains("log.retention.hours = log.retention.ms / 3600000"),
+            "{h}"
+        );
+        assert!(h.contains("broker.id = node.id"), "{h}");
     }
 
     #[test]
