@@ -230,7 +230,15 @@ fn apache_kafka_image_environment_without_a_file_starts_and_serves() {
         log.contains("not served: PLAINTEXT"),
         "no warning about the second listener: {log}"
     );
-    assert!(!log.contains("heap"), "{log}");
+    let from_env = b
+        .startup_log
+        .iter()
+        .find(|l| l.contains("from KAFKA_* environment"))
+        .unwrap_or_else(|| panic!("environment not listed: {log}"));
+    assert!(
+        from_env.contains("log.dirs") && !from_env.contains("heap"),
+        "{from_env}"
+    );
     produce_and_consume(&b.bootstrap, "from-env");
     assert!(Path::new(data).join("from-env-0").is_dir());
 }

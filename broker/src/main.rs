@@ -93,7 +93,15 @@ fn load(
             .with_context(|| format!("reading config file {}", path.display()))?;
         props.extend(map);
     }
-    props.extend(strata_broker::config::properties_from_env(env));
+    let from_env = strata_broker::config::properties_from_env(env);
+    if !from_env.is_empty() {
+        let names: Vec<&str> = from_env.iter().map(|(k, _)| k.as_str()).collect();
+        info!(
+            "properties from KAFKA_* environment variables: {}",
+            names.join(", ")
+        );
+    }
+    props.extend(from_env);
     for o in &args.overrides {
         let (k, v) = o
             .split_once('=')
