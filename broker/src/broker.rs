@@ -147,7 +147,11 @@ impl Broker {
             TopicRegistry::open(&meta_dir)?
         };
         let (advertised_host, advertised_port) = match &config.advertised {
-            Some((h, p)) => (h.clone(), i32::from(*p)),
+            // Kafka: an advertised port 0 (an ephemeral listener) is the bound port.
+            Some((h, p)) => (
+                h.clone(),
+                i32::from(if *p == 0 { bound.port() } else { *p }),
+            ),
             None => {
                 let host = if bound.ip().is_unspecified() {
                     "127.0.0.1".to_string()

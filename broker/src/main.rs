@@ -7,19 +7,19 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use strata_broker::config::KEYS;
 use strata_broker::tiered::{self, ops::OfflineTier, TieredServer, TIERING_KEYS};
 use strata_broker::BrokerConfig;
 use tracing::info;
 
 fn after_help() -> String {
-    let mut s = String::from("Properties (Kafka names; set in --config or with --override):\n");
-    for k in KEYS {
-        s.push_str(&format!(
-            "  {:<42} default {:<28} {}\n",
-            k.name, k.default, k.doc
-        ));
-    }
+    let mut s = String::from(
+        "Properties (Kafka names) come from the --config file, then KAFKA_* environment variables, then --override \
+         (a later source wins). Environment as the apache/kafka image maps it: drop KAFKA_, lower-case, _ -> ., \
+         ___ -> -, __ -> _ (KAFKA_LOG_DIRS -> log.dirs; KAFKA_HEAP_OPTS, KAFKA_OPTS, KAFKA_JMX_*, KAFKA_LOG4J_* and \
+         the image's other own variables excepted). An unknown key is a warning, a typo near a strata-only key (*) or \
+         under rsm.config./rlmm.config. stops start-up.\n\nBroker properties (name=default  meaning):\n",
+    );
+    s.push_str(&strata_broker::config::help());
     s.push_str(
         "\nTiered storage (Kafka names; remote.log.*, remote.fetch.*, rsm.config.*, rlmm.config.* are all accepted):\n",
     );
@@ -80,7 +80,11 @@ enum RemoteCommand {
     },
 }
 
-fn load(args: &Args) -> anyhow::Result<(BrokerConfig, tiered::TieringConfig)> {
+/// Properties from the file, then the `KAFKA_*` environment (`env`), then `--override`s: a later source wins.
+fn load(
+    args: &Args,
+    env: impl IntoIterator<Item = (String, String)>,
+) -> anyhow::Result<(BrokerConfig, tiered::TieringConfig)> {
     let mut props: BTreeMap<String, String> = BTreeMap::new();
     if let Some(path) = &args.config {
         let f = std::fs::File::open(path)
@@ -89,6 +93,15 @@ fn load(args: &Args) -> anyhow::Result<(BrokerConfig, tiered::TieringConfig)> {
             .with_context(|| format!("reading config file {}", path.display()))?;
         props.extend(map);
     }
+    let from_env = strata_broker::config::properties_from_env(env);
+    if !from_env.is_empty() {
+        let names: Vec<&str> = from_env.iter().map(|(k, _)| k.as_str()).collect();
+        info!(
+            "properties from KAFKA_* environment variables: {}",
+            names.join(", ")
+        );
+    }
+    props.extend(from_env);
     for o in &args.overrides {
         let (k, v) = o
             .split_once('=')
@@ -181,13 +194,14 @@ fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let (config, tiering) = match load(&args) {
+    let (config, tiering) = match load(&args, std::env::vars()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("strata: {e:#}");
             std::process::exit(2);
         }
     };
+    config.log_startup_notes();
     let rt = runtime()?;
     if let Some(Command::Remote { command }) = args.command {
         let code = rt.block_on(remote(config, tiering, command))?;

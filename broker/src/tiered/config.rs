@@ -244,6 +244,11 @@ pub const TIERING_KEYS: &[(&str, &str, &str)] = &[
 
 /// Whether the broker config leaves `key` to [`TieringConfig`] (given the configured RSM/RLMM prefixes).
 fn is_tiering_key(key: &str, rsm_prefix: &str, rlmm_prefix: &str) -> bool {
+    // Kafka's remote.* keys tiering does not read (plug-in class names, quotas, ...) are the broker table's, which
+    // accepts them with no effect.
+    if crate::config::BROKER_DEF.key(key).is_some() {
+        return false;
+    }
     key.starts_with("remote.log.")
         || key.starts_with("remote.fetch.")
         || key.starts_with(rsm_prefix)

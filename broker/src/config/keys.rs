@@ -1,0 +1,303 @@
+//! The broker keys strata uses: one [`ConfigKey`] each, the only place their type, default and check are written.
+
+use strata_storage::config_def::{ConfigKey, Synonym, Type, Validator};
+
+const HOUR_MS: i64 = 3_600_000;
+
+/// Every broker key strata uses (Kafka names; `*` in `--help` marks strata's own).
+pub const BROKER_KEYS: &[ConfigKey] = &[
+    ConfigKey::new(
+        "listeners",
+        Type::List,
+        "named listeners NAME://host:port; an empty host or 0.0.0.0 binds every interface; strata serves the first \
+         non-controller PLAINTEXT listener",
+    )
+    .default("PLAINTEXT://127.0.0.1:9092"),
+    ConfigKey::new(
+        "advertised.listeners",
+        Type::List,
+        "addresses given to clients in Metadata, per listener name (port 0 = the bound port)",
+    )
+    .default_doc("listeners"),
+    ConfigKey::new(
+        "listener.security.protocol.map",
+        Type::String,
+        "listener name → security protocol (strata speaks PLAINTEXT only)",
+    )
+    .default("SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"),
+    ConfigKey::new(
+        "controller.listener.names",
+        Type::List,
+        "listeners of the KRaft controller: accepted, not served (strata has no controller quorum)",
+    )
+    .default(""),
+    ConfigKey::new(
+        "inter.broker.listener.name",
+        Type::String,
+        "listener for other brokers: must name a listener; a single node has no other brokers",
+    ),
+    ConfigKey::new("node.id", Type::Int, "this broker's id")
+        .default("1")
+        .validator(Validator::AtLeast(0))
+        .synonyms(&[Synonym {
+            name: "broker.id",
+            scale: 1,
+        }]),
+    ConfigKey::new("log.dirs", Type::List, "comma-separated data directories")
+        .default("./strata-data")
+        .validator(Validator::NonEmpty)
+        .synonyms(&[Synonym {
+            name: "log.dir",
+            scale: 1,
+        }]),
+    ConfigKey::new("num.partitions", Type::Int, "partitions of an auto-created topic")
+        .default("1")
+        .validator(Validator::AtLeast(1)),
+    ConfigKey::new(
+        "auto.create.topics.enable",
+        Type::Boolean,
+        "create unknown topics on Metadata requests",
+    )
+    .default("true"),
+    ConfigKey::new(
+        "default.replication.factor",
+        Type::Int,
+        "replication factor of auto-created topics: only 1 is possible on a single node",
+    )
+    .default("1")
+    .validator(Validator::Between(1, 1)),
+    ConfigKey::new("log.segment.bytes", Type::Int, "segment size before a roll")
+        .default("1073741824")
+        .validator(Validator::AtLeast(1)),
+    ConfigKey::new("log.roll.ms", Type::Long, "segment age before a roll")
+        .default("604800000")
+        .validator(Validator::AtLeast(1))
+        .synonyms(&[Synonym {
+            name: "log.roll.hours",
+            scale: HOUR_MS,
+        }]),
+    ConfigKey::new("log.retention.ms", Type::Long, "time retention (-1 = unlimited)")
+        .default("604800000")
+        .validator(Validator::AtLeast(-1))
+        .synonyms(&[
+            Synonym {
+                name: "log.retention.minutes",
+                scale: 60_000,
+            },
+            Synonym {
+                name: "log.retention.hours",
+                scale: HOUR_MS,
+            },
+        ]),
+    ConfigKey::new(
+        "log.retention.bytes",
+        Type::Long,
+        "size retention per partition (-1 = unlimited)",
+    )
+    .default("-1"),
+    ConfigKey::new(
+        "log.local.retention.ms",
+        Type::Long,
+        "local time retention of tiered topics (-2 = log.retention.ms)",
+    )
+    .default("-2")
+    .validator(Validator::AtLeast(-2)),
+    ConfigKey::new(
+        "log.local.retention.bytes",
+        Type::Long,
+        "local size retention of tiered topics (-2 = log.retention.bytes)",
+    )
+    .default("-2")
+    .validator(Validator::AtLeast(-2)),
+    ConfigKey::new(
+        "log.remote.storage.enable",
+        Type::Boolean,
+        "default remote.storage.enable of new topics (lets auto-created topics tier; internal topics never do)",
+    )
+    .default("false")
+    .strata_only(),
+    ConfigKey::new(
+        "log.index.interval.bytes",
+        Type::Int,
+        "bytes between offset index entries",
+    )
+    .default("4096")
+    .validator(Validator::AtLeast(0)),
+    ConfigKey::new(
+        "log.index.size.max.bytes",
+        Type::Int,
+        "maximum size of an index file",
+    )
+    .default("10485760")
+    .validator(Validator::AtLeast(4)),
+    ConfigKey::new(
+        "log.retention.check.interval.ms",
+        Type::Long,
+        "period of the retention pass",
+    )
+    .default("300000")
+    .validator(Validator::AtLeast(1)),
+    ConfigKey::new(
+        "min.insync.replicas",
+        Type::Int,
+        "in-sync replicas an acks=all produce needs (a single broker has 1: above it, NOT_ENOUGH_REPLICAS)",
+    )
+    .default("1")
+    .validator(Validator::AtLeast(1)),
+    ConfigKey::new(
+        "log.flush.interval.ms",
+        Type::Long,
+        "flush a log whose unflushed data is older than this",
+    )
+    .default_doc("never")
+    .validator(Validator::AtLeast(0)),
+    ConfigKey::new(
+        "log.flush.interval.messages",
+        Type::Long,
+        "flush a log after this many messages",
+    )
+    .default("9223372036854775807")
+    .validator(Validator::AtLeast(1)),
+    ConfigKey::new(
+        "log.flush.offset.checkpoint.interval.ms",
+        Type::Int,
+        "period of flush + recovery checkpoints",
+    )
+    .default("60000")
+    .validator(Validator::AtLeast(1)),
+    ConfigKey::new(
+        "log.message.timestamp.type",
+        Type::String,
+        "timestamp of new records",
+    )
+    .default("CreateTime")
+    .validator(Validator::OneOf(&["CreateTime", "LogAppendTime"])),
+    ConfigKey::new(
+        "log.cleanup.policy",
+        Type::List,
+        "retention policy of new topics: strata has no log compaction yet, so only delete is accepted",
+    )
+    .default("delete")
+    .validator(Validator::ListOf(&["delete"])),
+    ConfigKey::new(
+        "message.max.bytes",
+        Type::Int,
+        "largest record batch accepted",
+    )
+    .default("1048588")
+    .validator(Validator::AtLeast(0)),
+    ConfigKey::new(
+        "socket.request.max.bytes",
+        Type::Int,
+        "largest request frame accepted",
+    )
+    .default("104857600")
+    .validator(Validator::AtLeast(64)),
+    ConfigKey::new(
+        "max.connections",
+        Type::Int,
+        "concurrent client connections; at the limit a new one closes the longest-idle (or is closed if all are busy)",
+    )
+    .default("1000")
+    .validator(Validator::AtLeast(1)),
+    ConfigKey::new(
+        "max.connections.per.ip",
+        Type::Int,
+        "connections from one IP address; one more is closed at once",
+    )
+    .default("2147483647")
+    .validator(Validator::AtLeast(1)),
+    ConfigKey::new(
+        "max.connections.per.ip.overrides",
+        Type::String,
+        "per-IP limits, Kafka syntax ip:count,... (host names: localhost only)",
+    )
+    .default("")
+    .validator(Validator::Custom(|v| match v {
+        strata_storage::config_def::Value::String(s) => {
+            crate::connection_limits::parse_ip_overrides(s).map(|_| ())
+        }
+        _ => Ok(()),
+    })),
+    ConfigKey::new(
+        "connections.max.idle.ms",
+        Type::Long,
+        "close a connection with no request received nor response written for this long",
+    )
+    .default("600000")
+    .validator(Validator::AtLeast(1)),
+    ConfigKey::new(
+        "socket.request.read.timeout.ms",
+        Type::Long,
+        "close a connection whose request frame has not arrived in full this long after its first byte",
+    )
+    .default("30000")
+    .validator(Validator::AtLeast(1))
+    .strata_only(),
+    ConfigKey::new(
+        "queued.max.request.bytes",
+        Type::Long,
+        "request-frame bytes being read across all connections (-1 = unbounded; at least socket.request.max.bytes)",
+    )
+    .default_doc("200 MiB, at least socket.request.max.bytes"),
+    ConfigKey::new(
+        "max.partitions.per.request",
+        Type::Long,
+        "partitions one CreateTopics/CreatePartitions/auto-creating Metadata may create (Kafka's fixed batch cap); \
+         above, POLICY_VIOLATION",
+    )
+    .default("10000")
+    .validator(Validator::AtLeast(1))
+    .strata_only(),
+    ConfigKey::new(
+        "max.broker.partitions",
+        Type::Long,
+        "partitions of all topics together (KIP-578 name); a creation going above is refused with POLICY_VIOLATION",
+    )
+    .default("20000")
+    .validator(Validator::AtLeast(1)),
+    ConfigKey::new(
+        "log.max.open.files",
+        Type::Int,
+        "segment files and index maps kept open at once; idle ones close past it",
+    )
+    .default_doc("half the soft open-files limit, at most half vm.max_map_count")
+    .validator(Validator::AtLeast(16))
+    .strata_only(),
+    ConfigKey::new(
+        "offsets.topic.num.partitions",
+        Type::Int,
+        "partitions of __consumer_offsets (Kafka: 50)",
+    )
+    .default("1")
+    .validator(Validator::AtLeast(1)),
+    ConfigKey::new(
+        "group.initial.rebalance.delay.ms",
+        Type::Int,
+        "wait for more members before the first rebalance (Kafka: 3000)",
+    )
+    .default("0")
+    .validator(Validator::AtLeast(0)),
+    ConfigKey::new(
+        "group.min.session.timeout.ms",
+        Type::Int,
+        "smallest session timeout a member may ask",
+    )
+    .default("6000"),
+    ConfigKey::new(
+        "group.max.session.timeout.ms",
+        Type::Int,
+        "largest session timeout a member may ask",
+    )
+    .default("1800000"),
+    ConfigKey::new("group.max.size", Type::Int, "members per consumer group")
+        .default("2147483647")
+        .validator(Validator::AtLeast(1)),
+    ConfigKey::new(
+        "offset.metadata.max.bytes",
+        Type::Int,
+        "longest metadata string of a committed offset; longer commits get OFFSET_METADATA_TOO_LARGE",
+    )
+    .default("4096")
+    .validator(Validator::Between(0, i16::MAX as i64)),
+];
