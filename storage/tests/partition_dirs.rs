@@ -51,7 +51,10 @@ fn a_leftover_partition_dir_is_set_aside_not_adopted_by_a_new_topic() {
     // The old topic's partition dir appears on disk without a loaded log (a delete that failed half-way).
     // Copied in-process: a forked `cp` would inherit the lock files other tests of this binary hold open and keep
     // them locked until it execs (their next open then fails as "another broker is using this log dir").
-    copy_dir(&old_dir.path().join("reborn-0"), &dir.path().join("reborn-0"));
+    copy_dir(
+        &old_dir.path().join("reborn-0"),
+        &dir.path().join("reborn-0"),
+    );
     let log = m
         .get_or_create_log(&tp, Uuid::from_u128(2), LogConfig::default())
         .unwrap();
