@@ -1,13 +1,17 @@
-//! Topic-level configs: the keys a topic accepts, their broker-level defaults, and the mapping to [`LogConfig`].
+//! Topic-level configs: a thin adapter over storage's topic table ([`TOPIC_CONFIG`]), which declares every
+//! Kafka topic key once (type, default, validator, documentation, broker synonyms, effect) and parses them.
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
-use strata_storage::{LogConfig, TimestampType};
+use strata_storage::config_def::ConfigKey;
+use strata_storage::LogConfig;
+pub use strata_storage::TOPIC_CONFIG;
 
-use crate::config::parse_timestamp_type;
 use crate::error::{Error, Result};
 
-/// One topic config key: Kafka name and the broker property that supplies its default.
+/// One topic config key: Kafka name and the broker property that supplies its default (derived from
+/// [`TOPIC_CONFIG`]).
 #[derive(Debug, Clone, Copy)]
 pub struct TopicKey {
     /// Topic-level Kafka name.
@@ -16,217 +20,65 @@ pub struct TopicKey {
     pub broker_synonym: Option<&'static str>,
 }
 
-/// Every topic config key accepted by CreateTopics / AlterConfigs / IncrementalAlterConfigs.
-pub const TOPIC_KEYS: &[TopicKey] = &[
-    TopicKey {
-        name: "cleanup.policy",
-        broker_synonym: Some("log.cleanup.policy"),
-    },
-    TopicKey {
-        name: "retention.ms",
-        broker_synonym: Some("log.retention.ms"),
-    },
-    TopicKey {
-        name: "retention.bytes",
-        broker_synonym: Some("log.retention.bytes"),
-    },
-    TopicKey {
-        name: "min.insync.replicas",
-        broker_synonym: Some("min.insync.replicas"),
-    },
-    TopicKey {
-        name: "compression.type",
-        broker_synonym: None,
-    },
-    TopicKey {
-        name: "segment.bytes",
-        broker_synonym: Some("log.segment.bytes"),
-    },
-    TopicKey {
-        name: "segment.ms",
-        broker_synonym: Some("log.roll.ms"),
-    },
-    TopicKey {
-        name: "segment.index.bytes",
-        broker_synonym: Some("log.index.size.max.bytes"),
-    },
-    TopicKey {
-        name: "index.interval.bytes",
-        broker_synonym: Some("log.index.interval.bytes"),
-    },
-    TopicKey {
-        name: "max.message.bytes",
-        broker_synonym: Some("message.max.bytes"),
-    },
-    TopicKey {
-        name: "message.timestamp.type",
-        broker_synonym: Some("log.message.timestamp.type"),
-    },
-    TopicKey {
-        name: "flush.messages",
-        broker_synonym: Some("log.flush.interval.messages"),
-    },
-    TopicKey {
-        name: "flush.ms",
-        broker_synonym: Some("log.flush.interval.ms"),
-    },
-    TopicKey {
-        name: "file.delete.delay.ms",
-        broker_synonym: Some("log.segment.delete.delay.ms"),
-    },
-    TopicKey {
-        name: "remote.storage.enable",
-        broker_synonym: Some("log.remote.storage.enable"),
-    },
-    TopicKey {
-        name: "local.retention.ms",
-        broker_synonym: Some("log.local.retention.ms"),
-    },
-    TopicKey {
-        name: "local.retention.bytes",
-        broker_synonym: Some("log.local.retention.bytes"),
-    },
-    TopicKey {
-        name: "remote.log.copy.disable",
-        broker_synonym: None,
-    },
-    TopicKey {
-        name: "remote.log.delete.on.disable",
-        broker_synonym: None,
-    },
-];
+/// Every topic config key CreateTopics / AlterConfigs / IncrementalAlterConfigs know, from [`TOPIC_CONFIG`].
+pub static TOPIC_KEYS: LazyLock<Vec<TopicKey>> = LazyLock::new(|| {
+    TOPIC_CONFIG
+        .keys()
+        .map(|k| TopicKey {
+            name: k.name,
+            broker_synonym: k.server_default.first().map(|s| s.name),
+        })
+        .collect()
+});
 
-fn invalid(key: &str, value: &str, reason: impl Into<String>) -> Error {
-    Error::InvalidConfig {
-        key: key.to_string(),
-        value: value.to_string(),
-        reason: reason.into(),
-    }
-}
-
-fn num<T: std::str::FromStr>(key: &str, value: &str) -> Result<T> {
-    value
-        .trim()
-        .parse::<T>()
-        .map_err(|_| invalid(key, value, "not a valid number"))
-}
-
-fn boolean(key: &str, value: &str) -> Result<bool> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(invalid(key, value, "expected true or false")),
-    }
-}
-
-/// Applies one override to `cfg`, rejecting unknown keys and bad values.
-pub fn apply(cfg: &mut LogConfig, key: &str, value: &str) -> Result<()> {
-    match key {
-        "cleanup.policy" => {
-            if value.trim() != "delete" {
-                return Err(invalid(
-                    key,
-                    value,
-                    "only cleanup.policy=delete is supported (no log compaction)",
-                ));
-            }
-            cfg.cleanup_policy = strata_storage::CleanupPolicy::Delete;
-        }
-        "retention.ms" => cfg.retention_ms = num(key, value)?,
-        "min.insync.replicas" => cfg.min_insync_replicas = num(key, value)?,
-        "compression.type" => {
-            if value.trim() != "producer" {
-                return Err(invalid(
-                    key,
-                    value,
-                    "only compression.type=producer is supported: batches are stored as the producer compressed \
-                     them (set the codec on the producer)",
-                ));
-            }
-        }
-        "retention.bytes" => cfg.retention_bytes = num(key, value)?,
-        "segment.bytes" => cfg.segment_bytes = num(key, value)?,
-        "segment.ms" => cfg.segment_ms = num(key, value)?,
-        "segment.index.bytes" => cfg.segment_index_bytes = num(key, value)?,
-        "index.interval.bytes" => cfg.index_interval_bytes = num(key, value)?,
-        "max.message.bytes" => cfg.max_message_bytes = num(key, value)?,
-        "message.timestamp.type" => {
-            cfg.message_timestamp_type = parse_timestamp_type(key, value)
-                .map_err(|_| invalid(key, value, "expected CreateTime or LogAppendTime"))?
-        }
-        "flush.messages" => cfg.flush_messages = num(key, value)?,
-        "flush.ms" => cfg.flush_ms = num(key, value)?,
-        "file.delete.delay.ms" => cfg.file_delete_delay_ms = num(key, value)?,
-        "remote.storage.enable" => cfg.remote_storage_enable = boolean(key, value)?,
-        "local.retention.ms" => cfg.local_retention_ms = num(key, value)?,
-        "local.retention.bytes" => cfg.local_retention_bytes = num(key, value)?,
-        "remote.log.copy.disable" => cfg.remote_log_copy_disable = boolean(key, value)?,
-        "remote.log.delete.on.disable" => cfg.remote_log_delete_on_disable = boolean(key, value)?,
-        _ => return Err(invalid(key, value, "unknown topic config")),
-    }
-    Ok(())
-}
-
-/// The topic's log config: broker defaults with the topic's overrides applied, validated.
-pub fn log_config(defaults: &LogConfig, overrides: &BTreeMap<String, String>) -> Result<LogConfig> {
-    let mut cfg = defaults.clone();
-    for (k, v) in overrides {
-        apply(&mut cfg, k, v)?;
-    }
-    cfg.validate().map_err(|e| match e {
+/// A storage config error as the broker's [`Error::InvalidConfig`] (INVALID_CONFIG, naming key and value).
+pub fn from_storage(e: strata_storage::Error) -> Error {
+    match e {
         strata_storage::Error::InvalidConfig { key, value, reason } => {
-            invalid(&key, &value, reason)
+            Error::InvalidConfig { key, value, reason }
         }
-        other => invalid("(topic config)", "", other.to_string()),
-    })?;
-    Ok(cfg)
-}
-
-/// The effective value of `key` in `cfg`, as Kafka prints it.
-pub fn value_of(cfg: &LogConfig, overrides: &BTreeMap<String, String>, key: &str) -> String {
-    match key {
-        "cleanup.policy" => cfg.cleanup_policy.as_str().into(),
-        "retention.ms" => cfg.retention_ms.to_string(),
-        "min.insync.replicas" => cfg.min_insync_replicas.to_string(),
-        "compression.type" => "producer".into(),
-        "retention.bytes" => cfg.retention_bytes.to_string(),
-        "segment.bytes" => cfg.segment_bytes.to_string(),
-        "segment.ms" => cfg.segment_ms.to_string(),
-        "segment.index.bytes" => cfg.segment_index_bytes.to_string(),
-        "index.interval.bytes" => cfg.index_interval_bytes.to_string(),
-        "max.message.bytes" => cfg.max_message_bytes.to_string(),
-        "message.timestamp.type" => match cfg.message_timestamp_type {
-            TimestampType::LogAppendTime => "LogAppendTime".into(),
-            _ => "CreateTime".into(),
+        other => Error::InvalidConfig {
+            key: "(topic config)".into(),
+            value: String::new(),
+            reason: other.to_string(),
         },
-        "flush.messages" => long_max(cfg.flush_messages),
-        "flush.ms" => long_max(cfg.flush_ms),
-        "file.delete.delay.ms" => cfg.file_delete_delay_ms.to_string(),
-        "remote.storage.enable" => cfg.remote_storage_enable.to_string(),
-        "local.retention.ms" => cfg.local_retention_ms.to_string(),
-        "local.retention.bytes" => cfg.local_retention_bytes.to_string(),
-        "remote.log.copy.disable" => cfg.remote_log_copy_disable.to_string(),
-        "remote.log.delete.on.disable" => cfg.remote_log_delete_on_disable.to_string(),
-        other => overrides.get(other).cloned().unwrap_or_default(),
     }
 }
 
-/// Kafka prints "never" as Long.MAX_VALUE.
-fn long_max(v: u64) -> String {
-    v.min(i64::MAX as u64).to_string()
+/// The topic's log config: broker defaults with the topic's overrides applied, validated through the table
+/// (an unknown key names the closest known one).
+pub fn log_config(defaults: &LogConfig, overrides: &BTreeMap<String, String>) -> Result<LogConfig> {
+    strata_storage::topic_log_config(defaults, overrides).map_err(from_storage)
+}
+
+/// The table's key `name` (topic keys only).
+pub fn key(name: &str) -> Option<&'static ConfigKey> {
+    TOPIC_CONFIG.own.iter().find(|k| k.name == name)
+}
+
+/// The effective value of `key` for a topic running with `cfg` and `overrides`, as Kafka prints it.
+pub fn value_of(
+    cfg: &LogConfig,
+    overrides: &BTreeMap<String, String>,
+    key: &ConfigKey,
+) -> Option<String> {
+    strata_storage::topic_value(cfg, overrides, key)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn o(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
     #[test]
     fn a_rule_between_keys_names_the_key_and_value() {
-        let overrides: BTreeMap<String, String> =
-            [("retention.ms", "1000"), ("local.retention.ms", "5000")]
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect();
+        let overrides = o(&[("retention.ms", "1000"), ("local.retention.ms", "5000")]);
         let err = log_config(&LogConfig::default(), &overrides).expect_err("local > total");
         let text = err.to_string();
         assert!(
@@ -237,38 +89,45 @@ mod tests {
     }
 
     #[test]
-    fn unknown_key_is_invalid_config() {
-        let mut c = LogConfig::default();
-        assert!(matches!(
-            apply(&mut c, "no.such", "1"),
-            Err(Error::InvalidConfig { .. })
-        ));
+    fn unknown_key_is_invalid_config_with_a_suggestion() {
+        let err = log_config(&LogConfig::default(), &o(&[("segment.byte", "1")])).unwrap_err();
+        assert!(matches!(&err, Error::InvalidConfig { key, .. } if key == "segment.byte"));
+        assert!(
+            err.to_string().contains("did you mean segment.bytes"),
+            "{err}"
+        );
     }
 
     #[test]
     fn tiering_keys_map_to_log_config() {
-        let o: BTreeMap<String, String> = [
-            ("remote.storage.enable", "true"),
-            ("local.retention.ms", "1000"),
-            ("local.retention.bytes", "2048"),
-            ("remote.log.copy.disable", "false"),
-            ("remote.log.delete.on.disable", "true"),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-        let c = log_config(&LogConfig::default(), &o).unwrap();
-        assert!(c.remote_storage_enable);
+        let c = log_config(
+            &LogConfig::default(),
+            &o(&[
+                ("remote.storage.enable", "true"),
+                ("local.retention.ms", "1000"),
+                ("local.retention.bytes", "2048"),
+                ("remote.log.copy.disable", "false"),
+                ("remote.log.delete.on.disable", "true"),
+            ]),
+        )
+        .unwrap();
+        assert!(c.remote_storage_enable && c.remote_log_delete_on_disable);
         assert_eq!(c.local_retention_ms, 1000);
         assert_eq!(c.local_retention_bytes, 2048);
     }
 
     #[test]
-    fn bad_number_is_invalid_config() {
-        let mut c = LogConfig::default();
-        assert!(matches!(
-            apply(&mut c, "retention.ms", "soon"),
-            Err(Error::InvalidConfig { .. })
-        ));
+    fn bad_number_is_invalid_config_naming_key_and_value() {
+        let err = log_config(&LogConfig::default(), &o(&[("retention.ms", "soon")])).unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidConfig { key, value, .. } if key == "retention.ms" && value == "soon")
+        );
+    }
+
+    #[test]
+    fn broker_synonyms_come_from_the_table() {
+        let k = TOPIC_KEYS.iter().find(|k| k.name == "segment.ms").unwrap();
+        assert_eq!(k.broker_synonym, Some("log.roll.ms"));
+        assert_eq!(TOPIC_KEYS.len(), TOPIC_CONFIG.keys().count());
     }
 }

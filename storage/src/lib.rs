@@ -57,8 +57,9 @@ pub mod time;
 
 pub use checkpoint::{kafka_uuid_string, parse_kafka_uuid};
 pub use config::{
-    default_max_open_files, CleanupPolicy, LogConfig, LogManagerConfig, TimestampType,
-    TopicConfigProvider,
+    config_error, default_max_open_files, topic_log_config, topic_value, topic_values,
+    CleanupPolicy, LogConfig, LogManagerConfig, TimestampType, TopicConfigProvider, TOPIC_CONFIG,
+    TOPIC_KEYS,
 };
 pub use error::{Error, Result};
 pub use file_records::{BatchScanError, FileBatchIter, FileRecords};

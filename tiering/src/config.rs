@@ -7,6 +7,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use strata_storage::config_def::{
+    ConfigDef, ConfigError, ConfigKey, Synonym, Type, Validator, Value,
+};
+
 use crate::error::{Error, Result};
 
 const KIB: u64 = 1024;
@@ -158,35 +162,193 @@ impl Default for RsmConfig {
     }
 }
 
-fn parse_bool(key: &str, v: &str) -> Result<bool> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(Error::invalid(
-            key,
-            format!("expected true or false, got {v:?}"),
-        )),
+/// A string that is not blank (Aiven's keys refuse empty names, paths and credentials).
+fn not_blank(v: &Value) -> std::result::Result<(), String> {
+    match v {
+        Value::String(s) | Value::Password(s) if !s.trim().is_empty() => Ok(()),
+        _ => Err("must not be empty".into()),
     }
 }
 
-fn parse_u64(key: &str, v: &str) -> Result<u64> {
-    v.trim()
-        .parse()
-        .map_err(|_| Error::invalid(key, format!("expected a non-negative integer, got {v:?}")))
+const fn key(name: &'static str, ty: Type, doc: &'static str) -> ConfigKey {
+    ConfigKey::new(name, ty, doc)
 }
 
-fn parse_usize(key: &str, v: &str) -> Result<usize> {
-    v.trim()
-        .parse()
-        .map_err(|_| Error::invalid(key, format!("expected a non-negative integer, got {v:?}")))
-}
+/// Every `rsm.config.` key, prefix stripped (Aiven's tiered-storage-for-Apache-Kafka names; strata-only keys
+/// are marked). Typos are errors naming the closest key: a silent typo here would send data elsewhere.
+pub const RSM_KEYS: &[ConfigKey] = &[
+    key(
+        "storage.backend",
+        Type::String,
+        "where segments are stored: filesystem, s3 (memory: tests)",
+    )
+    .default("filesystem")
+    .validator(Validator::OneOf(&["s3", "filesystem", "memory"])),
+    key(
+        "storage.filesystem.root",
+        Type::String,
+        "directory of the filesystem backend",
+    )
+    .default("remote-storage")
+    .default_doc("<log dir>/remote")
+    .validator(Validator::Custom(not_blank)),
+    key(
+        "storage.s3.bucket.name",
+        Type::String,
+        "S3 bucket (required for backend s3)",
+    )
+    .validator(Validator::Custom(not_blank)),
+    key("storage.s3.region", Type::String, "S3 region")
+        .default_doc("AWS_REGION, else us-east-1")
+        .validator(Validator::Custom(not_blank)),
+    key(
+        "storage.s3.endpoint.url",
+        Type::String,
+        "S3-compatible endpoint, e.g. http://127.0.0.1:9000",
+    )
+    .default_doc("AWS")
+    .validator(Validator::Custom(not_blank)),
+    key(
+        "storage.s3.path.style.access.enabled",
+        Type::Boolean,
+        "path-style URLs (most S3-compatible stores)",
+    )
+    .default_doc("path style"),
+    key(
+        "storage.aws.access.key.id",
+        Type::Password,
+        "static credentials; else the AWS credential chain",
+    )
+    .default_doc("environment")
+    .validator(Validator::Custom(not_blank)),
+    key(
+        "storage.aws.secret.access.key",
+        Type::Password,
+        "static credentials",
+    )
+    .default_doc("environment")
+    .validator(Validator::Custom(not_blank)),
+    key(
+        "storage.aws.session.token",
+        Type::Password,
+        "session token of temporary credentials",
+    )
+    .validator(Validator::Custom(not_blank)),
+    key(
+        "storage.s3.api.call.timeout",
+        Type::Long,
+        "budget of one S3 call, retries included (ms)",
+    )
+    .default("60000")
+    .validator(Validator::AtLeast(0)),
+    key(
+        "storage.s3.api.call.attempt.timeout",
+        Type::Long,
+        "budget of one HTTP attempt (ms)",
+    )
+    .default("30000")
+    .validator(Validator::AtLeast(0)),
+    key(
+        "storage.s3.multipart.upload.part.size",
+        Type::Long,
+        "multipart upload part size (bytes)",
+    )
+    .default("26214400")
+    .validator(Validator::Between(5 * MIB as i64, 2 * GIB as i64 - 1)),
+    key(
+        "upload.concurrency",
+        Type::Int,
+        "parts in flight per upload",
+    )
+    .default("2")
+    .validator(Validator::Between(1, 64))
+    .strata_only(),
+    key(
+        "key.prefix",
+        Type::String,
+        "prepended verbatim to every object key",
+    )
+    .default(""),
+    key(
+        "chunk.size",
+        Type::Long,
+        "unit of compression, encryption and ranged reads (bytes)",
+    )
+    .default("4194304")
+    .validator(Validator::Between(1, GIB as i64 - 1)),
+    key("compression.enabled", Type::Boolean, "zstd per chunk").default("false"),
+    key(
+        "compression.heuristic.detection.enabled",
+        Type::Boolean,
+        "skip compression of already compressed segments",
+    )
+    .default("false")
+    .synonyms(&[Synonym {
+        name: "compression.heuristic.enabled",
+        scale: 1,
+    }]),
+    key("encryption.enabled", Type::Boolean, "AES-256-GCM per chunk").default("false"),
+    key(
+        "encryption.key.file",
+        Type::String,
+        "file holding the 256-bit key-encryption key (raw, hex or base64)",
+    )
+    .validator(Validator::Custom(not_blank))
+    .strata_only(),
+    key(
+        "fetch.chunk.cache.size",
+        Type::Long,
+        "chunk cache (bytes; 0 = off)",
+    )
+    .default("67108864")
+    .validator(Validator::AtLeast(0)),
+    key(
+        "fetch.chunk.cache.prefetch.max.size",
+        Type::Long,
+        "chunks read ahead after a read (bytes)",
+    )
+    .default("0")
+    .validator(Validator::AtLeast(0)),
+    key(
+        "fetch.manifest.cache.size",
+        Type::Long,
+        "segment manifests cached (entries; 0 = off)",
+    )
+    .default("1000")
+    .validator(Validator::AtLeast(0)),
+    key(
+        "fetch.indexes.cache.size",
+        Type::Long,
+        "remote indexes cached (bytes; 0 = off)",
+    )
+    .default("10485760")
+    .validator(Validator::AtLeast(0)),
+    key(
+        "fetch.concurrency",
+        Type::Int,
+        "ranged GETs in flight per fetch",
+    )
+    .default("4")
+    .validator(Validator::Between(1, 64))
+    .strata_only(),
+];
 
-fn non_empty(key: &str, v: &str) -> Result<String> {
-    let v = v.trim();
-    if v.is_empty() {
-        return Err(Error::invalid(key, "must not be empty"));
+/// The `rsm.config.` table (names without the prefix).
+pub const RSM_CONFIG: ConfigDef = ConfigDef::new("rsm.config.", RSM_KEYS);
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) | Value::Password(s) => s.trim().to_string(),
+        other => other.to_text().unwrap_or_default(),
     }
-    Ok(v.to_string())
+}
+
+fn number(v: &Value) -> u64 {
+    match v {
+        Value::Long(n) => (*n).max(0) as u64,
+        Value::Int(n) => (*n).max(0) as u64,
+        _ => 0,
+    }
 }
 
 impl RsmConfig {
@@ -204,68 +366,58 @@ impl RsmConfig {
         Ok(c)
     }
 
-    /// Sets one property (prefix stripped). Does not validate cross-field rules; call [`RsmConfig::validate`].
+    /// Sets one property (prefix stripped), parsed and checked by its key in [`RSM_CONFIG`]. Does not validate
+    /// cross-field rules; call [`RsmConfig::validate`].
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
-        match key {
+        let k = RSM_CONFIG.key(key).ok_or_else(|| Error::UnknownConfig {
+            key: key.to_string(),
+            suggestion: RSM_CONFIG.closest(key).map(String::from),
+        })?;
+        let v = k.parse_value(value).map_err(|e| match e {
+            ConfigError::BadValue { key, value, reason } => {
+                Error::invalid(&key, format!("{reason}, got {value:?}"))
+            }
+            other => Error::invalid(key, other.to_string()),
+        })?;
+        let flag = matches!(v, Value::Bool(true));
+        match k.name {
             "storage.backend" => {
-                self.backend = match value.trim() {
+                self.backend = match text(&v).as_str() {
                     "s3" => BackendKind::S3,
-                    "filesystem" => BackendKind::Filesystem,
                     "memory" => BackendKind::Memory,
-                    other => {
-                        return Err(Error::invalid(
-                            key,
-                            format!("expected s3, filesystem or memory, got {other:?}"),
-                        ));
-                    }
+                    _ => BackendKind::Filesystem,
                 }
             }
-            "storage.filesystem.root" => {
-                self.filesystem_root = PathBuf::from(non_empty(key, value)?)
-            }
-            "storage.s3.bucket.name" => self.s3.bucket = Some(non_empty(key, value)?),
-            "storage.s3.region" => self.s3.region = Some(non_empty(key, value)?),
-            "storage.s3.endpoint.url" => self.s3.endpoint = Some(non_empty(key, value)?),
-            "storage.s3.path.style.access.enabled" => {
-                self.s3.path_style = Some(parse_bool(key, value)?)
-            }
-            "storage.aws.access.key.id" => self.s3.access_key_id = Some(non_empty(key, value)?),
-            "storage.aws.secret.access.key" => {
-                self.s3.secret_access_key = Some(non_empty(key, value)?)
-            }
-            "storage.aws.session.token" => self.s3.session_token = Some(non_empty(key, value)?),
+            "storage.filesystem.root" => self.filesystem_root = PathBuf::from(text(&v)),
+            "storage.s3.bucket.name" => self.s3.bucket = Some(text(&v)),
+            "storage.s3.region" => self.s3.region = Some(text(&v)),
+            "storage.s3.endpoint.url" => self.s3.endpoint = Some(text(&v)),
+            "storage.s3.path.style.access.enabled" => self.s3.path_style = Some(flag),
+            "storage.aws.access.key.id" => self.s3.access_key_id = Some(text(&v)),
+            "storage.aws.secret.access.key" => self.s3.secret_access_key = Some(text(&v)),
+            "storage.aws.session.token" => self.s3.session_token = Some(text(&v)),
             "storage.s3.api.call.timeout" => {
-                self.s3.api_call_timeout = Duration::from_millis(parse_u64(key, value)?)
+                self.s3.api_call_timeout = Duration::from_millis(number(&v))
             }
             "storage.s3.api.call.attempt.timeout" => {
-                self.s3.api_call_attempt_timeout = Duration::from_millis(parse_u64(key, value)?)
+                self.s3.api_call_attempt_timeout = Duration::from_millis(number(&v))
             }
-            "storage.s3.multipart.upload.part.size" => {
-                self.multipart_part_size = parse_u64(key, value)?
-            }
-            "upload.concurrency" => self.upload_concurrency = parse_usize(key, value)?,
-            "key.prefix" => self.key_prefix = value.trim().to_string(),
-            "chunk.size" => self.chunk_size = parse_u64(key, value)?,
-            "compression.enabled" => self.compression_enabled = parse_bool(key, value)?,
-            "compression.heuristic.detection.enabled" | "compression.heuristic.enabled" => {
-                self.compression_heuristic = parse_bool(key, value)?
-            }
-            "encryption.enabled" => self.encryption_enabled = parse_bool(key, value)?,
-            "encryption.key.file" => {
-                self.encryption_key_file = Some(PathBuf::from(non_empty(key, value)?))
-            }
-            "fetch.chunk.cache.size" => self.chunk_cache_size = parse_u64(key, value)?,
+            "storage.s3.multipart.upload.part.size" => self.multipart_part_size = number(&v),
+            "upload.concurrency" => self.upload_concurrency = number(&v) as usize,
+            "key.prefix" => self.key_prefix = text(&v),
+            "chunk.size" => self.chunk_size = number(&v),
+            "compression.enabled" => self.compression_enabled = flag,
+            "compression.heuristic.detection.enabled" => self.compression_heuristic = flag,
+            "encryption.enabled" => self.encryption_enabled = flag,
+            "encryption.key.file" => self.encryption_key_file = Some(PathBuf::from(text(&v))),
+            "fetch.chunk.cache.size" => self.chunk_cache_size = number(&v),
             "fetch.chunk.cache.prefetch.max.size" => {
-                self.chunk_cache_prefetch_max_size = parse_u64(key, value)?
+                self.chunk_cache_prefetch_max_size = number(&v)
             }
-            "fetch.manifest.cache.size" => self.manifest_cache_size = parse_u64(key, value)?,
-            "fetch.indexes.cache.size" => self.indexes_cache_size = parse_u64(key, value)?,
-            "fetch.concurrency" => self.fetch_concurrency = parse_usize(key, value)?,
-            other => {
-                return Err(Error::UnknownConfig {
-                    key: other.to_string(),
-                })
-            }
+            "fetch.manifest.cache.size" => self.manifest_cache_size = number(&v),
+            "fetch.indexes.cache.size" => self.indexes_cache_size = number(&v),
+            "fetch.concurrency" => self.fetch_concurrency = number(&v) as usize,
+            other => unreachable!("rsm.config.{other} is declared but not applied"),
         }
         Ok(())
     }
@@ -453,13 +605,29 @@ mod tests {
     }
 
     #[test]
+    fn table_is_consistent_and_its_defaults_are_the_structs() {
+        RSM_CONFIG.check_table().unwrap();
+        let mut c = RsmConfig::default();
+        for k in RSM_CONFIG.keys() {
+            if let Some(d) = k.default {
+                c.set(k.name, d).unwrap();
+            }
+        }
+        assert_eq!(c, RsmConfig::default());
+    }
+
+    #[test]
     fn unknown_key_is_rejected_by_name() {
         let e = RsmConfig::from_props([("chunk.sise", "1")]).unwrap_err();
         assert!(
-            matches!(&e, Error::UnknownConfig { key } if key == "chunk.sise"),
+            matches!(&e, Error::UnknownConfig { key, .. } if key == "chunk.sise"),
             "{e}"
         );
         assert!(e.to_string().contains("rsm.config.chunk.sise"));
+        assert!(
+            e.to_string().contains("did you mean rsm.config.chunk.size"),
+            "{e}"
+        );
     }
 
     #[test]

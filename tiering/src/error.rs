@@ -14,10 +14,12 @@ use strata_storage::TopicPartition;
 #[non_exhaustive]
 pub enum Error {
     /// A `rsm.config.` property was not recognised.
-    #[error("unknown remote storage property rsm.config.{key}")]
+    #[error("unknown remote storage property rsm.config.{key}{}", .suggestion.as_ref().map(|s| format!(" (did you mean rsm.config.{s}?)")).unwrap_or_default())]
     UnknownConfig {
         /// The key, without the `rsm.config.` prefix.
         key: String,
+        /// The closest known key, without the prefix.
+        suggestion: Option<String>,
     },
     /// A `rsm.config.` property had a bad value, or properties contradict each other.
     #[error("invalid rsm.config.{key}: {message}")]

@@ -45,7 +45,7 @@ mod transform;
 mod validate;
 
 pub use backend::{build_store, BackendDescription};
-pub use config::{BackendKind, RsmConfig, S3Config};
+pub use config::{BackendKind, RsmConfig, S3Config, RSM_CONFIG, RSM_KEYS};
 pub use custom::SegmentCustomMetadata;
 pub use error::{Error, Result};
 pub use rlm::{RemoteLogManager, RemoteLogManagerConfig};

@@ -12,7 +12,7 @@ use super::{blocking, sb};
 use crate::broker::Broker;
 use crate::error::{Error, Result};
 use crate::error_code;
-use crate::topic_config::{self, TOPIC_KEYS};
+use crate::topic_config::{self, TOPIC_CONFIG};
 use crate::topic_create::NewTopic;
 use crate::topics;
 
@@ -141,14 +141,14 @@ pub async fn handle(
                         .with_num_partitions(partitions)
                         .with_replication_factor(1)
                         .with_configs(Some(
-                            TOPIC_KEYS
-                                .iter()
+                            TOPIC_CONFIG
+                                .keys()
                                 .map(|k| {
                                     CreatableTopicConfigs::default()
                                         .with_name(sb(k.name))
-                                        .with_value(Some(sb(topic_config::value_of(
-                                            &cfg, &configs, k.name,
-                                        ))))
+                                        .with_value(
+                                            topic_config::value_of(&cfg, &configs, k).map(sb),
+                                        )
                                         .with_config_source(if configs.contains_key(k.name) {
                                             SOURCE_TOPIC
                                         } else {

@@ -11,7 +11,9 @@ use super::sb;
 use crate::broker::Broker;
 use crate::error_code;
 use crate::tiered::TIERING_KEYS;
-use crate::topic_config::{self, TOPIC_KEYS};
+use crate::topic_config::{self, TOPIC_CONFIG};
+use strata_storage::config_def::ConfigKey;
+use strata_storage::LogConfig;
 
 /// Kafka resource types.
 pub(crate) const RESOURCE_TOPIC: i8 = 2;
@@ -28,23 +30,19 @@ const TYPE_LONG: i8 = 5;
 const TYPE_DOUBLE: i8 = 6;
 const TYPE_LIST: i8 = 7;
 
+/// Kafka's ConfigType of a broker property: a topic default's (e.g. `log.segment.bytes`) from the topic
+/// table, else by name (the broker's own keys).
 fn config_type(key: &str) -> i8 {
+    if let Some(k) = TOPIC_CONFIG
+        .keys()
+        .find(|k| k.server_default.first().is_some_and(|s| s.name == key))
+    {
+        return k.ty.kafka_id();
+    }
     match key {
-        "cleanup.policy" | "log.dirs" | "listeners" | "advertised.listeners" => TYPE_LIST,
-        "message.timestamp.type" | "log.message.timestamp.type" => TYPE_STRING,
-        "remote.storage.enable"
-        | "remote.log.copy.disable"
-        | "remote.log.delete.on.disable"
-        | "auto.create.topics.enable" => TYPE_BOOLEAN,
-        "segment.bytes"
-        | "segment.index.bytes"
-        | "index.interval.bytes"
-        | "max.message.bytes"
-        | "node.id"
-        | "num.partitions"
-        | "message.max.bytes"
-        | "max.connections"
-        | "socket.request.max.bytes" => TYPE_INT,
+        "log.dirs" | "listeners" | "advertised.listeners" => TYPE_LIST,
+        "auto.create.topics.enable" => TYPE_BOOLEAN,
+        "node.id" | "num.partitions" | "max.connections" | "socket.request.max.bytes" => TYPE_INT,
         _ => TYPE_LONG,
     }
 }
@@ -99,6 +97,73 @@ fn tiering_type(key: &str) -> i8 {
     }
 }
 
+/// One topic key as DescribeConfigs reports it, as Kafka's `ConfigHelper`: the value the topic runs with; the
+/// synonyms in Kafka's order (the topic override, the broker property that sets the default, the default);
+/// the source of the first; the type and (v3+) documentation from the table. Internal topics are never tiered:
+/// the broker default of `remote.storage.enable` does not apply to them.
+fn topic_entry(
+    broker: &Broker,
+    k: &'static ConfigKey,
+    cfg: &LogConfig,
+    overrides: &std::collections::BTreeMap<String, String>,
+    internal: bool,
+    version: i16,
+    include_synonyms: bool,
+) -> DescribeConfigsResourceResult {
+    let config = broker.config();
+    let server = if internal && k.name == "remote.storage.enable" {
+        &[][..]
+    } else {
+        k.server_default
+    };
+    let value = topic_config::value_of(cfg, overrides, k);
+    let synonym = |name: &str, value: Option<String>, source: i8| {
+        DescribeConfigsSynonym::default()
+            .with_name(sb(name))
+            .with_value(value.map(sb))
+            .with_source(source)
+    };
+    let mut syn = Vec::new();
+    if overrides.contains_key(k.name) {
+        syn.push(synonym(k.name, value.clone(), SOURCE_TOPIC));
+    }
+    // The broker property that won (Kafka's precedence: ms > minutes > hours), in its own unit.
+    if let Some(s) = server.iter().find(|s| config.is_explicit(s.name)) {
+        let broker_value = config.log.value(k.name).and_then(|v| match v {
+            strata_storage::config_def::Value::Long(n) if s.scale != 1 => {
+                Some((n / s.scale).to_string())
+            }
+            v => v.to_text(),
+        });
+        if broker_value.is_some() {
+            syn.push(synonym(s.name, broker_value, SOURCE_STATIC_BROKER));
+        }
+    }
+    if let Some(s) = server.first() {
+        let default = k
+            .default
+            .and_then(|d| k.parse_value(d).ok())
+            .and_then(|v| v.to_text());
+        syn.push(synonym(s.name, default, SOURCE_DEFAULT));
+    }
+    let source = syn.first().map_or(SOURCE_DEFAULT, |s| s.source);
+    let mut e = DescribeConfigsResourceResult::default()
+        .with_name(sb(k.name))
+        .with_value(value.map(sb))
+        .with_read_only(false)
+        .with_is_sensitive(k.sensitive())
+        .with_config_source(source);
+    if include_synonyms {
+        e = e.with_synonyms(syn);
+    }
+    if version >= 3 {
+        e = e
+            .with_config_type(k.ty.kafka_id())
+            .with_documentation(Some(sb(k.doc)));
+    }
+    e
+}
+
 fn wanted(keys: &Option<Vec<kafka_protocol::protocol::StrBytes>>, name: &str) -> bool {
     keys.as_ref()
         .is_none_or(|k| k.is_empty() || k.iter().any(|x| x.as_str() == name))
@@ -147,62 +212,26 @@ pub async fn handle(
                     );
                     continue;
                 };
-                let defaults = &broker.config().log;
                 // What the log really runs with (the metadata plane configures `__remote_log_metadata` itself),
                 // else what the registry's overrides make of the broker defaults.
                 let cfg = match broker.log(&r.resource_name, 0) {
                     Ok(log) => log.config(),
                     Err(_) => broker
                         .topic_log_config(&r.resource_name, &meta.configs)
-                        .unwrap_or_else(|_| defaults.clone()),
+                        .unwrap_or_else(|_| broker.config().log.clone()),
                 };
-                // Internal topics are never tiered: the broker default of remote.storage.enable does not apply.
-                let synonym_of = |k: &topic_config::TopicKey| {
-                    k.broker_synonym
-                        .filter(|_| !(meta.internal && k.name == "remote.storage.enable"))
-                };
-                let none = Default::default();
-                let configs = TOPIC_KEYS
-                    .iter()
+                let configs = TOPIC_CONFIG
+                    .keys()
                     .filter(|k| wanted(&r.configuration_keys, k.name))
                     .map(|k| {
-                        let value = topic_config::value_of(&cfg, &meta.configs, k.name);
-                        let default_value = topic_config::value_of(defaults, &none, k.name);
-                        let overridden = meta.configs.contains_key(k.name);
-                        let mut syn = Vec::new();
-                        if overridden {
-                            syn.push(
-                                DescribeConfigsSynonym::default()
-                                    .with_name(sb(k.name))
-                                    .with_value(Some(sb(value.clone())))
-                                    .with_source(SOURCE_TOPIC),
-                            );
-                        }
-                        if let Some(b) = synonym_of(k) {
-                            syn.push(
-                                DescribeConfigsSynonym::default()
-                                    .with_name(sb(b))
-                                    .with_value(Some(sb(default_value)))
-                                    .with_source(if broker.config().is_explicit(b) {
-                                        SOURCE_STATIC_BROKER
-                                    } else {
-                                        SOURCE_DEFAULT
-                                    }),
-                            );
-                        }
-                        entry(
-                            k.name,
-                            Some(value),
-                            if overridden {
-                                SOURCE_TOPIC
-                            } else if synonym_of(k).is_some_and(|b| broker.config().is_explicit(b))
-                            {
-                                SOURCE_STATIC_BROKER
-                            } else {
-                                SOURCE_DEFAULT
-                            },
-                            false,
-                            syn,
+                        topic_entry(
+                            broker,
+                            k,
+                            &cfg,
+                            &meta.configs,
+                            meta.internal,
+                            version,
+                            synonyms,
                         )
                     })
                     .collect();

@@ -19,6 +19,11 @@ const OP_DELETE: i8 = 1;
 const OP_APPEND: i8 = 2;
 const OP_SUBTRACT: i8 = 3;
 
+/// A topic key of type list (APPEND / SUBTRACT apply to these only).
+fn list_key(name: &str) -> Option<&'static strata_storage::config_def::ConfigKey> {
+    crate::topic_config::key(name).filter(|k| k.ty == strata_storage::config_def::Type::List)
+}
+
 /// Answers IncrementalAlterConfigs.
 pub async fn handle(
     broker: &Arc<Broker>,
@@ -51,11 +56,12 @@ pub async fn handle(
                                 OP_DELETE => {
                                     configs.remove(&key);
                                 }
-                                OP_APPEND | OP_SUBTRACT if key == "cleanup.policy" => {
+                                OP_APPEND | OP_SUBTRACT if list_key(&key).is_some() => {
+                                    let default = list_key(&key).and_then(|k| k.default);
                                     let mut list: Vec<String> = configs
                                         .get(&key)
                                         .cloned()
-                                        .unwrap_or_else(|| "delete".into())
+                                        .unwrap_or_else(|| default.unwrap_or_default().into())
                                         .split(',')
                                         .map(|s| s.trim().to_string())
                                         .filter(|s| !s.is_empty())

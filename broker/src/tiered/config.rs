@@ -14,8 +14,11 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use strata_metadata::{TopicBasedRemoteLogMetadataManagerConfig, RLMM_CONFIG_PREFIX};
-use strata_tiering::{RemoteLogManagerConfig, RsmConfig};
+use std::sync::LazyLock;
+
+use strata_metadata::{TopicBasedRemoteLogMetadataManagerConfig, RLMM_CONFIG, RLMM_CONFIG_PREFIX};
+use strata_storage::config_def::{render, ConfigKey};
+use strata_tiering::{RemoteLogManagerConfig, RsmConfig, RSM_CONFIG};
 
 use super::TieringError;
 
@@ -28,8 +31,8 @@ pub const DEFAULT_RSM_PREFIX: &str = "rsm.config.";
 /// strata: `http.listener`, the `/metrics` endpoint.
 pub const HTTP_LISTENER_KEY: &str = "http.listener";
 
-/// The tiering properties `strata --help` lists, with defaults.
-pub const TIERING_KEYS: &[(&str, &str, &str)] = &[
+/// The RemoteLogManager's properties and the two prefixes, as `strata --help` lists them.
+const RLM_KEYS: &[(&str, &str, &str)] = &[
     (
         "remote.log.storage.system.enable",
         "true",
@@ -110,137 +113,59 @@ pub const TIERING_KEYS: &[(&str, &str, &str)] = &[
         "rlmm.config.",
         "prefix of the remote log metadata manager's properties",
     ),
-    (
-        "rsm.config.storage.backend",
-        "filesystem",
-        "filesystem | s3",
-    ),
-    (
-        "rsm.config.storage.filesystem.root",
-        "<log dir>/remote",
-        "where the filesystem backend keeps remote segments (<log dir>: the one of log.dirs holding strata-topics.json, at first the first)",
-    ),
-    (
-        "rsm.config.storage.s3.bucket.name",
-        "(none)",
-        "S3 bucket (backend s3)",
-    ),
-    (
-        "rsm.config.storage.s3.region",
-        "(none)",
-        "S3 region",
-    ),
-    (
-        "rsm.config.storage.s3.endpoint.url",
-        "(AWS)",
-        "S3-compatible endpoint, e.g. http://127.0.0.1:9000",
-    ),
-    (
-        "rsm.config.storage.s3.path.style.access.enabled",
-        "(path style)",
-        "true: http://endpoint/bucket/key (MinIO and most S3-compatible servers); false: virtual-hosted style",
-    ),
-    (
-        "rsm.config.storage.aws.access.key.id",
-        "(environment)",
-        "static credentials; else the AWS environment/profile chain",
-    ),
-    (
-        "rsm.config.storage.aws.secret.access.key",
-        "(environment)",
-        "static credentials",
-    ),
-    (
-        "rsm.config.storage.aws.session.token",
-        "(none)",
-        "session token of temporary credentials",
-    ),
-    (
-        "rsm.config.storage.s3.api.call.timeout",
-        "60000",
-        "ms for one S3 operation including retries",
-    ),
-    (
-        "rsm.config.storage.s3.api.call.attempt.timeout",
-        "30000",
-        "ms for one S3 attempt",
-    ),
-    (
-        "rsm.config.storage.s3.multipart.upload.part.size",
-        "26214400",
-        "multipart upload part size",
-    ),
-    (
-        "rsm.config.upload.concurrency",
-        "2",
-        "parts uploaded at once per segment",
-    ),
-    (
-        "rsm.config.key.prefix",
-        "(empty)",
-        "prefix of every object key",
-    ),
-    (
-        "rsm.config.chunk.size",
-        "4194304",
-        "bytes per chunk of a remote segment (unit of ranged reads and caching)",
-    ),
-    (
-        "rsm.config.compression.enabled",
-        "false",
-        "zstd-compress chunks",
-    ),
-    (
-        "rsm.config.compression.heuristic.detection.enabled",
-        "false",
-        "skip compression for segments already compressed by producers",
-    ),
-    (
-        "rsm.config.encryption.enabled",
-        "false",
-        "AES-256-GCM encrypt chunks (needs encryption.key.file)",
-    ),
-    (
-        "rsm.config.encryption.key.file",
-        "(none)",
-        "file holding the 256-bit key-encryption key (32 raw bytes, 64 hex digits or base64)",
-    ),
-    (
-        "rsm.config.fetch.chunk.cache.size",
-        "67108864",
-        "bytes of chunks cached in memory",
-    ),
-    (
-        "rsm.config.fetch.chunk.cache.prefetch.max.size",
-        "0",
-        "bytes read ahead after a chunk fetch",
-    ),
-    (
-        "rsm.config.fetch.manifest.cache.size",
-        "1000",
-        "segment manifests cached",
-    ),
-    (
-        "rsm.config.fetch.indexes.cache.size",
-        "10485760",
-        "bytes of remote indexes cached",
-    ),
-    (
-        "rsm.config.fetch.concurrency",
-        "4",
-        "chunk GETs at once per read",
-    ),
-    (
-        "rlmm.config.remote.log.metadata.topic.num.partitions",
-        "50",
-        "partitions of __remote_log_metadata (fixed once written)",
-    ),
-    (
-        "http.listener",
-        "(off)",
-        "host:port serving GET /metrics (Prometheus text)",
-    ),
 ];
+
+/// `http.listener`, listed after the RSM and RLMM keys.
+const HTTP_LISTENER_HELP: (&str, &str, &str) = (
+    "http.listener",
+    "(off)",
+    "host:port serving GET /metrics (Prometheus text)",
+);
+
+/// The tiering properties `strata --help` lists, with defaults: [`RLM_KEYS`], then every key of the
+/// `rsm.config.` and `rlmm.config.` tables ([`RSM_CONFIG`], [`RLMM_CONFIG`]), then `http.listener`. Iterate
+/// it like a slice of (name, default, doc).
+pub const TIERING_KEYS: TieringKeys = TieringKeys;
+
+/// See [`TIERING_KEYS`].
+#[derive(Clone, Copy, Debug)]
+pub struct TieringKeys;
+
+type HelpLine = (&'static str, &'static str, &'static str);
+
+static TIERING_LIST: LazyLock<Vec<HelpLine>> = LazyLock::new(|| {
+    // Built once: the prefixed names and default texts live as long as the process.
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    let line = |prefix: &str, k: &'static ConfigKey| -> HelpLine {
+        let default = match k.default {
+            Some("") if k.default_doc.is_none() => "(empty)".to_string(),
+            _ => render::default_text(k),
+        };
+        (leak(format!("{prefix}{}", k.name)), leak(default), k.doc)
+    };
+    RLM_KEYS
+        .iter()
+        .copied()
+        .chain(RSM_CONFIG.keys().map(|k| line(DEFAULT_RSM_PREFIX, k)))
+        .chain(RLMM_CONFIG.keys().map(|k| line("", k)))
+        .chain([HTTP_LISTENER_HELP])
+        .collect()
+});
+
+impl TieringKeys {
+    /// The (name, default, doc) lines.
+    pub fn iter(self) -> std::slice::Iter<'static, HelpLine> {
+        TIERING_LIST.iter()
+    }
+}
+
+impl IntoIterator for TieringKeys {
+    type Item = &'static HelpLine;
+    type IntoIter = std::slice::Iter<'static, HelpLine>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
 
 /// Whether the broker config leaves `key` to [`TieringConfig`] (given the configured RSM/RLMM prefixes).
 fn is_tiering_key(key: &str, rsm_prefix: &str, rlmm_prefix: &str) -> bool {

@@ -1,6 +1,10 @@
 //! `TopicBasedRemoteLogMetadataManagerConfig`: the `rlmm.config.` properties of the topic-based manager.
 use serde::{Deserialize, Serialize};
 
+use strata_storage::config_def::{
+    parse, ConfigDef, ConfigError, ConfigKey, Effect, Source, Type, Validator, Value,
+};
+
 use crate::{Error, Result};
 
 /// The internal topic holding the metadata records, Kafka's `__remote_log_metadata`.
@@ -27,6 +31,80 @@ const CLIENT_KEY_PREFIXES: [&str; 3] = [
 ];
 /// See [`TopicBasedRemoteLogMetadataManagerConfig::snapshot_interval_ms`].
 pub const SNAPSHOT_INTERVAL_MS_KEY: &str = "rlmm.config.remote.log.metadata.snapshot.interval.ms";
+
+fn retention(v: &Value) -> std::result::Result<(), String> {
+    match v {
+        Value::Long(-1) => Ok(()),
+        Value::Long(n) if *n >= 1 => Ok(()),
+        _ => Err("must be -1 (unlimited) or a positive number of milliseconds".into()),
+    }
+}
+
+fn one_replica(v: &Value) -> std::result::Result<(), String> {
+    match v {
+        Value::Short(1) => Ok(()),
+        _ => Err("a single-node broker keeps one replica; only 1 is accepted".into()),
+    }
+}
+
+/// Every `rlmm.config.` key (Kafka's `TopicBasedRemoteLogMetadataManagerConfig` plus strata's snapshot interval).
+pub const RLMM_KEYS: &[ConfigKey] = &[
+    ConfigKey::new(
+        NUM_PARTITIONS_KEY,
+        Type::Int,
+        "partitions of __remote_log_metadata (fixed once it holds records)",
+    )
+    .default("50")
+    .validator(Validator::Between(1, 10_000)),
+    ConfigKey::new(
+        RETENTION_MS_KEY,
+        Type::Long,
+        "how long metadata records are kept, never past the last snapshot (-1 = forever)",
+    )
+    .default("-1")
+    .validator(Validator::Custom(retention)),
+    ConfigKey::new(
+        REPLICATION_FACTOR_KEY,
+        Type::Short,
+        "replicas of __remote_log_metadata",
+    )
+    .default("1")
+    .validator(Validator::Custom(one_replica))
+    .effect(Effect::NoEffect(
+        "a single node keeps one replica (only 1 is accepted)",
+    )),
+    ConfigKey::new(
+        SNAPSHOT_INTERVAL_MS_KEY,
+        Type::Long,
+        "how often a write also snapshots the metadata cache",
+    )
+    .default("60000")
+    .validator(Validator::Between(1, 86_400_000))
+    .strata_only(),
+    ConfigKey::new(
+        "rlmm.config.remote.log.metadata.initialization.retry.max.timeout.ms",
+        Type::Long,
+        "how long the manager retries its initialization",
+    )
+    .default("120000")
+    .validator(Validator::AtLeast(0))
+    .effect(Effect::NoEffect(
+        "the metadata log is local: initialization does not wait for a cluster",
+    )),
+    ConfigKey::new(
+        "rlmm.config.remote.log.metadata.initialization.retry.interval.ms",
+        Type::Long,
+        "wait between initialization retries",
+    )
+    .default("100")
+    .validator(Validator::AtLeast(0))
+    .effect(Effect::NoEffect(
+        "the metadata log is local: initialization does not wait for a cluster",
+    )),
+];
+
+/// The `rlmm.config.` table.
+pub const RLMM_CONFIG: ConfigDef = ConfigDef::new("rlmm.config.", RLMM_KEYS);
 
 /// Configuration of [`TopicBasedRemoteLogMetadataManager`](crate::TopicBasedRemoteLogMetadataManager).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,52 +141,60 @@ impl Default for TopicBasedRemoteLogMetadataManagerConfig {
 }
 
 impl TopicBasedRemoteLogMetadataManagerConfig {
-    /// Reads the `rlmm.config.` properties out of `props` (full names, other keys ignored), starting from the
-    /// defaults, then validates. An unknown `rlmm.config.` key is an error naming it.
+    /// Reads the `rlmm.config.` properties out of `props` (full names, other keys ignored) through
+    /// [`RLMM_CONFIG`], then validates. An unknown `rlmm.config.` key is an error naming it and the closest
+    /// known key; so is a key of Kafka's internal metadata clients, which strata does not have.
     pub fn from_properties<'a>(
         props: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Result<Self> {
-        let mut c = Self::default();
+        let mut given = Vec::new();
         for (key, value) in props {
-            let Some(_) = key.strip_prefix(RLMM_CONFIG_PREFIX) else {
+            if !key.starts_with(RLMM_CONFIG_PREFIX) {
                 continue;
-            };
-            match key {
-                NUM_PARTITIONS_KEY => c.num_partitions = parse(NUM_PARTITIONS_KEY, value)?,
-                RETENTION_MS_KEY => c.retention_ms = parse(RETENTION_MS_KEY, value)?,
-                SNAPSHOT_INTERVAL_MS_KEY => c.snapshot_interval_ms = parse(SNAPSHOT_INTERVAL_MS_KEY, value)?,
-                // Kafka single-broker setups set it to 1, which is what a single node does; refuse anything else.
-                REPLICATION_FACTOR_KEY => {
-                    let rf: i16 = parse(REPLICATION_FACTOR_KEY, value)?;
-                    if rf != 1 {
-                        return Err(Error::InvalidConfig {
-                            key: REPLICATION_FACTOR_KEY,
-                            value: value.to_owned(),
-                            reason: "a single-node broker keeps one replica; only 1 is accepted".to_owned(),
-                        });
-                    }
-                }
-                _ if CLIENT_KEY_PREFIXES.iter().any(|p| key.starts_with(p)) || key.ends_with(".consume.wait.ms") => {
-                    return Err(Error::InvalidConfig {
-                        key: "rlmm.config.*",
-                        value: key.to_owned(),
-                        reason: "configures Kafka's internal metadata producer/consumer, which strata does not \
-                                 have (it appends to and replays the metadata log directly); remove it"
-                            .to_owned(),
-                    })
-                }
-                _ => {
-                    return Err(Error::InvalidConfig {
-                        key: "rlmm.config.*",
-                        value: key.to_owned(),
-                        reason: format!(
-                            "unknown remote log metadata manager property (known: {NUM_PARTITIONS_KEY}, \
-                             {RETENTION_MS_KEY}, {SNAPSHOT_INTERVAL_MS_KEY})"
-                        ),
-                    })
-                }
             }
+            if CLIENT_KEY_PREFIXES.iter().any(|p| key.starts_with(p))
+                || key.ends_with(".consume.wait.ms")
+            {
+                return Err(Error::InvalidConfig {
+                    key: "rlmm.config.*",
+                    value: key.to_owned(),
+                    reason: "configures Kafka's internal metadata producer/consumer, which strata does not \
+                             have (it appends to and replays the metadata log directly); remove it"
+                        .to_owned(),
+                });
+            }
+            given.push((key, value, Source::File));
         }
+        let v = RLMM_CONFIG.parse(given).map_err(|e| match e {
+            ConfigError::BadValue { key, value, reason } => Error::InvalidConfig {
+                key: RLMM_CONFIG.key(&key).map_or("rlmm.config.*", |k| k.name),
+                value,
+                reason,
+            },
+            other => Error::InvalidConfig {
+                key: "rlmm.config.*",
+                value: String::new(),
+                reason: other.to_string(),
+            },
+        })?;
+        if let Some(key) = v.unknown().first() {
+            return Err(Error::InvalidConfig {
+                key: "rlmm.config.*",
+                value: key.clone(),
+                reason: format!(
+                    "unknown remote log metadata manager property{}",
+                    RLMM_CONFIG
+                        .closest(key)
+                        .map(|s| format!(" (did you mean {s}?)"))
+                        .unwrap_or_default()
+                ),
+            });
+        }
+        let c = Self {
+            num_partitions: v.int(NUM_PARTITIONS_KEY) as u32,
+            retention_ms: v.long(RETENTION_MS_KEY),
+            snapshot_interval_ms: v.long(SNAPSHOT_INTERVAL_MS_KEY) as u64,
+        };
         c.validate()?;
         Ok(c)
     }
@@ -131,50 +217,51 @@ impl TopicBasedRemoteLogMetadataManagerConfig {
         self
     }
 
-    /// Checks every field's range; the error names the property and the value.
+    /// Checks every field against its key's validator in [`RLMM_CONFIG`]; the error names the property and
+    /// the value.
     pub fn validate(&self) -> Result<()> {
-        if !(1..=10_000).contains(&self.num_partitions) {
-            return Err(Error::InvalidConfig {
-                key: NUM_PARTITIONS_KEY,
-                value: self.num_partitions.to_string(),
-                reason: "must be between 1 and 10000".to_owned(),
-            });
-        }
-        if !(1..=86_400_000).contains(&self.snapshot_interval_ms) {
-            return Err(Error::InvalidConfig {
-                key: SNAPSHOT_INTERVAL_MS_KEY,
-                value: self.snapshot_interval_ms.to_string(),
-                reason: "must be between 1 and 86400000".to_owned(),
-            });
-        }
-        if self.retention_ms != -1 && self.retention_ms < 1 {
-            return Err(Error::InvalidConfig {
-                key: RETENTION_MS_KEY,
-                value: self.retention_ms.to_string(),
-                reason: "must be -1 (unlimited) or a positive number of milliseconds".to_owned(),
-            });
+        for (key, value) in [
+            (NUM_PARTITIONS_KEY, Value::Long(self.num_partitions.into())),
+            (
+                SNAPSHOT_INTERVAL_MS_KEY,
+                Value::Long(self.snapshot_interval_ms.min(i64::MAX as u64) as i64),
+            ),
+            (RETENTION_MS_KEY, Value::Long(self.retention_ms)),
+        ] {
+            let k = RLMM_CONFIG.key(key).expect("declared");
+            parse::check(&k.validator, &value).map_err(|reason| Error::InvalidConfig {
+                key: k.name,
+                value: value.to_text().unwrap_or_default(),
+                reason,
+            })?;
         }
         Ok(())
     }
 }
 
-fn parse<T: std::str::FromStr>(key: &'static str, value: &str) -> Result<T>
-where
-    T::Err: std::fmt::Display,
-{
-    value
-        .trim()
-        .parse()
-        .map_err(|e: T::Err| Error::InvalidConfig {
-            key,
-            value: value.to_owned(),
-            reason: format!("not a valid number: {e}"),
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn table_is_consistent_and_a_typo_suggests_the_key() {
+        RLMM_CONFIG.check_table().unwrap();
+        assert_eq!(
+            TopicBasedRemoteLogMetadataManagerConfig::from_properties([]).unwrap(),
+            TopicBasedRemoteLogMetadataManagerConfig::default(),
+            "the table's defaults are the struct's"
+        );
+        let err = TopicBasedRemoteLogMetadataManagerConfig::from_properties([(
+            "rlmm.config.remote.log.metadata.topic.num.partition",
+            "3",
+        )])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("did you mean rlmm.config.remote.log.metadata.topic.num.partitions"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn defaults_are_kafkas_and_valid() {

@@ -161,6 +161,10 @@ pub struct ConfigKey {
     pub synonyms: &'static [Synonym],
     /// A strata key (not Kafka's): a typo near it stops start-up instead of warning.
     pub strata_only: bool,
+    /// Topic keys: the broker properties that supply the default, in Kafka's precedence order
+    /// (`retention.ms` ← `log.retention.ms` > `log.retention.minutes` > `log.retention.hours`); empty = the
+    /// table's own default (Kafka's `CONFIGS_WITH_NO_SERVER_DEFAULTS`). Not accepted as names of this table.
+    pub server_default: &'static [Synonym],
 }
 
 impl ConfigKey {
@@ -176,6 +180,7 @@ impl ConfigKey {
             effect: Effect::Used,
             synonyms: &[],
             strata_only: false,
+            server_default: &[],
         }
     }
     /// Sets the default.
@@ -201,6 +206,11 @@ impl ConfigKey {
     /// Sets the synonyms.
     pub const fn synonyms(mut self, synonyms: &'static [Synonym]) -> Self {
         self.synonyms = synonyms;
+        self
+    }
+    /// Sets the broker properties that supply a topic key's default.
+    pub const fn server_default(mut self, synonyms: &'static [Synonym]) -> Self {
+        self.server_default = synonyms;
         self
     }
     /// Marks a strata-only key.
@@ -350,12 +360,31 @@ impl ConfigDef {
         (distance <= (name.len() / 3).max(2)).then_some(best)
     }
 
+    /// The error for a key this table does not know, with the closest known name.
+    pub fn unknown_error(&self, key: &str) -> ConfigError {
+        ConfigError::Unknown {
+            key: key.to_string(),
+            suggestion: self.closest(key).map(String::from),
+        }
+    }
+
     /// Parses `props` (key, value, source). Later entries of a higher [`Source`] win over earlier ones; a key's
     /// own name wins over its synonyms. Unknown keys are returned in [`Values::unknown`] for the caller's policy
     /// (warn, or refuse); a bad value or a set [`Effect::Unsupported`] key is an error.
     pub fn parse<'a>(
         &self,
         props: impl IntoIterator<Item = (&'a str, &'a str, Source)>,
+    ) -> Result<Values, ConfigError> {
+        self.parse_over(props, |_| None)
+    }
+
+    /// As [`ConfigDef::parse`], but a key not given takes its value from `base` (with the source `base` says)
+    /// before the table's default: a topic's keys over the broker's topic defaults. Values from `base` are
+    /// trusted (not validated again).
+    pub fn parse_over<'a>(
+        &self,
+        props: impl IntoIterator<Item = (&'a str, &'a str, Source)>,
+        base: impl Fn(&ConfigKey) -> Option<(Value, Source)>,
     ) -> Result<Values, ConfigError> {
         // For each key, the winning (source, name rank, raw): a higher source wins; within one source the key's
         // own name (rank 0) beats synonym i (rank i + 1); within both, the later entry wins.
@@ -381,6 +410,10 @@ impl ConfigDef {
         let mut values = BTreeMap::new();
         for key in self.keys() {
             let Some(&(source, rank, raw)) = chosen.get(key.name) else {
+                if let Some(given) = base(key) {
+                    values.insert(key.name, given);
+                    continue;
+                }
                 let value = key
                     .default
                     .and_then(|d| key.parse_value(d).ok())

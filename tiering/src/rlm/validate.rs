@@ -1,6 +1,9 @@
 //! Topic-config rules for tiering that the broker checks on CreateTopics / AlterConfigs (Kafka's
 //! `LogConfig.validateRemoteStorageOnlyIfSystemEnabled`, `validateNoRemoteStorageForCompactedTopic`,
 //! `validateTurningOffRemoteStorageWithDelete`, `validateRemoteStorageRetentionSize|Time`, KIP-950).
+use strata_storage::config_def::{ConfigError, ConfigKey, Value};
+use strata_storage::TOPIC_CONFIG;
+
 use super::RemotePolicy;
 use crate::error::{Error, Result};
 
@@ -53,24 +56,27 @@ pub enum ConfigChangeAction {
     DeleteRemoteData,
 }
 
-fn parse_bool(key: &str, v: &str) -> Result<bool> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(Error::InvalidProperty {
-            key: key.into(),
+/// Parses one topic value through its key in storage's topic table (the one parser per type).
+fn parse(key: &ConfigKey, v: &str) -> Result<Value> {
+    key.parse_value(v).map_err(|e| {
+        let reason = match e {
+            ConfigError::BadValue { reason, .. } => reason,
+            other => other.to_string(),
+        };
+        Error::InvalidProperty {
+            key: key.name.into(),
             value: v.into(),
-            reason: "must be true or false".into(),
-        }),
-    }
+            reason,
+        }
+    })
 }
 
-fn parse_i64(key: &str, v: &str) -> Result<i64> {
-    v.trim().parse().map_err(|_| Error::InvalidProperty {
-        key: key.into(),
-        value: v.into(),
-        reason: "not a valid number".into(),
-    })
+fn long(v: Value) -> i64 {
+    match v {
+        Value::Long(n) => n,
+        Value::Int(n) => n.into(),
+        _ => 0,
+    }
 }
 
 impl TopicRemoteConfig {
@@ -82,15 +88,19 @@ impl TopicRemoteConfig {
         let mut c = Self::default();
         for (k, v) in props {
             let (k, v) = (k.as_ref(), v.as_ref());
+            let Some(key) = TOPIC_CONFIG.own.iter().find(|key| key.name == k) else {
+                continue;
+            };
+            let flag = || parse(key, v).map(|x| x == Value::Bool(true));
             match k {
-                "remote.storage.enable" => c.remote_storage_enable = parse_bool(k, v)?,
-                "remote.log.copy.disable" => c.copy_disable = parse_bool(k, v)?,
-                "remote.log.delete.on.disable" => c.delete_on_disable = parse_bool(k, v)?,
+                "remote.storage.enable" => c.remote_storage_enable = flag()?,
+                "remote.log.copy.disable" => c.copy_disable = flag()?,
+                "remote.log.delete.on.disable" => c.delete_on_disable = flag()?,
                 "cleanup.policy" => c.cleanup_policy = v.trim().to_string(),
-                "retention.ms" => c.retention_ms = parse_i64(k, v)?,
-                "retention.bytes" => c.retention_bytes = parse_i64(k, v)?,
-                "local.retention.ms" => c.local_retention_ms = parse_i64(k, v)?,
-                "local.retention.bytes" => c.local_retention_bytes = parse_i64(k, v)?,
+                "retention.ms" => c.retention_ms = long(parse(key, v)?),
+                "retention.bytes" => c.retention_bytes = long(parse(key, v)?),
+                "local.retention.ms" => c.local_retention_ms = long(parse(key, v)?),
+                "local.retention.bytes" => c.local_retention_bytes = long(parse(key, v)?),
                 _ => {}
             }
         }

@@ -1,10 +1,16 @@
 //! Per-topic log configuration ([`LogConfig`]) and the manager's configuration ([`LogManagerConfig`]). Field docs
-//! name the Kafka property and its default; [`LogConfig::validate`] is the one place values are checked.
+//! name the Kafka property and its default; the topic keys are declared once in [`TOPIC_CONFIG`] (the `topic`
+//! module), and [`LogConfig::validate`] checks values against it plus the rules between keys.
+mod topic;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use crate::handles::default_max_open_files;
 use crate::{Error, Result, TopicPartition};
+pub use topic::{
+    config_error, topic_log_config, topic_value, topic_values, TOPIC_CONFIG, TOPIC_KEYS,
+};
 
 /// Kafka's `message.timestamp.type`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -124,9 +130,9 @@ pub struct LogConfig {
     pub max_message_bytes: u32,
     /// Kafka: `message.timestamp.type`. Default: CreateTime.
     pub message_timestamp_type: TimestampType,
-    /// Kafka: `flush.messages`. Default: u64::MAX (never forced). Fsync after this many unflushed records.
+    /// Kafka: `flush.messages`. Default: Long.MAX_VALUE (never forced). Fsync after this many unflushed records.
     pub flush_messages: u64,
-    /// Kafka: `flush.ms`. Default: u64::MAX (never forced). Fsync when the last flush is this old.
+    /// Kafka: `flush.ms`. Default: Long.MAX_VALUE (never forced). Fsync when the last flush is this old.
     pub flush_ms: u64,
     /// Kafka: `remote.storage.enable`. Default: false. Segments leave the disk only once in remote storage.
     pub remote_storage_enable: bool,
@@ -163,8 +169,8 @@ impl Default for LogConfig {
             local_retention_bytes: -2,
             max_message_bytes: 1_048_588,
             message_timestamp_type: TimestampType::CreateTime,
-            flush_messages: u64::MAX,
-            flush_ms: u64::MAX,
+            flush_messages: i64::MAX as u64,
+            flush_ms: i64::MAX as u64,
             remote_storage_enable: false,
             file_delete_delay_ms: 60_000,
             remote_log_copy_disable: false,
@@ -184,62 +190,10 @@ fn invalid(key: &str, value: impl ToString, reason: &str) -> Error {
 }
 
 impl LogConfig {
-    /// Checks every field; the error names the Kafka property and the bad value.
+    /// Checks every field against its key in [`TOPIC_CONFIG`], then the rules between keys; the error names
+    /// the Kafka property and the bad value.
     pub fn validate(&self) -> Result<()> {
-        // Kafka's minimum segment.bytes is 14 (the size of an empty message set header); we need room for one
-        // batch header.
-        if self.segment_bytes < 61 || self.segment_bytes > i32::MAX as u64 {
-            return Err(invalid(
-                "segment.bytes",
-                self.segment_bytes,
-                "must be between 61 and 2147483647",
-            ));
-        }
-        if self.segment_ms < 1 {
-            return Err(invalid("segment.ms", self.segment_ms, "must be at least 1"));
-        }
-        if self.min_insync_replicas < 1 {
-            return Err(invalid(
-                "min.insync.replicas",
-                self.min_insync_replicas,
-                "must be at least 1",
-            ));
-        }
-        if self.segment_index_bytes < 12 {
-            return Err(invalid(
-                "segment.index.bytes",
-                self.segment_index_bytes,
-                "must be at least 12",
-            ));
-        }
-        if self.retention_ms < -1 {
-            return Err(invalid(
-                "retention.ms",
-                self.retention_ms,
-                "must be -1 (unlimited) or at least 0",
-            ));
-        }
-        if self.retention_bytes < -1 {
-            return Err(invalid(
-                "retention.bytes",
-                self.retention_bytes,
-                "must be -1 (unlimited) or at least 0",
-            ));
-        }
-        if self.local_retention_ms < -2 {
-            return Err(invalid(
-                "local.retention.ms",
-                self.local_retention_ms,
-                "must be -2, -1 or at least 0",
-            ));
-        }
-        if self.local_retention_bytes < -2 {
-            return Err(invalid(
-                "local.retention.bytes",
-                self.local_retention_bytes,
-                "must be -2, -1 or at least 0",
-            ));
-        }
+        self.validate_keys()?;
         // Kafka: local retention must not exceed total retention (unless total is unlimited).
         let (local_ms, local_bytes) = (
             self.effective_local_retention_ms(),
@@ -257,20 +211,6 @@ impl LogConfig {
                 "local.retention.bytes",
                 self.local_retention_bytes,
                 &format!("must not exceed retention.bytes {}", self.retention_bytes),
-            ));
-        }
-        if self.max_message_bytes == 0 || self.max_message_bytes > i32::MAX as u32 {
-            return Err(invalid(
-                "max.message.bytes",
-                self.max_message_bytes,
-                "must be between 1 and 2147483647",
-            ));
-        }
-        if self.flush_messages == 0 {
-            return Err(invalid(
-                "flush.messages",
-                self.flush_messages,
-                "must be at least 1",
             ));
         }
         if self.remote_storage_enable && self.cleanup_policy.compacts() {

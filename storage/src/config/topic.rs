@@ -1,0 +1,494 @@
+//! The topic configuration as one table ([`TOPIC_CONFIG`]): every Apache Kafka 4.x topic key with its type,
+//! default, validator, documentation, the broker properties that supply its default, and what strata does with
+//! it. CreateTopics / AlterConfigs / IncrementalAlterConfigs validate through it ([`topic_log_config`]),
+//! DescribeConfigs reports from it, and [`LogConfig`] is built from its parsed values.
+
+use std::collections::BTreeMap;
+
+use super::{CleanupPolicy, LogConfig, TimestampType};
+use crate::config_def::{
+    ConfigDef, ConfigError, ConfigKey, Effect, Source, Synonym, Type, Validator, Value, Values,
+};
+use crate::{Error, Result};
+
+const fn syn(name: &'static str) -> Synonym {
+    Synonym { name, scale: 1 }
+}
+
+const HOURS: i64 = 3_600_000;
+const COMPACTION: &str = "log compaction is not implemented (cleanup.policy=compact is refused)";
+const REPLICATION: &str = "a single node has no replicas to throttle";
+const CODEC: &str =
+    "batches are stored as the producer compressed them (compression.type=producer)";
+const CLOCK: &str = "CreateTime timestamps are not checked against the broker's clock";
+
+/// Today's refusal of a topic codec: batches are kept as the producer compressed them.
+fn producer_codec_only(v: &Value) -> std::result::Result<(), String> {
+    match v {
+        Value::String(s) if s == "producer" => Ok(()),
+        _ => Err(
+            "only compression.type=producer is supported: batches are stored as the producer \
+                  compressed them (set the codec on the producer)"
+                .into(),
+        ),
+    }
+}
+
+/// Kafka's `GzipCompression.LevelValidator`: 1..=9 or -1 (the codec's default).
+fn gzip_level(v: &Value) -> std::result::Result<(), String> {
+    match v {
+        Value::Int(-1 | 1..=9) => Ok(()),
+        _ => Err("must be -1 or between 1 and 9".into()),
+    }
+}
+
+/// Every topic key (Kafka 4.x's `LogConfig`), in Kafka's documentation order.
+pub const TOPIC_KEYS: &[ConfigKey] = &[
+    ConfigKey::new("cleanup.policy", Type::List, "delete old segments by time and size (delete) or compact the log (compact: refused, strata does not compact)")
+        .default("delete")
+        .validator(Validator::ListOf(&["delete", "compact"]))
+        .server_default(&[syn("log.cleanup.policy")]),
+    ConfigKey::new("compression.gzip.level", Type::Int, "gzip level when compression.type=gzip")
+        .default("-1")
+        .validator(Validator::Custom(gzip_level))
+        .server_default(&[syn("compression.gzip.level")])
+        .effect(Effect::NoEffect(CODEC)),
+    ConfigKey::new("compression.lz4.level", Type::Int, "lz4 level when compression.type=lz4")
+        .default("9")
+        .validator(Validator::Between(1, 17))
+        .server_default(&[syn("compression.lz4.level")])
+        .effect(Effect::NoEffect(CODEC)),
+    ConfigKey::new("compression.type", Type::String, "the topic's codec; producer keeps the producer's (the only one strata supports)")
+        .default("producer")
+        .validator(Validator::Custom(producer_codec_only))
+        .server_default(&[syn("compression.type")]),
+    ConfigKey::new("compression.zstd.level", Type::Int, "zstd level when compression.type=zstd")
+        .default("3")
+        .validator(Validator::Between(-131072, 22))
+        .server_default(&[syn("compression.zstd.level")])
+        .effect(Effect::NoEffect(CODEC)),
+    ConfigKey::new("delete.retention.ms", Type::Long, "how long tombstones are kept on compacted topics")
+        .default("86400000")
+        .validator(Validator::AtLeast(0))
+        .server_default(&[syn("log.cleaner.delete.retention.ms")])
+        .effect(Effect::Unsupported(COMPACTION)),
+    ConfigKey::new("file.delete.delay.ms", Type::Long, "delay between renaming a deleted segment .deleted and removing its files")
+        .default("60000")
+        .validator(Validator::AtLeast(0))
+        .server_default(&[syn("log.segment.delete.delay.ms")]),
+    ConfigKey::new("flush.messages", Type::Long, "fsync after this many unflushed records")
+        .default("9223372036854775807")
+        .validator(Validator::AtLeast(1))
+        .server_default(&[syn("log.flush.interval.messages")]),
+    ConfigKey::new("flush.ms", Type::Long, "fsync when the last flush is this old (ms)")
+        .default("9223372036854775807")
+        .validator(Validator::AtLeast(0))
+        .server_default(&[syn("log.flush.interval.ms"), syn("log.flush.scheduler.interval.ms")]),
+    ConfigKey::new("follower.replication.throttled.replicas", Type::List, "replicas throttled on the follower side")
+        .default("")
+        .effect(Effect::NoEffect(REPLICATION)),
+    ConfigKey::new("index.interval.bytes", Type::Int, "bytes between offset and time index entries")
+        .default("4096")
+        .validator(Validator::Between(0, i32::MAX as i64))
+        .server_default(&[syn("log.index.interval.bytes")]),
+    ConfigKey::new("leader.replication.throttled.replicas", Type::List, "replicas throttled on the leader side")
+        .default("")
+        .effect(Effect::NoEffect(REPLICATION)),
+    ConfigKey::new("local.retention.bytes", Type::Long, "local size retention of a tiered topic (-2 = retention.bytes)")
+        .default("-2")
+        .validator(Validator::AtLeast(-2))
+        .server_default(&[syn("log.local.retention.bytes")]),
+    ConfigKey::new("local.retention.ms", Type::Long, "local time retention of a tiered topic (-2 = retention.ms)")
+        .default("-2")
+        .validator(Validator::AtLeast(-2))
+        .server_default(&[syn("log.local.retention.ms")]),
+    ConfigKey::new("max.compaction.lag.ms", Type::Long, "longest time a record stays ineligible for compaction")
+        .default("9223372036854775807")
+        .validator(Validator::AtLeast(1))
+        .server_default(&[syn("log.cleaner.max.compaction.lag.ms")])
+        .effect(Effect::Unsupported(COMPACTION)),
+    ConfigKey::new("max.message.bytes", Type::Int, "largest record batch accepted")
+        .default("1048588")
+        .validator(Validator::Between(1, i32::MAX as i64))
+        .server_default(&[syn("message.max.bytes")]),
+    ConfigKey::new("message.timestamp.after.max.ms", Type::Long, "largest future skew of a CreateTime timestamp")
+        .default("3600000")
+        .validator(Validator::AtLeast(0))
+        .server_default(&[syn("log.message.timestamp.after.max.ms")])
+        .effect(Effect::NoEffect(CLOCK)),
+    ConfigKey::new("message.timestamp.before.max.ms", Type::Long, "largest past skew of a CreateTime timestamp")
+        .default("9223372036854775807")
+        .validator(Validator::AtLeast(0))
+        .server_default(&[syn("log.message.timestamp.before.max.ms")])
+        .effect(Effect::NoEffect(CLOCK)),
+    ConfigKey::new("message.timestamp.type", Type::String, "keep the producer's timestamps (CreateTime) or stamp batches at append (LogAppendTime)")
+        .default("CreateTime")
+        .validator(Validator::OneOf(&["CreateTime", "LogAppendTime"]))
+        .server_default(&[syn("log.message.timestamp.type")]),
+    ConfigKey::new("min.cleanable.dirty.ratio", Type::Double, "dirty ratio that makes a log eligible for compaction")
+        .default("0.5")
+        .validator(Validator::BetweenF(0.0, 1.0))
+        .server_default(&[syn("log.cleaner.min.cleanable.ratio")])
+        .effect(Effect::Unsupported(COMPACTION)),
+    ConfigKey::new("min.compaction.lag.ms", Type::Long, "shortest time a record stays uncompacted")
+        .default("0")
+        .validator(Validator::AtLeast(0))
+        .server_default(&[syn("log.cleaner.min.compaction.lag.ms")])
+        .effect(Effect::Unsupported(COMPACTION)),
+    ConfigKey::new("min.insync.replicas", Type::Int, "in-sync replicas an acks=all produce needs (a single node has one: more is NOT_ENOUGH_REPLICAS)")
+        .default("1")
+        .validator(Validator::AtLeast(1))
+        .server_default(&[syn("min.insync.replicas")]),
+    ConfigKey::new("preallocate", Type::Boolean, "preallocate segment files when rolling")
+        .default("false")
+        .server_default(&[syn("log.preallocate")])
+        .effect(Effect::NoEffect("segment files grow as written (their indexes are preallocated)")),
+    ConfigKey::new("remote.log.copy.disable", Type::Boolean, "stop copying to remote storage; remote data stays readable (KIP-950)")
+        .default("false"),
+    ConfigKey::new("remote.log.delete.on.disable", Type::Boolean, "allow turning remote.storage.enable off, deleting the remote data (KIP-950)")
+        .default("false"),
+    // Kafka has no broker default for it; strata's `log.remote.storage.enable` tiers every new topic.
+    ConfigKey::new("remote.storage.enable", Type::Boolean, "tier the topic's closed segments to remote storage")
+        .default("false")
+        .server_default(&[syn("log.remote.storage.enable")]),
+    ConfigKey::new("retention.bytes", Type::Long, "size retention per partition, local plus remote (-1 = none)")
+        .default("-1")
+        .validator(Validator::AtLeast(-1))
+        .server_default(&[syn("log.retention.bytes")]),
+    ConfigKey::new("retention.ms", Type::Long, "time retention, local plus remote (-1 = none)")
+        .default("604800000")
+        .validator(Validator::AtLeast(-1))
+        .server_default(&[
+            syn("log.retention.ms"),
+            Synonym { name: "log.retention.minutes", scale: 60_000 },
+            Synonym { name: "log.retention.hours", scale: HOURS },
+        ]),
+    // Kafka's floor is 1 MiB; strata accepts down to one batch header (tests roll tiny segments).
+    ConfigKey::new("segment.bytes", Type::Int, "roll when the active segment would exceed this size")
+        .default("1073741824")
+        .validator(Validator::Between(61, i32::MAX as i64))
+        .server_default(&[syn("log.segment.bytes")]),
+    ConfigKey::new("segment.index.bytes", Type::Int, "size of a segment's preallocated index; a full index rolls the segment")
+        .default("10485760")
+        .validator(Validator::Between(12, i32::MAX as i64))
+        .server_default(&[syn("log.index.size.max.bytes")]),
+    ConfigKey::new("segment.jitter.ms", Type::Long, "random jitter subtracted from segment.ms")
+        .default("0")
+        .validator(Validator::AtLeast(0))
+        .server_default(&[syn("log.roll.jitter.ms"), Synonym { name: "log.roll.jitter.hours", scale: HOURS }])
+        .effect(Effect::NoEffect("segments roll at segment.ms without jitter")),
+    ConfigKey::new("segment.ms", Type::Long, "roll a non-empty segment older than this")
+        .default("604800000")
+        .validator(Validator::AtLeast(1))
+        .server_default(&[syn("log.roll.ms"), Synonym { name: "log.roll.hours", scale: HOURS }]),
+    ConfigKey::new("unclean.leader.election.enable", Type::Boolean, "elect an out-of-sync replica leader")
+        .default("false")
+        .server_default(&[syn("unclean.leader.election.enable")])
+        .effect(Effect::NoEffect("a single node is always the partition leader")),
+];
+
+/// The topic configuration table.
+pub const TOPIC_CONFIG: ConfigDef = ConfigDef::new("topic", TOPIC_KEYS);
+
+/// A `u64` field as Kafka's INT when it fits, else as a long (so a validator's bound still catches it).
+fn int_or_long(v: u64) -> Value {
+    match i32::try_from(v) {
+        Ok(i) => Value::Int(i),
+        Err(_) => Value::Long(v.min(i64::MAX as u64) as i64),
+    }
+}
+
+fn long(v: u64) -> Value {
+    Value::Long(v.min(i64::MAX as u64) as i64)
+}
+
+impl LogConfig {
+    /// The value of topic key `name` this config holds; `None` for keys strata does not use (their value is
+    /// the topic's override or the table's default).
+    pub fn value(&self, name: &str) -> Option<Value> {
+        Some(match name {
+            "cleanup.policy" => Value::List(
+                self.cleanup_policy
+                    .as_str()
+                    .split(',')
+                    .map(String::from)
+                    .collect(),
+            ),
+            "compression.type" => Value::String("producer".into()),
+            "file.delete.delay.ms" => long(self.file_delete_delay_ms),
+            "flush.messages" => long(self.flush_messages),
+            "flush.ms" => long(self.flush_ms),
+            "index.interval.bytes" => int_or_long(self.index_interval_bytes.into()),
+            "local.retention.bytes" => Value::Long(self.local_retention_bytes),
+            "local.retention.ms" => Value::Long(self.local_retention_ms),
+            "max.message.bytes" => int_or_long(self.max_message_bytes.into()),
+            "message.timestamp.type" => Value::String(self.message_timestamp_type.as_str().into()),
+            "min.insync.replicas" => Value::Int(self.min_insync_replicas),
+            "remote.log.copy.disable" => Value::Bool(self.remote_log_copy_disable),
+            "remote.log.delete.on.disable" => Value::Bool(self.remote_log_delete_on_disable),
+            "remote.storage.enable" => Value::Bool(self.remote_storage_enable),
+            "retention.bytes" => Value::Long(self.retention_bytes),
+            "retention.ms" => Value::Long(self.retention_ms),
+            "segment.bytes" => int_or_long(self.segment_bytes),
+            "segment.index.bytes" => int_or_long(self.segment_index_bytes.into()),
+            "segment.ms" => Value::Long(self.segment_ms),
+            _ => return None,
+        })
+    }
+
+    /// The config the parsed topic values describe.
+    pub fn from_values(v: &Values) -> Self {
+        let policy = v.list("cleanup.policy");
+        let has = |p: &str| policy.iter().any(|x| x == p);
+        let u = |name: &str| u64::try_from(v.long(name)).unwrap_or(0);
+        Self {
+            segment_bytes: u("segment.bytes"),
+            segment_ms: v.long("segment.ms"),
+            index_interval_bytes: u("index.interval.bytes") as u32,
+            segment_index_bytes: u("segment.index.bytes") as u32,
+            retention_ms: v.long("retention.ms"),
+            retention_bytes: v.long("retention.bytes"),
+            local_retention_ms: v.long("local.retention.ms"),
+            local_retention_bytes: v.long("local.retention.bytes"),
+            max_message_bytes: u("max.message.bytes") as u32,
+            message_timestamp_type: match v.string("message.timestamp.type") {
+                Some("LogAppendTime") => TimestampType::LogAppendTime,
+                _ => TimestampType::CreateTime,
+            },
+            flush_messages: u("flush.messages"),
+            flush_ms: u("flush.ms"),
+            remote_storage_enable: v.bool("remote.storage.enable"),
+            file_delete_delay_ms: u("file.delete.delay.ms"),
+            remote_log_copy_disable: v.bool("remote.log.copy.disable"),
+            remote_log_delete_on_disable: v.bool("remote.log.delete.on.disable"),
+            cleanup_policy: match (has("compact"), has("delete")) {
+                (true, true) => CleanupPolicy::CompactDelete,
+                (true, false) => CleanupPolicy::Compact,
+                _ => CleanupPolicy::Delete,
+            },
+            min_insync_replicas: v.int("min.insync.replicas"),
+        }
+    }
+
+    /// Checks each value against its key's validator in [`TOPIC_CONFIG`].
+    pub(super) fn validate_keys(&self) -> Result<()> {
+        for key in TOPIC_CONFIG.keys() {
+            if let Some(value) = self.value(key.name) {
+                crate::config_def::parse::check(&key.validator, &value).map_err(|reason| {
+                    Error::InvalidConfig {
+                        key: key.name.into(),
+                        value: value.to_text().unwrap_or_default(),
+                        reason,
+                    }
+                })?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A table error as storage's [`Error::InvalidConfig`] (the value looked up in `given` where the error has none).
+pub fn config_error(e: ConfigError, given: &BTreeMap<String, String>) -> Error {
+    match e {
+        ConfigError::BadValue { key, value, reason } => Error::InvalidConfig { key, value, reason },
+        ConfigError::Unknown { key, suggestion } => Error::InvalidConfig {
+            value: given.get(&key).cloned().unwrap_or_default(),
+            reason: format!(
+                "unknown topic config{}",
+                suggestion
+                    .map(|s| format!(" (did you mean {s}?)"))
+                    .unwrap_or_default()
+            ),
+            key,
+        },
+        ConfigError::Unsupported { key, value, reason } => Error::InvalidConfig {
+            key,
+            value,
+            reason: format!("not supported: {reason}"),
+        },
+    }
+}
+
+/// A topic's overrides parsed over `defaults` (the broker's topic defaults): every key of [`TOPIC_CONFIG`] with
+/// its value and source ([`Source::Topic`] for an override). An unknown key or a bad value is an error naming
+/// it; so is `cleanup.policy` other than `delete` (strata does not compact).
+pub fn topic_values(defaults: &LogConfig, overrides: &BTreeMap<String, String>) -> Result<Values> {
+    let values = TOPIC_CONFIG
+        .parse_over(
+            overrides
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str(), Source::Topic)),
+            |k| defaults.value(k.name).map(|v| (v, Source::Default)),
+        )
+        .map_err(|e| config_error(e, overrides))?;
+    if let Some(key) = values.unknown().first() {
+        return Err(config_error(TOPIC_CONFIG.unknown_error(key), overrides));
+    }
+    if values.is_explicit("cleanup.policy") && values.list("cleanup.policy") != ["delete"] {
+        return Err(Error::InvalidConfig {
+            key: "cleanup.policy".into(),
+            value: overrides.get("cleanup.policy").cloned().unwrap_or_default(),
+            reason: "only cleanup.policy=delete is supported (no log compaction)".into(),
+        });
+    }
+    Ok(values)
+}
+
+/// The topic's log config: `defaults` with the topic's `overrides`, validated (each key, then the rules
+/// between keys).
+pub fn topic_log_config(
+    defaults: &LogConfig,
+    overrides: &BTreeMap<String, String>,
+) -> Result<LogConfig> {
+    let cfg = LogConfig::from_values(&topic_values(defaults, overrides)?);
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+/// The value of topic key `key` for a topic running with `cfg` and the overrides `overrides`, as Kafka prints
+/// it (`None` for null).
+pub fn topic_value(
+    cfg: &LogConfig,
+    overrides: &BTreeMap<String, String>,
+    key: &ConfigKey,
+) -> Option<String> {
+    cfg.value(key.name)
+        .or_else(|| {
+            overrides
+                .get(key.name)
+                .and_then(|raw| key.parse_value(raw).ok())
+        })
+        .or_else(|| key.default.and_then(|d| key.parse_value(d).ok()))
+        .and_then(|v| v.to_text())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn overrides(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn table_is_consistent_and_its_defaults_are_log_configs_defaults() {
+        TOPIC_CONFIG.check_table().unwrap();
+        let from_table = topic_log_config(&LogConfig::default(), &BTreeMap::new()).unwrap();
+        assert_eq!(from_table, LogConfig::default());
+        for key in TOPIC_CONFIG.keys() {
+            if let Some(v) = LogConfig::default().value(key.name) {
+                assert_eq!(
+                    Some(v),
+                    key.default.map(|d| key.parse_value(d).unwrap()),
+                    "{}",
+                    key.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_kafka_topic_key_is_known() {
+        // Apache Kafka 4.x's public topic keys (LogConfig / TopicConfig).
+        for name in [
+            "cleanup.policy",
+            "compression.gzip.level",
+            "compression.lz4.level",
+            "compression.type",
+            "compression.zstd.level",
+            "delete.retention.ms",
+            "file.delete.delay.ms",
+            "flush.messages",
+            "flush.ms",
+            "follower.replication.throttled.replicas",
+            "index.interval.bytes",
+            "leader.replication.throttled.replicas",
+            "local.retention.bytes",
+            "local.retention.ms",
+            "max.compaction.lag.ms",
+            "max.message.bytes",
+            "message.timestamp.after.max.ms",
+            "message.timestamp.before.max.ms",
+            "message.timestamp.type",
+            "min.cleanable.dirty.ratio",
+            "min.compaction.lag.ms",
+            "min.insync.replicas",
+            "preallocate",
+            "remote.log.copy.disable",
+            "remote.log.delete.on.disable",
+            "remote.storage.enable",
+            "retention.bytes",
+            "retention.ms",
+            "segment.bytes",
+            "segment.index.bytes",
+            "segment.jitter.ms",
+            "segment.ms",
+            "unclean.leader.election.enable",
+        ] {
+            assert!(TOPIC_CONFIG.key(name).is_some(), "{name}");
+        }
+        assert_eq!(TOPIC_CONFIG.keys().count(), 33);
+    }
+
+    #[test]
+    fn overrides_parse_over_the_broker_defaults() {
+        let defaults = LogConfig {
+            retention_ms: 1000,
+            ..LogConfig::default()
+        };
+        let c = topic_log_config(&defaults, &overrides(&[("segment.bytes", " 2048 ")])).unwrap();
+        assert_eq!((c.retention_ms, c.segment_bytes), (1000, 2048));
+        let v = topic_values(&defaults, &overrides(&[("preallocate", "TRUE")])).unwrap();
+        assert!(v.bool("preallocate") && v.is_explicit("preallocate"));
+        assert_eq!(v.source("retention.ms"), Source::Default);
+    }
+
+    #[test]
+    fn unknown_key_suggests_the_closest_and_bad_value_names_key_and_value() {
+        let err = topic_log_config(&LogConfig::default(), &overrides(&[("retention.mss", "1")]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("retention.mss") && err.contains("did you mean retention.ms"),
+            "{err}"
+        );
+        let err = topic_log_config(
+            &LogConfig::default(),
+            &overrides(&[("retention.ms", "soon")]),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("retention.ms") && err.contains("soon"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn compaction_and_codecs_stay_refused_and_replication_keys_are_ignored() {
+        for (k, v, says) in [
+            ("cleanup.policy", "compact", "no log compaction"),
+            ("cleanup.policy", "delete,compact", "no log compaction"),
+            ("compression.type", "zstd", "only compression.type=producer"),
+            ("min.cleanable.dirty.ratio", "0.1", "compaction"),
+        ] {
+            let err = topic_log_config(&LogConfig::default(), &overrides(&[(k, v)]))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(k) && err.contains(says), "{err}");
+        }
+        let c = topic_log_config(
+            &LogConfig::default(),
+            &overrides(&[
+                ("leader.replication.throttled.replicas", "*"),
+                ("unclean.leader.election.enable", "true"),
+                ("compression.type", "producer"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(c, LogConfig::default());
+    }
+}

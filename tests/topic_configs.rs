@@ -1,0 +1,204 @@
+//! Topic configs over the wire, all derived from the one topic table (storage's `TOPIC_CONFIG`): Kafka's keys
+//! with no effect on a single node are accepted, unknown keys and compaction keys are INVALID_CONFIG naming the
+//! key (with Kafka's "did you mean"), and DescribeConfigs reports each key's type, synonyms and documentation as
+//! Kafka's `ConfigHelper` does.
+
+mod common;
+
+use common::raw::{connect, request};
+use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
+use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
+use kafka_protocol::messages::describe_configs_response::DescribeConfigsResourceResult;
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::StrBytes;
+
+/// Kafka's INVALID_CONFIG.
+const INVALID_CONFIG: i16 = 40;
+
+fn sb(s: &str) -> StrBytes {
+    StrBytes::from_string(s.to_string())
+}
+
+fn create(topic: &str, configs: &[(&str, &str)]) -> CreateTopicsRequest {
+    CreateTopicsRequest::default()
+        .with_timeout_ms(5000)
+        .with_topics(vec![CreatableTopic::default()
+            .with_name(TopicName(sb(topic)))
+            .with_num_partitions(1)
+            .with_replication_factor(1)
+            .with_configs(
+                configs
+                    .iter()
+                    .map(|(k, v)| {
+                        CreatableTopicConfig::default()
+                            .with_name(sb(k))
+                            .with_value(Some(sb(v)))
+                    })
+                    .collect(),
+            )])
+}
+
+/// CreateTopics v7 of one topic: (error code, message).
+async fn create_one(
+    s: &mut tokio::net::TcpStream,
+    topic: &str,
+    configs: &[(&str, &str)],
+) -> (i16, String) {
+    let r: CreateTopicsResponse = request(s, ApiKey::CreateTopics, 7, &create(topic, configs))
+        .await
+        .unwrap();
+    let t = &r.topics[0];
+    (
+        t.error_code,
+        t.error_message
+            .as_ref()
+            .map(|m| m.to_string())
+            .unwrap_or_default(),
+    )
+}
+
+/// Kafka rejects an unknown topic key with InvalidConfigurationException (INVALID_CONFIG) naming it, and so
+/// does strata, adding the closest known key; compaction keys stay refused (strata does not compact); keys with
+/// no meaning on one node (replication throttles, unclean leader election) are accepted. Nothing is created by
+/// a refused request, and the connection keeps serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_and_compaction_keys_are_invalid_config_and_single_node_keys_are_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let mut s = connect(broker.local_addr()).await;
+
+    let (code, msg) = create_one(&mut s, "typo", &[("retention.mss", "1000")]).await;
+    assert_eq!(code, INVALID_CONFIG, "{msg}");
+    assert!(
+        msg.contains("retention.mss") && msg.contains("did you mean retention.ms"),
+        "{msg}"
+    );
+    let (code, msg) = create_one(&mut s, "typo", &[("retention.ms", "soon")]).await;
+    assert_eq!(code, INVALID_CONFIG, "{msg}");
+    assert!(
+        msg.contains("retention.ms") && msg.contains("soon"),
+        "{msg}"
+    );
+    let (code, msg) = create_one(&mut s, "typo", &[("min.compaction.lag.ms", "5")]).await;
+    assert_eq!(code, INVALID_CONFIG, "{msg}");
+    assert!(
+        msg.contains("min.compaction.lag.ms") && msg.contains("compaction"),
+        "{msg}"
+    );
+    let (code, msg) = create_one(&mut s, "typo", &[("cleanup.policy", "compact")]).await;
+    assert_eq!(code, INVALID_CONFIG, "{msg}");
+    assert!(
+        broker.broker().topics().get("typo").is_none(),
+        "nothing created"
+    );
+
+    let (code, msg) = create_one(
+        &mut s,
+        "single",
+        &[
+            ("unclean.leader.election.enable", "true"),
+            ("leader.replication.throttled.replicas", "*"),
+            ("preallocate", "true"),
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{msg}");
+    assert!(broker.broker().topics().get("single").is_some());
+    drop(s);
+    broker.shutdown().await.unwrap();
+}
+
+fn entry<'a>(r: &'a DescribeConfigsResponse, k: &str) -> &'a DescribeConfigsResourceResult {
+    r.results[0]
+        .configs
+        .iter()
+        .find(|e| e.name.as_str() == k)
+        .unwrap_or_else(|| panic!("{k} not listed"))
+}
+
+fn synonyms(e: &DescribeConfigsResourceResult) -> Vec<(String, Option<String>, i8)> {
+    e.synonyms
+        .iter()
+        .map(|s| {
+            (
+                s.name.to_string(),
+                s.value.as_ref().map(|v| v.to_string()),
+                s.source,
+            )
+        })
+        .collect()
+}
+
+/// DescribeConfigs v4 of a topic, as Kafka's `ConfigHelper.createTopicConfigEntry`: every topic key (33 in
+/// Kafka 4.x); synonyms ordered topic override (TOPIC_CONFIG=1), the broker property that set the default
+/// (STATIC_BROKER_CONFIG=4, in its own unit: `log.retention.hours`), the default (DEFAULT_CONFIG=5); the
+/// entry's source is the first synonym's; `config_type` is Kafka's ConfigType (LONG=5, INT=3, LIST=7,
+/// BOOLEAN=1); documentation is set; topic keys are not read-only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn describe_configs_reports_types_synonyms_and_documentation_from_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker_with(dir.path(), &[("log.retention.hours", "2")]).await;
+    let mut s = connect(broker.local_addr()).await;
+    let (code, msg) = create_one(&mut s, "syn", &[("segment.bytes", "1048576")]).await;
+    assert_eq!(code, 0, "{msg}");
+    let req = DescribeConfigsRequest::default()
+        .with_include_synonyms(true)
+        .with_include_documentation(true)
+        .with_resources(vec![DescribeConfigsResource::default()
+            .with_resource_type(2)
+            .with_resource_name(sb("syn"))
+            .with_configuration_keys(None)]);
+    let r: DescribeConfigsResponse = request(&mut s, ApiKey::DescribeConfigs, 4, &req)
+        .await
+        .unwrap();
+    assert_eq!(r.results[0].error_code, 0);
+    assert_eq!(r.results[0].configs.len(), 33, "every Kafka 4.x topic key");
+
+    let retention = entry(&r, "retention.ms");
+    assert_eq!(retention.value.as_deref(), Some("7200000"));
+    assert_eq!((retention.config_source, retention.config_type), (4, 5));
+    assert_eq!(
+        synonyms(retention),
+        [
+            ("log.retention.hours".into(), Some("2".into()), 4),
+            ("log.retention.ms".into(), Some("604800000".into()), 5),
+        ]
+    );
+    assert!(retention
+        .documentation
+        .as_ref()
+        .is_some_and(|d| !d.is_empty()));
+
+    let segment = entry(&r, "segment.bytes");
+    assert_eq!(segment.value.as_deref(), Some("1048576"));
+    assert_eq!((segment.config_source, segment.config_type), (1, 3));
+    assert_eq!(
+        synonyms(segment),
+        [
+            ("segment.bytes".into(), Some("1048576".into()), 1),
+            ("log.segment.bytes".into(), Some("1073741824".into()), 5),
+        ]
+    );
+
+    let policy = entry(&r, "cleanup.policy");
+    assert_eq!(
+        (
+            policy.value.as_deref(),
+            policy.config_source,
+            policy.config_type
+        ),
+        (Some("delete"), 5, 7)
+    );
+    // A key strata does not use is still described, at its default.
+    let preallocate = entry(&r, "preallocate");
+    assert_eq!(
+        (preallocate.value.as_deref(), preallocate.config_type),
+        (Some("false"), 1)
+    );
+    // Kafka has no broker default for remote.log.copy.disable: no synonyms, DEFAULT_CONFIG.
+    let copy = entry(&r, "remote.log.copy.disable");
+    assert!(copy.synonyms.is_empty());
+    assert_eq!((copy.config_source, copy.read_only), (5, false));
+    drop(s);
+    broker.shutdown().await.unwrap();
+}
