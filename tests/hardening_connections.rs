@@ -167,7 +167,7 @@ async fn at_max_connections_a_new_client_is_served_by_closing_the_longest_idle()
     let dir = tempfile::tempdir().unwrap();
     let broker = common::start_broker_with(dir.path(), &[("max.connections", "4")]).await;
     let addr = broker.local_addr();
-    let mut oldest = served(addr).await;
+    let oldest = served(addr).await;
     let mut others = Vec::new();
     for _ in 0..3 {
         others.push(served(addr).await);

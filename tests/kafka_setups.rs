@@ -140,7 +140,7 @@ fn data_dir_arg(dir: &Path) -> String {
     format!("log.dirs={}", dir.display())
 }
 
-/// Kafka 4.x's `config/server.properties` (KRaft, combined broker+controller) with only the ports changed (to 0)
+/// Kafka 4.x's `config/server.properties` (KRaft, combined broker+controller) with only the listener addresses changed (127.0.0.1:0: tests stay on loopback; an empty host binding every interface is unit-tested in config::listeners)
 /// and `log.dirs` pointed at a temporary directory. Its controller, replication and thread keys have no meaning on
 /// one node: one INFO line lists them. The CONTROLLER listener is not served.
 #[test]
@@ -184,7 +184,7 @@ fn kafka_single_node_server_properties_as_shipped_starts_and_serves() {
     assert!(data.join("kraft-file-0").is_dir(), "data not in log.dirs");
 }
 
-/// The apache/kafka image's single-node environment (docker-compose `single-node/plaintext`), ports changed to 0
+/// The apache/kafka image's single-node environment (docker-compose `single-node/plaintext`), listener addresses changed to 127.0.0.1:0
 /// and `KAFKA_LOG_DIRS` to a temporary directory, with no file: strata serves the first client listener
 /// (PLAINTEXT_HOST, advertised as localhost) and warns that PLAINTEXT is not served.
 #[test]
@@ -206,7 +206,7 @@ fn apache_kafka_image_environment_without_a_file_starts_and_serves() {
         ("KAFKA_CONTROLLER_QUORUM_VOTERS", "1@broker:0"),
         (
             "KAFKA_LISTENERS",
-            "CONTROLLER://:0,PLAINTEXT_HOST://:0,PLAINTEXT://:0",
+            "CONTROLLER://127.0.0.1:0,PLAINTEXT_HOST://127.0.0.1:0,PLAINTEXT://127.0.0.1:0",
         ),
         ("KAFKA_INTER_BROKER_LISTENER_NAME", "PLAINTEXT"),
         ("KAFKA_CONTROLLER_LISTENER_NAMES", "CONTROLLER"),

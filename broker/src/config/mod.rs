@@ -126,6 +126,9 @@ pub struct BrokerConfig {
     /// The properties given explicitly (properties file or `--override`); the rest are at their defaults.
     /// DescribeConfigs reports the former as STATIC_BROKER_CONFIG and the latter as DEFAULT_CONFIG.
     pub explicit: BTreeSet<String>,
+    /// The known property names as given (a synonym such as `log.retention.hours` under its own name), for
+    /// DescribeConfigs' synonym lists.
+    pub given: BTreeSet<String>,
     /// Not a property: directories inside `log.dirs` owned by other components (the filesystem remote tier's
     /// root), which the log manager skips instead of warning about them.
     pub reserved_dirs: Vec<PathBuf>,
@@ -233,7 +236,13 @@ impl BrokerConfig {
             }
             unknown.push((key.clone(), closest));
         }
-        Self::from_values(values, ignored, unknown)
+        let mut c = Self::from_values(values, ignored, unknown)?;
+        c.given = props
+            .keys()
+            .filter(|k| BROKER_DEF.key(k).is_some())
+            .cloned()
+            .collect();
+        Ok(c)
     }
 
     fn from_values(
@@ -326,6 +335,7 @@ impl BrokerConfig {
             group_max_size: v.int("group.max.size") as usize,
             offset_metadata_max_bytes: v.int("offset.metadata.max.bytes") as usize,
             explicit,
+            given: BTreeSet::new(),
             reserved_dirs: Vec::new(),
             tiering_props: BTreeMap::new(),
             ignored,
@@ -413,6 +423,11 @@ impl BrokerConfig {
     /// Whether `key` was given explicitly rather than left at its default.
     pub fn is_explicit(&self, key: &str) -> bool {
         self.explicit.contains(key)
+    }
+
+    /// Whether the property was given under exactly this name (a synonym counts only under its own name).
+    pub fn was_given(&self, name: &str) -> bool {
+        self.given.contains(name)
     }
 
     /// Every accepted property with its current value (for DescribeConfigs on the broker resource).

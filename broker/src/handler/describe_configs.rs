@@ -128,7 +128,7 @@ fn topic_entry(
         syn.push(synonym(k.name, value.clone(), SOURCE_TOPIC));
     }
     // The broker property that won (Kafka's precedence: ms > minutes > hours), in its own unit.
-    if let Some(s) = server.iter().find(|s| config.is_explicit(s.name)) {
+    if let Some(s) = server.iter().find(|s| config.was_given(s.name)) {
         let broker_value = config.log.value(k.name).and_then(|v| match v {
             strata_storage::config_def::Value::Long(n) if s.scale != 1 => {
                 Some((n / s.scale).to_string())
