@@ -172,7 +172,7 @@ pub const KEYS: &[KeyDoc] = &[
     KeyDoc {
         name: "queued.max.request.bytes",
         default: "209715200",
-        doc: "request-frame bytes being read across all connections (-1 = unbounded; at least socket.request.max.bytes)",
+        doc: "request-frame bytes being read across all connections, reserved as they arrive (-1 = unbounded; at least socket.request.max.bytes)",
     },
     KeyDoc {
         name: "max.partitions.per.request",
