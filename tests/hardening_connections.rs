@@ -11,8 +11,9 @@ mod common;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use common::raw::{connect, read_frame, request};
+use common::raw::{batch, connect, read_frame, request};
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
+use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -198,8 +199,9 @@ async fn at_max_connections_a_new_client_is_served_by_closing_the_longest_idle()
     broker.shutdown().await.unwrap();
 }
 
-/// Kafka: `queued.max.request.bytes`. A frame whose length does not fit in what is left waits (no buffer is
-/// allocated) until the bytes come back; here they come back when the slow frame holding them is closed.
+/// Kafka: `queued.max.request.bytes`. Frames hold the budget for the bytes that arrived; a frame that does not
+/// fit in what is left waits until the bytes come back; here they come back when the slow frame holding them is
+/// closed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn request_bytes_being_read_are_bounded_across_connections() {
     let dir = tempfile::tempdir().unwrap();
@@ -213,10 +215,10 @@ async fn request_bytes_being_read_are_bounded_across_connections() {
     )
     .await;
     let addr = broker.local_addr();
-    // Holds 4000 of the 4096 bytes: its length arrived, its body never will.
+    // Holds at least 3900 of the 4096 bytes: 3900 of its 4000 declared bytes arrived, the rest never will.
     let mut hog = connect(addr).await;
     hog.write_all(&4000i32.to_be_bytes()).await.unwrap();
-    hog.write_all(&[0u8; 10]).await.unwrap();
+    hog.write_all(&[0u8; 3900]).await.unwrap();
     let mut probe = connect(addr).await;
     let deadline = Instant::now() + Duration::from_secs(5);
     // A small request still fits in what is left (poll: the hog's length may not be read yet).
@@ -224,7 +226,7 @@ async fn request_bytes_being_read_are_bounded_across_connections() {
         assert!(Instant::now() < deadline);
         probe = connect(addr).await;
     }
-    // A 300-byte Metadata does not fit until the hog is closed by the read timeout.
+    // A 300-byte Metadata does not fit (at most 196 bytes are left) until the hog is closed by the read timeout.
     let mut waiting = connect(addr).await;
     let t0 = Instant::now();
     let req = MetadataRequest::default()
@@ -251,5 +253,85 @@ async fn request_bytes_being_read_are_bounded_across_connections() {
         read_frame(&mut hog).await.is_none(),
         "the slow frame was closed"
     );
+    broker.shutdown().await.unwrap();
+}
+
+/// Kafka: `queued.max.request.bytes` bounds the bytes of request frames being read, not the lengths they declare
+/// (tester report R7-2): sockets that each declare a `socket.request.max.bytes` frame and send one byte of it hold
+/// about one byte of the budget each, so a normal client's Metadata and Produce keep being answered at once
+/// rather than after `socket.request.read.timeout.ms`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn declared_max_size_frames_with_one_byte_do_not_block_other_clients() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker_with(
+        dir.path(),
+        &[
+            ("socket.request.max.bytes", "65536"),
+            ("queued.max.request.bytes", "131072"),
+            ("socket.request.read.timeout.ms", "60000"),
+        ],
+    )
+    .await;
+    let addr = broker.local_addr();
+    common::create_topic(&addr.to_string(), "cheap-dos", 1).await;
+    let log = broker.broker().log("cheap-dos", 0).unwrap();
+
+    // Three sockets declare 65536-byte frames (together 1.5 times the budget) and send 1 byte each.
+    let mut attackers = Vec::new();
+    for _ in 0..3 {
+        let mut s = connect(addr).await;
+        s.write_all(&65536i32.to_be_bytes()).await.unwrap();
+        s.write_all(&[0u8]).await.unwrap();
+        attackers.push(s);
+    }
+    // Make sure the broker has read their lengths: an ApiVersions on a connection opened after them is answered
+    // (and under the old reservation, the later Metadata/Produce would wait for the 60 s read timeout).
+    served(addr).await;
+
+    let bound = Duration::from_secs(5);
+    let mut s = connect(addr).await;
+    for round in 0..5 {
+        let req = MetadataRequest::default()
+            .with_topics(Some(vec![MetadataRequestTopic::default()
+                .with_name(Some(TopicName(StrBytes::from_static_str("cheap-dos"))))]))
+            .with_allow_auto_topic_creation(false);
+        let t0 = Instant::now();
+        let meta: MetadataResponse =
+            tokio::time::timeout(bound, request(&mut s, ApiKey::Metadata, 12, &req))
+                .await
+                .unwrap_or_else(|_| panic!("Metadata round {round} not answered within {bound:?}"))
+                .expect("answered");
+        assert_eq!(meta.topics[0].error_code, 0);
+
+        let produce = ProduceRequest::default()
+            .with_acks(1)
+            .with_timeout_ms(5000)
+            .with_topic_data(vec![TopicProduceData::default()
+                .with_name(TopicName(StrBytes::from_static_str("cheap-dos")))
+                .with_partition_data(vec![PartitionProduceData::default()
+                    .with_index(0)
+                    .with_records(Some(batch(&[b"still served"])))])]);
+        let resp: ProduceResponse =
+            tokio::time::timeout(bound, request(&mut s, ApiKey::Produce, 9, &produce))
+                .await
+                .unwrap_or_else(|_| panic!("Produce round {round} not answered within {bound:?}"))
+                .expect("answered");
+        let p = &resp.responses[0].partition_responses[0];
+        assert_eq!(p.error_code, 0, "NONE");
+        assert_eq!(p.base_offset, round);
+        assert!(t0.elapsed() < bound, "{:?}", t0.elapsed());
+    }
+    assert_eq!(log.log_end_offset(), 5, "every produce was written once");
+
+    // The attackers are still open (their frames are within the read timeout), and none got an answer.
+    for a in &mut attackers {
+        let mut buf = [0u8; 1];
+        assert!(
+            tokio::time::timeout(Duration::from_millis(50), a.read(&mut buf))
+                .await
+                .is_err(),
+            "no answer and no close for a partial frame"
+        );
+    }
     broker.shutdown().await.unwrap();
 }

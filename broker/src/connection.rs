@@ -1,13 +1,13 @@
 //! One client connection: 4-byte length framing (bounded by `socket.request.max.bytes`), requests handled one
 //! at a time in arrival order, responses written by a writer task in the same order. A connection without
 //! requests for `connections.max.idle.ms` is closed, so is one whose request frame does not arrive in full within
-//! `socket.request.read.timeout.ms` of its first byte; a frame's buffer is allocated only once its length fits
-//! in `queued.max.request.bytes` shared by all connections.
+//! `socket.request.read.timeout.ms` of its first byte; a frame's buffer grows as its bytes arrive, each growth
+//! taken from `queued.max.request.bytes` shared by all connections (a declared length alone reserves nothing).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, BufWriter};
@@ -61,11 +61,14 @@ struct FrameLimits {
     budget: Option<Arc<Semaphore>>,
 }
 
-/// Reads one frame whose first byte is available or awaited, all of it within `read_timeout` (the length, then,
-/// once the bytes budget granted the frame's length — the buffer is allocated only then — the body; the wait
-/// for the budget does not count). `Ok(None)` on a clean end of stream between frames. Not cancel-safe: a cancelled read
-/// leaves the stream mid-frame, so the caller closes the connection.
-async fn read_frame<R: AsyncReadExt + Unpin>(
+/// Reads one frame whose first byte is available or awaited, all of it within `read_timeout`. The frame's
+/// buffer grows as its bytes arrive, and each growth first takes its size from the bytes budget: a peer that
+/// declares a large frame and sends little holds only about what it sent, never its declared length. Waiting
+/// for the budget before the frame holds any of it does not count against `read_timeout` (the broker's doing);
+/// once it holds some, it does (frames that together fill the budget mid-way cannot hold it forever).
+/// `Ok(None)` on a clean end of stream between frames. Not cancel-safe: a cancelled read leaves the stream
+/// mid-frame, so the caller closes the connection.
+async fn read_frame<R: AsyncBufReadExt + Unpin>(
     rd: &mut R,
     limits: &FrameLimits,
 ) -> Result<Option<(Bytes, Option<OwnedSemaphorePermit>)>, FrameError> {
@@ -85,25 +88,49 @@ async fn read_frame<R: AsyncReadExt + Unpin>(
     if n < 10 || n as usize > limits.max {
         return Err(FrameError::BadLength(n));
     }
-    let waiting = tokio::time::Instant::now();
-    let permit = match &limits.budget {
-        Some(budget) => Some(
-            budget
-                .clone()
-                .acquire_many_owned(n as u32)
-                .await
-                .expect("never closed"),
-        ),
-        None => None,
-    };
-    // Waiting for the budget is the broker's doing, not the client's: it does not count.
-    deadline += waiting.elapsed();
-    let mut buf = BytesMut::zeroed(n as usize);
-    tokio::time::timeout_at(deadline, rd.read_exact(&mut buf))
-        .await
-        .map_err(too_slow)?
-        .map_err(FrameError::Io)?;
-    Ok(Some((buf.freeze(), permit)))
+    let n = n as usize;
+    let mut buf = Vec::new();
+    let mut held: Option<OwnedSemaphorePermit> = None;
+    while buf.len() < n {
+        let arrived = tokio::time::timeout_at(deadline, rd.fill_buf())
+            .await
+            .map_err(too_slow)?
+            .map_err(FrameError::Io)?
+            .len();
+        if arrived == 0 {
+            return Err(FrameError::Io(std::io::ErrorKind::UnexpectedEof.into()));
+        }
+        let take = arrived.min(n - buf.len());
+        if buf.capacity() - buf.len() < take {
+            // Grow geometrically (bounded by the frame), so the copies stay linear and the buffer at most
+            // about twice what arrived.
+            let cap = (buf.len() + take).max(buf.capacity() * 2).min(n);
+            if let Some(budget) = &limits.budget {
+                let want = (cap - buf.capacity()) as u32;
+                let waiting = tokio::time::Instant::now();
+                let more = budget.clone().acquire_many_owned(want);
+                let more = if held.is_some() {
+                    tokio::time::timeout_at(deadline, more)
+                        .await
+                        .map_err(too_slow)?
+                } else {
+                    let p = more.await;
+                    deadline += waiting.elapsed();
+                    p
+                }
+                .expect("never closed");
+                match &mut held {
+                    Some(h) => h.merge(more),
+                    None => held = Some(more),
+                }
+            }
+            buf.reserve_exact(cap - buf.len());
+        }
+        let chunk = rd.fill_buf().await.map_err(FrameError::Io)?;
+        buf.extend_from_slice(&chunk[..take]);
+        rd.consume(take);
+    }
+    Ok(Some((Bytes::from(buf), held)))
 }
 
 /// Why the wait for the next request ended without one.
@@ -323,5 +350,45 @@ mod tests {
         assert_eq!(budget.available_permits(), 14);
         drop(permit);
         assert_eq!(budget.available_permits(), 30);
+    }
+
+    #[tokio::test]
+    async fn a_declared_length_reserves_only_the_bytes_that_arrived() {
+        let budget = Arc::new(Semaphore::new(1000));
+        let l = FrameLimits {
+            budget: Some(budget.clone()),
+            ..limits(1000)
+        };
+        let (mut tx, rx) = tokio::io::duplex(64);
+        let mut rx = BufReader::new(rx);
+        tx.write_all(&[0, 0, 3, 0xe8, 1, 2, 3]).await.unwrap();
+        let read = read_frame(&mut rx, &l);
+        tokio::pin!(read);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        // 3 of the 1000 declared bytes arrived: the frame holds 3 of the budget, not 1000.
+        while budget.available_permits() != 997 {
+            assert!(tokio::time::timeout(Duration::from_millis(10), &mut read)
+                .await
+                .is_err());
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{}",
+                budget.available_permits()
+            );
+        }
+        let writer = async {
+            tx.write_all(&[9; 997]).await.unwrap();
+        };
+        let (r, ()) = tokio::join!(read, writer);
+        let (bytes, permit) = r.unwrap().unwrap();
+        assert_eq!(bytes.len(), 1000);
+        assert_eq!(&bytes[..3], &[1, 2, 3]);
+        assert_eq!(
+            budget.available_permits(),
+            0,
+            "the whole frame is held until handled"
+        );
+        drop(permit);
+        assert_eq!(budget.available_permits(), 1000);
     }
 }
