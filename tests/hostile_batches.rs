@@ -405,3 +405,69 @@ fn hostile_batches_are_refused_with_kafka_errors_write_nothing_and_keep_memory_b
     drop(c);
     assert!(broker.terminate());
 }
+
+/// The first batch of `good_gzip_batch(ts0)` (one record, stamped `ts0`) with its header `maxTimestamp`
+/// replaced by `max` and the CRC-32C made valid again.
+fn lying_max_timestamp(ts0: i64, max: i64) -> Bytes {
+    let all = good_gzip_batch(ts0);
+    let size = 12 + i32::from_be_bytes(all[8..12].try_into().unwrap()) as usize;
+    let mut b = all[..size].to_vec();
+    b[35..43].copy_from_slice(&max.to_be_bytes());
+    let crc = RecordBatch::new_unchecked_crc(Bytes::from(b.clone()))
+        .unwrap()
+        .compute_crc();
+    b[17..21].copy_from_slice(&crc.to_be_bytes());
+    Bytes::from(b)
+}
+
+/// A header `maxTimestamp` claiming 100 years ahead of its records is not stored as sent: as Kafka's
+/// `LogValidator` does for CreateTime batches (`setMaxTimestamp`), the broker writes the records' own max (CRC
+/// rewritten), so ListOffsets(MAX_TIMESTAMP) and a fetched batch show the real max, and the broker keeps serving.
+#[test]
+fn lying_max_timestamp_header_is_replaced_by_the_records_max() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::ChildBroker::spawn(dir.path(), 0);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(common::create_topic(&broker.bootstrap, TOPIC, 1));
+    let addr: std::net::SocketAddr = broker.bootstrap.parse().unwrap();
+    let ts0 = 1_700_000_000_000;
+    let century = 100 * 365 * 24 * 3600 * 1000;
+    rt.block_on(async {
+        let mut s = connect(addr).await;
+        for (i, claim) in [ts0 + century, 1].into_iter().enumerate() {
+            let r: ProduceResponse = request(
+                &mut s,
+                ApiKey::Produce,
+                9,
+                &produce_req(lying_max_timestamp(ts0, claim)),
+            )
+            .await
+            .unwrap();
+            assert_eq!(r.responses[0].partition_responses[0].error_code, 0);
+            // One record stamped ts0 per batch: the max is the first batch's record.
+            assert_eq!(
+                list_offsets(&mut s, -3).await,
+                (0, 0, ts0),
+                "after batch {i} claiming {claim}"
+            );
+        }
+        assert_eq!(list_offsets(&mut s, -1).await, (0, 2, -1));
+    });
+    // The stored batch carries the records' max and a valid CRC.
+    let c = common::consumer(&broker.bootstrap, "lying-max-check", &[]);
+    common::assign_from_beginning(&c, TOPIC, 1);
+    let got = common::consume_n(&c, 2, Duration::from_secs(30));
+    assert_eq!(got.len(), 2, "a client reads both batches (CRC valid)");
+    let log = dir
+        .path()
+        .join(format!("{TOPIC}-0/00000000000000000000.log"));
+    let stored = Bytes::from(std::fs::read(&log).expect("segment file"));
+    let batches: Vec<RecordBatch> = RecordBatch::iter(&stored).map(|b| b.unwrap()).collect();
+    assert_eq!(batches.len(), 2);
+    for b in &batches {
+        b.ensure_valid_crc().unwrap();
+        assert_eq!(b.max_timestamp(), ts0);
+    }
+    drop(c);
+    assert!(broker.terminate());
+}

@@ -13,7 +13,7 @@ use super::{now_ms, FetchDataInfo, LogAppendInfo, LogDir, RollListeners, RolledS
 use crate::handles::ReleaseHandles;
 use crate::names::{self, SNAPSHOT_SUFFIX};
 use crate::producer::{self, ProducerStateManager, SequenceCheck};
-use crate::record::{edit, offset_delta_of_max_timestamp, RecordBatch};
+use crate::record::{edit, RecordBatch};
 use crate::segment::{BatchMeta, LogSegment};
 use crate::{Error, LogConfig, Result, TimestampType, TopicPartition};
 
@@ -198,15 +198,15 @@ impl UnifiedLog {
                     max: config.max_message_bytes,
                 });
             }
-            batch.validate_for_append(&mut decompress_budget)?;
-            batches.push(batch);
+            let records_max = batch.validate_for_append(&mut decompress_budget)?;
+            batches.push((batch, records_max));
         }
         if batches.is_empty() {
             return Err(Error::InvalidRecord {
                 reason: "the produce request holds no record batches".into(),
             });
         }
-        let total: usize = batches.iter().map(RecordBatch::size_in_bytes).sum();
+        let total: usize = batches.iter().map(|(b, _)| b.size_in_bytes()).sum();
         let (info, rolled) = {
             let mut st = self.write_state();
             self.check_writable(&st)?;
@@ -216,7 +216,7 @@ impl UnifiedLog {
             // Producer checks; a duplicate answers the whole request with the original offsets.
             let mut pending = HashMap::new();
             let mut next = leo;
-            for batch in &batches {
+            for (batch, _) in &batches {
                 if let SequenceCheck::Duplicate(d) = st.producers.check(&pending, batch)? {
                     return Ok(LogAppendInfo {
                         first_offset: d.first_offset,
@@ -231,14 +231,16 @@ impl UnifiedLog {
             }
             let record_count = (next - leo) as u32;
             let log_append = config.message_timestamp_type == TimestampType::LogAppendTime;
-            let positions: Vec<(usize, usize)> = {
+            // Each batch's position, size, and (for CreateTime batches) its records' own max timestamp.
+            let positions: Vec<(usize, usize, Option<crate::record::RecordsMaxTimestamp>)> = {
                 let mut p = 0;
                 batches
                     .iter()
-                    .map(|b| {
+                    .map(|(b, records_max)| {
                         let at = p;
                         p += b.size_in_bytes();
-                        (at, b.size_in_bytes())
+                        let create_time = b.timestamp_type() == TimestampType::CreateTime;
+                        (at, b.size_in_bytes(), create_time.then_some(*records_max))
                     })
                     .collect()
             };
@@ -249,20 +251,30 @@ impl UnifiedLog {
                 .unwrap_or_else(|shared| BytesMut::from(&shared[..]));
             let mut metas = Vec::with_capacity(positions.len());
             let mut offset = leo;
-            for &(pos, size) in &positions {
+            for &(pos, size, records_max) in &positions {
                 let b = &mut buf[pos..pos + size];
                 edit::set_base_offset(b, offset);
                 edit::set_partition_leader_epoch(b, leader_epoch);
-                if log_append {
-                    edit::set_log_append_time(b, now_ms);
-                }
+                // Kafka's LogValidator: LogAppendTime stamps the batch with now; a CreateTime batch gets its
+                // records' own max timestamp, whatever the header claimed (setMaxTimestamp rewrites it and the CRC).
+                let (max_ts, max_delta) = match records_max {
+                    _ if log_append => {
+                        edit::set_log_append_time(b, now_ms);
+                        (now_ms, 0)
+                    }
+                    Some(m) => {
+                        edit::set_create_time_max_timestamp(b, m.max_timestamp);
+                        (m.max_timestamp, m.offset_delta)
+                    }
+                    // A batch the client marked LogAppendTime on a CreateTime topic keeps its header (as before).
+                    None => (i64::from_be_bytes(b[35..43].try_into().expect("8")), 0),
+                };
                 let last_delta = i32::from_be_bytes(b[23..27].try_into().expect("4")) as i64;
-                let max_ts = i64::from_be_bytes(b[35..43].try_into().expect("8"));
                 metas.push(BatchMeta {
                     size,
                     last_offset: offset + last_delta,
                     max_timestamp: max_ts,
-                    offset_of_max_timestamp: offset + offset_delta_of_max_timestamp(b) as i64,
+                    offset_of_max_timestamp: offset + max_delta as i64,
                 });
                 offset += last_delta + 1;
             }

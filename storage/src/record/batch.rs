@@ -409,7 +409,11 @@ impl RecordBatch {
     /// delta, and every record is well formed (compressed batches are decompressed for this, streaming; see
     /// [`super::walker`] for the checks). `budget` is the most decompressed bytes still allowed for this append
     /// (see [`super::MAX_DECOMPRESSED_RECORDS_BYTES`]); it is decreased by what this batch used.
-    pub(crate) fn validate_for_append(&self, budget: &mut usize) -> Result<()> {
+    ///
+    /// Returns the records' own max timestamp (Kafka's `LogValidator` computes it the same way, starting from
+    /// `NO_TIMESTAMP` = -1, in the same walk) and the offset delta of the first record holding it; the caller
+    /// writes it into CreateTime batches whose header disagrees ([`edit::set_create_time_max_timestamp`]).
+    pub(crate) fn validate_for_append(&self, budget: &mut usize) -> Result<RecordsMaxTimestamp> {
         let count = self.records_count();
         if count == 0 || count as i64 != self.last_offset_delta() as i64 + 1 {
             return Err(Error::InvalidRecord {
@@ -420,8 +424,37 @@ impl RecordBatch {
                 ),
             });
         }
-        super::walker::walk(self, budget, |_| std::ops::ControlFlow::Continue(()))
+        let base = self.first_timestamp();
+        let mut max = RecordsMaxTimestamp {
+            max_timestamp: NO_TIMESTAMP,
+            offset_delta: self.last_offset_delta(),
+        };
+        super::walker::walk(self, budget, |r| {
+            let ts = base.wrapping_add(r.timestamp_delta);
+            if ts > max.max_timestamp {
+                max = RecordsMaxTimestamp {
+                    max_timestamp: ts,
+                    offset_delta: r.offset_delta,
+                };
+            }
+            std::ops::ControlFlow::Continue(())
+        })?;
+        Ok(max)
     }
+}
+
+/// Kafka's `RecordBatch.NO_TIMESTAMP`.
+const NO_TIMESTAMP: i64 = -1;
+
+/// The max timestamp of a batch's records as computed from the records themselves (not the header's claim), by
+/// [`RecordBatch::validate_for_append`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RecordsMaxTimestamp {
+    /// Max of `firstTimestamp + timestampDelta` over the records, or -1 if none is above -1 (Kafka's
+    /// `NO_TIMESTAMP` start).
+    pub(crate) max_timestamp: i64,
+    /// Offset delta of the first record holding `max_timestamp` (the last offset delta if none is above -1).
+    pub(crate) offset_delta: i32,
 }
 
 /// See [`RecordBatch::offset_delta_of_max_timestamp`]; `b` is one structurally valid batch.
@@ -484,6 +517,18 @@ pub(crate) mod edit {
         batch[MAX_TIMESTAMP_OFFSET..MAX_TIMESTAMP_OFFSET + 8].copy_from_slice(&ts.to_be_bytes());
         let crc = crc32c::crc32c(&batch[ATTRIBUTES_OFFSET..]);
         batch[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
+    }
+    /// Kafka's `setMaxTimestamp(CREATE_TIME, ts)` for a CreateTime batch: writes `maxTimestamp` (the records' own
+    /// max) and recomputes the CRC, only if the header disagrees (Kafka skips the rewrite when nothing changes).
+    /// Returns whether the batch was rewritten.
+    pub(crate) fn set_create_time_max_timestamp(batch: &mut [u8], ts: i64) -> bool {
+        if read_i64(batch, MAX_TIMESTAMP_OFFSET) == ts {
+            return false;
+        }
+        batch[MAX_TIMESTAMP_OFFSET..MAX_TIMESTAMP_OFFSET + 8].copy_from_slice(&ts.to_be_bytes());
+        let crc = crc32c::crc32c(&batch[ATTRIBUTES_OFFSET..]);
+        batch[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
+        true
     }
 }
 

@@ -9,7 +9,7 @@ mod compression;
 mod varint;
 mod walker;
 
-pub(crate) use batch::{batch_size_from_header, edit, offset_delta_of_max_timestamp};
+pub(crate) use batch::{batch_size_from_header, edit, RecordsMaxTimestamp};
 pub use batch::{
     BatchHeader, Compression, RecordBatch, RecordBatchIter, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD,
 };

@@ -1,0 +1,162 @@
+//! A batch's header `maxTimestamp` is not trusted: as Kafka's `LogValidator` does for CreateTime batches
+//! (`setMaxTimestamp(CREATE_TIME, maxTimestamp)` after walking the records), the leader computes the max from the
+//! records and writes it into the stored batch (rewriting the CRC), so a header claiming a far-future (or tiny, or
+//! below `firstTimestamp`) max cannot pin a segment against `segment.ms` or `retention.ms`, nor mislead the time
+//! index. (Kafka's `message.timestamp.before.max.ms` / `after.max.ms` default to unbounded, so the records' own
+//! timestamps are not bounded here.)
+mod common;
+
+use bytes::Bytes;
+use common::*;
+use strata_storage::{LogConfig, RecordBatch};
+
+const YEAR: i64 = 365 * 24 * 3600 * 1000;
+
+/// `batch` with its header `maxTimestamp` replaced by `max` and the CRC-32C made valid again, as a hostile
+/// client would send it.
+fn lying(batch: Bytes, max: i64) -> Bytes {
+    let mut b = batch.to_vec();
+    b[35..43].copy_from_slice(&max.to_be_bytes());
+    let crc = crc32c::crc32c(&b[21..]);
+    b[17..21].copy_from_slice(&crc.to_be_bytes());
+    Bytes::from(b)
+}
+
+/// Three uncompressed records stamped 1000, 3000, 2000: the max is held by the record at offset delta 1.
+fn three_records() -> Bytes {
+    let mut b = strata_storage::RecordBatchBuilder::new();
+    for ts in [1000, 3000, 2000] {
+        b.append(ts, None, Some(b"v"), &[]);
+    }
+    b.build()
+}
+
+/// The same three timestamps in a gzip batch, as a client would encode it.
+fn three_records_gzip() -> Bytes {
+    use kafka_protocol::records::{
+        Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+    };
+    let records: Vec<Record> = [1000, 3000, 2000]
+        .iter()
+        .enumerate()
+        .map(|(i, &ts)| Record {
+            transactional: false,
+            control: false,
+            delete_horizon: false,
+            partition_leader_epoch: 0,
+            producer_id: -1,
+            producer_epoch: -1,
+            timestamp_type: TimestampType::Creation,
+            offset: i as i64,
+            sequence: i as i32 - 1,
+            timestamp: ts,
+            key: None,
+            value: Some(Bytes::from_static(b"v")),
+            headers: Default::default(),
+        })
+        .collect();
+    let mut buf = bytes::BytesMut::new();
+    RecordBatchEncoder::encode(
+        &mut buf,
+        &records,
+        &RecordEncodeOptions {
+            version: 2,
+            compression: Compression::Gzip,
+        },
+    )
+    .expect("encode");
+    buf.freeze()
+}
+
+#[test]
+fn stored_max_timestamp_is_the_records_max_whatever_the_header_claims() {
+    for (name, honest) in [("none", three_records()), ("gzip", three_records_gzip())] {
+        // 100 years ahead, 1, and below firstTimestamp (1000).
+        for claim in [1000 + 100 * YEAR, 1, 999, 3000] {
+            let dir = tempfile::tempdir().unwrap();
+            let m = open_manager(dir.path());
+            let log = log(&m, LogConfig::default());
+            let sent = lying(honest.clone(), claim);
+            log.append_as_leader(sent.clone(), 0).unwrap();
+            let stored = log.read(0, 1, true, None).unwrap().records;
+            // RecordBatch::new checks the CRC-32C.
+            let batch = RecordBatch::new(stored.clone()).expect("stored batch has a valid CRC");
+            assert_eq!(batch.max_timestamp(), 3000, "{name} claim {claim}");
+            assert_eq!(batch.first_timestamp(), 1000, "{name} claim {claim}");
+            // Only maxTimestamp and the CRC changed (besides baseOffset and partitionLeaderEpoch, bytes 0..16).
+            assert_eq!(stored[43..], sent[43..], "{name} claim {claim}");
+            assert_eq!(stored[21..35], sent[21..35], "{name} claim {claim}");
+            if claim == 3000 {
+                assert_eq!(
+                    stored[16..],
+                    sent[16..],
+                    "an honest batch is stored as sent"
+                );
+            }
+            // The time index and ListOffsets(MAX_TIMESTAMP) use the records' max and its first holder.
+            assert_eq!(
+                log.max_timestamp_and_offset(),
+                Some((3000, 1)),
+                "{name} claim {claim}"
+            );
+            assert_eq!(
+                log.fetch_offset_by_timestamp(2500).unwrap(),
+                Some((1, 3000))
+            );
+            assert_eq!(log.fetch_offset_by_timestamp(3001).unwrap(), None);
+            log.roll().unwrap();
+            assert_eq!(
+                log.fetch_offset_by_timestamp(2500).unwrap(),
+                Some((1, 3000))
+            );
+            // Recovery reads the stored header: the same max (holder: exact for uncompressed batches, the last
+            // offset for compressed ones, as Kafka's `LogSegment.recover`).
+            drop(log);
+            drop(m);
+            let m = open_manager(dir.path());
+            let log = m.get_log(&tp()).unwrap();
+            let holder = if name == "none" { 1 } else { 2 };
+            assert_eq!(
+                log.max_timestamp_and_offset(),
+                Some((3000, holder)),
+                "{name} claim {claim}"
+            );
+        }
+    }
+}
+
+#[test]
+fn far_future_max_timestamp_claim_does_not_keep_a_segment_from_retention() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open_manager(dir.path());
+    let mut cfg = LogConfig::default();
+    cfg.retention_ms = 1000;
+    let log = log(&m, cfg);
+    log.append_as_leader(lying(batch(3, 10), 10 + 100 * YEAR), 0)
+        .unwrap();
+    m.run_retention(100_000).unwrap();
+    assert_eq!(
+        log.log_start_offset(),
+        3,
+        "records stamped 10..12 expire at 1012"
+    );
+}
+
+#[test]
+fn far_future_max_timestamp_claim_does_not_keep_a_segment_from_rolling_by_segment_ms() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open_manager(dir.path());
+    let mut cfg = LogConfig::default();
+    cfg.segment_ms = 1000;
+    let log = log(&m, cfg);
+    log.append_as_leader(lying(batch(1, 10_000), 10_000 + 100 * YEAR), 0)
+        .unwrap();
+    log.append_as_leader(batch(1, 10_500), 0).unwrap();
+    assert_eq!(log.number_of_segments(), 1);
+    log.append_as_leader(batch(1, 11_001), 0).unwrap();
+    assert_eq!(
+        log.number_of_segments(),
+        2,
+        "the segment rolls 1000 ms after its first record"
+    );
+}
