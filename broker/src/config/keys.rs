@@ -237,7 +237,7 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     ConfigKey::new(
         "queued.max.request.bytes",
         Type::Long,
-        "request-frame bytes being read across all connections (-1 = unbounded; at least socket.request.max.bytes)",
+        "request-frame bytes being read across all connections, reserved as they arrive (-1 = unbounded; at least socket.request.max.bytes)",
     )
     .default_doc("200 MiB, at least socket.request.max.bytes"),
     ConfigKey::new(
