@@ -34,11 +34,24 @@ fn bad_config_value_stops_startup_naming_key_and_value() {
 fn config_file_and_overrides_are_both_read() {
     let dir = tempfile::tempdir().unwrap();
     let props = dir.path().join("server.properties");
-    std::fs::write(&props, "num.partitions=3\nno.such.property=1\n").unwrap();
+    // A typo under strata's own namespace stops start-up (an unknown Kafka-style key only warns: see
+    // tests/kafka_setups.rs), which shows the file was read; the override's bad value names its key.
+    std::fs::write(&props, "num.partitions=3\nrsm.config.storage.bakend=s3\n").unwrap();
     let out = Command::new(BIN)
         .args(["--config", props.to_str().unwrap()])
+        .args(["--override", &format!("log.dirs={}", dir.path().display())])
         .output()
         .unwrap();
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no.such.property"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("storage.bakend"));
+    std::fs::write(&props, "num.partitions=3\n").unwrap();
+    let out = Command::new(BIN)
+        .args(["--config", props.to_str().unwrap()])
+        .args(["--override", "num.partitions=x"])
+        .args(["--override", &format!("log.dirs={}", dir.path().display())])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("num.partitions") && err.contains('x'), "{err}");
 }

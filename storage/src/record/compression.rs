@@ -18,10 +18,10 @@ use std::io::{self, BufRead, BufReader, Read};
 
 use super::batch::Compression;
 
-/// Largest zstd window accepted: 2^24 = 16 MiB. zstd levels 1-19 use windows up to 2^23 (level 19); the
-/// "ultra" levels 20-22 (2^25-2^27) are refused rather than let one batch pin 128 MiB. zstd's own decoder default
-/// is 2^27.
-pub const ZSTD_WINDOW_LOG_MAX: u32 = 24;
+/// Largest zstd window accepted: 2^27 = 128 MiB, zstd's own decoder default and zstd-jni's (Kafka's), so the
+/// "ultra" levels 20-22 that a Java producer with `compression.zstd.level` up to 22 streams are accepted. The
+/// window's pages are only touched as output is written, and output is bounded by the decompression budget.
+pub const ZSTD_WINDOW_LOG_MAX: u32 = 27;
 
 /// The most a snappy block can expand: a 3-byte copy element (2-byte offset) produces at most 64 bytes, so no
 /// valid block decompresses to more than 64/3 < 22 times its length. A declared length above that is a lie and is
