@@ -183,7 +183,10 @@ async fn at_max_connections_a_new_client_is_served_by_closing_the_longest_idle()
     let deadline = Instant::now() + Duration::from_secs(5);
     let mut closed = 0;
     while closed == 0 {
-        assert!(Instant::now() < deadline, "no earlier connection was closed to make room");
+        assert!(
+            Instant::now() < deadline,
+            "no earlier connection was closed to make room"
+        );
         for s in &mut earlier {
             let mut buf = [0u8; 64];
             if let Ok(Ok(0) | Err(_)) =

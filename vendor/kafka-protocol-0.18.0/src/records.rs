@@ -516,7 +516,9 @@ impl RecordBatchDecoder {
     ) -> Result<()> {
         // strata: the record count is untrusted; every record takes at least one byte, so reserve no more than
         // the bytes left (see STRATA-PATCH.md).
-        records.reserve((batch_decode_info.record_count.max(0) as usize).min(bytes::Buf::remaining(buf)));
+        records.reserve(
+            (batch_decode_info.record_count.max(0) as usize).min(bytes::Buf::remaining(buf)),
+        );
         for _ in 0..batch_decode_info.record_count {
             records.push(Record::decode_new(buf, batch_decode_info, version)?);
         }
