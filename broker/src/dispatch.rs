@@ -72,7 +72,11 @@ pub(crate) async fn handle(broker: &Arc<Broker>, mut body: Bytes) -> Result<Opti
     if !versions::is_supported(api, version) {
         if api == ApiKey::ApiVersions {
             // KIP-511: answer in v0 with UNSUPPORTED_VERSION and our table so the client retries lower.
-            let resp = handler::api_versions::response(crate::error_code::UNSUPPORTED_VERSION);
+            let unsupported = crate::error::Error::UnsupportedVersion {
+                api: format!("{api:?}"),
+                version,
+            };
+            let resp = handler::api_versions::response(Some(&unsupported));
             return encode(&header, api, 0, &resp).map(Some);
         }
         return Err(format!("unsupported {api:?} version {version}"));

@@ -89,6 +89,172 @@ pub enum Error {
     /// The broker is shutting down.
     #[error("the broker is shutting down")]
     ShuttingDown,
+    /// A topic named in a request is not known (no partition involved).
+    #[error("unknown topic {0}")]
+    UnknownTopic(String),
+    /// A topic id named in a request is not known.
+    #[error("unknown topic id {0}")]
+    UnknownTopicId(uuid::Uuid),
+    /// Produce of a partition without a record batch.
+    #[error("a produce request must carry at least one record batch")]
+    ProduceWithoutRecords,
+    /// acks=all to a partition whose `min.insync.replicas` exceeds its one in-sync replica.
+    #[error(
+        "{topic}-{partition} has 1 in-sync replica (a single broker) and min.insync.replicas={min_isr}"
+    )]
+    NotEnoughReplicas {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// The topic's `min.insync.replicas`.
+        min_isr: i32,
+    },
+    /// An offset commit whose metadata is longer than `offset.metadata.max.bytes`.
+    #[error("offset metadata of {topic}-{partition} is {size} bytes, over offset.metadata.max.bytes={max}")]
+    OffsetMetadataTooLarge {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// The metadata's length.
+        size: usize,
+        /// `offset.metadata.max.bytes`.
+        max: usize,
+    },
+    /// A ListOffsets timestamp that is neither a time nor one of Kafka's sentinels (-1 .. -5).
+    #[error("unknown ListOffsets timestamp sentinel {0}")]
+    UnknownOffsetSpec(i64),
+    /// A config request for a broker other than this one.
+    #[error("this is broker {node_id}")]
+    NotThisBroker {
+        /// This broker's `node.id`.
+        node_id: i32,
+    },
+    /// A config request for a resource type that has no configs here.
+    #[error("resource type {0} has no configs here")]
+    NoConfigs(i8),
+    /// An attempt to alter broker configs, which are static.
+    #[error("broker configs are static: set them in server.properties")]
+    StaticBrokerConfigs,
+    /// A transactional request (transactional id, transaction coordinator).
+    #[error("transactions are not supported by strata")]
+    TransactionsUnsupported,
+    /// An incremental fetch names a fetch session (KIP-227); strata holds none.
+    #[error(
+        "fetch session {session_id} (epoch {epoch}) is not held: strata keeps no fetch sessions"
+    )]
+    FetchSessionIdNotFound {
+        /// The session named.
+        session_id: i32,
+        /// The session epoch sent.
+        epoch: i32,
+    },
+    /// A request in a version of its API that strata does not serve.
+    #[error("unsupported {api} version {version}")]
+    UnsupportedVersion {
+        /// The API.
+        api: String,
+        /// The version asked for.
+        version: i16,
+    },
+    /// A log dir a failed write took offline.
+    #[error("log dir {} is offline", .0.display())]
+    LogDirOffline(std::path::PathBuf),
+    /// A failed read from the remote tier of a fetch at `offset`, with the partition's log start offset after the
+    /// failure ([`crate::error_code::remote_read_code`] tells the cases apart).
+    #[error("remote read at offset {offset} failed (log start now {log_start}): {source}")]
+    RemoteRead {
+        /// The offset fetched.
+        offset: i64,
+        /// The partition's log start offset after the failure.
+        log_start: i64,
+        /// What the tier answered.
+        source: std::io::Error,
+    },
+    /// A task of the broker failed (a panic on the blocking pool).
+    #[error("internal error: {0}")]
+    Internal(String),
+    /// The group coordinator refused a request.
+    #[error(transparent)]
+    Group(#[from] GroupError),
+}
+
+/// What the group coordinator refuses, named after Kafka's exceptions; [`crate::error_code`] maps each to its code.
+/// The group APIs carry no error message, so the context here is for logs and tests.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum GroupError {
+    /// A group id that cannot be stored: empty, or longer than i16::MAX bytes.
+    #[error("invalid group id {0:?}: a group id is 1 to 32767 bytes")]
+    InvalidGroupId(String),
+    /// A session timeout outside `group.min.session.timeout.ms` .. `group.max.session.timeout.ms`.
+    #[error("session timeout {timeout_ms} ms is outside group.min.session.timeout.ms={min_ms} .. group.max.session.timeout.ms={max_ms}")]
+    InvalidSessionTimeout {
+        /// The timeout asked for.
+        timeout_ms: i32,
+        /// The broker's minimum.
+        min_ms: i32,
+        /// The broker's maximum.
+        max_ms: i32,
+    },
+    /// A joining member's protocol type or protocols do not fit the group's.
+    #[error("member {member:?} joins with protocol type {protocol_type:?} or protocols the group does not share")]
+    InconsistentGroupProtocol {
+        /// The joining member ("" for a new one).
+        member: String,
+        /// Its protocol type.
+        protocol_type: String,
+    },
+    /// A newer member holds this static member's `group.instance.id` (KIP-345).
+    #[error("member {member:?} is fenced: a newer member holds its group.instance.id")]
+    FencedInstanceId {
+        /// The fenced member id.
+        member: String,
+    },
+    /// The group has `group.max.size` members.
+    #[error("the group has reached group.max.size={max}")]
+    GroupMaxSizeReached {
+        /// `group.max.size`.
+        max: usize,
+    },
+    /// The member id is not (or no longer) in the group.
+    #[error("unknown member id {member:?}")]
+    UnknownMemberId {
+        /// The member id sent.
+        member: String,
+    },
+    /// A generation other than the group's current one.
+    #[error("generation {generation} is not the group's current generation {current}")]
+    IllegalGeneration {
+        /// The generation sent.
+        generation: i32,
+        /// The group's generation.
+        current: i32,
+    },
+    /// The group is rebalancing: the member must (re)join.
+    #[error("the group is rebalancing")]
+    RebalanceInProgress,
+    /// A group with members cannot be deleted (nor its offsets of a non-consumer group).
+    #[error("group {group} is not empty")]
+    GroupNotEmpty {
+        /// The group.
+        group: String,
+    },
+    /// The group has neither members nor committed offsets.
+    #[error("group {group} does not exist")]
+    GroupIdNotFound {
+        /// The group.
+        group: String,
+    },
+    /// OffsetDelete of a topic a member of the (non-empty) group subscribes to.
+    #[error("a member of group {group} subscribes to topic {topic}")]
+    GroupSubscribedToTopic {
+        /// The group.
+        group: String,
+        /// The topic.
+        topic: String,
+    },
 }
 
 /// The broker's result type.

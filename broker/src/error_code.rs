@@ -1,8 +1,10 @@
-//! The one place where errors become Kafka error codes.
+//! The one place where errors become Kafka error codes: handlers and the group coordinator return typed errors
+//! ([`Error`], [`GroupError`]) and answer with [`code`] / [`of`] (and [`message`] where the response has an error
+//! message). Outside this module only [`NONE`] (success) is named.
 
 use strata_storage::Error as StorageError;
 
-use crate::error::Error;
+use crate::error::{Error, GroupError};
 
 /// No error.
 pub const NONE: i16 = 0;
@@ -60,8 +62,6 @@ pub const INVALID_PRODUCER_EPOCH: i16 = 47;
 /// TRANSACTIONAL_ID_AUTHORIZATION_FAILED: the answer to every transactional request (transactions are not
 /// supported); librdkafka treats it as fatal at once instead of retrying until its timeout.
 pub const TRANSACTIONAL_ID_AUTHORIZATION_FAILED: i16 = 53;
-/// The error message sent with [`TRANSACTIONAL_ID_AUTHORIZATION_FAILED`].
-pub const TRANSACTIONS_UNSUPPORTED: &str = "transactions are not supported by strata";
 /// KAFKA_STORAGE_ERROR.
 pub const KAFKA_STORAGE_ERROR: i16 = 56;
 /// NON_EMPTY_GROUP.
@@ -99,8 +99,93 @@ pub fn code(err: &Error) -> i16 {
         Error::InvalidReplicaAssignment(_) => INVALID_REPLICA_ASSIGNMENT,
         Error::Io { .. } => KAFKA_STORAGE_ERROR,
         Error::Protocol { .. } => INVALID_REQUEST,
-        Error::ShuttingDown => UNKNOWN_SERVER_ERROR,
+        Error::ShuttingDown | Error::Internal(_) => UNKNOWN_SERVER_ERROR,
+        Error::UnknownTopic(_) => UNKNOWN_TOPIC_OR_PARTITION,
+        Error::UnknownTopicId(_) => UNKNOWN_TOPIC_ID,
+        Error::ProduceWithoutRecords => INVALID_RECORD,
+        Error::NotEnoughReplicas { .. } => NOT_ENOUGH_REPLICAS,
+        Error::OffsetMetadataTooLarge { .. } => OFFSET_METADATA_TOO_LARGE,
+        Error::UnknownOffsetSpec(_)
+        | Error::NotThisBroker { .. }
+        | Error::NoConfigs(_)
+        | Error::StaticBrokerConfigs => INVALID_REQUEST,
+        Error::TransactionsUnsupported => TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+        Error::FetchSessionIdNotFound { .. } => FETCH_SESSION_ID_NOT_FOUND,
+        Error::UnsupportedVersion { .. } => UNSUPPORTED_VERSION,
+        Error::LogDirOffline(_) => KAFKA_STORAGE_ERROR,
+        Error::RemoteRead {
+            offset,
+            log_start,
+            source,
+        } => remote_read_code(source, *offset, *log_start),
+        Error::Group(e) => group_code(e),
     }
+}
+
+impl Error {
+    /// Whether the error is answered OFFSET_OUT_OF_RANGE (a Fetch answer then carries the log start offset).
+    pub fn is_offset_out_of_range(&self) -> bool {
+        code(self) == OFFSET_OUT_OF_RANGE
+    }
+}
+
+/// The Kafka error code for a group coordinator refusal.
+pub fn group_code(err: &GroupError) -> i16 {
+    match err {
+        GroupError::InvalidGroupId(_) => INVALID_GROUP_ID,
+        GroupError::InvalidSessionTimeout { .. } => INVALID_SESSION_TIMEOUT,
+        GroupError::InconsistentGroupProtocol { .. } => INCONSISTENT_GROUP_PROTOCOL,
+        GroupError::FencedInstanceId { .. } => FENCED_INSTANCE_ID,
+        GroupError::GroupMaxSizeReached { .. } => GROUP_MAX_SIZE_REACHED,
+        GroupError::UnknownMemberId { .. } => UNKNOWN_MEMBER_ID,
+        GroupError::IllegalGeneration { .. } => ILLEGAL_GENERATION,
+        GroupError::RebalanceInProgress => REBALANCE_IN_PROGRESS,
+        GroupError::GroupNotEmpty { .. } => NON_EMPTY_GROUP,
+        GroupError::GroupIdNotFound { .. } => GROUP_ID_NOT_FOUND,
+        GroupError::GroupSubscribedToTopic { .. } => GROUP_SUBSCRIBED_TO_TOPIC,
+    }
+}
+
+/// An error that has a Kafka error code.
+pub trait KafkaCode {
+    /// Its Kafka error code.
+    fn kafka_code(&self) -> i16;
+}
+
+impl KafkaCode for Error {
+    fn kafka_code(&self) -> i16 {
+        code(self)
+    }
+}
+
+impl KafkaCode for GroupError {
+    fn kafka_code(&self) -> i16 {
+        group_code(self)
+    }
+}
+
+impl KafkaCode for StorageError {
+    fn kafka_code(&self) -> i16 {
+        storage_code(self)
+    }
+}
+
+/// The Kafka error code of an outcome: [`NONE`] for success, else the error's code.
+pub fn of<T, E: KafkaCode>(result: &Result<T, E>) -> i16 {
+    match result {
+        Ok(_) => NONE,
+        Err(e) => e.kafka_code(),
+    }
+}
+
+/// The Kafka error code of an optional error: [`NONE`] for none.
+pub fn of_error<E: KafkaCode>(error: Option<&E>) -> i16 {
+    error.map_or(NONE, KafkaCode::kafka_code)
+}
+
+/// The error message sent with the code where the response has an error message field.
+pub fn message(err: &Error) -> String {
+    err.to_string()
 }
 
 /// The Kafka error code of a failed read from the remote tier (a Fetch of `offset`, below the local log start), given
@@ -141,6 +226,220 @@ pub fn storage_code(err: &StorageError) -> i16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn io(kind: std::io::ErrorKind) -> std::io::Error {
+        std::io::Error::new(kind, "test")
+    }
+
+    /// Every typed error against the number Kafka's `Errors` enum gives its code (numbers, not this module's
+    /// constants, so a wrong constant fails too).
+    #[test]
+    fn every_typed_error_maps_to_its_kafka_code() {
+        let s = String::new;
+        let group_errors: Vec<(GroupError, i16)> = vec![
+            (GroupError::InvalidGroupId(s()), 24),
+            (
+                GroupError::InvalidSessionTimeout {
+                    timeout_ms: 1,
+                    min_ms: 6000,
+                    max_ms: 1_800_000,
+                },
+                26,
+            ),
+            (
+                GroupError::InconsistentGroupProtocol {
+                    member: s(),
+                    protocol_type: s(),
+                },
+                23,
+            ),
+            (GroupError::FencedInstanceId { member: s() }, 82),
+            (GroupError::GroupMaxSizeReached { max: 1 }, 81),
+            (GroupError::UnknownMemberId { member: s() }, 25),
+            (
+                GroupError::IllegalGeneration {
+                    generation: 1,
+                    current: 2,
+                },
+                22,
+            ),
+            (GroupError::RebalanceInProgress, 27),
+            (GroupError::GroupNotEmpty { group: s() }, 68),
+            (GroupError::GroupIdNotFound { group: s() }, 69),
+            (
+                GroupError::GroupSubscribedToTopic {
+                    group: s(),
+                    topic: s(),
+                },
+                86,
+            ),
+        ];
+        for (e, want) in &group_errors {
+            assert_eq!(group_code(e), *want, "{e:?}");
+            assert_eq!(code(&Error::Group(e.clone())), *want, "{e:?}");
+            assert_eq!(of::<(), _>(&Err(e.clone())), *want, "{e:?}");
+        }
+        let errors: Vec<(Error, i16)> = vec![
+            (
+                Error::Config {
+                    key: s(),
+                    value: s(),
+                    reason: s(),
+                },
+                40,
+            ),
+            (
+                Error::Protocol {
+                    api: s(),
+                    message: s(),
+                },
+                42,
+            ),
+            (
+                Error::Storage(StorageError::OffsetOutOfRange {
+                    tp: strata_storage::TopicPartition::new("t", 0),
+                    offset: 9,
+                    log_start: 0,
+                    log_end: 5,
+                }),
+                1,
+            ),
+            (Error::io("x", io(std::io::ErrorKind::Other)), 56),
+            (Error::UnknownTopicOrPartition(s()), 3),
+            (Error::TopicExists(s()), 36),
+            (Error::InvalidTopic(s(), "bad"), 17),
+            (
+                Error::TopicCollision {
+                    name: s(),
+                    existing: s(),
+                },
+                17,
+            ),
+            (
+                Error::InvalidConfig {
+                    key: s(),
+                    value: s(),
+                    reason: s(),
+                },
+                40,
+            ),
+            (
+                Error::ConfigRule {
+                    topic: s(),
+                    reason: s(),
+                },
+                40,
+            ),
+            (Error::InvalidPartitions(s()), 37),
+            (Error::PartitionLimit(s()), 44),
+            (Error::InvalidReplicaAssignment(s()), 39),
+            (Error::InvalidReplicationFactor(3), 38),
+            (Error::InternalTopic(s()), 17),
+            (Error::ShuttingDown, -1),
+            (Error::UnknownTopic(s()), 3),
+            (Error::UnknownTopicId(uuid::Uuid::nil()), 100),
+            (Error::ProduceWithoutRecords, 87),
+            (
+                Error::NotEnoughReplicas {
+                    topic: s(),
+                    partition: 0,
+                    min_isr: 2,
+                },
+                19,
+            ),
+            (
+                Error::OffsetMetadataTooLarge {
+                    topic: s(),
+                    partition: 0,
+                    size: 2,
+                    max: 1,
+                },
+                12,
+            ),
+            (Error::UnknownOffsetSpec(-9), 42),
+            (Error::NotThisBroker { node_id: 1 }, 42),
+            (Error::NoConfigs(7), 42),
+            (Error::StaticBrokerConfigs, 42),
+            (Error::TransactionsUnsupported, 53),
+            (
+                Error::FetchSessionIdNotFound {
+                    session_id: 1,
+                    epoch: 1,
+                },
+                70,
+            ),
+            (
+                Error::UnsupportedVersion {
+                    api: s(),
+                    version: 99,
+                },
+                35,
+            ),
+            (Error::LogDirOffline("/x".into()), 56),
+            // A remote read: below the log start now, corrupt, unavailable (cases of `remote_read_code`).
+            (
+                Error::RemoteRead {
+                    offset: 1,
+                    log_start: 5,
+                    source: io(std::io::ErrorKind::Other),
+                },
+                1,
+            ),
+            (
+                Error::RemoteRead {
+                    offset: 5,
+                    log_start: 5,
+                    source: io(std::io::ErrorKind::InvalidData),
+                },
+                -1,
+            ),
+            (
+                Error::RemoteRead {
+                    offset: 5,
+                    log_start: 5,
+                    source: io(std::io::ErrorKind::Other),
+                },
+                56,
+            ),
+            (Error::Internal(s()), -1),
+        ];
+        for (e, want) in &errors {
+            assert_eq!(code(e), *want, "{e:?}");
+            assert_eq!(e.is_offset_out_of_range(), *want == 1, "{e:?}");
+        }
+        assert_eq!(of::<(), Error>(&Ok(())), 0);
+        assert_eq!(of_error::<Error>(None), 0);
+    }
+
+    /// The messages sent where a response has an error message field name the bad value and stay as clients
+    /// have seen them.
+    #[test]
+    fn error_messages_name_the_refused_value() {
+        assert_eq!(
+            message(&Error::TransactionsUnsupported),
+            "transactions are not supported by strata"
+        );
+        assert_eq!(
+            message(&Error::UnknownTopic("t1".into())),
+            "unknown topic t1"
+        );
+        assert_eq!(
+            message(&Error::NotThisBroker { node_id: 3 }),
+            "this is broker 3"
+        );
+        assert_eq!(
+            message(&Error::NoConfigs(7)),
+            "resource type 7 has no configs here"
+        );
+        assert_eq!(
+            message(&Error::NotEnoughReplicas {
+                topic: "t".into(),
+                partition: 0,
+                min_isr: 2
+            }),
+            "t-0 has 1 in-sync replica (a single broker) and min.insync.replicas=2"
+        );
+    }
 
     #[test]
     fn a_remote_read_below_the_moved_log_start_is_offset_out_of_range() {

@@ -10,6 +10,7 @@ use kafka_protocol::messages::{AlterConfigsRequest, AlterConfigsResponse, Reques
 use super::describe_configs::{RESOURCE_BROKER, RESOURCE_TOPIC};
 use super::{blocking, sb};
 use crate::broker::Broker;
+use crate::error::Error;
 use crate::error_code;
 
 /// Answers AlterConfigs.
@@ -41,35 +42,29 @@ pub async fn handle(
         };
         responses.push(match outcome {
             Ok(()) => resp,
-            Err((code, msg)) => resp.with_error_code(code).with_error_message(Some(sb(msg))),
+            Err(e) => resp
+                .with_error_code(error_code::code(&e))
+                .with_error_message(Some(sb(error_code::message(&e)))),
         });
     }
     AlterConfigsResponse::default().with_responses(responses)
 }
 
-/// Replaces a topic's overrides (both AlterConfigs APIs end here): (error code, message) on failure.
+/// Replaces a topic's overrides (both AlterConfigs APIs end here).
 pub(super) async fn set_topic_configs(
     broker: &Arc<Broker>,
     name: String,
     configs: BTreeMap<String, String>,
     validate_only: bool,
-) -> Result<(), (i16, String)> {
+) -> Result<(), Error> {
     let b = broker.clone();
-    blocking(move || b.set_topic_configs(&name, configs, validate_only))
-        .await
-        .map_err(|e| (error_code::code(&e), e.to_string()))
+    blocking(move || b.set_topic_configs(&name, configs, validate_only)).await
 }
 
 /// The answer for a resource other than a topic: broker configs are static, other types have none.
-pub(super) fn not_alterable(resource_type: i8) -> (i16, String) {
+pub(super) fn not_alterable(resource_type: i8) -> Error {
     match resource_type {
-        RESOURCE_BROKER => (
-            error_code::INVALID_REQUEST,
-            "broker configs are static: set them in server.properties".into(),
-        ),
-        other => (
-            error_code::INVALID_REQUEST,
-            format!("resource type {other} has no configs here"),
-        ),
+        RESOURCE_BROKER => Error::StaticBrokerConfigs,
+        other => Error::NoConfigs(other),
     }
 }

@@ -7,12 +7,14 @@ use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse, RequestHeader};
 
 use crate::broker::Broker;
+use crate::error::Error;
+use crate::error_code;
 use crate::versions::SUPPORTED;
 
-/// The response with `error_code` and every supported API.
-pub fn response(error_code: i16) -> ApiVersionsResponse {
+/// The response with the error (if any) and every supported API.
+pub fn response(error: Option<&Error>) -> ApiVersionsResponse {
     ApiVersionsResponse::default()
-        .with_error_code(error_code)
+        .with_error_code(error_code::of_error(error))
         .with_api_keys(
             SUPPORTED
                 .iter()
@@ -32,5 +34,5 @@ pub async fn handle(
     _header: &RequestHeader,
     _req: ApiVersionsRequest,
 ) -> ApiVersionsResponse {
-    response(crate::error_code::NONE)
+    response(None)
 }

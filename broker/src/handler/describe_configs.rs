@@ -9,6 +9,7 @@ use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse, 
 
 use super::sb;
 use crate::broker::Broker;
+use crate::error::Error;
 use crate::error_code;
 use crate::tiered::TIERING_KEYS;
 use crate::topic_config::{self, TOPIC_CONFIG};
@@ -164,6 +165,12 @@ fn topic_entry(
     e
 }
 
+/// A resource's answer when it is refused: the error's code and message.
+fn refused(res: DescribeConfigsResult, e: &Error) -> DescribeConfigsResult {
+    res.with_error_code(error_code::code(e))
+        .with_error_message(Some(sb(error_code::message(e))))
+}
+
 fn wanted(keys: &Option<Vec<kafka_protocol::protocol::StrBytes>>, name: &str) -> bool {
     keys.as_ref()
         .is_none_or(|k| k.is_empty() || k.iter().any(|x| x.as_str() == name))
@@ -203,13 +210,8 @@ pub async fn handle(
         match r.resource_type {
             RESOURCE_TOPIC => {
                 let Some(meta) = broker.topics().get(&r.resource_name) else {
-                    results.push(
-                        res.with_error_code(error_code::UNKNOWN_TOPIC_OR_PARTITION)
-                            .with_error_message(Some(sb(format!(
-                                "unknown topic {}",
-                                r.resource_name.as_str()
-                            )))),
-                    );
+                    let e = Error::UnknownTopic(r.resource_name.to_string());
+                    results.push(refused(res, &e));
                     continue;
                 };
                 // What the log really runs with (the metadata plane configures `__remote_log_metadata` itself),
@@ -240,13 +242,10 @@ pub async fn handle(
             RESOURCE_BROKER => {
                 let name = r.resource_name.as_str();
                 if !name.is_empty() && name != broker.config().node_id.to_string() {
-                    results.push(
-                        res.with_error_code(error_code::INVALID_REQUEST)
-                            .with_error_message(Some(sb(format!(
-                                "this is broker {}",
-                                broker.config().node_id
-                            )))),
-                    );
+                    let e = Error::NotThisBroker {
+                        node_id: broker.config().node_id,
+                    };
+                    results.push(refused(res, &e));
                     continue;
                 }
                 let configs = broker
@@ -295,12 +294,7 @@ pub async fn handle(
                     .collect();
                 results.push(res.with_configs(configs));
             }
-            other => results.push(
-                res.with_error_code(error_code::INVALID_REQUEST)
-                    .with_error_message(Some(sb(format!(
-                        "resource type {other} has no configs here"
-                    )))),
-            ),
+            other => results.push(refused(res, &Error::NoConfigs(other))),
         }
     }
     DescribeConfigsResponse::default().with_results(results)

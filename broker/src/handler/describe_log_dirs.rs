@@ -15,6 +15,7 @@ use kafka_protocol::messages::{
 
 use super::sb;
 use crate::broker::Broker;
+use crate::error::Error;
 use crate::error_code;
 
 /// Answers DescribeLogDirs.
@@ -46,7 +47,8 @@ pub async fn handle(
                 .with_total_bytes(total)
                 .with_usable_bytes(usable);
             if broker.log_manager().is_log_dir_offline(dir) {
-                return result.with_error_code(error_code::KAFKA_STORAGE_ERROR);
+                let e = Error::LogDirOffline(dir.clone());
+                return result.with_error_code(error_code::code(&e));
             }
             let mut topics: BTreeMap<String, Vec<DescribeLogDirsPartition>> = BTreeMap::new();
             for log in logs.iter().filter(|l| l.log_dir() == dir.as_path()) {

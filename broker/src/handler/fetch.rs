@@ -122,11 +122,16 @@ async fn read_remote(
                 // Remote retention may have moved the log start past the offset since the range check: the
                 // code is decided against the log start now (OFFSET_OUT_OF_RANGE then, with the new start).
                 let log_start = log.log_start_offset();
-                p.error_code = error_code::remote_read_code(&e, offset, log_start);
-                if p.error_code == error_code::OFFSET_OUT_OF_RANGE {
+                let e = Error::RemoteRead {
+                    offset,
+                    log_start,
+                    source: e,
+                };
+                p.error_code = error_code::code(&e);
+                if e.is_offset_out_of_range() {
                     p.log_start_offset = log_start;
                 }
-                tracing::debug!(tp = %log.topic_partition(), offset, log_start, code = p.error_code, error = %e,
+                tracing::debug!(tp = %log.topic_partition(), code = p.error_code, error = %e,
                     "remote read failed");
             }
         }
@@ -140,7 +145,11 @@ pub async fn handle(broker: &Arc<Broker>, _h: &RequestHeader, req: FetchRequest)
     // answered sessionless (session id 0), which tells the client to send full fetches from then on; an
     // incremental fetch (epoch > 0) names a session that does not exist, as Kafka answers for an evicted one.
     if req.session_epoch > 0 {
-        return FetchResponse::default().with_error_code(error_code::FETCH_SESSION_ID_NOT_FOUND);
+        let e = Error::FetchSessionIdNotFound {
+            session_id: req.session_id,
+            epoch: req.session_epoch,
+        };
+        return FetchResponse::default().with_error_code(error_code::code(&e));
     }
     let names: Vec<_> = req.topics.iter().map(|t| t.topic.clone()).collect();
     let wanted: Vec<Vec<Wanted>> = req

@@ -9,6 +9,7 @@ use kafka_protocol::messages::{
 
 use super::sb;
 use crate::broker::Broker;
+use crate::error::Error;
 use crate::error_code;
 
 /// Answers FindCoordinator. Key type 1 (transactions) is refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
@@ -21,12 +22,13 @@ pub async fn handle(
     let (host, port) = broker.advertised();
     let node = BrokerId(broker.config().node_id);
     let supported = req.key_type == 0;
-    let code = if supported {
-        error_code::NONE
+    let outcome = if supported {
+        Ok(())
     } else {
-        error_code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        Err(Error::TransactionsUnsupported)
     };
-    let msg = (!supported).then(|| sb(error_code::TRANSACTIONS_UNSUPPORTED));
+    let code = error_code::of(&outcome);
+    let msg = outcome.err().map(|e| sb(error_code::message(&e)));
     if h.request_api_version >= 4 {
         let coordinators = req
             .coordinator_keys

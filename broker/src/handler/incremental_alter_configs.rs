@@ -35,14 +35,11 @@ pub async fn handle(
         let resp = AlterConfigsResourceResponse::default()
             .with_resource_type(r.resource_type)
             .with_resource_name(r.resource_name.clone());
-        let outcome: Result<(), (i16, String)> = match r.resource_type {
+        let outcome: Result<(), Error> = match r.resource_type {
             RESOURCE_TOPIC => {
                 let name = r.resource_name.to_string();
                 match broker.topics().get(&name) {
-                    None => Err((
-                        error_code::UNKNOWN_TOPIC_OR_PARTITION,
-                        format!("unknown topic {name}"),
-                    )),
+                    None => Err(Error::UnknownTopic(name)),
                     Some(meta) => {
                         let mut configs = meta.configs.clone();
                         let mut bad = None;
@@ -97,7 +94,7 @@ pub async fn handle(
                             }
                         }
                         match bad {
-                            Some(e) => Err((error_code::code(&e), e.to_string())),
+                            Some(e) => Err(e),
                             None => {
                                 set_topic_configs(broker, name, configs, req.validate_only).await
                             }
@@ -109,7 +106,9 @@ pub async fn handle(
         };
         responses.push(match outcome {
             Ok(()) => resp,
-            Err((code, msg)) => resp.with_error_code(code).with_error_message(Some(sb(msg))),
+            Err(e) => resp
+                .with_error_code(error_code::code(&e))
+                .with_error_message(Some(sb(error_code::message(&e)))),
         });
     }
     IncrementalAlterConfigsResponse::default().with_responses(responses)

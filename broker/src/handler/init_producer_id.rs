@@ -13,6 +13,7 @@ use kafka_protocol::messages::{InitProducerIdRequest, InitProducerIdResponse, Re
 
 use super::blocking;
 use crate::broker::Broker;
+use crate::error::Error;
 use crate::error_code;
 
 /// Answers InitProducerId.
@@ -25,7 +26,7 @@ pub async fn handle(
         .with_producer_id((-1).into())
         .with_producer_epoch(-1);
     if req.transactional_id.is_some() {
-        return resp.with_error_code(error_code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+        return resp.with_error_code(error_code::code(&Error::TransactionsUnsupported));
     }
     let b = broker.clone();
     match blocking(move || b.allocate_producer_id()).await {

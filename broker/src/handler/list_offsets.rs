@@ -10,7 +10,7 @@ use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse, RequestH
 
 use super::blocking;
 use crate::broker::Broker;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::error_code;
 use crate::tiered::TieringError;
 
@@ -116,8 +116,9 @@ pub async fn handle(
             let resp =
                 ListOffsetsPartitionResponse::default().with_partition_index(p.partition_index);
             let Some(spec) = OffsetSpec::from_timestamp(p.timestamp) else {
+                let e = Error::UnknownOffsetSpec(p.timestamp);
                 parts.push(
-                    resp.with_error_code(error_code::INVALID_REQUEST)
+                    resp.with_error_code(error_code::code(&e))
                         .with_offset(-1)
                         .with_timestamp(-1),
                 );

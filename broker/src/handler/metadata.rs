@@ -40,11 +40,11 @@ pub(crate) fn topic_entry(broker: &Broker, name: &str, meta: &TopicMeta) -> Meta
         )
 }
 
-fn error_entry(name: Option<&str>, id: Uuid, code: i16) -> MetadataResponseTopic {
+fn error_entry(name: Option<&str>, id: Uuid, e: &Error) -> MetadataResponseTopic {
     MetadataResponseTopic::default()
         .with_name(name.map(|n| TopicName(sb(n))))
         .with_topic_id(id)
-        .with_error_code(code)
+        .with_error_code(error_code::code(e))
 }
 
 /// Answers Metadata.
@@ -108,7 +108,7 @@ pub async fn handle(
                     entries.push(Entry::Ready(error_entry(
                         None,
                         id,
-                        error_code::UNKNOWN_TOPIC_ID,
+                        &Error::UnknownTopicId(id),
                     )));
                     continue;
                 }
@@ -117,11 +117,8 @@ pub async fn handle(
         entries.push(match broker.topics().get(&name) {
             Some(meta) => Entry::Ready(topic_entry(broker, &name, &meta)),
             None if !auto_create || name == CONSUMER_OFFSETS || name == REMOTE_LOG_METADATA => {
-                Entry::Ready(error_entry(
-                    Some(&name),
-                    Uuid::nil(),
-                    error_code::UNKNOWN_TOPIC_OR_PARTITION,
-                ))
+                let unknown = Error::UnknownTopic(name.clone());
+                Entry::Ready(error_entry(Some(&name), Uuid::nil(), &unknown))
             }
             None => Entry::Create(name),
         });
@@ -176,16 +173,14 @@ pub async fn handle(
             Entry::Create(name) => match created.get(&name) {
                 Some(Ok(meta)) => topic_entry(broker, &name, meta),
                 Some(Err(e)) if !matches!(e, Error::TopicExists(_)) => {
-                    error_entry(Some(&name), Uuid::nil(), error_code::code(e))
+                    error_entry(Some(&name), Uuid::nil(), e)
                 }
                 // Created meanwhile by another request: answer what exists.
                 _ => match broker.topics().get(&name) {
                     Some(meta) => topic_entry(broker, &name, &meta),
-                    None => error_entry(
-                        Some(&name),
-                        Uuid::nil(),
-                        error_code::UNKNOWN_TOPIC_OR_PARTITION,
-                    ),
+                    None => {
+                        error_entry(Some(&name), Uuid::nil(), &Error::UnknownTopic(name.clone()))
+                    }
                 },
             },
         });

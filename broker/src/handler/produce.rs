@@ -13,7 +13,8 @@ use crate::broker::Broker;
 use crate::error::{Error, Result};
 use crate::error_code;
 
-fn failed(topic: &str, partition: i32, code: i16, msg: String) -> PartitionProduceResponse {
+fn failed(topic: &str, partition: i32, e: &Error) -> PartitionProduceResponse {
+    let (code, msg) = (error_code::code(e), error_code::message(e));
     debug!(topic, partition, code, %msg, "produce rejected");
     PartitionProduceResponse::default()
         .with_index(partition)
@@ -23,23 +24,17 @@ fn failed(topic: &str, partition: i32, code: i16, msg: String) -> PartitionProdu
 }
 
 /// Checks one partition's target and payload before anything is written.
-fn precheck(broker: &Broker, topic: &str, records: Option<Bytes>) -> Result<Bytes, (i16, String)> {
-    let meta = broker.topics().get(topic).ok_or_else(|| {
-        (
-            error_code::UNKNOWN_TOPIC_OR_PARTITION,
-            format!("unknown topic {topic}"),
-        )
-    })?;
+fn precheck(broker: &Broker, topic: &str, records: Option<Bytes>) -> Result<Bytes> {
+    let meta = broker
+        .topics()
+        .get(topic)
+        .ok_or_else(|| Error::UnknownTopic(topic.to_string()))?;
     if meta.internal {
-        let e = Error::InternalTopic(topic.to_string());
-        return Err((error_code::code(&e), e.to_string()));
+        return Err(Error::InternalTopic(topic.to_string()));
     }
-    records.filter(|r| !r.is_empty()).ok_or_else(|| {
-        (
-            error_code::INVALID_RECORD,
-            "a produce request must carry at least one record batch".into(),
-        )
-    })
+    records
+        .filter(|r| !r.is_empty())
+        .ok_or(Error::ProduceWithoutRecords)
 }
 
 fn append(
@@ -51,7 +46,7 @@ fn append(
 ) -> PartitionProduceResponse {
     let log = match broker.log(topic, partition) {
         Ok(log) => log,
-        Err(e) => return failed(topic, partition, error_code::code(&e), e.to_string()),
+        Err(e) => return failed(topic, partition, &e),
     };
     // One broker is the whole in-sync replica set: acks=all needs min.insync.replicas <= 1 (Kafka refuses the
     // append with NOT_ENOUGH_REPLICAS, writing nothing).
@@ -61,14 +56,12 @@ fn append(
         1
     };
     if min_isr > 1 {
-        return failed(
-            topic,
+        let e = Error::NotEnoughReplicas {
+            topic: topic.to_string(),
             partition,
-            error_code::NOT_ENOUGH_REPLICAS,
-            format!(
-                "{topic}-{partition} has 1 in-sync replica (a single broker) and min.insync.replicas={min_isr}"
-            ),
-        );
+            min_isr,
+        };
+        return failed(topic, partition, &e);
     }
     let result: Result<_> = log.append_as_leader(records, 0).map_err(Error::from);
     match result {
@@ -77,7 +70,7 @@ fn append(
             .with_base_offset(info.first_offset)
             .with_log_append_time_ms(info.log_append_time_ms)
             .with_log_start_offset(info.log_start_offset),
-        Err(e) => failed(topic, partition, error_code::code(&e), e.to_string()),
+        Err(e) => failed(topic, partition, &e),
     }
 }
 
@@ -94,8 +87,7 @@ pub async fn handle(
     for (ti, t) in req.topic_data.into_iter().enumerate() {
         let topic = t.name.0.to_string();
         for p in t.partition_data {
-            let item =
-                precheck(broker, &topic, p.records).map_err(|(c, m)| failed(&topic, p.index, c, m));
+            let item = precheck(broker, &topic, p.records).map_err(|e| failed(&topic, p.index, &e));
             work.push((ti, topic.clone(), p.index, item));
         }
         names.push(t.name);
@@ -125,12 +117,7 @@ pub async fn handle(
                     .map(|n| {
                         TopicProduceResponse::default()
                             .with_name(n)
-                            .with_partition_responses(vec![failed(
-                                "",
-                                0,
-                                error_code::code(&e),
-                                e.to_string(),
-                            )])
+                            .with_partition_responses(vec![failed("", 0, &e)])
                     })
                     .collect(),
             );
