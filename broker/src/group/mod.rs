@@ -13,8 +13,7 @@ use tokio::sync::oneshot;
 
 use crate::broker::Broker;
 use crate::config::BrokerConfig;
-use crate::error::Result;
-use crate::error_code;
+use crate::error::{GroupError, Result};
 use offsets::{OffsetEntry, OffsetStore, Tp};
 use state::{Group, GroupState, JoinResult, Member, SyncResult};
 
@@ -106,7 +105,7 @@ impl GroupCoordinator {
         let now = Instant::now();
         if !valid_group_id(&req.group_id) {
             let _ = tx.send(JoinResult::error(
-                error_code::INVALID_GROUP_ID,
+                GroupError::InvalidGroupId(req.group_id.clone()),
                 &req.member_id,
             ));
             return rx;
@@ -114,19 +113,22 @@ impl GroupCoordinator {
         if req.session_timeout_ms < self.min_session_ms
             || req.session_timeout_ms > self.max_session_ms
         {
-            let _ = tx.send(JoinResult::error(
-                error_code::INVALID_SESSION_TIMEOUT,
-                &req.member_id,
-            ));
+            let bad = GroupError::InvalidSessionTimeout {
+                timeout_ms: req.session_timeout_ms,
+                min_ms: self.min_session_ms,
+                max_ms: self.max_session_ms,
+            };
+            let _ = tx.send(JoinResult::error(bad, &req.member_id));
             return rx;
         }
         let mut groups = self.lock();
         let group = groups.entry(req.group_id.clone()).or_default();
         if !group.supports(&req.protocol_type, &req.protocols) {
-            let _ = tx.send(JoinResult::error(
-                error_code::INCONSISTENT_GROUP_PROTOCOL,
-                &req.member_id,
-            ));
+            let bad = GroupError::InconsistentGroupProtocol {
+                member: req.member_id.clone(),
+                protocol_type: req.protocol_type.clone(),
+            };
+            let _ = tx.send(JoinResult::error(bad, &req.member_id));
             return rx;
         }
         // Static membership (KIP-345): a join without a member id under a known instance id takes over the old
@@ -146,22 +148,26 @@ impl GroupCoordinator {
                     member_id = new;
                     replaced = true;
                 } else if member_id != old {
-                    let _ = tx.send(JoinResult::error(
-                        error_code::FENCED_INSTANCE_ID,
-                        &member_id,
-                    ));
+                    let fenced = GroupError::FencedInstanceId {
+                        member: member_id.clone(),
+                    };
+                    let _ = tx.send(JoinResult::error(fenced, &member_id));
                     return rx;
                 }
             }
         }
         if member_id.is_empty() {
             if group.members.len() >= self.max_size {
-                let _ = tx.send(JoinResult::error(error_code::GROUP_MAX_SIZE_REACHED, ""));
+                let full = GroupError::GroupMaxSizeReached { max: self.max_size };
+                let _ = tx.send(JoinResult::error(full, ""));
                 return rx;
             }
             member_id = format!("{}-{}", req.client_id, uuid::Uuid::new_v4());
         } else if !group.members.contains_key(&member_id) {
-            let _ = tx.send(JoinResult::error(error_code::UNKNOWN_MEMBER_ID, &member_id));
+            let unknown = GroupError::UnknownMemberId {
+                member: member_id.clone(),
+            };
+            let _ = tx.send(JoinResult::error(unknown, &member_id));
             return rx;
         }
         if group.members.is_empty() {
@@ -190,7 +196,11 @@ impl GroupCoordinator {
         member.protocols = req.protocols;
         member.last_seen = now;
         if let Some(old) = member.join_waiter.replace(tx) {
-            let _ = old.send(JoinResult::error(error_code::UNKNOWN_MEMBER_ID, &member_id));
+            // A second join of the same member id replaces the pending one.
+            let replaced = GroupError::UnknownMemberId {
+                member: member_id.clone(),
+            };
+            let _ = old.send(JoinResult::error(replaced, &member_id));
         }
         if replaced && group.state == GroupState::Stable {
             // A replaced static member of a stable group gets the current generation at once, with no rebalance,
@@ -212,7 +222,7 @@ impl GroupCoordinator {
                 let m = group.members.get_mut(&member_id).expect("inserted above");
                 if let Some(w) = m.join_waiter.take() {
                     let _ = w.send(JoinResult {
-                        error_code: error_code::NONE,
+                        error: None,
                         generation_id: group.generation,
                         protocol_type: group.protocol_type.clone(),
                         protocol_name: group.protocol_name.clone(),
@@ -242,30 +252,22 @@ impl GroupCoordinator {
         let (tx, rx) = oneshot::channel();
         let mut groups = self.lock();
         let Some(group) = groups.get_mut(group_id) else {
-            let _ = tx.send((error_code::UNKNOWN_MEMBER_ID, None, None, Bytes::new()));
+            let _ = tx.send(Err(unknown_member(member_id)));
             return rx;
         };
-        if group.is_fenced(member_id, instance) {
-            let _ = tx.send((error_code::FENCED_INSTANCE_ID, None, None, Bytes::new()));
-            return rx;
-        }
-        if !group.members.contains_key(member_id) {
-            let _ = tx.send((error_code::UNKNOWN_MEMBER_ID, None, None, Bytes::new()));
-            return rx;
-        }
-        if generation != group.generation {
-            let _ = tx.send((error_code::ILLEGAL_GENERATION, None, None, Bytes::new()));
+        if let Err(e) = check_member(group, member_id, instance, generation) {
+            let _ = tx.send(Err(e));
             return rx;
         }
         let (pt, pn) = (group.protocol_type.clone(), group.protocol_name.clone());
         match group.state {
             GroupState::Empty | GroupState::PreparingRebalance => {
-                let _ = tx.send((error_code::REBALANCE_IN_PROGRESS, None, None, Bytes::new()));
+                let _ = tx.send(Err(GroupError::RebalanceInProgress));
             }
             GroupState::Stable => {
                 let m = group.members.get_mut(member_id).expect("checked above");
                 m.last_seen = Instant::now();
-                let _ = tx.send((error_code::NONE, pt, pn, m.assignment.clone()));
+                let _ = tx.send(Ok((pt, pn, m.assignment.clone())));
             }
             GroupState::CompletingRebalance => {
                 let now = Instant::now();
@@ -279,12 +281,7 @@ impl GroupCoordinator {
                     for m in group.members.values_mut() {
                         m.assignment = given.remove(&m.id).unwrap_or_default();
                         if let Some(w) = m.sync_waiter.take() {
-                            let _ = w.send((
-                                error_code::NONE,
-                                pt.clone(),
-                                pn.clone(),
-                                m.assignment.clone(),
-                            ));
+                            let _ = w.send(Ok((pt.clone(), pn.clone(), m.assignment.clone())));
                         }
                     }
                     group.state = GroupState::Stable;
@@ -301,34 +298,44 @@ impl GroupCoordinator {
         member_id: &str,
         instance: Option<&str>,
         generation: i32,
-    ) -> i16 {
+    ) -> Result<(), GroupError> {
         let mut groups = self.lock();
         let Some(group) = groups.get_mut(group_id) else {
-            return error_code::UNKNOWN_MEMBER_ID;
+            return Err(unknown_member(member_id));
         };
         if group.is_fenced(member_id, instance) {
-            return error_code::FENCED_INSTANCE_ID;
+            return Err(GroupError::FencedInstanceId {
+                member: member_id.to_string(),
+            });
         }
         let state = group.state;
         let current = group.generation;
         let Some(m) = group.members.get_mut(member_id) else {
-            return error_code::UNKNOWN_MEMBER_ID;
+            return Err(unknown_member(member_id));
         };
         m.last_seen = Instant::now();
         if generation != current {
-            return error_code::ILLEGAL_GENERATION;
+            return Err(GroupError::IllegalGeneration {
+                generation,
+                current,
+            });
         }
         match state {
-            GroupState::PreparingRebalance => error_code::REBALANCE_IN_PROGRESS,
-            _ => error_code::NONE,
+            GroupState::PreparingRebalance => Err(GroupError::RebalanceInProgress),
+            _ => Ok(()),
         }
     }
 
     /// LeaveGroup of one member (by member id, or by instance id when member id is empty).
-    pub fn leave(&self, group_id: &str, member_id: &str, instance_id: Option<&str>) -> i16 {
+    pub fn leave(
+        &self,
+        group_id: &str,
+        member_id: &str,
+        instance_id: Option<&str>,
+    ) -> Result<(), GroupError> {
         let mut groups = self.lock();
         let Some(group) = groups.get_mut(group_id) else {
-            return error_code::UNKNOWN_MEMBER_ID;
+            return Err(unknown_member(member_id));
         };
         let id = if member_id.is_empty() {
             match instance_id.and_then(|i| {
@@ -338,19 +345,21 @@ impl GroupCoordinator {
                     .find(|m| m.instance_id.as_deref() == Some(i))
             }) {
                 Some(m) => m.id.clone(),
-                None => return error_code::UNKNOWN_MEMBER_ID,
+                None => return Err(unknown_member(member_id)),
             }
         } else if group.is_fenced(member_id, instance_id) {
-            return error_code::FENCED_INSTANCE_ID;
+            return Err(GroupError::FencedInstanceId {
+                member: member_id.to_string(),
+            });
         } else {
             member_id.to_string()
         };
         if !group.members.contains_key(&id) {
-            return error_code::UNKNOWN_MEMBER_ID;
+            return Err(unknown_member(&id));
         }
         tracing::info!(group = group_id, member = %id, "member left the group");
         group.remove_member(&id, Instant::now(), self.initial_delay);
-        error_code::NONE
+        Ok(())
     }
 
     /// Periodic: session expiry and rebalance deadlines.
@@ -362,47 +371,40 @@ impl GroupCoordinator {
         }
     }
 
-    /// Checks that a commit from (member, generation) is allowed: 0 if so, else the Kafka error code.
+    /// Checks that a commit from (member, generation) is allowed.
     pub fn check_commit(
         &self,
         group_id: &str,
         member_id: &str,
         instance: Option<&str>,
         generation: i32,
-    ) -> i16 {
+    ) -> Result<(), GroupError> {
         let groups = self.lock();
         let group = groups.get(group_id);
         let has_members = group.is_some_and(|g| !g.members.is_empty());
         if generation < 0 && member_id.is_empty() {
             // A commit from outside the group (admin tools, assign() consumers) is allowed while it is empty.
             return if has_members {
-                error_code::UNKNOWN_MEMBER_ID
+                Err(unknown_member(member_id))
             } else {
-                error_code::NONE
+                Ok(())
             };
         }
         let Some(group) = group else {
-            return error_code::UNKNOWN_MEMBER_ID;
+            return Err(unknown_member(member_id));
         };
-        if group.is_fenced(member_id, instance) {
-            return error_code::FENCED_INSTANCE_ID;
-        }
-        if !group.members.contains_key(member_id) {
-            return error_code::UNKNOWN_MEMBER_ID;
-        }
-        if generation != group.generation {
-            return error_code::ILLEGAL_GENERATION;
-        }
+        check_member(group, member_id, instance, generation)?;
         if group.state == GroupState::CompletingRebalance {
-            return error_code::REBALANCE_IN_PROGRESS;
+            return Err(GroupError::RebalanceInProgress);
         }
-        error_code::NONE
+        Ok(())
     }
 
     /// Stores commits. Blocking.
     /// Stores commits of (member, generation) if [`check_commit`](Self::check_commit) still allows them once the
     /// offset store's write lock is held (a member fenced or a generation ended meanwhile commits nothing, as in
-    /// Kafka, which checks and appends under the group lock). Returns 0, or the Kafka error code. Blocking.
+    /// Kafka, which checks and appends under the group lock): the refusal is [`Error::Group`](crate::Error).
+    /// Blocking.
     pub fn commit_offsets(
         &self,
         broker: &Broker,
@@ -410,10 +412,19 @@ impl GroupCoordinator {
         member: (&str, Option<&str>),
         generation: i32,
         entries: Vec<(Tp, OffsetEntry)>,
-    ) -> Result<i16> {
+    ) -> Result<()> {
+        // The offset store only asks "allowed?" (0 = yes); the refusal itself is kept here.
+        let mut refused = None;
         self.offsets.commit(broker, group_id, entries, || {
-            self.check_commit(group_id, member.0, member.1, generation)
-        })
+            match self.check_commit(group_id, member.0, member.1, generation) {
+                Ok(()) => 0,
+                Err(e) => {
+                    refused = Some(e);
+                    1
+                }
+            }
+        })?;
+        refused.map_or(Ok(()), |e| Err(e.into()))
     }
 
     /// One committed offset.
@@ -497,16 +508,16 @@ impl GroupCoordinator {
     }
 
     /// OffsetDelete (KIP-496): removes committed offsets of `partitions` (known topics' partitions) unless a
-    /// member of the non-empty group subscribes to the topic. Returns the group-level error code and, when it is
-    /// 0, one code per partition (GROUP_SUBSCRIBED_TO_TOPIC or 0). Blocking.
+    /// member of the non-empty group subscribes to the topic. Returns the group-level error, or one outcome per
+    /// partition (GROUP_SUBSCRIBED_TO_TOPIC or deleted). Blocking.
     pub fn delete_offsets(
         &self,
         broker: &Broker,
         group_id: &str,
         partitions: &[Tp],
-    ) -> (i16, Vec<i16>) {
+    ) -> Result<Vec<Result<(), GroupError>>> {
         if !valid_group_id(group_id) {
-            return (error_code::INVALID_GROUP_ID, Vec::new());
+            return Err(GroupError::InvalidGroupId(group_id.to_string()).into());
         }
         // None: every topic counts as subscribed (a member's subscription could not be read).
         let subscribed: Option<std::collections::HashSet<String>> = {
@@ -514,7 +525,7 @@ impl GroupCoordinator {
             match groups.get(group_id) {
                 Some(g) if !g.members.is_empty() => {
                     if g.protocol_type.as_deref() != Some("consumer") {
-                        return (error_code::NON_EMPTY_GROUP, Vec::new());
+                        return Err(not_empty(group_id).into());
                     }
                     let protocol = g.protocol_name.clone().unwrap_or_default();
                     g.members
@@ -529,48 +540,90 @@ impl GroupCoordinator {
                 None if self.offsets.groups().iter().any(|g| g == group_id) => {
                     Some(Default::default())
                 }
-                None => return (error_code::GROUP_ID_NOT_FOUND, Vec::new()),
+                None => return Err(not_found(group_id).into()),
             }
         };
-        let codes: Vec<i16> = partitions
+        let outcomes: Vec<Result<(), GroupError>> = partitions
             .iter()
             .map(|(t, _)| match &subscribed {
-                Some(s) if !s.contains(t) => error_code::NONE,
-                _ => error_code::GROUP_SUBSCRIBED_TO_TOPIC,
+                Some(s) if !s.contains(t) => Ok(()),
+                _ => Err(GroupError::GroupSubscribedToTopic {
+                    group: group_id.to_string(),
+                    topic: t.clone(),
+                }),
             })
             .collect();
         let deletable: Vec<Tp> = partitions
             .iter()
-            .zip(&codes)
-            .filter(|(_, c)| **c == error_code::NONE)
+            .zip(&outcomes)
+            .filter(|(_, o)| o.is_ok())
             .map(|(tp, _)| tp.clone())
             .collect();
-        match self.offsets.delete_partitions(broker, group_id, &deletable) {
-            Ok(()) => (error_code::NONE, codes),
-            Err(e) => (error_code::code(&e), Vec::new()),
-        }
+        self.offsets
+            .delete_partitions(broker, group_id, &deletable)?;
+        Ok(outcomes)
     }
 
-    /// Deletes an empty group and its offsets. Returns the Kafka error code. Blocking.
-    pub fn delete(&self, broker: &Broker, group_id: &str) -> i16 {
+    /// Deletes an empty group and its offsets. Blocking.
+    pub fn delete(&self, broker: &Broker, group_id: &str) -> Result<()> {
         {
             let mut groups = self.lock();
             match groups.get(group_id) {
-                Some(g) if !g.members.is_empty() => return error_code::NON_EMPTY_GROUP,
+                Some(g) if !g.members.is_empty() => return Err(not_empty(group_id).into()),
                 Some(_) => {
                     groups.remove(group_id);
                 }
                 None if !self.offsets.groups().iter().any(|g| g == group_id) => {
-                    return error_code::GROUP_ID_NOT_FOUND
+                    return Err(not_found(group_id).into())
                 }
                 None => {}
             }
         }
-        match self.offsets.delete_group(broker, group_id) {
-            Ok(()) => error_code::NONE,
-            Err(e) => error_code::code(&e),
-        }
+        self.offsets.delete_group(broker, group_id)
     }
+}
+
+fn unknown_member(member_id: &str) -> GroupError {
+    GroupError::UnknownMemberId {
+        member: member_id.to_string(),
+    }
+}
+
+fn not_empty(group_id: &str) -> GroupError {
+    GroupError::GroupNotEmpty {
+        group: group_id.to_string(),
+    }
+}
+
+fn not_found(group_id: &str) -> GroupError {
+    GroupError::GroupIdNotFound {
+        group: group_id.to_string(),
+    }
+}
+
+/// A request of (member, generation) to a group: the member is not fenced, is in the group, and is of its current
+/// generation (checked in that order, as Kafka does).
+fn check_member(
+    group: &Group,
+    member_id: &str,
+    instance: Option<&str>,
+    generation: i32,
+) -> Result<(), GroupError> {
+    if group.is_fenced(member_id, instance) {
+        return Err(GroupError::FencedInstanceId {
+            member: member_id.to_string(),
+        });
+    }
+    if !group.members.contains_key(member_id) {
+        return Err(unknown_member(member_id));
+    }
+    if generation != group.generation {
+        return Err(GroupError::IllegalGeneration {
+            generation,
+            current: group.generation,
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -603,7 +656,7 @@ mod tests {
             .join(join_req(""))
             .try_recv()
             .expect("completes at once with no initial delay");
-        assert_eq!(r.error_code, error_code::NONE);
+        assert_eq!(r.error, None);
         assert_eq!(r.generation_id, 1);
         assert_eq!(r.leader, r.member_id);
         assert_eq!(r.members.len(), 1);
@@ -620,7 +673,7 @@ mod tests {
             1,
             vec![(a.member_id.clone(), Bytes::from_static(b"all"))],
         );
-        assert_eq!(sync_a.try_recv().unwrap().0, error_code::NONE);
+        assert!(sync_a.try_recv().unwrap().is_ok());
         let mut b = c.join(join_req(""));
         assert!(
             b.try_recv().is_err(),
@@ -628,7 +681,7 @@ mod tests {
         );
         assert_eq!(
             c.heartbeat("g", &a.member_id, None, 1),
-            error_code::REBALANCE_IN_PROGRESS
+            Err(GroupError::RebalanceInProgress)
         );
         let a2 = c.join(join_req(&a.member_id)).try_recv().unwrap();
         let b = b.try_recv().unwrap();
@@ -647,14 +700,18 @@ mod tests {
             c.sync("g", (&a.member_id, None), 2, assignments)
                 .try_recv()
                 .unwrap()
-                .3,
+                .unwrap()
+                .2,
             Bytes::from_static(b"p0")
         );
-        assert_eq!(sb.try_recv().unwrap().3, Bytes::from_static(b"p1"));
-        assert_eq!(c.heartbeat("g", &b.member_id, None, 2), error_code::NONE);
+        assert_eq!(sb.try_recv().unwrap().unwrap().2, Bytes::from_static(b"p1"));
+        assert_eq!(c.heartbeat("g", &b.member_id, None, 2), Ok(()));
         assert_eq!(
             c.heartbeat("g", &b.member_id, None, 1),
-            error_code::ILLEGAL_GENERATION
+            Err(GroupError::IllegalGeneration {
+                generation: 1,
+                current: 2
+            })
         );
     }
 
@@ -671,20 +728,20 @@ mod tests {
     fn a_replaced_static_member_is_fenced_and_the_group_does_not_rebalance() {
         let c = coordinator();
         let a = c.join(static_join("", "i1")).try_recv().unwrap();
-        assert_eq!(a.error_code, error_code::NONE);
+        assert_eq!(a.error, None);
         let assignment = vec![(a.member_id.clone(), Bytes::from_static(b"p0-p3"))];
         let synced = c
             .sync("g", (&a.member_id, Some("i1")), 1, assignment)
             .try_recv()
             .unwrap();
-        assert_eq!(synced.0, error_code::NONE);
+        assert!(synced.is_ok());
 
         // A restarted (or duplicate) instance i1 joins with no member id.
         let b = c
             .join(static_join("", "i1"))
             .try_recv()
             .expect("answered at once: the group is stable");
-        assert_eq!(b.error_code, error_code::NONE);
+        assert_eq!(b.error, None);
         assert_ne!(b.member_id, a.member_id);
         assert_eq!(b.generation_id, 1, "no rebalance");
         assert_eq!(b.leader, b.member_id, "the replaced leader stays leader");
@@ -696,29 +753,31 @@ mod tests {
             .try_recv()
             .unwrap();
         assert_eq!(
-            (synced.0, synced.3),
-            (error_code::NONE, Bytes::from_static(b"p0-p3")),
+            synced.map(|(_, _, assignment)| assignment),
+            Ok(Bytes::from_static(b"p0-p3")),
             "the new member id inherits the assignment"
         );
 
         // The old member id is fenced: heartbeat, sync, commit, join, leave.
-        let fenced = error_code::FENCED_INSTANCE_ID;
-        assert_eq!(c.heartbeat("g", &a.member_id, Some("i1"), 1), fenced);
+        let fenced = GroupError::FencedInstanceId {
+            member: a.member_id.clone(),
+        };
+        assert_eq!(
+            c.heartbeat("g", &a.member_id, Some("i1"), 1),
+            Err(fenced.clone())
+        );
         let sync = c.sync("g", (&a.member_id, Some("i1")), 1, vec![]);
-        assert_eq!(sync.blocking_recv().unwrap().0, fenced);
-        assert_eq!(c.check_commit("g", &a.member_id, Some("i1"), 1), fenced);
+        assert_eq!(sync.blocking_recv().unwrap(), Err(fenced.clone()));
+        assert_eq!(
+            c.check_commit("g", &a.member_id, Some("i1"), 1),
+            Err(fenced.clone())
+        );
         let join = c.join(static_join(&a.member_id, "i1")).try_recv().unwrap();
-        assert_eq!(join.error_code, fenced);
-        assert_eq!(c.leave("g", &a.member_id, Some("i1")), fenced);
+        assert_eq!(join.error, Some(fenced.clone()));
+        assert_eq!(c.leave("g", &a.member_id, Some("i1")), Err(fenced));
         // ... while the new one is in good standing.
-        assert_eq!(
-            c.heartbeat("g", &b.member_id, Some("i1"), 1),
-            error_code::NONE
-        );
-        assert_eq!(
-            c.check_commit("g", &b.member_id, Some("i1"), 1),
-            error_code::NONE
-        );
+        assert_eq!(c.heartbeat("g", &b.member_id, Some("i1"), 1), Ok(()));
+        assert_eq!(c.check_commit("g", &b.member_id, Some("i1"), 1), Ok(()));
         assert_eq!(c.describe("g").state, "Stable");
     }
 
@@ -729,26 +788,24 @@ mod tests {
         let c = coordinator();
         let a = c.join(static_join("", "i1")).try_recv().unwrap();
         let assignment = vec![(a.member_id.clone(), Bytes::from_static(b"all"))];
-        assert_eq!(
-            c.sync("g", (&a.member_id, Some("i1")), 1, assignment)
-                .try_recv()
-                .unwrap()
-                .0,
-            error_code::NONE
-        );
+        assert!(c
+            .sync("g", (&a.member_id, Some("i1")), 1, assignment)
+            .try_recv()
+            .unwrap()
+            .is_ok());
         let old_client = JoinRequest {
             supports_skip_assignment: false,
             ..static_join("", "i1")
         };
         let b = c.join(old_client).try_recv().expect("answered at once");
-        assert_eq!((b.error_code, b.generation_id), (error_code::NONE, 1));
+        assert_eq!((b.error, b.generation_id), (None, 1));
         assert_eq!(b.leader, a.member_id, "told the leader id from before");
         assert!(b.members.is_empty() && !b.skip_assignment);
         let synced = c
             .sync("g", (&b.member_id, Some("i1")), 1, vec![])
             .try_recv()
             .unwrap();
-        assert_eq!(synced.3, Bytes::from_static(b"all"));
+        assert_eq!(synced.unwrap().2, Bytes::from_static(b"all"));
     }
 
     /// A static member replaced while the group waits for the leader's assignment causes a new rebalance (the
@@ -767,7 +824,12 @@ mod tests {
         assert!(b_sync.try_recv().is_err());
         // ... when a new i2 instance replaces it.
         let mut b2 = c.join(static_join("", "i2"));
-        assert_eq!(b_sync.try_recv().unwrap().0, error_code::FENCED_INSTANCE_ID);
+        assert_eq!(
+            b_sync.try_recv().unwrap(),
+            Err(GroupError::FencedInstanceId {
+                member: b.member_id.clone()
+            })
+        );
         assert_eq!(c.describe("g").state, "PreparingRebalance");
         assert!(b2.try_recv().is_err(), "waits for i1 to rejoin");
         let a3 = c.join(static_join(&a.member_id, "i1")).try_recv().unwrap();
@@ -788,13 +850,11 @@ mod tests {
             ..join_req("")
         };
         let a = c.join(slow()).try_recv().unwrap();
-        assert_eq!(
-            c.sync("g", (&a.member_id, None), 1, vec![])
-                .try_recv()
-                .unwrap()
-                .0,
-            error_code::NONE
-        );
+        assert!(c
+            .sync("g", (&a.member_id, None), 1, vec![])
+            .try_recv()
+            .unwrap()
+            .is_ok());
         // (The group's rebalance timeout is the largest of its members'.)
         let mut b = c.join(slow());
         assert!(b.try_recv().is_err(), "waits for the first member");
@@ -803,7 +863,7 @@ mod tests {
             // a keeps its session alive but never rejoins.
             assert_eq!(
                 c.heartbeat("g", &a.member_id, None, 1),
-                error_code::REBALANCE_IN_PROGRESS
+                Err(GroupError::RebalanceInProgress)
             );
             c.tick();
             if let Ok(b) = b.try_recv() {
@@ -815,7 +875,7 @@ mod tests {
             );
             std::thread::sleep(Duration::from_millis(10));
         };
-        assert_eq!((b.error_code, b.generation_id), (error_code::NONE, 2));
+        assert_eq!((b.error, b.generation_id), (None, 2));
         assert_eq!(c.describe("g").members.len(), 1, "a was dropped");
     }
 
@@ -823,15 +883,17 @@ mod tests {
     fn leave_of_the_last_member_empties_the_group() {
         let c = coordinator();
         let a = c.join(join_req("")).try_recv().unwrap();
-        assert_eq!(c.leave("g", &a.member_id, None), error_code::NONE);
+        assert_eq!(c.leave("g", &a.member_id, None), Ok(()));
         assert_eq!(c.describe("g").state, "Empty");
         assert_eq!(
             c.leave("g", &a.member_id, None),
-            error_code::UNKNOWN_MEMBER_ID
+            Err(GroupError::UnknownMemberId {
+                member: a.member_id.clone()
+            })
         );
         assert_eq!(
             c.check_commit("g", "", None, -1),
-            error_code::NONE,
+            Ok(()),
             "admin commits allowed on an empty group"
         );
     }
@@ -840,14 +902,20 @@ mod tests {
     fn unknown_member_and_bad_session_timeout_are_refused() {
         let c = coordinator();
         assert_eq!(
-            c.join(join_req("ghost")).try_recv().unwrap().error_code,
-            error_code::UNKNOWN_MEMBER_ID
+            c.join(join_req("ghost")).try_recv().unwrap().error,
+            Some(GroupError::UnknownMemberId {
+                member: "ghost".into()
+            })
         );
         let mut r = join_req("");
         r.session_timeout_ms = 10;
-        assert_eq!(
-            c.join(r).try_recv().unwrap().error_code,
-            error_code::INVALID_SESSION_TIMEOUT
+        let refused = c.join(r).try_recv().unwrap().error;
+        assert!(
+            matches!(
+                refused,
+                Some(GroupError::InvalidSessionTimeout { timeout_ms: 10, .. })
+            ),
+            "{refused:?}"
         );
     }
 
@@ -865,7 +933,9 @@ mod tests {
         assert_eq!(c.describe("g").state, "Empty");
         assert_eq!(
             c.heartbeat("g", &a.member_id, None, 1),
-            error_code::UNKNOWN_MEMBER_ID
+            Err(GroupError::UnknownMemberId {
+                member: a.member_id.clone()
+            })
         );
     }
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::sync::oneshot;
 
-use crate::error_code;
+use crate::error::GroupError;
 
 /// The group's state, named as Kafka prints it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,8 +37,8 @@ impl GroupState {
 /// What a JoinGroup waiter receives.
 #[derive(Debug, Clone)]
 pub struct JoinResult {
-    /// Kafka error code.
-    pub error_code: i16,
+    /// Why the join failed (`None`: joined).
+    pub error: Option<GroupError>,
     /// Generation of the completed rebalance.
     pub generation_id: i32,
     /// Protocol type (e.g. "consumer").
@@ -58,9 +58,9 @@ pub struct JoinResult {
 
 impl JoinResult {
     /// An error answer.
-    pub fn error(code: i16, member_id: &str) -> Self {
+    pub fn error(error: GroupError, member_id: &str) -> Self {
         JoinResult {
-            error_code: code,
+            error: Some(error),
             generation_id: -1,
             protocol_type: None,
             protocol_name: None,
@@ -72,8 +72,8 @@ impl JoinResult {
     }
 }
 
-/// What a SyncGroup waiter receives: (error code, protocol type, protocol name, assignment).
-pub type SyncResult = (i16, Option<String>, Option<String>, Bytes);
+/// What a SyncGroup waiter receives: (protocol type, protocol name, assignment), or why not.
+pub type SyncResult = Result<(Option<String>, Option<String>, Bytes), GroupError>;
 
 /// The topics of a consumer-protocol subscription (a member's JoinGroup metadata: version i16, then Kafka's
 /// `ConsumerProtocolSubscription`); `None` if it cannot be read.
@@ -186,7 +186,7 @@ impl Group {
         let was_empty = self.state == GroupState::Empty;
         for m in self.members.values_mut() {
             if let Some(w) = m.sync_waiter.take() {
-                let _ = w.send((error_code::REBALANCE_IN_PROGRESS, None, None, Bytes::new()));
+                let _ = w.send(Err(GroupError::RebalanceInProgress));
             }
         }
         self.state = GroupState::PreparingRebalance;
@@ -231,7 +231,7 @@ impl Group {
             m.last_seen = now;
             if let Some(w) = m.join_waiter.take() {
                 let _ = w.send(JoinResult {
-                    error_code: error_code::NONE,
+                    error: None,
                     generation_id: self.generation,
                     protocol_type: self.protocol_type.clone(),
                     protocol_name: self.protocol_name.clone(),
@@ -281,10 +281,15 @@ impl Group {
             return;
         };
         if let Some(w) = m.join_waiter.take() {
-            let _ = w.send(JoinResult::error(error_code::FENCED_INSTANCE_ID, old));
+            let fenced = GroupError::FencedInstanceId {
+                member: old.to_string(),
+            };
+            let _ = w.send(JoinResult::error(fenced, old));
         }
         if let Some(w) = m.sync_waiter.take() {
-            let _ = w.send((error_code::FENCED_INSTANCE_ID, None, None, Bytes::new()));
+            let _ = w.send(Err(GroupError::FencedInstanceId {
+                member: old.to_string(),
+            }));
         }
         m.id = new.to_string();
         self.members.insert(new.to_string(), m);
@@ -327,10 +332,15 @@ impl Group {
     pub fn remove_member(&mut self, id: &str, now: Instant, initial_delay: Duration) {
         if let Some(mut m) = self.members.remove(id) {
             if let Some(w) = m.join_waiter.take() {
-                let _ = w.send(JoinResult::error(error_code::UNKNOWN_MEMBER_ID, id));
+                let gone = GroupError::UnknownMemberId {
+                    member: id.to_string(),
+                };
+                let _ = w.send(JoinResult::error(gone, id));
             }
             if let Some(w) = m.sync_waiter.take() {
-                let _ = w.send((error_code::UNKNOWN_MEMBER_ID, None, None, Bytes::new()));
+                let _ = w.send(Err(GroupError::UnknownMemberId {
+                    member: id.to_string(),
+                }));
             }
         }
         if self.leader.as_deref() == Some(id) {

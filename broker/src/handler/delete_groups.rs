@@ -6,6 +6,8 @@ use kafka_protocol::messages::delete_groups_response::DeletableGroupResult;
 use kafka_protocol::messages::{DeleteGroupsRequest, DeleteGroupsResponse, RequestHeader};
 
 use crate::broker::Broker;
+use crate::error::Error;
+use crate::error_code;
 
 /// Answers DeleteGroups.
 pub async fn handle(
@@ -17,13 +19,13 @@ pub async fn handle(
     for g in req.groups_names {
         let b = broker.clone();
         let id = g.0.to_string();
-        let code = tokio::task::spawn_blocking(move || b.groups().delete(&b, &id))
+        let deleted = tokio::task::spawn_blocking(move || b.groups().delete(&b, &id))
             .await
-            .unwrap_or(crate::error_code::UNKNOWN_SERVER_ERROR);
+            .unwrap_or_else(|e| Err(Error::Internal(format!("deleting a group: {e}"))));
         results.push(
             DeletableGroupResult::default()
                 .with_group_id(g)
-                .with_error_code(code),
+                .with_error_code(error_code::of(&deleted)),
         );
     }
     DeleteGroupsResponse::default().with_results(results)

@@ -7,6 +7,7 @@ use kafka_protocol::messages::{JoinGroupRequest, JoinGroupResponse, RequestHeade
 
 use super::sb;
 use crate::broker::Broker;
+use crate::error::GroupError;
 use crate::error_code;
 use crate::group::JoinRequest;
 
@@ -48,12 +49,13 @@ pub async fn handle(
         _ = cancel.cancelled() => None,
     };
     let Some(r) = result else {
+        // Shutting down: the member is told to rejoin (elsewhere or after the restart).
         return JoinGroupResponse::default()
-            .with_error_code(error_code::REBALANCE_IN_PROGRESS)
+            .with_error_code(error_code::group_code(&GroupError::RebalanceInProgress))
             .with_generation_id(-1);
     };
     let mut resp = JoinGroupResponse::default()
-        .with_error_code(r.error_code)
+        .with_error_code(error_code::of_error(r.error.as_ref()))
         .with_generation_id(r.generation_id)
         .with_protocol_name(Some(sb(r.protocol_name.unwrap_or_default())))
         .with_leader(sb(r.leader))

@@ -16,20 +16,20 @@ pub async fn handle(
 ) -> LeaveGroupResponse {
     let group = req.group_id.0.to_string();
     if h.request_api_version < 3 {
-        let code = broker.groups().leave(&group, &req.member_id, None);
-        return LeaveGroupResponse::default().with_error_code(code);
+        let left = broker.groups().leave(&group, &req.member_id, None);
+        return LeaveGroupResponse::default().with_error_code(error_code::of(&left));
     }
     let members: Vec<MemberResponse> = req
         .members
         .into_iter()
         .map(|m| {
-            let code = broker
+            let left = broker
                 .groups()
                 .leave(&group, &m.member_id, m.group_instance_id.as_deref());
             MemberResponse::default()
                 .with_member_id(m.member_id)
                 .with_group_instance_id(m.group_instance_id)
-                .with_error_code(code)
+                .with_error_code(error_code::of(&left))
         })
         .collect();
     let top = if members.iter().all(|m| m.error_code == error_code::NONE) {

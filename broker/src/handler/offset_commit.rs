@@ -12,6 +12,7 @@ use strata_storage::time::now_ms;
 use super::blocking;
 
 use crate::broker::Broker;
+use crate::error::{Error, GroupError};
 use crate::error_code;
 use crate::group::offsets::OffsetEntry;
 
@@ -22,15 +23,17 @@ pub async fn handle(
     req: OffsetCommitRequest,
 ) -> OffsetCommitResponse {
     let group = req.group_id.0.to_string();
-    let mut code = broker.groups().check_commit(
-        &group,
-        &req.member_id,
-        req.group_instance_id.as_deref(),
-        req.generation_id_or_member_epoch,
-    );
-    if !crate::group::valid_group_id(&group) {
-        code = error_code::INVALID_GROUP_ID;
-    }
+    let allowed = if crate::group::valid_group_id(&group) {
+        broker.groups().check_commit(
+            &group,
+            &req.member_id,
+            req.group_instance_id.as_deref(),
+            req.generation_id_or_member_epoch,
+        )
+    } else {
+        Err(GroupError::InvalidGroupId(group.clone()))
+    };
+    let code = error_code::of(&allowed);
     let max_metadata = broker.config().offset_metadata_max_bytes;
     let now = now_ms();
     let mut entries = Vec::new();
@@ -38,20 +41,31 @@ pub async fn handle(
     for (ti, t) in req.topics.iter().enumerate() {
         let known = broker.topics().get(&t.name.0);
         for p in &t.partitions {
+            let tp = || (t.name.0.to_string(), p.partition_index);
             let pcode = if code != error_code::NONE {
                 code
             } else if known
                 .as_ref()
                 .is_none_or(|m| p.partition_index < 0 || p.partition_index >= m.partitions)
             {
-                error_code::UNKNOWN_TOPIC_OR_PARTITION
-            } else if p
+                let (topic, partition) = tp();
+                error_code::code(&Error::UnknownTopicOrPartition(format!(
+                    "{topic}-{partition}"
+                )))
+            } else if let Some(size) = p
                 .committed_metadata
                 .as_ref()
-                .is_some_and(|m| m.len() > max_metadata)
+                .map(|m| m.len())
+                .filter(|size| *size > max_metadata)
             {
                 // Kafka's offset.metadata.max.bytes: refused for this partition, nothing stored.
-                error_code::OFFSET_METADATA_TOO_LARGE
+                let (topic, partition) = tp();
+                error_code::code(&Error::OffsetMetadataTooLarge {
+                    topic,
+                    partition,
+                    size,
+                    max: max_metadata,
+                })
             } else {
                 entries.push((
                     (t.name.0.to_string(), p.partition_index),
@@ -82,10 +96,7 @@ pub async fn handle(
                 .commit_offsets(&b, &g, member, generation, entries)
         })
         .await;
-        let c = match stored {
-            Ok(c) => c,
-            Err(e) => error_code::code(&e),
-        };
+        let c = error_code::of(&stored);
         if c != error_code::NONE {
             for x in per_partition.iter_mut().filter(|x| x.2 == error_code::NONE) {
                 x.2 = c;

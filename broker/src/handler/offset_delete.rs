@@ -10,6 +10,7 @@ use kafka_protocol::messages::{OffsetDeleteRequest, OffsetDeleteResponse, Reques
 
 use super::blocking;
 use crate::broker::Broker;
+use crate::error::Error;
 use crate::error_code;
 
 /// Answers OffsetDelete.
@@ -35,18 +36,22 @@ pub async fn handle(
     let b = broker.clone();
     let g = group.clone();
     let asked = known.clone();
-    let (top, codes) = blocking(move || Ok(b.groups().delete_offsets(&b, &g, &asked)))
+    let outcomes = match blocking(move || Ok(b.groups().delete_offsets(&b, &g, &asked)))
         .await
-        .unwrap_or((error_code::UNKNOWN_SERVER_ERROR, Vec::new()));
-    if top != error_code::NONE {
-        return OffsetDeleteResponse::default().with_error_code(top);
-    }
-    let code_of = |topic: &str, partition: i32| {
-        known
-            .iter()
-            .zip(&codes)
-            .find(|((t, p), _)| t == topic && *p == partition)
-            .map_or(error_code::UNKNOWN_TOPIC_OR_PARTITION, |(_, c)| *c)
+        .unwrap_or_else(|e| Err(Error::Internal(e.to_string())))
+    {
+        Ok(outcomes) => outcomes,
+        Err(e) => return OffsetDeleteResponse::default().with_error_code(error_code::code(&e)),
+    };
+    let code_of = |topic: &str, partition: i32| match known
+        .iter()
+        .zip(&outcomes)
+        .find(|((t, p), _)| t == topic && *p == partition)
+    {
+        Some((_, outcome)) => error_code::of(outcome),
+        None => error_code::code(&Error::UnknownTopicOrPartition(format!(
+            "{topic}-{partition}"
+        ))),
     };
     let topics = req
         .topics

@@ -6,6 +6,7 @@ use kafka_protocol::messages::{RequestHeader, SyncGroupRequest, SyncGroupRespons
 
 use super::sb;
 use crate::broker::Broker;
+use crate::error::GroupError;
 use crate::error_code;
 
 /// Answers SyncGroup.
@@ -30,12 +31,10 @@ pub async fn handle(
         r = rx => r.ok(),
         _ = cancel.cancelled() => None,
     };
-    let (code, pt, pn, assignment) = result.unwrap_or((
-        error_code::REBALANCE_IN_PROGRESS,
-        None,
-        None,
-        bytes::Bytes::new(),
-    ));
+    // Shutting down: the member is told to rejoin.
+    let result = result.unwrap_or(Err(GroupError::RebalanceInProgress));
+    let code = error_code::of(&result);
+    let (pt, pn, assignment) = result.unwrap_or_default();
     let resp = SyncGroupResponse::default()
         .with_error_code(code)
         .with_assignment(assignment);
