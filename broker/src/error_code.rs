@@ -411,6 +411,47 @@ mod tests {
         assert_eq!(of_error::<Error>(None), 0);
     }
 
+    /// No code is chosen outside this module: elsewhere only `error_code::NONE` (success) is named, every error
+    /// code comes from a typed error through [`code`] / [`of`]. (The one exception left is a test in
+    /// `tiered/mod.rs` that checks a mapping; it belongs in the table above.)
+    #[test]
+    fn no_code_is_chosen_outside_this_module() {
+        fn rs_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).expect("read broker/src") {
+                let path = entry.expect("dir entry").path();
+                if path.is_dir() {
+                    rs_files(&path, out);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    out.push(path);
+                }
+            }
+        }
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        rs_files(&src, &mut files);
+        assert!(files.len() > 20, "found only {files:?}");
+        let allowed = [("tiered/mod.rs", "INVALID_CONFIG")];
+        let mut chosen = Vec::new();
+        for f in files.iter().filter(|f| !f.ends_with("error_code.rs")) {
+            let rel = f.strip_prefix(&src).expect("under src").to_string_lossy();
+            let text = std::fs::read_to_string(f).expect("read source");
+            for (i, _) in text.match_indices("error_code::") {
+                let name: String = text[i + "error_code::".len()..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                let is_const = name.starts_with(|c: char| c.is_ascii_uppercase());
+                if is_const && name != "NONE" && !allowed.contains(&(rel.as_ref(), name.as_str())) {
+                    chosen.push(format!("{rel}: error_code::{name}"));
+                }
+            }
+        }
+        assert!(
+            chosen.is_empty(),
+            "codes chosen outside error_code.rs: {chosen:#?}"
+        );
+    }
+
     /// The messages sent where a response has an error message field name the bad value and stay as clients
     /// have seen them.
     #[test]
