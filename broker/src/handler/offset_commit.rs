@@ -41,16 +41,16 @@ pub async fn handle(
     for (ti, t) in req.topics.iter().enumerate() {
         let known = broker.topics().get(&t.name.0);
         for p in &t.partitions {
-            let tp = || (t.name.0.to_string(), p.partition_index);
             let pcode = if code != error_code::NONE {
                 code
             } else if known
                 .as_ref()
                 .is_none_or(|m| p.partition_index < 0 || p.partition_index >= m.partitions)
             {
-                let (topic, partition) = tp();
                 error_code::code(&Error::UnknownTopicOrPartition(format!(
-                    "{topic}-{partition}"
+                    "{}-{}",
+                    t.name.0.as_str(),
+                    p.partition_index
                 )))
             } else if let Some(size) = p
                 .committed_metadata
@@ -59,10 +59,9 @@ pub async fn handle(
                 .filter(|size| *size > max_metadata)
             {
                 // Kafka's offset.metadata.max.bytes: refused for this partition, nothing stored.
-                let (topic, partition) = tp();
                 error_code::code(&Error::OffsetMetadataTooLarge {
-                    topic,
-                    partition,
+                    topic: t.name.0.to_string(),
+                    partition: p.partition_index,
                     size,
                     max: max_metadata,
                 })
