@@ -215,7 +215,7 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     .default("")
     .validator(Validator::Custom(|v| match v {
         strata_storage::config_def::Value::String(s) => {
-            crate::connection_limits::parse_ip_overrides(s).map(|_| ())
+            super::listeners::parse_ip_overrides(s).map(|_| ())
         }
         _ => Ok(()),
     })),

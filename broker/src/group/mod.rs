@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::sync::oneshot;
 
-use crate::broker::Broker;
 use crate::config::BrokerConfig;
 use crate::error::Result;
 use crate::error_code;
@@ -74,11 +73,11 @@ pub struct GroupCoordinator {
 }
 
 impl GroupCoordinator {
-    /// An empty coordinator configured from the broker config.
-    pub fn new(c: &BrokerConfig) -> Self {
+    /// An empty coordinator configured from the broker config, storing committed offsets in `offsets`.
+    pub fn new(c: &BrokerConfig, offsets: OffsetStore) -> Self {
         GroupCoordinator {
             groups: Mutex::new(HashMap::new()),
-            offsets: OffsetStore::default(),
+            offsets,
             initial_delay: Duration::from_millis(c.group_initial_rebalance_delay_ms),
             min_session_ms: c.group_min_session_timeout_ms,
             max_session_ms: c.group_max_session_timeout_ms,
@@ -91,13 +90,13 @@ impl GroupCoordinator {
     }
 
     /// Replays committed offsets. Blocking.
-    pub fn load_offsets(&self, broker: &Broker) -> Result<()> {
-        self.offsets.load(broker)
+    pub fn load_offsets(&self) -> Result<()> {
+        self.offsets.load()
     }
 
     /// Removes every group's committed offsets of a deleted topic. Blocking.
-    pub fn delete_topic_offsets(&self, broker: &Broker, topic: &str) -> Result<()> {
-        self.offsets.delete_topic(broker, topic)
+    pub fn delete_topic_offsets(&self, topic: &str) -> Result<()> {
+        self.offsets.delete_topic(topic)
     }
 
     /// Joins (or rejoins) a member; the receiver completes when the rebalance does.
@@ -405,13 +404,12 @@ impl GroupCoordinator {
     /// Kafka, which checks and appends under the group lock). Returns 0, or the Kafka error code. Blocking.
     pub fn commit_offsets(
         &self,
-        broker: &Broker,
         group_id: &str,
         member: (&str, Option<&str>),
         generation: i32,
         entries: Vec<(Tp, OffsetEntry)>,
     ) -> Result<i16> {
-        self.offsets.commit(broker, group_id, entries, || {
+        self.offsets.commit(group_id, entries, || {
             self.check_commit(group_id, member.0, member.1, generation)
         })
     }
@@ -501,7 +499,6 @@ impl GroupCoordinator {
     /// 0, one code per partition (GROUP_SUBSCRIBED_TO_TOPIC or 0). Blocking.
     pub fn delete_offsets(
         &self,
-        broker: &Broker,
         group_id: &str,
         partitions: &[Tp],
     ) -> (i16, Vec<i16>) {
@@ -545,14 +542,14 @@ impl GroupCoordinator {
             .filter(|(_, c)| **c == error_code::NONE)
             .map(|(tp, _)| tp.clone())
             .collect();
-        match self.offsets.delete_partitions(broker, group_id, &deletable) {
+        match self.offsets.delete_partitions(group_id, &deletable) {
             Ok(()) => (error_code::NONE, codes),
             Err(e) => (error_code::code(&e), Vec::new()),
         }
     }
 
     /// Deletes an empty group and its offsets. Returns the Kafka error code. Blocking.
-    pub fn delete(&self, broker: &Broker, group_id: &str) -> i16 {
+    pub fn delete(&self, group_id: &str) -> i16 {
         {
             let mut groups = self.lock();
             match groups.get(group_id) {
@@ -566,7 +563,7 @@ impl GroupCoordinator {
                 None => {}
             }
         }
-        match self.offsets.delete_group(broker, group_id) {
+        match self.offsets.delete_group(group_id) {
             Ok(()) => error_code::NONE,
             Err(e) => error_code::code(&e),
         }
@@ -578,7 +575,7 @@ mod tests {
     use super::*;
 
     fn coordinator() -> GroupCoordinator {
-        GroupCoordinator::new(&BrokerConfig::default())
+        GroupCoordinator::new(&BrokerConfig::default(), OffsetStore::default())
     }
 
     fn join_req(member: &str) -> JoinRequest {

@@ -13,7 +13,7 @@ use crate::broker::Broker;
 use crate::error::{Error, Result};
 use crate::error_code;
 use crate::topic_config::{self, TOPIC_CONFIG};
-use crate::topic_create::NewTopic;
+use crate::topics::NewTopic;
 use crate::topics;
 
 /// Kafka's config sources.

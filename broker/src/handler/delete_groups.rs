@@ -17,7 +17,7 @@ pub async fn handle(
     for g in req.groups_names {
         let b = broker.clone();
         let id = g.0.to_string();
-        let code = tokio::task::spawn_blocking(move || b.groups().delete(&b, &id))
+        let code = tokio::task::spawn_blocking(move || b.groups().delete(&id))
             .await
             .unwrap_or(crate::error_code::UNKNOWN_SERVER_ERROR);
         results.push(

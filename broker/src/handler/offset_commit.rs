@@ -79,7 +79,7 @@ pub async fn handle(
         let stored = blocking(move || {
             let member = (member.as_str(), instance.as_deref());
             b.groups()
-                .commit_offsets(&b, &g, member, generation, entries)
+                .commit_offsets(&g, member, generation, entries)
         })
         .await;
         let c = match stored {

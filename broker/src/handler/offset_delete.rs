@@ -35,7 +35,7 @@ pub async fn handle(
     let b = broker.clone();
     let g = group.clone();
     let asked = known.clone();
-    let (top, codes) = blocking(move || Ok(b.groups().delete_offsets(&b, &g, &asked)))
+    let (top, codes) = blocking(move || Ok(b.groups().delete_offsets(&g, &asked)))
         .await
         .unwrap_or((error_code::UNKNOWN_SERVER_ERROR, Vec::new()));
     if top != error_code::NONE {
