@@ -538,7 +538,10 @@ impl strata_broker::remote::RemoteLogReader for CannedRemote {
 /// local retention drop the local copies. Returns a connection and the log.
 async fn tiered_log_without_local_copies(
     broker: &strata_broker::Server,
-) -> (tokio::net::TcpStream, std::sync::Arc<strata_storage::UnifiedLog>) {
+) -> (
+    tokio::net::TcpStream,
+    std::sync::Arc<strata_storage::UnifiedLog>,
+) {
     use kafka_protocol::messages::create_topics_request::CreatableTopicConfig;
     let mut s = connect(broker.local_addr()).await;
     let cfg = |k: &str, v: &str| {

@@ -170,11 +170,6 @@ impl Broker {
         self.topics.topics()
     }
 
-    /// The topic component.
-    pub fn topic_manager(&self) -> &Arc<TopicManager> {
-        &self.topics
-    }
-
     pub(crate) fn groups(&self) -> &GroupCoordinator {
         &self.groups
     }
@@ -227,16 +222,6 @@ impl Broker {
         self.topics.log(topic, partition)
     }
 
-    /// See [`TopicManager::check_topic_configs`].
-    pub fn check_topic_configs(
-        &self,
-        name: &str,
-        old: Option<&BTreeMap<String, String>>,
-        new: &BTreeMap<String, String>,
-    ) -> Result<(LogConfig, strata_tiering::rlm::ConfigChangeAction)> {
-        self.topics.check_topic_configs(name, old, new)
-    }
-
     /// See [`TopicManager::topic_log_config`].
     pub fn topic_log_config(
         &self,
@@ -247,7 +232,11 @@ impl Broker {
     }
 
     /// See [`TopicManager::create_topics`] (client requests: the partition limits apply). Blocking.
-    pub fn create_topics(&self, topics: Vec<NewTopic>, validate_only: bool) -> Vec<Result<TopicMeta>> {
+    pub fn create_topics(
+        &self,
+        topics: Vec<NewTopic>,
+        validate_only: bool,
+    ) -> Vec<Result<TopicMeta>> {
         self.topics.create_topics(topics, validate_only)
     }
 

@@ -225,10 +225,10 @@ fn main() -> anyhow::Result<()> {
             .broker()
             .listeners()
             .iter()
-            .map(|l| format!("{}://{} (advertised {}:{})", l.name, l.bound, l.advertised_host, l.advertised_port))
+            .map(|l| format!("{}://{}", l.name, l.bound))
             .collect();
         info!(
-            listeners = %listeners.join(", "),
+            listeners = %listeners.join(","),
             advertised = %format!("{host}:{port}"),
             log_dirs = %dirs.join(","),
             metrics = ?server.tiering().and_then(|t| t.metrics_addr()),

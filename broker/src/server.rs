@@ -58,9 +58,10 @@ async fn run(listeners: Vec<TcpListener>, broker: Arc<Broker>) {
     spawn_maintenance(&broker, &tracker, cancel.clone());
 
     loop {
-        let accepts = listeners.iter().enumerate().map(|(i, l)| {
-            Box::pin(async move { (i, l.accept().await) })
-        });
+        let accepts = listeners
+            .iter()
+            .enumerate()
+            .map(|(i, l)| Box::pin(async move { (i, l.accept().await) }));
         let (index, socket, peer) = tokio::select! {
             _ = cancel.cancelled() => break,
             ((i, r), _, _) = futures::future::select_all(accepts) => match r {
@@ -204,7 +205,10 @@ impl std::fmt::Debug for Server {
 }
 
 fn io_error(context: impl Into<String>, e: impl std::fmt::Display) -> TieringError {
-    TieringError::from(crate::Error::io(context, std::io::Error::other(e.to_string())))
+    TieringError::from(crate::Error::io(
+        context,
+        std::io::Error::other(e.to_string()),
+    ))
 }
 
 /// Opens (recovering) the logs and the topic registry. Blocking.
@@ -248,12 +252,18 @@ impl Server {
         let mut listeners = Vec::new();
         for (name, bind, advertised) in config.client_listeners() {
             let socket = TcpListener::bind(bind).await.map_err(|e| {
-                TieringError::from(crate::Error::io(format!("binding {name} listener {bind}"), e))
+                TieringError::from(crate::Error::io(
+                    format!("binding {name} listener {bind}"),
+                    e,
+                ))
             })?;
             let bound = socket
                 .local_addr()
                 .map_err(|e| io_error("reading the bound address", e))?;
-            listeners.push(Listener::new(&name, bound, advertised.as_ref()));
+            let listener = Listener::new(&name, bound, advertised.as_ref());
+            info!(listener = %name, %bound, advertised = %format!("{}:{}", listener.advertised_host, listener.advertised_port),
+                "client listener bound");
+            listeners.push(listener);
             sockets.push(socket);
         }
         let addrs: Vec<SocketAddr> = listeners.iter().map(|l| l.bound).collect();
@@ -262,10 +272,9 @@ impl Server {
         let tasks = TaskTracker::new();
 
         let c = config.clone();
-        let (logs, registry, meta_dir) =
-            tokio::task::spawn_blocking(move || open_storage(&c))
-                .await
-                .map_err(|e| io_error("opening the logs", e))??;
+        let (logs, registry, meta_dir) = tokio::task::spawn_blocking(move || open_storage(&c))
+            .await
+            .map_err(|e| io_error("opening the logs", e))??;
         let tiering = match Tiering::start(
             logs.clone(),
             registry.clone(),

@@ -159,11 +159,7 @@ pub fn tiered_topic(
     });
 }
 
-pub fn log_of(
-    server: &Server,
-    topic: &str,
-    p: i32,
-) -> std::sync::Arc<strata_storage::UnifiedLog> {
+pub fn log_of(server: &Server, topic: &str, p: i32) -> std::sync::Arc<strata_storage::UnifiedLog> {
     server
         .broker()
         .log_manager()

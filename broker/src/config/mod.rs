@@ -446,10 +446,7 @@ impl BrokerConfig {
     /// Every accepted property with its current value (for DescribeConfigs on the broker resource).
     pub fn values(&self) -> Vec<(&'static str, String)> {
         let all = self.client_listeners();
-        let listeners: Vec<String> = all
-            .iter()
-            .map(|(n, a, _)| format!("{n}://{a}"))
-            .collect();
+        let listeners: Vec<String> = all.iter().map(|(n, a, _)| format!("{n}://{a}")).collect();
         let advertised: Vec<String> = all
             .iter()
             .map(|(n, a, adv)| match adv {

@@ -497,11 +497,7 @@ impl GroupCoordinator {
     /// OffsetDelete (KIP-496): removes committed offsets of `partitions` (known topics' partitions) unless a
     /// member of the non-empty group subscribes to the topic. Returns the group-level error code and, when it is
     /// 0, one code per partition (GROUP_SUBSCRIBED_TO_TOPIC or 0). Blocking.
-    pub fn delete_offsets(
-        &self,
-        group_id: &str,
-        partitions: &[Tp],
-    ) -> (i16, Vec<i16>) {
+    pub fn delete_offsets(&self, group_id: &str, partitions: &[Tp]) -> (i16, Vec<i16>) {
         if !valid_group_id(group_id) {
             return (error_code::INVALID_GROUP_ID, Vec::new());
         }

@@ -406,12 +406,7 @@ impl OffsetStore {
 
     /// Counts appended records and rewrites the partition when it is due. A failed rewrite is logged: the
     /// commit itself is stored, and the next append tries again.
-    fn after_append(
-        &self,
-        writes: &mut HashMap<i32, Written>,
-        partition: i32,
-        n: usize,
-    ) {
+    fn after_append(&self, writes: &mut HashMap<i32, Written>, partition: i32, n: usize) {
         let w = writes.entry(partition).or_default();
         w.since_rewrite += n;
         if w.since_rewrite < w.next_check {

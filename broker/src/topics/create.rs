@@ -15,9 +15,9 @@ use strata_tiering::rlm::ConfigChangeAction;
 use tracing::{info, warn};
 use uuid::Uuid;
 
-use crate::error::{Error, Result};
 use super::registry::{self as topics, TopicMeta, CONSUMER_OFFSETS, REMOTE_LOG_METADATA};
 use super::TopicManager;
+use crate::error::{Error, Result};
 
 /// One topic a request asks for.
 #[derive(Debug, Clone)]

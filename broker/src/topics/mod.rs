@@ -278,12 +278,8 @@ impl TopicManager {
                     .into(),
             });
         }
-        let action = check_tiering_rules(
-            self.tiering.is_some(),
-            name,
-            old.as_ref(),
-            &effective(new),
-        )?;
+        let action =
+            check_tiering_rules(self.tiering.is_some(), name, old.as_ref(), &effective(new))?;
         Ok((cfg, action))
     }
 
