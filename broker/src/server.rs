@@ -250,7 +250,8 @@ impl Server {
     ) -> Result<Server, TieringError> {
         let mut sockets = Vec::new();
         let mut listeners = Vec::new();
-        for (name, bind, advertised) in config.client_listeners() {
+        for served in config.client_listeners() {
+            let (name, bind) = (served.name, served.bind);
             let socket = TcpListener::bind(bind).await.map_err(|e| {
                 TieringError::from(crate::Error::io(
                     format!("binding {name} listener {bind}"),
@@ -260,7 +261,7 @@ impl Server {
             let bound = socket
                 .local_addr()
                 .map_err(|e| io_error("reading the bound address", e))?;
-            let listener = Listener::new(&name, bound, advertised.as_ref());
+            let listener = Listener::new(&name, bound, served.advertised.as_ref());
             info!(listener = %name, %bound, advertised = %format!("{}:{}", listener.advertised_host, listener.advertised_port),
                 "client listener bound");
             listeners.push(listener);

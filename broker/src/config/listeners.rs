@@ -259,15 +259,16 @@ mod tests {
             Some("PLAINTEXT"),
         )
         .unwrap();
-        let served: Vec<(&str, u16, Option<(String, u16)>)> = s
-            .iter()
-            .map(|l| (l.name.as_str(), l.bind.port(), l.advertised.clone()))
-            .collect();
+        let served = |name: &str, port: u16, host: &str| Served {
+            bind: SocketAddr::from(([0, 0, 0, 0], port)),
+            advertised: Some((host.to_string(), port)),
+            name: name.to_string(),
+        };
         assert_eq!(
-            served,
+            s,
             vec![
-                ("PLAINTEXT_HOST", 9092, Some(("localhost".into(), 9092))),
-                ("PLAINTEXT", 19092, Some(("broker".into(), 19092))),
+                served("PLAINTEXT_HOST", 9092, "localhost"),
+                served("PLAINTEXT", 19092, "broker"),
             ]
         );
     }

@@ -427,31 +427,30 @@ impl BrokerConfig {
         self.given.contains(name)
     }
 
-    /// The client listeners to serve: (name, address to bind, advertised host and port when given), the first
-    /// being [`listener`](Self::listener).
-    pub fn client_listeners(&self) -> Vec<(String, SocketAddr, Option<(String, u16)>)> {
-        std::iter::once((
-            self.listener_name.clone(),
-            self.listener,
-            self.advertised.clone(),
-        ))
-        .chain(
-            self.more_listeners
-                .iter()
-                .map(|l| (l.name.clone(), l.bind, l.advertised.clone())),
-        )
-        .collect()
+    /// The client listeners to serve, the first being [`listener`](Self::listener).
+    pub fn client_listeners(&self) -> Vec<listeners::Served> {
+        let first = listeners::Served {
+            bind: self.listener,
+            advertised: self.advertised.clone(),
+            name: self.listener_name.clone(),
+        };
+        std::iter::once(first)
+            .chain(self.more_listeners.iter().cloned())
+            .collect()
     }
 
     /// Every accepted property with its current value (for DescribeConfigs on the broker resource).
     pub fn values(&self) -> Vec<(&'static str, String)> {
         let all = self.client_listeners();
-        let listeners: Vec<String> = all.iter().map(|(n, a, _)| format!("{n}://{a}")).collect();
+        let listeners: Vec<String> = all
+            .iter()
+            .map(|l| format!("{}://{}", l.name, l.bind))
+            .collect();
         let advertised: Vec<String> = all
             .iter()
-            .map(|(n, a, adv)| match adv {
-                Some((h, p)) => format!("{n}://{h}:{p}"),
-                None => format!("{n}://{a}"),
+            .map(|l| match &l.advertised {
+                Some((h, p)) => format!("{}://{h}:{p}", l.name),
+                None => format!("{}://{}", l.name, l.bind),
             })
             .collect();
         let dirs: Vec<String> = self
