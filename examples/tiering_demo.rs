@@ -18,7 +18,7 @@ use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use rdkafka::{Message, Offset, TopicPartitionList};
-use strata_broker::tiered::TieredServer;
+use strata_broker::Server;
 use strata_storage::TopicPartition;
 use strata_tiering::rlm::ops;
 
@@ -136,7 +136,7 @@ async fn run() -> anyhow::Result<()> {
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect();
-    let server = TieredServer::start_from_properties(&props).await?;
+    let server = Server::start_from_properties(&props).await?;
     let bs = server.local_addr().to_string();
     let tiering = server
         .tiering()

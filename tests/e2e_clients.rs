@@ -648,9 +648,12 @@ fn a_new_first_log_dir_keeps_every_topic_and_a_missing_registry_is_refused() {
         "PLAINTEXT://127.0.0.1:0".to_string(),
     );
     props.insert("log.dirs".to_string(), dirs(&[other, &c]));
-    let config = strata_broker::BrokerConfig::from_properties(&props).unwrap();
+    props.insert(
+        "remote.log.storage.system.enable".to_string(),
+        "false".to_string(),
+    );
     let err = rt
-        .block_on(strata_broker::ServerHandle::start(config))
+        .block_on(strata_broker::Server::start_from_properties(&props))
         .err()
         .expect("start-up refused");
     let msg = err.to_string();
@@ -667,9 +670,8 @@ fn a_new_first_log_dir_keeps_every_topic_and_a_missing_registry_is_refused() {
     )
     .unwrap();
     props.insert("log.dirs".to_string(), dirs(&[&a, &b, &c]));
-    let config = strata_broker::BrokerConfig::from_properties(&props).unwrap();
     let err = rt
-        .block_on(strata_broker::ServerHandle::start(config))
+        .block_on(strata_broker::Server::start_from_properties(&props))
         .err()
         .expect("start-up refused");
     assert!(

@@ -20,7 +20,7 @@ use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
-use strata_broker::ServerHandle;
+use strata_broker::Server;
 
 /// POLICY_VIOLATION.
 const POLICY_VIOLATION: i16 = 44;
@@ -139,7 +139,7 @@ fn partition_dirs(dir: &Path, topic: &str) -> usize {
         .count()
 }
 
-async fn start(dir: &Path) -> ServerHandle {
+async fn start(dir: &Path) -> Server {
     common::start_broker_with(dir, LIMITS).await
 }
 

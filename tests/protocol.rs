@@ -533,11 +533,16 @@ impl strata_broker::remote::RemoteLogReader for CannedRemote {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn fetch_below_the_local_log_start_goes_through_the_remote_reader() {
+/// Creates topic `tiered`, produces to it and, since the broker runs without tiered storage (which refuses
+/// remote.storage.enable=true), tiers its log directly: pretends the tiering layer copied everything, then lets
+/// local retention drop the local copies. Returns a connection and the log.
+async fn tiered_log_without_local_copies(
+    broker: &strata_broker::Server,
+) -> (
+    tokio::net::TcpStream,
+    std::sync::Arc<strata_storage::UnifiedLog>,
+) {
     use kafka_protocol::messages::create_topics_request::CreatableTopicConfig;
-    let dir = tempfile::tempdir().unwrap();
-    let broker = common::start_broker(dir.path()).await;
     let mut s = connect(broker.local_addr()).await;
     let cfg = |k: &str, v: &str| {
         CreatableTopicConfig::default()
@@ -570,8 +575,6 @@ async fn fetch_below_the_local_log_start_goes_through_the_remote_reader() {
         .unwrap();
         assert_eq!(r.responses[0].partition_responses[0].error_code, 0);
     }
-    // This broker runs without tiered storage (which refuses remote.storage.enable=true): tier the log directly,
-    // pretend the tiering layer copied everything, then let local retention drop the local copies.
     let log = broker.broker().log("tiered", 0).unwrap();
     let mut tiered = log.config();
     tiered.remote_storage_enable = true;
@@ -584,7 +587,14 @@ async fn fetch_below_the_local_log_start_goes_through_the_remote_reader() {
         "local retention removed nothing"
     );
     assert_eq!(log.log_start_offset(), 0);
+    (s, log)
+}
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetch_below_the_local_log_start_goes_through_the_remote_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let (mut s, _log) = tiered_log_without_local_copies(&broker).await;
     // Without a remote reader the offset cannot be served; the response still tells the real log start.
     let r: FetchResponse = request(&mut s, ApiKey::Fetch, 12, &fetch("tiered", 0, 0))
         .await
@@ -592,15 +602,25 @@ async fn fetch_below_the_local_log_start_goes_through_the_remote_reader() {
     let p = &r.responses[0].partitions[0];
     assert_eq!((p.error_code, p.log_start_offset), (1, 0));
 
+    broker.shutdown().await.unwrap();
+
     let remote = std::sync::Arc::new(CannedRemote {
         batch: batch(&[b"from-remote"]),
         asked: Default::default(),
     });
-    assert!(broker.broker().set_remote_log_reader(remote.clone()));
-    assert!(
-        !broker.broker().set_remote_log_reader(remote.clone()),
-        "a second reader must be refused"
-    );
+    // The reader is handed to the broker when it starts (as tiering hands in its own).
+    let dir = tempfile::tempdir().unwrap();
+    let (config, tiering) =
+        strata_broker::tiered::configs_from_properties(&common::local_props(dir.path(), &[]))
+            .unwrap();
+    let options = strata_broker::ServerOptions {
+        remote_reader: Some(remote.clone()),
+        ..Default::default()
+    };
+    let broker = strata_broker::Server::start_with(config, tiering, options)
+        .await
+        .unwrap();
+    let (mut s, log) = tiered_log_without_local_copies(&broker).await;
     let r: FetchResponse = request(&mut s, ApiKey::Fetch, 12, &fetch("tiered", 0, 0))
         .await
         .unwrap();
@@ -630,13 +650,21 @@ async fn start_with_runs_setup_before_serving() {
         "PLAINTEXT://127.0.0.1:0".to_string(),
     );
     props.insert("log.dirs".to_string(), dir.path().display().to_string());
-    let config = strata_broker::BrokerConfig::from_properties(&props).unwrap();
-    let broker = strata_broker::ServerHandle::start_with(config, |b| {
-        b.create_topic("made-in-setup", 2, Default::default())
-            .map(|_| ())
-    })
-    .await
-    .unwrap();
+    props.insert(
+        "remote.log.storage.system.enable".to_string(),
+        "false".to_string(),
+    );
+    let (config, tiering) = strata_broker::tiered::configs_from_properties(&props).unwrap();
+    let options = strata_broker::ServerOptions {
+        setup: Some(Box::new(|b| {
+            b.create_topic("made-in-setup", 2, Default::default())
+                .map(|_| ())
+        })),
+        ..Default::default()
+    };
+    let broker = strata_broker::Server::start_with(config, tiering, options)
+        .await
+        .unwrap();
     assert_eq!(
         broker
             .broker()
@@ -655,13 +683,20 @@ async fn start_with_runs_setup_before_serving() {
         "log.dirs".to_string(),
         tempfile::tempdir().unwrap().path().display().to_string(),
     );
-    let config = strata_broker::BrokerConfig::from_properties(&props).unwrap();
-    let failed = strata_broker::ServerHandle::start_with(config, |_| {
-        Err(strata_broker::Error::InvalidPartitions(
-            "setup failed on purpose".into(),
-        ))
-    })
-    .await;
+    props.insert(
+        "remote.log.storage.system.enable".to_string(),
+        "false".to_string(),
+    );
+    let (config, tiering) = strata_broker::tiered::configs_from_properties(&props).unwrap();
+    let options = strata_broker::ServerOptions {
+        setup: Some(Box::new(|_| {
+            Err(strata_broker::Error::InvalidPartitions(
+                "setup failed on purpose".into(),
+            ))
+        })),
+        ..Default::default()
+    };
+    let failed = strata_broker::Server::start_with(config, tiering, options).await;
     assert!(failed.is_err(), "a failing setup must stop start-up");
     broker.shutdown().await.unwrap();
 }

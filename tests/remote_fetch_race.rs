@@ -113,7 +113,18 @@ async fn earliest(s: &mut TcpStream) -> i64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn remote_read_racing_retention_is_offset_out_of_range_not_a_storage_error() {
     let dir = tempfile::tempdir().unwrap();
-    let broker = common::start_broker(dir.path()).await;
+    // The remote reader is handed to the broker when it starts; Fetch consults it only below the local log start.
+    let reader = Arc::new(RetentionRacesRead::default());
+    let (config, tiering) =
+        strata_broker::tiered::configs_from_properties(&common::local_props(dir.path(), &[]))
+            .unwrap();
+    let options = strata_broker::ServerOptions {
+        remote_reader: Some(reader.clone()),
+        ..Default::default()
+    };
+    let broker = strata_broker::Server::start_with(config, tiering, options)
+        .await
+        .expect("broker starts");
     let b = broker.broker().clone();
     tokio::task::spawn_blocking(move || {
         let configs = [("segment.bytes", "1024"), ("local.retention.bytes", "1")]
@@ -145,8 +156,6 @@ async fn remote_read_racing_retention_is_offset_out_of_range_not_a_storage_error
         "local retention removed too little: {local_start}"
     );
     assert_eq!(log.log_start_offset(), 0);
-    let reader = Arc::new(RetentionRacesRead::default());
-    assert!(broker.broker().set_remote_log_reader(reader.clone()));
 
     // A remote segment genuinely missing inside the log range: the tier's failure, KAFKA_STORAGE_ERROR.
     let (code, log_start, _) = fetch(&mut s, 0).await;

@@ -12,7 +12,8 @@ use common::{admin, assign_from_beginning, consume_n, producer};
 use rdkafka::admin::{AdminOptions, NewTopic, TopicReplication};
 use rdkafka::consumer::BaseConsumer;
 use rdkafka::producer::FutureRecord;
-use strata_broker::tiered::{configs_from_properties, ops::OfflineTier, TieredServer};
+use strata_broker::tiered::{configs_from_properties, ops::OfflineTier};
+use strata_broker::Server;
 
 const TOPIC: &str = "tiered";
 const MESSAGES: usize = 1500;
@@ -252,7 +253,7 @@ fn unreachable_remote_storage_refuses_start_with_the_probe_error() {
     }
     let started = Instant::now();
     let err = rt
-        .block_on(TieredServer::start_from_properties(&p))
+        .block_on(Server::start_from_properties(&p))
         .expect_err("start-up must fail");
     let msg = err.to_string();
     assert!(

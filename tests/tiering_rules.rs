@@ -14,7 +14,7 @@ use kafka_protocol::protocol::StrBytes;
 use rdkafka::admin::{AdminOptions, NewTopic, TopicReplication};
 use rdkafka::consumer::BaseConsumer;
 use rdkafka::producer::FutureRecord;
-use strata_broker::tiered::TieredServer;
+use strata_broker::Server;
 
 /// AlterConfigs / IncrementalAlterConfigs / CreateTopics run Kafka's tiering rules (INVALID_CONFIG, nothing
 /// changed); turning remote storage off with remote.log.delete.on.disable=true deletes the remote data; DeleteTopics
@@ -223,7 +223,7 @@ fn auto_created_topics_tier_with_the_broker_default() {
         p.insert(k.into(), v.into());
     }
     let server = rt
-        .block_on(TieredServer::start_from_properties(&p))
+        .block_on(Server::start_from_properties(&p))
         .expect("starts");
     let bs = server.local_addr().to_string();
     let prod = producer(&bs, &[("linger.ms", "0")]);
@@ -297,7 +297,7 @@ fn auto_created_topics_tier_with_the_broker_default() {
     // Without tiering the broker default is refused at start-up, naming the key.
     p.insert("remote.log.storage.system.enable".into(), "false".into());
     let err = rt
-        .block_on(TieredServer::start_from_properties(&p))
+        .block_on(Server::start_from_properties(&p))
         .expect_err("refused");
     assert!(
         err.to_string().contains("log.remote.storage.enable"),
@@ -307,7 +307,7 @@ fn auto_created_topics_tier_with_the_broker_default() {
     p.remove("remote.log.storage.system.enable");
     p.insert("rsm.config.storage.backend".into(), "memory".into());
     let err = rt
-        .block_on(TieredServer::start_from_properties(&p))
+        .block_on(Server::start_from_properties(&p))
         .expect_err("memory backend refused");
     assert!(
         err.to_string().contains("rsm.config.storage.backend"),
@@ -316,7 +316,7 @@ fn auto_created_topics_tier_with_the_broker_default() {
     // A typo'd backend names the key, the value and what the broker accepts (not the test-only backend).
     p.insert("rsm.config.storage.backend".into(), "bogus".into());
     let err = rt
-        .block_on(TieredServer::start_from_properties(&p))
+        .block_on(Server::start_from_properties(&p))
         .expect_err("unknown backend refused")
         .to_string();
     assert!(

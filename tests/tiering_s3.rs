@@ -30,7 +30,8 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::FutureRecord;
 use s3s::auth::SimpleAuth;
 use s3s::service::S3ServiceBuilder;
-use strata_broker::tiered::{configs_from_properties, ops::OfflineTier, TieredServer};
+use strata_broker::tiered::{configs_from_properties, ops::OfflineTier};
+use strata_broker::Server;
 use strata_metadata::{
     RemoteLogMetadataManager, RemoteLogSegmentState, TopicIdPartition, TopicPartition,
 };
@@ -208,7 +209,7 @@ fn setup(extra: &[(&str, &str)]) -> Setup {
     let mut props = props(dir.path(), &s3);
     props.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     let server = rt
-        .block_on(TieredServer::start_from_properties(&props))
+        .block_on(Server::start_from_properties(&props))
         .expect("broker starts against S3");
     let bs = server.local_addr().to_string();
     (rt, dir, s3, props, server, bs)
@@ -219,7 +220,7 @@ type Setup = (
     tempfile::TempDir,
     S3,
     BTreeMap<String, String>,
-    TieredServer,
+    Server,
     String,
 );
 
@@ -308,7 +309,7 @@ fn check_records(topic: &str, got: &[Record]) {
 }
 
 /// ListOffsets v9 for partition 0 of `topic` at `timestamp` (a sentinel or a time): the offset.
-fn list_offset(rt: &tokio::runtime::Runtime, server: &TieredServer, topic: &str, ts: i64) -> i64 {
+fn list_offset(rt: &tokio::runtime::Runtime, server: &Server, topic: &str, ts: i64) -> i64 {
     rt.block_on(async {
         let mut s = raw::connect(server.local_addr()).await;
         let req = ListOffsetsRequest::default()
@@ -327,7 +328,7 @@ fn list_offset(rt: &tokio::runtime::Runtime, server: &TieredServer, topic: &str,
     })
 }
 
-fn log_of(server: &TieredServer, topic: &str) -> Arc<strata_storage::UnifiedLog> {
+fn log_of(server: &Server, topic: &str) -> Arc<strata_storage::UnifiedLog> {
     server
         .broker()
         .log_manager()
@@ -338,7 +339,7 @@ fn log_of(server: &TieredServer, topic: &str) -> Arc<strata_storage::UnifiedLog>
 /// Waits until at least half of `n` records are in S3 and gone from the local log, every rolled segment is
 /// copied and every remote segment the RLMM knows is `COPY_SEGMENT_FINISHED` (no copy or cleanup under way);
 /// checks the topic's objects: each `.rsm-manifest` (written last) has its `.log` and `.indexes`.
-fn wait_offloaded(s3: &S3, server: &TieredServer, topic: &str, n: usize) {
+fn wait_offloaded(s3: &S3, server: &Server, topic: &str, n: usize) {
     let log = log_of(server, topic);
     let half = n as i64 / 2;
     let tip = TopicIdPartition::new(log.topic_id(), TopicPartition::new(topic, 0));
@@ -432,7 +433,7 @@ fn offloads_to_s3_and_serves_remote_reads_before_and_after_a_restart() {
     // Restart on the same data dir and the same S3 server: the local copies stay deleted, reads still work.
     rt.block_on(server.shutdown()).expect("clean shutdown");
     let server = rt
-        .block_on(TieredServer::start_from_properties(&props))
+        .block_on(Server::start_from_properties(&props))
         .expect("broker restarts");
     let bs = server.local_addr().to_string();
     let lo = |ts| list_offset(&rt, &server, "orders", ts);
@@ -567,7 +568,7 @@ fn deleting_a_topic_leaves_no_object_in_s3() {
     // After a restart nothing comes back, and verify finds no orphan object anywhere.
     rt.block_on(server.shutdown()).expect("clean shutdown");
     let server = rt
-        .block_on(TieredServer::start_from_properties(&props))
+        .block_on(Server::start_from_properties(&props))
         .expect("broker restarts");
     assert!(s3.objects("audit").is_empty(), "{:?}", s3.objects("audit"));
     rt.block_on(server.shutdown()).expect("clean shutdown");
@@ -613,7 +614,7 @@ fn a_copy_that_failed_midway_loses_nothing_and_leaves_no_object_after_recovery_a
     // DELETE_SEGMENT_STARTED, for expired segments), copying catches up, the attempts' objects are removed.
     s3.st.fault.store(HEALTHY, Ordering::SeqCst);
     let server = rt
-        .block_on(TieredServer::start_from_properties(&props))
+        .block_on(Server::start_from_properties(&props))
         .expect("broker restarts");
     let bs = server.local_addr().to_string();
     wait_offloaded(&s3, &server, "ledger", N);
@@ -706,7 +707,7 @@ fn a_topic_deleted_during_an_outage_loses_its_objects_after_it_and_its_successor
     // S3 back, broker restarted: the old topic's objects go, the new topic is offloaded and keeps its objects.
     s3.st.fault.store(HEALTHY, Ordering::SeqCst);
     let server = rt
-        .block_on(TieredServer::start_from_properties(&props))
+        .block_on(Server::start_from_properties(&props))
         .expect("broker restarts");
     let bs = server.local_addr().to_string();
     wait_until("the deleted topic's objects removed", WAIT, || {
@@ -785,7 +786,7 @@ fn retention_ms_expires_old_segments_across_a_restart_and_offsets_for_times_find
     rt.block_on(server.shutdown()).expect("clean shutdown");
     s3.st.fault.store(HEALTHY, Ordering::SeqCst);
     let server = rt
-        .block_on(TieredServer::start_from_properties(&props))
+        .block_on(Server::start_from_properties(&props))
         .expect("broker restarts");
     let bs = server.local_addr().to_string();
     let log = log_of(&server, "metrics");

@@ -1,5 +1,8 @@
-//! The broker's shared state: config, the local logs, the topic registry, the group coordinator, producer ids,
-//! and the append notifier that wakes long-polling fetches.
+//! The context every handler gets: the components of a running broker, built bottom-up and handed in —
+//! config, the listeners, the local logs, the topic component, the group coordinator, producer ids, tiered storage
+//! (through its hooks) and the append notifier that wakes long-polling fetches. The methods here only reach the
+//! component that owns the work; the one that spans two components is [`Broker::delete_topic`] (the topic, then
+//! the committed offsets of it).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -7,147 +10,40 @@ use std::path::Path;
 use std::sync::Arc;
 
 use strata_storage::time::now_ms;
-use strata_storage::{LogConfig, LogManager, LogManagerConfig, TopicPartition, UnifiedLog};
-use strata_tiering::rlm::ConfigChangeAction;
+use strata_storage::{LogConfig, LogManager, UnifiedLog};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
 use crate::config::BrokerConfig;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::group::offsets::{OffsetStore, OffsetsLog};
 use crate::group::GroupCoordinator;
+use crate::hooks::TieringHooks;
 use crate::producer_ids::ProducerIdManager;
 use crate::remote::RemoteLogReader;
-use crate::tiered::{self, Tiering};
-use crate::topic_config;
-use crate::topics::{self, TopicMeta, TopicRegistry, CONSUMER_OFFSETS, REMOTE_LOG_METADATA};
+use crate::request;
+use crate::topics::{NewTopic, TopicManager, TopicMeta, TopicRegistry};
 
-/// The running broker's state, shared by every connection.
-pub struct Broker {
-    config: BrokerConfig,
-    advertised_host: String,
-    advertised_port: i32,
-    logs: Arc<LogManager>,
-    topics: TopicRegistry,
-    groups: GroupCoordinator,
-    appended: Notify,
-    producer_ids: ProducerIdManager,
-    remote_reader: std::sync::OnceLock<Arc<dyn RemoteLogReader>>,
-    tiering: std::sync::OnceLock<Arc<Tiering>>,
-    cancel: CancellationToken,
-    /// Serializes topic and partition creation (checks, limits, logs and the registry write of one request).
-    topic_changes: std::sync::Mutex<()>,
+/// One served client listener: its name, the bound address and what clients are told (`advertised.listeners`
+/// for its name, else the bound address, `127.0.0.1` for a wildcard bind).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listener {
+    /// The listener name (`PLAINTEXT`, `EXTERNAL`, ...).
+    pub name: String,
+    /// The bound address.
+    pub bound: SocketAddr,
+    /// Host given to clients.
+    pub advertised_host: String,
+    /// Port given to clients.
+    pub advertised_port: i32,
 }
 
-impl std::fmt::Debug for Broker {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Broker")
-            .field("node_id", &self.config.node_id)
-            .finish_non_exhaustive()
-    }
-}
-
-fn is_internal(name: &str) -> bool {
-    name == CONSUMER_OFFSETS || name == REMOTE_LOG_METADATA
-}
-
-/// Partition logs of topics the registry does not know: with no registry anywhere in `log.dirs`, start-up is
-/// refused (serving a partial view — topics missing, auto-create colliding with their dirs — would be worse than
-/// stopping; the dir holding `strata-topics.json` was probably left out of `log.dirs`); with a registry, they are
-/// reported (a topic deleted while the broker crashed) and set aside ([`set_aside_stray_logs`]).
-fn check_logs_have_topics(
-    logs: &LogManager,
-    meta_dir: &Path,
-    registry: Option<&TopicRegistry>,
-) -> Result<()> {
-    let mut unknown: Vec<String> = logs
-        .all_logs()
-        .iter()
-        .map(|l| l.topic_partition().topic.to_string())
-        .filter(|t| !is_internal(t) && registry.is_none_or(|r| r.get(t).is_none()))
-        .collect();
-    unknown.sort();
-    unknown.dedup();
-    if unknown.is_empty() {
-        return Ok(());
-    }
-    if registry.is_none() {
-        return Err(Error::Config {
-            key: "log.dirs".into(),
-            value: logs
-                .config()
-                .log_dirs
-                .iter()
-                .map(|d| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(","),
-            reason: format!(
-                "the log dirs hold partitions of topics {} but none holds the topic registry ({}); is the dir that \
-                 holds it missing from log.dirs?",
-                unknown.join(", "),
-                topics::REGISTRY_FILE
-            ),
-        });
-    }
-    warn!(topics = %unknown.join(","), registry = %meta_dir.join(topics::REGISTRY_FILE).display(),
-        "partition dirs of topics the registry does not know (deleted while the broker stopped?) are set aside");
-    Ok(())
-}
-
-/// Kafka's stray logs: partition logs of a topic the registry does not know (deleted while the broker was down, or
-/// a delete that failed half-way) or whose `partition.metadata` names another topic id than the registry's (an
-/// older topic of the same name). Each is set aside (its dir renamed `…-stray`, kept on disk, never loaded again),
-/// so a topic created later under the name never serves the old records.
-fn set_aside_stray_logs(logs: &LogManager, registry: &TopicRegistry) -> Result<()> {
-    for log in logs.all_logs() {
-        let tp = log.topic_partition();
-        if is_internal(&tp.topic) {
-            continue;
-        }
-        let stray = match registry.get(&tp.topic) {
-            None => true,
-            Some(meta) => {
-                !meta.id.is_nil() && !log.topic_id().is_nil() && meta.id != log.topic_id()
-            }
-        };
-        if stray {
-            warn!(%tp, log_topic_id = %log.topic_id(), "partition log of a deleted or older topic set aside as stray");
-            logs.set_aside_stray_log(tp)?;
-        }
-    }
-    Ok(())
-}
-
-impl Broker {
-    /// Opens (recovering) the logs and the topic registry and loads committed offsets. Blocking.
-    /// `bound` is the listener's actual address, advertised unless `advertised.listeners` is set.
-    pub fn open(config: BrokerConfig, bound: SocketAddr) -> Result<Arc<Broker>> {
-        config.validate()?;
-        let started = std::time::Instant::now();
-        let mut lm = LogManagerConfig::default();
-        lm.log_dirs = config.log_dirs.clone();
-        lm.default_log_config = config.log.clone();
-        lm.node_id = config.node_id;
-        lm.ignored_dirs = config.reserved_dirs.clone();
-        lm.max_open_files = config.log_max_open_files;
-        let meta_dir = topics::metadata_dir(&config.log_dirs)?;
-        let registry_existed = meta_dir.join(topics::REGISTRY_FILE).exists();
-        let logs = Arc::new(LogManager::open(lm)?);
-        if meta_dir != config.log_dirs[0] {
-            info!(dir = %meta_dir.display(), "topic registry found in a log dir other than the first of log.dirs");
-        }
-        // Checked before a missing registry is created (opening writes the file).
-        let topics = if registry_existed {
-            let topics = TopicRegistry::open(&meta_dir)?;
-            check_logs_have_topics(&logs, &meta_dir, Some(&topics))?;
-            set_aside_stray_logs(&logs, &topics)?;
-            topics
-        } else {
-            check_logs_have_topics(&logs, &meta_dir, None)?;
-            TopicRegistry::open(&meta_dir)?
-        };
-        let (advertised_host, advertised_port) = match &config.advertised {
-            // Kafka: an advertised port 0 (an ephemeral listener) is the bound port.
+impl Listener {
+    /// `name` bound on `bound`, advertised as `advertised` when given (an advertised port 0 is the bound port,
+    /// as Kafka does for an ephemeral listener).
+    pub fn new(name: &str, bound: SocketAddr, advertised: Option<&(String, u16)>) -> Listener {
+        let (advertised_host, advertised_port) = match advertised {
             Some((h, p)) => (
                 h.clone(),
                 i32::from(if *p == 0 { bound.port() } else { *p }),
@@ -161,40 +57,102 @@ impl Broker {
                 (host, i32::from(bound.port()))
             }
         };
-        let max_pid = logs
-            .all_logs()
-            .iter()
-            .map(|l| l.max_producer_id())
-            .max()
-            .unwrap_or(-1);
-        // Ids continue after the durably recorded block, and above any id in the logs (older data dirs).
-        let producer_ids = ProducerIdManager::open(&meta_dir, config.node_id, max_pid.max(-1) + 1)?;
-        let groups = GroupCoordinator::new(&config);
-        let broker = Arc::new(Broker {
+        Listener {
+            name: name.to_string(),
+            bound,
             advertised_host,
             advertised_port,
+        }
+    }
+}
+
+/// The running broker's components, shared by every connection. See the [module docs](self).
+pub struct Broker {
+    config: Arc<BrokerConfig>,
+    listeners: Vec<Listener>,
+    logs: Arc<LogManager>,
+    topics: Arc<TopicManager>,
+    groups: GroupCoordinator,
+    appended: Arc<Notify>,
+    producer_ids: ProducerIdManager,
+    tiering: Option<Arc<dyn TieringHooks>>,
+    remote_reader: Option<Arc<dyn RemoteLogReader>>,
+    cancel: CancellationToken,
+}
+
+impl std::fmt::Debug for Broker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Broker")
+            .field("node_id", &self.config.node_id)
+            .field("listeners", &self.listeners)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What [`Broker::assemble`] is built from: the parts opened before tiering started.
+pub struct Parts {
+    /// The broker config.
+    pub config: Arc<BrokerConfig>,
+    /// The served listeners (at least one).
+    pub listeners: Vec<Listener>,
+    /// The local logs, recovered.
+    pub logs: Arc<LogManager>,
+    /// The topic registry ([`crate::topics::open_registry`]).
+    pub registry: Arc<TopicRegistry>,
+    /// The dir holding the registry (and the producer id block).
+    pub meta_dir: std::path::PathBuf,
+    /// Tiered storage, when it runs.
+    pub tiering: Option<Arc<dyn TieringHooks>>,
+    /// Serves Fetch below the local log start (tiering's reader, or a test's).
+    pub remote_reader: Option<Arc<dyn RemoteLogReader>>,
+    /// Cancelled when the server stops serving (long polls and rebalances waiting end).
+    pub cancel: CancellationToken,
+}
+
+impl Broker {
+    /// Builds the components on the opened logs and registry, bottom-up: topics (repairing the registry,
+    /// `__consumer_offsets`), the group coordinator with its offset store (replaying committed offsets),
+    /// producer ids. Blocking.
+    pub fn assemble(parts: Parts) -> Result<Arc<Broker>> {
+        let started = std::time::Instant::now();
+        let Parts {
+            config,
+            listeners,
+            logs,
+            registry,
+            meta_dir,
+            tiering,
+            remote_reader,
+            cancel,
+        } = parts;
+        let topics = Arc::new(TopicManager::open(
+            config.clone(),
+            logs.clone(),
+            registry,
+            tiering.clone(),
+        )?);
+        let appended = Arc::new(Notify::new());
+        let offsets = OffsetStore::new(OffsetsLog::new(topics.clone(), appended.clone()));
+        let groups = GroupCoordinator::new(&config, offsets);
+        groups.load_offsets()?;
+        let producer_ids = open_producer_ids(&config, &logs, &meta_dir)?;
+        info!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            topics = topics.topics().all().len(),
+            "broker state loaded"
+        );
+        Ok(Arc::new(Broker {
+            config,
+            listeners,
             logs,
             topics,
             groups,
-            appended: Notify::new(),
+            appended,
             producer_ids,
-            remote_reader: std::sync::OnceLock::new(),
-            tiering: std::sync::OnceLock::new(),
-            cancel: CancellationToken::new(),
-            topic_changes: std::sync::Mutex::new(()),
-            config,
-        });
-        broker.repair_topic_registry();
-        broker.apply_topic_configs();
-        broker.ensure_consumer_offsets_topic(broker.config.offsets_topic_num_partitions)?;
-        broker.register_internal_topic(REMOTE_LOG_METADATA)?;
-        broker.groups.load_offsets(&broker)?;
-        info!(
-            elapsed_ms = started.elapsed().as_millis() as u64,
-            topics = broker.topics.all().len(),
-            "broker state loaded"
-        );
-        Ok(broker)
+            tiering,
+            remote_reader,
+            cancel,
+        }))
     }
 
     /// The broker config.
@@ -209,131 +167,39 @@ impl Broker {
 
     /// The topic registry.
     pub fn topics(&self) -> &TopicRegistry {
-        &self.topics
+        self.topics.topics()
     }
 
     pub(crate) fn groups(&self) -> &GroupCoordinator {
         &self.groups
     }
 
-    /// Held while topics or partitions are being created.
-    pub(crate) fn topic_changes(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.topic_changes.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Cancelled when the server shuts down.
+    /// Cancelled when the server stops serving.
     pub fn cancel_token(&self) -> CancellationToken {
         self.cancel.clone()
     }
 
-    /// Host and port given to clients.
+    /// The served listeners, the first being `listeners`' first client listener.
+    pub fn listeners(&self) -> &[Listener] {
+        &self.listeners
+    }
+
+    /// Host and port given to clients: those of the listener the request being handled arrived on (Kafka
+    /// answers with the endpoints of that listener); outside a request, the first listener's.
     pub fn advertised(&self) -> (&str, i32) {
-        (&self.advertised_host, self.advertised_port)
+        let l = request::listener()
+            .and_then(|i| self.listeners.get(i))
+            .unwrap_or(&self.listeners[0]);
+        (&l.advertised_host, l.advertised_port)
     }
 
-    /// Installs the reader that serves fetches below the local log start (once; later calls return false).
-    pub fn set_remote_log_reader(&self, reader: Arc<dyn RemoteLogReader>) -> bool {
-        self.remote_reader.set(reader).is_ok()
-    }
-
-    /// Installs running tiered storage: topic config changes go through its rules and reach its
-    /// RemoteLogManager, DeleteTopics deletes remote data, ListOffsets looks into remote segments. `false` if
-    /// one was already installed. Call it before serving.
-    pub fn set_tiering(&self, tiering: Arc<Tiering>) -> bool {
-        self.tiering.set(tiering).is_ok()
-    }
-
-    /// The installed tiered storage, if tiering is on.
-    pub fn tiering(&self) -> Option<&Arc<Tiering>> {
-        self.tiering.get()
-    }
-
-    /// Validates a topic's configs: each key and value, the log config as a whole, the change from `old`
-    /// (`None` on creation) and the tiering rules. Returns the log config and what tiering must do.
-    pub fn check_topic_configs(
-        &self,
-        name: &str,
-        old: Option<&BTreeMap<String, String>>,
-        new: &BTreeMap<String, String>,
-    ) -> Result<(LogConfig, ConfigChangeAction)> {
-        let internal = is_internal(name);
-        let cfg = self.topic_log_config(name, new)?;
-        if internal && cfg.remote_storage_enable {
-            return Err(Error::ConfigRule {
-                topic: name.into(),
-                reason: "internal topics are never tiered".into(),
-            });
-        }
-        // The old overrides were valid when set; broker defaults may have changed since.
-        let old_cfg = old.and_then(|o| self.topic_log_config(name, o).ok());
-        if let Some(old_cfg) = &old_cfg {
-            cfg.validate_change(old_cfg)?;
-        }
-        // The tiering rules see the effective remote.storage.enable (log.remote.storage.enable as default).
-        let effective = |m: &BTreeMap<String, String>| {
-            let mut m = m.clone();
-            if self.config.log.remote_storage_enable && !internal {
-                m.entry("remote.storage.enable".into())
-                    .or_insert_with(|| "true".into());
-            }
-            m
-        };
-        let old = old.map(effective);
-        let was_on = old_cfg.is_some_and(|c| c.remote_storage_enable);
-        if !was_on
-            && cfg.remote_storage_enable
-            && self
-                .tiering()
-                .is_some_and(|t| t.remote_delete_pending(name))
-        {
-            return Err(Error::ConfigRule {
-                topic: name.into(),
-                reason: "its remote data is still being deleted after remote.storage.enable was turned off; \
-                         turn it on again once that finished"
-                    .into(),
-            });
-        }
-        let action = tiered::check_topic_config(
-            self.tiering().map(|t| &**t),
-            name,
-            old.as_ref(),
-            &effective(new),
-        )?;
-        Ok((cfg, action))
-    }
-
-    /// A topic's log config: broker defaults with its overrides; internal topics ignore the broker default of
-    /// `remote.storage.enable`.
-    pub fn topic_log_config(
-        &self,
-        name: &str,
-        overrides: &BTreeMap<String, String>,
-    ) -> Result<LogConfig> {
-        if name == CONSUMER_OFFSETS {
-            // Compacted, as in Kafka: retention never removes the latest commit of a key; the offset store
-            // compacts it by rewriting (group/offsets.rs). Only this topic may say `compact`.
-            let mut defaults = self.config.log.clone();
-            defaults.remote_storage_enable = false;
-            defaults.cleanup_policy = strata_storage::CleanupPolicy::Compact;
-            let mut overrides = overrides.clone();
-            if overrides
-                .get("cleanup.policy")
-                .is_some_and(|v| v.trim() == "compact")
-            {
-                overrides.remove("cleanup.policy");
-            }
-            return topic_config::log_config(&defaults, &overrides);
-        }
-        if is_internal(name) && self.config.log.remote_storage_enable {
-            let mut defaults = self.config.log.clone();
-            defaults.remote_storage_enable = false;
-            return topic_config::log_config(&defaults, overrides);
-        }
-        topic_config::log_config(&self.config.log, overrides)
+    /// Tiered storage, if it runs.
+    pub fn tiering(&self) -> Option<&Arc<dyn TieringHooks>> {
+        self.tiering.as_ref()
     }
 
     pub(crate) fn remote_log_reader(&self) -> Option<&Arc<dyn RemoteLogReader>> {
-        self.remote_reader.get()
+        self.remote_reader.as_ref()
     }
 
     /// Wakes every fetch waiting for new data.
@@ -353,201 +219,73 @@ impl Broker {
 
     /// The log of a known topic's partition, created if the registry has it but the disk does not.
     pub fn log(&self, topic: &str, partition: i32) -> Result<Arc<UnifiedLog>> {
-        let tp = TopicPartition::new(topic, partition);
-        if let Some(log) = self.logs.get_log(&tp) {
-            return Ok(log);
-        }
-        let meta = match self.topics.get(topic) {
-            Some(m) => m,
-            None if topic == REMOTE_LOG_METADATA => {
-                self.register_internal_topic(topic)?;
-                self.topics
-                    .get(topic)
-                    .ok_or_else(|| Error::UnknownTopicOrPartition(tp.to_string()))?
-            }
-            None => return Err(Error::UnknownTopicOrPartition(tp.to_string())),
-        };
-        // The metadata plane owns its topic's logs (and their config): never create them on its behalf.
-        if partition < 0 || partition >= meta.partitions || topic == REMOTE_LOG_METADATA {
-            return Err(Error::UnknownTopicOrPartition(tp.to_string()));
-        }
-        let cfg = self.topic_log_config(topic, &meta.configs)?;
-        Ok(self.logs.get_or_create_log(&tp, meta.id, cfg)?)
+        self.topics.log(topic, partition)
     }
 
-    /// Creates one topic (its logs, then the registry entry), outside the client partition limits: for
-    /// internal topics and embedding. Blocking.
+    /// See [`TopicManager::topic_log_config`].
+    pub fn topic_log_config(
+        &self,
+        name: &str,
+        overrides: &BTreeMap<String, String>,
+    ) -> Result<LogConfig> {
+        self.topics.topic_log_config(name, overrides)
+    }
+
+    /// See [`TopicManager::create_topics`] (client requests: the partition limits apply). Blocking.
+    pub fn create_topics(
+        &self,
+        topics: Vec<NewTopic>,
+        validate_only: bool,
+    ) -> Vec<Result<TopicMeta>> {
+        self.topics.create_topics(topics, validate_only)
+    }
+
+    /// See [`TopicManager::create_topic`]. Blocking.
     pub fn create_topic(
         &self,
         name: &str,
         partitions: i32,
         configs: BTreeMap<String, String>,
     ) -> Result<TopicMeta> {
-        let new = crate::topic_create::NewTopic {
-            name: name.to_string(),
-            partitions,
-            configs,
-        };
-        self.create_topics_checked(vec![new], false, false)
-            .pop()
-            .unwrap_or(Err(Error::ShuttingDown))
+        self.topics.create_topic(name, partitions, configs)
     }
 
-    /// Deletes a topic and its logs. Blocking.
+    /// Deletes a topic and its logs, then, as Kafka does, its committed offsets: a recreated topic starts clean.
+    /// Blocking.
     pub fn delete_topic(&self, name: &str) -> Result<TopicMeta> {
-        let meta = self
-            .topics
-            .get(name)
-            .ok_or_else(|| Error::UnknownTopicOrPartition(name.into()))?;
-        if meta.internal {
-            return Err(Error::InternalTopic(name.into()));
-        }
-        // Remote data first, while the logs still name the partitions and their topic id: its deletion is
-        // recorded now and runs in the background (retried until done, also across restarts).
-        if let Some(t) = self.tiering() {
-            t.delete_topic_blocking(name)?;
-        }
-        let meta = self.topics.remove(name)?;
-        for p in 0..meta.partitions {
-            let tp = TopicPartition::new(name, p);
-            if self.logs.get_log(&tp).is_some() {
-                self.logs.delete_log(&tp)?;
-            }
-        }
-        // Like Kafka, committed offsets of a deleted topic go with it: a recreated topic starts clean.
-        self.groups.delete_topic_offsets(self, name)?;
+        let meta = self.topics.delete_topic(name)?;
+        self.groups.delete_topic_offsets(name)?;
         info!(topic = name, "topic deleted");
         Ok(meta)
     }
 
-    /// Raises a topic's partition count (within the partition limits). Blocking.
+    /// See [`TopicManager::create_partitions`]. Blocking.
     pub fn create_partitions(&self, name: &str, count: i32, validate_only: bool) -> Result<()> {
-        self.create_partitions_batch(vec![(name.to_string(), count)], validate_only)
-            .pop()
-            .unwrap_or(Err(Error::ShuttingDown))
+        self.topics.create_partitions(name, count, validate_only)
     }
 
-    /// Replaces a topic's config overrides (validated first) and applies them to its open logs. Blocking.
+    /// See [`TopicManager::create_partitions_batch`]. Blocking.
+    pub fn create_partitions_batch(
+        &self,
+        changes: Vec<(String, i32)>,
+        validate_only: bool,
+    ) -> Vec<Result<()>> {
+        self.topics.create_partitions_batch(changes, validate_only)
+    }
+
+    /// See [`TopicManager::set_topic_configs`]. Blocking.
     pub fn set_topic_configs(
         &self,
         name: &str,
         configs: BTreeMap<String, String>,
         validate_only: bool,
     ) -> Result<()> {
-        let meta = self
-            .topics
-            .get(name)
-            .ok_or_else(|| Error::UnknownTopicOrPartition(name.into()))?;
-        let (cfg, action) = self.check_topic_configs(name, Some(&meta.configs), &configs)?;
-        if validate_only {
-            return Ok(());
-        }
-        self.topics.update(name, |m| {
-            m.configs = configs.clone();
-            Ok(())
-        })?;
-        for p in 0..meta.partitions {
-            if let Some(log) = self.logs.get_log(&TopicPartition::new(name, p)) {
-                log.update_config(cfg.clone())?;
-            }
-        }
-        if let Some(t) = self.tiering() {
-            t.topic_config_applied(name, &configs, cfg.remote_storage_enable, action);
-        }
-        Ok(())
+        self.topics.set_topic_configs(name, configs, validate_only)
     }
 
-    /// The log manager recovers logs with the broker defaults; topic overrides come from the registry. A topic
-    /// whose overrides no longer apply keeps the defaults (a WARN names it); the others are not held up.
-    fn apply_topic_configs(&self) {
-        let mut logs: BTreeMap<String, Vec<Arc<UnifiedLog>>> = BTreeMap::new();
-        for l in self.logs.all_logs() {
-            logs.entry(l.topic_partition().topic.to_string())
-                .or_default()
-                .push(l);
-        }
-        for (name, meta) in self.topics.all() {
-            if name == REMOTE_LOG_METADATA {
-                continue; // configured by the metadata plane
-            }
-            let applied = self.topic_log_config(&name, &meta.configs).and_then(|cfg| {
-                logs.remove(&name)
-                    .unwrap_or_default()
-                    .iter()
-                    .filter(|l| l.topic_partition().partition < meta.partitions)
-                    .try_for_each(|log| log.update_config(cfg.clone()).map_err(Error::from))
-            });
-            if let Err(e) = applied {
-                warn!(topic = %name, error = %e, "the topic's registry configs cannot be applied; it runs with the broker defaults");
-            }
-        }
-    }
-
-    /// Creates `__consumer_offsets` if absent, with Kafka's `cleanup.policy=compact` override (also added to the
-    /// registry of a data dir written before the topic was compacted).
-    fn ensure_consumer_offsets_topic(&self, partitions: i32) -> Result<()> {
-        let name = CONSUMER_OFFSETS;
-        self.register_internal_topic(name)?;
-        let compact = || BTreeMap::from([("cleanup.policy".to_string(), "compact".to_string())]);
-        match self.topics.get(name) {
-            None => {
-                self.create_topic(name, partitions, compact())?;
-            }
-            Some(meta) if !meta.configs.contains_key("cleanup.policy") => {
-                // Only the registry needs it: `topic_log_config` makes this topic compacted either way, and
-                // `apply_topic_configs` already gave its logs that config.
-                self.topics.update(name, |m| {
-                    m.configs.extend(compact());
-                    Ok(())
-                })?;
-            }
-            Some(_) => {}
-        }
-        Ok(())
-    }
-
-    /// Hook for internal topics written by other components (e.g. `__remote_log_metadata` by the metadata
-    /// plane): if logs of `name` exist in the log manager and the registry does not know the topic, it is
-    /// registered as internal with the logs' topic id and partition count, so Metadata lists it and Fetch
-    /// serves it. Call it again after the component has created its logs. Idempotent.
+    /// See [`TopicManager::register_internal_topic`].
     pub fn register_internal_topic(&self, name: &str) -> Result<()> {
-        let logs: Vec<_> = self
-            .logs
-            .all_logs()
-            .into_iter()
-            .filter(|l| l.topic_partition().topic == name)
-            .collect();
-        let Some(first) = logs.first() else {
-            return Ok(());
-        };
-        let partitions = logs
-            .iter()
-            .map(|l| l.topic_partition().partition)
-            .max()
-            .unwrap_or(0)
-            + 1;
-        match self.topics.get(name) {
-            Some(m) if m.partitions >= partitions => Ok(()),
-            Some(_) => self
-                .topics
-                .update(name, |m| {
-                    m.partitions = partitions;
-                    Ok(())
-                })
-                .map(|_| ()),
-            None => {
-                let meta = TopicMeta {
-                    id: first.topic_id(),
-                    partitions,
-                    configs: BTreeMap::new(),
-                    internal: true,
-                };
-                self.topics.create(name, meta).or_else(|e| match e {
-                    Error::TopicExists(_) => Ok(()),
-                    e => Err(e),
-                })
-            }
-        }
+        self.topics.register_internal_topic(name)
     }
 
     /// One retention pass (called every `log.retention.check.interval.ms`). Blocking.
@@ -559,17 +297,31 @@ impl Broker {
     pub fn flush_and_checkpoint(&self) -> Result<()> {
         Ok(self.logs.flush_dirty_and_checkpoint(now_ms())?)
     }
+}
 
-    /// Flushes everything and writes the clean-shutdown marker. Blocking; later appends fail.
-    pub fn shutdown(&self) -> Result<()> {
-        self.cancel.cancel();
-        self.logs.shutdown()?;
-        let offline = self.logs.offline_log_dirs();
-        if offline.is_empty() {
-            info!("logs flushed; clean shutdown marker written");
-        } else {
-            warn!(dirs = ?offline, "logs flushed; offline log dirs were not marked clean and are recovered at the next start");
-        }
-        Ok(())
+/// Ids continue after the durably recorded block, and above any id in the logs (older data dirs).
+fn open_producer_ids(
+    config: &BrokerConfig,
+    logs: &LogManager,
+    meta_dir: &Path,
+) -> Result<ProducerIdManager> {
+    let max_pid = logs
+        .all_logs()
+        .iter()
+        .map(|l| l.max_producer_id())
+        .max()
+        .unwrap_or(-1);
+    ProducerIdManager::open(meta_dir, config.node_id, max_pid.max(-1) + 1)
+}
+
+/// Flushes everything and writes the clean-shutdown marker. Blocking; later appends fail.
+pub fn shutdown_logs(logs: &LogManager) -> Result<()> {
+    logs.shutdown()?;
+    let offline = logs.offline_log_dirs();
+    if offline.is_empty() {
+        info!("logs flushed; clean shutdown marker written");
+    } else {
+        warn!(dirs = ?offline, "logs flushed; offline log dirs were not marked clean and are recovered at the next start");
     }
+    Ok(())
 }

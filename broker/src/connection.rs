@@ -19,17 +19,7 @@ use tracing::{debug, warn};
 use crate::broker::Broker;
 use crate::connection_limits::{ConnState, Registered};
 use crate::dispatch;
-
-tokio::task_local! {
-    /// The peer of the connection whose request is being handled.
-    static PEER: SocketAddr;
-}
-
-/// The client host of the request being handled (`/ip`, as Kafka prints it).
-pub(crate) fn peer_host() -> String {
-    PEER.try_with(|p| format!("/{}", p.ip()))
-        .unwrap_or_else(|_| "/unknown".into())
-}
+use crate::request::{self, RequestContext};
 
 /// Responses queued for the writer before the reader waits.
 const RESPONSE_QUEUE: usize = 32;
@@ -172,9 +162,11 @@ async fn wait_for_request<R: AsyncBufReadExt + Unpin>(
 
 /// Serves one connection until the peer closes, a request is rejected with a close, it is idle for
 /// `connections.max.idle.ms`, a frame is too slow, or the broker closes it (shutdown, room at max.connections).
+/// `listener` is the index of the listener the client connected to.
 pub(crate) async fn serve(
     socket: TcpStream,
     peer: SocketAddr,
+    listener: usize,
     broker: Arc<Broker>,
     conn: Registered,
 ) {
@@ -234,7 +226,8 @@ pub(crate) async fn serve(
         };
         state.touch();
         // `_budget` (this frame's share of queued.max.request.bytes) is given back once the request is handled.
-        match PEER.scope(peer, dispatch::handle(&broker, frame)).await {
+        let cx = RequestContext { peer, listener };
+        match request::scope(cx, dispatch::handle(&broker, frame)).await {
             Ok(Some(resp)) => {
                 let want = resp.len().clamp(1, RESPONSE_QUEUE_BYTES) as u32;
                 let permit = tokio::select! {

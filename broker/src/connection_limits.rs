@@ -54,33 +54,6 @@ impl ConnState {
     }
 }
 
-/// Parses Kafka's `max.connections.per.ip.overrides`: `host:count,...` (an IPv6 address keeps its colons: the
-/// count follows the last one). Hosts are IP addresses or `localhost` (both loopbacks); no DNS lookups. The
-/// error says which entry is wrong and why.
-pub(crate) fn parse_ip_overrides(value: &str) -> Result<BTreeMap<IpAddr, usize>, String> {
-    let mut out = BTreeMap::new();
-    for entry in value.split(',').map(str::trim).filter(|e| !e.is_empty()) {
-        let (host, count) = entry
-            .rsplit_once(':')
-            .ok_or_else(|| format!("{entry:?} is not host:count"))?;
-        let count: usize = count
-            .trim()
-            .parse()
-            .map_err(|e| format!("count {count:?} of {entry:?}: {e}"))?;
-        let host = host.trim().trim_start_matches('[').trim_end_matches(']');
-        if host.eq_ignore_ascii_case("localhost") {
-            out.insert(IpAddr::from([127, 0, 0, 1]), count);
-            out.insert(IpAddr::from(std::net::Ipv6Addr::LOCALHOST), count);
-            continue;
-        }
-        let ip = host
-            .parse()
-            .map_err(|_| format!("{host:?} is not an IP address (or localhost)"))?;
-        out.insert(ip, count);
-    }
-    Ok(out)
-}
-
 #[derive(Debug, Default)]
 struct Inner {
     by_ip: HashMap<IpAddr, usize>,

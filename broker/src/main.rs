@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use strata_broker::tiered::{self, ops::OfflineTier, TieredServer, TIERING_KEYS};
-use strata_broker::BrokerConfig;
+use strata_broker::tiered::{self, ops::OfflineTier, TIERING_KEYS};
+use strata_broker::{BrokerConfig, Server};
 use tracing::info;
 
 fn after_help() -> String {
@@ -213,7 +213,7 @@ fn main() -> anyhow::Result<()> {
             .iter()
             .map(|d| d.display().to_string())
             .collect();
-        let server = match TieredServer::start(config, tiering).await {
+        let server = match Server::start(config, tiering).await {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("strata: {e}");
@@ -221,8 +221,14 @@ fn main() -> anyhow::Result<()> {
             }
         };
         let (host, port) = server.broker().advertised();
+        let listeners: Vec<String> = server
+            .broker()
+            .listeners()
+            .iter()
+            .map(|l| format!("{}://{}", l.name, l.bound))
+            .collect();
         info!(
-            listener = %server.local_addr(),
+            listeners = %listeners.join(","),
             advertised = %format!("{host}:{port}"),
             log_dirs = %dirs.join(","),
             metrics = ?server.tiering().and_then(|t| t.metrics_addr()),

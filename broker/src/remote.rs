@@ -1,5 +1,6 @@
 //! The hook through which Fetch serves offsets that live only in remote storage (KIP-405): the tiering layer
-//! implements [`RemoteLogReader`] and installs it with [`crate::Broker::set_remote_log_reader`].
+//! implements [`RemoteLogReader`] ([`crate::hooks::TieringHooks::remote_reader`]); the server hands it to the broker
+//! at start-up.
 
 use std::future::Future;
 use std::pin::Pin;

@@ -1,23 +1,42 @@
-//! The TCP server: an injected listener, a shutdown future, a connection semaphore (`max.connections`, making
-//! room by closing the longest-idle connection), per-IP limits, one task per connection, and periodic log
-//! maintenance. Tests bind `127.0.0.1:0` and pass the listener in.
+//! The server: [`Server`] starts a broker in this process exactly as the `strata` binary does (tests, the demo and
+//! embedding use it too), and owns its shutdown tree.
+//!
+//! Start-up, bottom-up: bind every client listener → open (recover) the logs and the topic registry → start
+//! tiered storage on them → assemble the broker's components ([`Broker::assemble`]: topics, group coordinator
+//! with its offset store, producer ids), handing tiering in through its hooks → serve.
+//!
+//! Shutdown tree: one root [`CancellationToken`] and one [`TaskTracker`], both owned by the server. The serving
+//! task (accept loops of every listener; its own tracker of connections and maintenance loops, drained with a
+//! deadline) and tiering's background work run on the tracker, under child tokens of the root. Order: stop
+//! accepting → drain connections → tiering stop (RLM, `/metrics`, RLMM) → every remaining task ends → logs
+//! flushed and the clean-shutdown marker written.
+//!
+//! Serving: a connection semaphore (`max.connections`, making room by closing the longest-idle connection),
+//! per-IP limits, one task per connection, periodic log maintenance.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use strata_storage::{LogManager, LogManagerConfig};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{error, info, warn};
 
-use crate::broker::Broker;
+use crate::broker::{shutdown_logs, Broker, Listener, Parts};
 use crate::config::BrokerConfig;
 use crate::connection;
 use crate::connection_limits::Connections;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::hooks::TieringHooks;
+use crate::remote::RemoteLogReader;
+use crate::tiered::{configs_from_properties, Tiering, TieringConfig, TieringError};
+use crate::topics::{self, TopicRegistry};
 
 /// How long shutdown waits for open connections to finish their current request.
 const DRAIN_DEADLINE: Duration = Duration::from_secs(5);
@@ -25,24 +44,30 @@ const DRAIN_DEADLINE: Duration = Duration::from_secs(5);
 /// How long a new connection at `max.connections` waits for the idle connection closed to make room.
 const EVICT_WAIT: Duration = Duration::from_secs(5);
 
-/// Serves `listener` until `shutdown` completes, then drains connections (bounded by a deadline) and stops.
-/// The caller then calls [`Broker::shutdown`] to flush and write the clean-shutdown marker.
-pub async fn run(listener: TcpListener, broker: Arc<Broker>, shutdown: impl Future) {
+/// How long shutdown waits for the tasks left on the tracker once serving and tiering stopped.
+const TASKS_DEADLINE: Duration = Duration::from_secs(5);
+
+/// Serves every listener (index `i` of `listeners` is the broker's listener `i`) until the broker's token is
+/// cancelled, then drains connections (bounded by a deadline) and stops. Connections and the maintenance loops run
+/// on this task's own tracker, a child of the server's.
+async fn run(listeners: Vec<TcpListener>, broker: Arc<Broker>) {
     let cancel = broker.cancel_token();
     let tracker = TaskTracker::new();
     let limit = Arc::new(Semaphore::new(broker.config().max_connections));
     let conns = Connections::new(broker.config());
     spawn_maintenance(&broker, &tracker, cancel.clone());
 
-    tokio::pin!(shutdown);
     loop {
-        let (socket, peer) = tokio::select! {
-            _ = &mut shutdown => break,
+        let accepts = listeners
+            .iter()
+            .enumerate()
+            .map(|(i, l)| Box::pin(async move { (i, l.accept().await) }));
+        let (index, socket, peer) = tokio::select! {
             _ = cancel.cancelled() => break,
-            r = listener.accept() => match r {
-                Ok(x) => x,
+            ((i, r), _, _) = futures::future::select_all(accepts) => match r {
+                Ok((socket, peer)) => (i, socket, peer),
                 Err(e) => {
-                    warn!(error = %e, "accept failed");
+                    warn!(error = %e, listener = %broker.listeners()[i].name, "accept failed");
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 }
@@ -76,12 +101,12 @@ pub async fn run(listener: TcpListener, broker: Arc<Broker>, shutdown: impl Futu
         };
         let broker = broker.clone();
         tracker.spawn(async move {
-            connection::serve(socket, peer, broker, registered).await;
+            connection::serve(socket, peer, index, broker, registered).await;
             drop(permit);
         });
     }
     info!("shutting down: no new connections, draining open ones");
-    cancel.cancel();
+    drop(listeners);
     tracker.close();
     if tokio::time::timeout(DRAIN_DEADLINE, tracker.wait())
         .await
@@ -142,53 +167,187 @@ where
     }
 }
 
-/// A broker running in this process (for tests and embedding): listener bound, server task spawned.
-pub struct ServerHandle {
-    addr: SocketAddr,
-    broker: Arc<Broker>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: Option<tokio::task::JoinHandle<()>>,
+/// What a caller adds to a [`Server`] before it serves (tests and embedding; the binary adds nothing).
+#[derive(Default)]
+pub struct ServerOptions {
+    /// Serves Fetch below the local log start when tiered storage is off (a test's canned remote tier).
+    pub remote_reader: Option<Arc<dyn RemoteLogReader>>,
+    /// Runs on the assembled broker before the first client is served; an error stops start-up cleanly.
+    #[allow(clippy::type_complexity)]
+    pub setup: Option<Box<dyn FnOnce(&Arc<Broker>) -> Result<()> + Send>>,
 }
 
-impl ServerHandle {
-    /// Binds `config.listener`, opens the broker and serves in a background task.
-    pub async fn start(config: BrokerConfig) -> Result<ServerHandle> {
-        Self::start_with(config, |_| Ok(())).await
+impl std::fmt::Debug for ServerOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerOptions")
+            .field("remote_reader", &self.remote_reader.is_some())
+            .field("setup", &self.setup.is_some())
+            .finish()
+    }
+}
+
+/// A broker running in this process, serving its listeners in the background. See the [module docs](self).
+pub struct Server {
+    addrs: Vec<SocketAddr>,
+    broker: Arc<Broker>,
+    tiering: Option<Arc<Tiering>>,
+    root: CancellationToken,
+    tasks: TaskTracker,
+    serving: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("addrs", &self.addrs)
+            .finish_non_exhaustive()
+    }
+}
+
+fn io_error(context: impl Into<String>, e: impl std::fmt::Display) -> TieringError {
+    TieringError::from(crate::Error::io(
+        context,
+        std::io::Error::other(e.to_string()),
+    ))
+}
+
+/// Opens (recovering) the logs and the topic registry. Blocking.
+fn open_storage(config: &BrokerConfig) -> Result<(Arc<LogManager>, Arc<TopicRegistry>, PathBuf)> {
+    config.validate()?;
+    let mut lm = LogManagerConfig::default();
+    lm.log_dirs = config.log_dirs.clone();
+    lm.default_log_config = config.log.clone();
+    lm.node_id = config.node_id;
+    lm.ignored_dirs = config.reserved_dirs.clone();
+    lm.max_open_files = config.log_max_open_files;
+    let logs = Arc::new(LogManager::open(lm)?);
+    let (registry, meta_dir) = topics::open_registry(config, &logs)?;
+    Ok((logs, registry, meta_dir))
+}
+
+impl Server {
+    /// Builds both configs from `props` (see [`configs_from_properties`]) and starts.
+    pub async fn start_from_properties(
+        props: &BTreeMap<String, String>,
+    ) -> Result<Server, TieringError> {
+        let (b, t) = configs_from_properties(props)?;
+        Self::start(b, t).await
     }
 
-    /// Like [`ServerHandle::start`], running `setup` on the opened broker before the first client is served
-    /// (where the tiering layer attaches: roll listener, `__remote_log_metadata`, remote log reader).
+    /// Binds every client listener, opens the logs, starts tiering, assembles the broker, then serves.
+    pub async fn start(
+        config: BrokerConfig,
+        tiering: TieringConfig,
+    ) -> Result<Server, TieringError> {
+        Self::start_with(config, tiering, ServerOptions::default()).await
+    }
+
+    /// Like [`start`](Self::start), with `options` added before serving.
     pub async fn start_with(
         config: BrokerConfig,
-        setup: impl FnOnce(&Arc<Broker>) -> Result<()>,
-    ) -> Result<ServerHandle> {
-        let listener = TcpListener::bind(config.listener)
-            .await
-            .map_err(|e| Error::io(format!("binding {}", config.listener), e))?;
-        let addr = listener
-            .local_addr()
-            .map_err(|e| Error::io("reading the bound address", e))?;
-        let broker = tokio::task::spawn_blocking(move || Broker::open(config, addr))
-            .await
-            .map_err(|e| Error::io("opening the broker", std::io::Error::other(e.to_string())))??;
-        if let Err(e) = setup(&broker) {
-            let b = broker.clone();
-            let _ = tokio::task::spawn_blocking(move || b.shutdown()).await;
-            return Err(e);
+        tiering: TieringConfig,
+        options: ServerOptions,
+    ) -> Result<Server, TieringError> {
+        let mut sockets = Vec::new();
+        let mut listeners = Vec::new();
+        for served in config.client_listeners() {
+            let (name, bind) = (served.name, served.bind);
+            let socket = TcpListener::bind(bind).await.map_err(|e| {
+                TieringError::from(crate::Error::io(
+                    format!("binding {name} listener {bind}"),
+                    e,
+                ))
+            })?;
+            let bound = socket
+                .local_addr()
+                .map_err(|e| io_error("reading the bound address", e))?;
+            let listener = Listener::new(&name, bound, served.advertised.as_ref());
+            info!(listener = %name, %bound, advertised = %format!("{}:{}", listener.advertised_host, listener.advertised_port),
+                "client listener bound");
+            listeners.push(listener);
+            sockets.push(socket);
         }
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(run(listener, broker.clone(), stopped));
-        Ok(ServerHandle {
-            addr,
+        let addrs: Vec<SocketAddr> = listeners.iter().map(|l| l.bound).collect();
+        let config = Arc::new(config);
+        let root = CancellationToken::new();
+        let tasks = TaskTracker::new();
+
+        let c = config.clone();
+        let (logs, registry, meta_dir) = tokio::task::spawn_blocking(move || open_storage(&c))
+            .await
+            .map_err(|e| io_error("opening the logs", e))??;
+        let tiering = match Tiering::start(
+            logs.clone(),
+            registry.clone(),
+            config.node_id,
+            tiering,
+            &tasks,
+            root.child_token(),
+        )
+        .await
+        {
+            Ok(t) => t,
+            Err(e) => {
+                stop_logs(&logs, "after a failed tiering start").await;
+                return Err(e);
+            }
+        };
+        let hooks = tiering.clone().map(|t| t as Arc<dyn TieringHooks>);
+        let remote_reader = options
+            .remote_reader
+            .or_else(|| hooks.as_ref().map(|h| h.remote_reader()));
+        let parts = Parts {
+            config: config.clone(),
+            listeners,
+            logs: logs.clone(),
+            registry,
+            meta_dir,
+            tiering: hooks,
+            remote_reader,
+            cancel: root.child_token(),
+        };
+        let assembled = tokio::task::spawn_blocking(move || Broker::assemble(parts))
+            .await
+            .map_err(|e| io_error("opening the broker", e))
+            .and_then(|r| r.map_err(TieringError::from));
+        let setup = options.setup;
+        let broker = match assembled.and_then(|b| match setup {
+            Some(setup) => setup(&b).map(|()| b).map_err(TieringError::from),
+            None => Ok(b),
+        }) {
+            Ok(b) => b,
+            Err(e) => {
+                if let Some(t) = &tiering {
+                    if let Err(s) = t.shutdown().await {
+                        warn!(error = %s, "stopping tiered storage after a failed start");
+                    }
+                }
+                root.cancel();
+                tasks.close();
+                tasks.wait().await;
+                stop_logs(&logs, "after a failed start").await;
+                return Err(e);
+            }
+        };
+        let serving = tasks.spawn(run(sockets, broker.clone()));
+        Ok(Server {
+            addrs,
             broker,
-            stop: Some(stop),
-            task: Some(task),
+            tiering,
+            root,
+            tasks,
+            serving: Some(serving),
         })
     }
 
-    /// The bound address (`host:port` for `bootstrap.servers`).
+    /// The bound address of the first client listener (`host:port` for `bootstrap.servers`).
     pub fn local_addr(&self) -> SocketAddr {
-        self.addr
+        self.addrs[0]
+    }
+
+    /// The bound addresses of every client listener, in the order of `listeners`.
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.addrs
     }
 
     /// The running broker.
@@ -196,27 +355,59 @@ impl ServerHandle {
         &self.broker
     }
 
-    /// Stops serving, drains connections and shuts the logs down cleanly.
-    pub async fn shutdown(mut self) -> Result<()> {
-        self.stop_serving().await;
-        let b = self.broker.clone();
-        tokio::task::spawn_blocking(move || b.shutdown())
-            .await
-            .map_err(|e| Error::io("shutting down", std::io::Error::other(e.to_string())))?
+    /// Tiered storage (`None` when `remote.log.storage.system.enable=false`).
+    pub fn tiering(&self) -> Option<&Arc<Tiering>> {
+        self.tiering.as_ref()
     }
 
-    async fn stop_serving(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
+    /// Stops accepting, drains connections, stops tiering, waits for every task, then flushes the logs and
+    /// writes the clean-shutdown marker.
+    pub async fn shutdown(mut self) -> Result<(), TieringError> {
+        self.broker.cancel_token().cancel();
+        if let Some(serving) = self.serving.take() {
+            let _ = serving.await;
         }
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
+        let tiered = match &self.tiering {
+            Some(t) => t.shutdown().await,
+            None => Ok(()),
+        };
+        self.root.cancel();
+        self.tasks.close();
+        if tokio::time::timeout(TASKS_DEADLINE, self.tasks.wait())
+            .await
+            .is_err()
+        {
+            warn!(
+                tasks = self.tasks.len(),
+                "tasks still running {TASKS_DEADLINE:?} after shutdown began"
+            );
         }
+        let logs = self.broker.log_manager().clone();
+        tokio::task::spawn_blocking(move || shutdown_logs(&logs))
+            .await
+            .map_err(|e| io_error("shutting down", e))??;
+        tiered
+    }
+
+    /// Runs until `signal` completes, then shuts down like [`shutdown`](Self::shutdown).
+    pub async fn run_until(self, signal: impl Future) -> Result<(), TieringError> {
+        signal.await;
+        self.shutdown().await
     }
 }
 
-impl Drop for ServerHandle {
+/// Flushes the logs of a start-up that failed half-way (errors are logged).
+async fn stop_logs(logs: &Arc<LogManager>, when: &str) {
+    let l = logs.clone();
+    if let Ok(Err(e)) = tokio::task::spawn_blocking(move || shutdown_logs(&l)).await {
+        warn!(error = %e, "shutting the logs down {when}");
+    }
+}
+
+impl Drop for Server {
+    /// A server dropped without [`shutdown`](Self::shutdown) stops every task (the logs are recovered at the next
+    /// start).
     fn drop(&mut self) {
-        self.broker.cancel_token().cancel();
+        self.root.cancel();
     }
 }

@@ -17,30 +17,41 @@ use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::FutureProducer;
-use strata_broker::{BrokerConfig, ServerHandle};
+use strata_broker::Server;
 
-/// Starts an in-process broker on 127.0.0.1:0 with its data in `dir`.
-pub async fn start_broker(dir: &Path) -> ServerHandle {
+/// Starts an in-process broker on 127.0.0.1:0 with its data in `dir`, tiered storage off.
+pub async fn start_broker(dir: &Path) -> Server {
     start_broker_with(dir, &[]).await
 }
 
-/// Same, with extra properties.
-pub async fn start_broker_with(dir: &Path, extra: &[(&str, &str)]) -> ServerHandle {
+/// Same, with extra properties. Started from the properties exactly as the `strata` binary starts.
+pub async fn start_broker_with(dir: &Path, extra: &[(&str, &str)]) -> Server {
+    Server::start_from_properties(&local_props(dir, extra))
+        .await
+        .expect("broker starts")
+}
+
+/// The properties of [`start_broker_with`]: one listener on 127.0.0.1:0, `log.dirs` = `dir`, tiered storage off
+/// (unless `extra` says otherwise), then `extra`.
+pub fn local_props(dir: &Path, extra: &[(&str, &str)]) -> BTreeMap<String, String> {
     let mut props = BTreeMap::new();
     props.insert(
         "listeners".to_string(),
         "PLAINTEXT://127.0.0.1:0".to_string(),
     );
     props.insert("log.dirs".to_string(), dir.display().to_string());
+    props.insert(
+        "remote.log.storage.system.enable".to_string(),
+        "false".to_string(),
+    );
     for (k, v) in extra {
         props.insert(k.to_string(), v.to_string());
     }
-    let config = BrokerConfig::from_properties(&props).expect("valid test config");
-    ServerHandle::start(config).await.expect("broker starts")
+    props
 }
 
 /// `host:port` of an in-process broker.
-pub fn bootstrap(h: &ServerHandle) -> String {
+pub fn bootstrap(h: &Server) -> String {
     h.local_addr().to_string()
 }
 

@@ -10,7 +10,7 @@ use kafka_protocol::messages::{ApiKey, ListOffsetsRequest, ListOffsetsResponse, 
 use kafka_protocol::protocol::StrBytes;
 use rdkafka::admin::{AdminOptions, NewTopic, TopicReplication};
 use rdkafka::producer::FutureRecord;
-use strata_broker::tiered::TieredServer;
+use strata_broker::Server;
 
 use super::raw;
 use super::{admin, producer};
@@ -55,8 +55,8 @@ pub fn props(dir: &Path) -> BTreeMap<String, String> {
     .collect()
 }
 
-pub async fn start(dir: &Path) -> TieredServer {
-    TieredServer::start_from_properties(&props(dir))
+pub async fn start(dir: &Path) -> Server {
+    Server::start_from_properties(&props(dir))
         .await
         .expect("tiered broker starts")
 }
@@ -159,11 +159,7 @@ pub fn tiered_topic(
     });
 }
 
-pub fn log_of(
-    server: &TieredServer,
-    topic: &str,
-    p: i32,
-) -> std::sync::Arc<strata_storage::UnifiedLog> {
+pub fn log_of(server: &Server, topic: &str, p: i32) -> std::sync::Arc<strata_storage::UnifiedLog> {
     server
         .broker()
         .log_manager()

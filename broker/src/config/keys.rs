@@ -9,7 +9,7 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     ConfigKey::new(
         "listeners",
         Type::List,
-        "named listeners NAME://host:port; an empty host or 0.0.0.0 binds every interface; strata serves the first \
+        "named listeners NAME://host:port; an empty host or 0.0.0.0 binds every interface; strata serves every \
          non-controller PLAINTEXT listener",
     )
     .default("PLAINTEXT://127.0.0.1:9092"),
@@ -215,7 +215,7 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     .default("")
     .validator(Validator::Custom(|v| match v {
         strata_storage::config_def::Value::String(s) => {
-            crate::connection_limits::parse_ip_overrides(s).map(|_| ())
+            super::listeners::parse_ip_overrides(s).map(|_| ())
         }
         _ => Ok(()),
     })),

@@ -1,7 +1,7 @@
 //! Listeners as Kafka reads them: `listeners` is a list of `NAME://host:port`, each name's security protocol
 //! comes from `listener.security.protocol.map`, `controller.listener.names` are the KRaft controller's (not
-//! served), `advertised.listeners` gives per name the address clients are told. strata serves one PLAINTEXT
-//! listener: the first that is not a controller's.
+//! served), `advertised.listeners` gives per name the address clients are told. strata serves every client
+//! listener (each PLAINTEXT); a client is told the endpoint of the listener it connected to.
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
@@ -17,17 +17,15 @@ pub struct Endpoint {
     pub port: u16,
 }
 
-/// What strata serves.
+/// One client listener strata serves.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Served {
-    /// The bound address.
+    /// The address to bind.
     pub bind: SocketAddr,
-    /// The address given to clients, when `advertised.listeners` names the served listener.
+    /// The address given to clients, when `advertised.listeners` names this listener.
     pub advertised: Option<(String, u16)>,
     /// The listener's name.
     pub name: String,
-    /// Other client listeners given, which are not served.
-    pub not_served: Vec<String>,
 }
 
 /// Parses one `NAME://host:port` (Kafka's `^(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)`).
@@ -81,7 +79,8 @@ fn bind_ip(host: &str) -> Result<IpAddr, String> {
     }
 }
 
-/// Chooses the listener to serve. Errors (key, reason) name the key at fault.
+/// The client listeners to serve, in the order of `listeners` (controller listeners left out). Errors (key,
+/// reason) name the key at fault.
 pub fn choose(
     listeners: &[String],
     advertised: &[String],
@@ -89,7 +88,7 @@ pub fn choose(
     map_explicit: bool,
     controller_names: &[String],
     inter_broker: Option<&str>,
-) -> Result<Served, (&'static str, String)> {
+) -> Result<Vec<Served>, (&'static str, String)> {
     let err = |key: &'static str| move |reason: String| (key, reason);
     let mut map =
         parse_protocol_map(protocol_map).map_err(err("listener.security.protocol.map"))?;
@@ -137,12 +136,12 @@ pub fn choose(
             ));
         }
     }
-    let first = *clients.first().ok_or_else(|| {
-        (
+    if clients.is_empty() {
+        return Err((
             "listeners",
             "no client listener: every listener is in controller.listener.names".to_string(),
-        )
-    })?;
+        ));
+    }
     let adv: Vec<Endpoint> = advertised
         .iter()
         .map(|e| parse_endpoint(e))
@@ -170,18 +169,49 @@ pub fn choose(
             ));
         }
     }
-    let ip = bind_ip(&first.host).map_err(err("listeners"))?;
-    let advertised = adv
+    clients
         .iter()
-        .find(|a| a.name == first.name)
-        .filter(|a| !a.host.is_empty())
-        .map(|a| (a.host.clone(), a.port));
-    Ok(Served {
-        bind: SocketAddr::new(ip, first.port),
-        advertised,
-        name: first.name.clone(),
-        not_served: clients[1..].iter().map(|e| e.name.clone()).collect(),
-    })
+        .map(|e| {
+            let ip = bind_ip(&e.host).map_err(err("listeners"))?;
+            let advertised = adv
+                .iter()
+                .find(|a| a.name == e.name)
+                .filter(|a| !a.host.is_empty())
+                .map(|a| (a.host.clone(), a.port));
+            Ok(Served {
+                bind: SocketAddr::new(ip, e.port),
+                advertised,
+                name: e.name.clone(),
+            })
+        })
+        .collect()
+}
+
+/// Parses Kafka's `max.connections.per.ip.overrides`: `host:count,...` (an IPv6 address keeps its colons: the
+/// count follows the last one). Hosts are IP addresses or `localhost` (both loopbacks); no DNS lookups. The
+/// error says which entry is wrong and why.
+pub fn parse_ip_overrides(value: &str) -> Result<BTreeMap<IpAddr, usize>, String> {
+    let mut out = BTreeMap::new();
+    for entry in value.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let (host, count) = entry
+            .rsplit_once(':')
+            .ok_or_else(|| format!("{entry:?} is not host:count"))?;
+        let count: usize = count
+            .trim()
+            .parse()
+            .map_err(|e| format!("count {count:?} of {entry:?}: {e}"))?;
+        let host = host.trim().trim_start_matches('[').trim_end_matches(']');
+        if host.eq_ignore_ascii_case("localhost") {
+            out.insert(IpAddr::from([127, 0, 0, 1]), count);
+            out.insert(IpAddr::from(std::net::Ipv6Addr::LOCALHOST), count);
+            continue;
+        }
+        let ip = host
+            .parse()
+            .map_err(|_| format!("{host:?} is not an IP address (or localhost)"))?;
+        out.insert(ip, count);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -210,14 +240,16 @@ mod tests {
             Some("PLAINTEXT"),
         )
         .unwrap();
+        assert_eq!(s.len(), 1, "the controller listener is not served");
+        let s = &s[0];
         assert_eq!(s.bind, "0.0.0.0:9092".parse().unwrap());
         assert_eq!(s.advertised, Some(("localhost".into(), 9092)));
         assert_eq!(s.name, "PLAINTEXT");
-        assert!(s.not_served.is_empty());
     }
 
+    /// Kafka serves every listener of `listeners` and advertises each per name (`advertised.listeners`).
     #[test]
-    fn first_of_several_client_listeners_is_served_and_the_rest_named() {
+    fn every_client_listener_is_served_with_its_own_advertised_address() {
         let s = choose(
             &list("CONTROLLER://:29093,PLAINTEXT_HOST://:9092,PLAINTEXT://:19092"),
             &list("PLAINTEXT_HOST://localhost:9092,PLAINTEXT://broker:19092"),
@@ -227,9 +259,18 @@ mod tests {
             Some("PLAINTEXT"),
         )
         .unwrap();
-        assert_eq!(s.bind.port(), 9092);
-        assert_eq!(s.advertised, Some(("localhost".into(), 9092)));
-        assert_eq!(s.not_served, vec!["PLAINTEXT".to_string()]);
+        let served = |name: &str, port: u16, host: &str| Served {
+            bind: SocketAddr::from(([0, 0, 0, 0], port)),
+            advertised: Some((host.to_string(), port)),
+            name: name.to_string(),
+        };
+        assert_eq!(
+            s,
+            vec![
+                served("PLAINTEXT_HOST", 9092, "localhost"),
+                served("PLAINTEXT", 19092, "broker"),
+            ]
+        );
     }
 
     #[test]

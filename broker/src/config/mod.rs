@@ -70,10 +70,14 @@ pub fn help() -> String {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct BrokerConfig {
-    /// Kafka: `listeners`. Default: `PLAINTEXT://127.0.0.1:9092`.
+    /// Kafka: `listeners`, its first client listener. Default: `PLAINTEXT://127.0.0.1:9092`.
     pub listener: SocketAddr,
-    /// Kafka: `advertised.listeners`. Default: the bound listener address.
+    /// Kafka: `advertised.listeners`, the entry of the first client listener. Default: the bound address.
     pub advertised: Option<(String, u16)>,
+    /// The name of the first client listener. Default: `PLAINTEXT`.
+    pub listener_name: String,
+    /// The other client listeners of `listeners` (each served, advertised per name).
+    pub more_listeners: Vec<listeners::Served>,
     /// Kafka: `node.id`. Default: 1.
     pub node_id: i32,
     /// Kafka: `log.dirs`. Default: `./strata-data`.
@@ -139,8 +143,6 @@ pub struct BrokerConfig {
     pub ignored: Vec<String>,
     /// Not a property: unknown keys given (not under strata's namespaces), each with the closest known key.
     pub unknown: Vec<(String, Option<&'static str>)>,
-    /// Not a property: the client listeners given beyond the served one (their names).
-    pub not_served_listeners: Vec<String>,
     /// The parsed values of [`BROKER_DEF`] (sources, synonyms and defaults for DescribeConfigs).
     values: Values,
 }
@@ -184,7 +186,7 @@ fn from_config_error(e: ConfigError) -> Error {
 
 /// strata-only keys owned by tiering (which checks its own `remote.*` and prefixed keys).
 const STRATA_TIERING_KEYS: &[ConfigKey] = &[ConfigKey::new(
-    crate::tiered::HTTP_LISTENER_KEY,
+    "http.listener", // tiered::HTTP_LISTENER_KEY (tiering depends on config, not the reverse)
     strata_storage::config_def::Type::String,
     "",
 )];
@@ -250,7 +252,7 @@ impl BrokerConfig {
         ignored: Vec<String>,
         unknown: Vec<(String, Option<&'static str>)>,
     ) -> Result<Self> {
-        let served = listeners::choose(
+        let mut served = listeners::choose(
             v.list("listeners"),
             v.list("advertised.listeners"),
             v.string("listener.security.protocol.map")
@@ -301,9 +303,12 @@ impl BrokerConfig {
             .filter(|k| v.is_explicit(k.name))
             .map(|k| k.name.to_string())
             .collect();
+        let first = served.remove(0);
         let c = BrokerConfig {
-            listener: served.bind,
-            advertised: served.advertised,
+            listener: first.bind,
+            advertised: first.advertised,
+            listener_name: first.name,
+            more_listeners: served,
             node_id: v.int("node.id"),
             log_dirs: v.list("log.dirs").iter().map(PathBuf::from).collect(),
             num_partitions: v.int("num.partitions"),
@@ -314,7 +319,7 @@ impl BrokerConfig {
             socket_request_max_bytes,
             max_connections: v.int("max.connections") as usize,
             max_connections_per_ip: v.int("max.connections.per.ip") as usize,
-            max_connections_per_ip_overrides: crate::connection_limits::parse_ip_overrides(
+            max_connections_per_ip_overrides: listeners::parse_ip_overrides(
                 v.string("max.connections.per.ip.overrides")
                     .unwrap_or_default(),
             )
@@ -340,7 +345,6 @@ impl BrokerConfig {
             tiering_props: BTreeMap::new(),
             ignored,
             unknown,
-            not_served_listeners: served.not_served,
             values: v,
         };
         c.validate()?;
@@ -353,7 +357,7 @@ impl BrokerConfig {
     }
 
     /// Logs what start-up should say about the configuration: one INFO line listing the keys given that have no
-    /// effect, one WARN per unknown key (with the closest known one), one WARN for client listeners not served.
+    /// effect, one WARN per unknown key (with the closest known one).
     pub fn log_startup_notes(&self) {
         if !self.ignored.is_empty() {
             tracing::info!(
@@ -368,13 +372,6 @@ impl BrokerConfig {
                 }
                 None => tracing::warn!("unknown configuration {key} ignored"),
             }
-        }
-        if !self.not_served_listeners.is_empty() {
-            tracing::warn!(
-                "strata serves one client listener ({}); not served: {}",
-                self.listener,
-                self.not_served_listeners.join(", ")
-            );
         }
     }
 
@@ -430,12 +427,32 @@ impl BrokerConfig {
         self.given.contains(name)
     }
 
+    /// The client listeners to serve, the first being [`listener`](Self::listener).
+    pub fn client_listeners(&self) -> Vec<listeners::Served> {
+        let first = listeners::Served {
+            bind: self.listener,
+            advertised: self.advertised.clone(),
+            name: self.listener_name.clone(),
+        };
+        std::iter::once(first)
+            .chain(self.more_listeners.iter().cloned())
+            .collect()
+    }
+
     /// Every accepted property with its current value (for DescribeConfigs on the broker resource).
     pub fn values(&self) -> Vec<(&'static str, String)> {
-        let advertised = self
-            .advertised
-            .as_ref()
-            .map(|(h, p)| format!("PLAINTEXT://{h}:{p}"));
+        let all = self.client_listeners();
+        let listeners: Vec<String> = all
+            .iter()
+            .map(|l| format!("{}://{}", l.name, l.bind))
+            .collect();
+        let advertised: Vec<String> = all
+            .iter()
+            .map(|l| match &l.advertised {
+                Some((h, p)) => format!("{}://{h}:{p}", l.name),
+                None => format!("{}://{}", l.name, l.bind),
+            })
+            .collect();
         let dirs: Vec<String> = self
             .log_dirs
             .iter()
@@ -443,11 +460,8 @@ impl BrokerConfig {
             .collect();
         let never = |v: u64| v.min(i64::MAX as u64).to_string();
         vec![
-            ("listeners", format!("PLAINTEXT://{}", self.listener)),
-            (
-                "advertised.listeners",
-                advertised.unwrap_or_else(|| format!("PLAINTEXT://{}", self.listener)),
-            ),
+            ("listeners", listeners.join(",")),
+            ("advertised.listeners", advertised.join(",")),
             ("node.id", self.node_id.to_string()),
             ("log.dirs", dirs.join(",")),
             ("num.partitions", self.num_partitions.to_string()),

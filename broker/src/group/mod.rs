@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::sync::oneshot;
 
-use crate::broker::Broker;
 use crate::config::BrokerConfig;
 use crate::error::{GroupError, Result};
 use offsets::{OffsetEntry, OffsetStore, Tp};
@@ -73,11 +72,11 @@ pub struct GroupCoordinator {
 }
 
 impl GroupCoordinator {
-    /// An empty coordinator configured from the broker config.
-    pub fn new(c: &BrokerConfig) -> Self {
+    /// An empty coordinator configured from the broker config, storing committed offsets in `offsets`.
+    pub fn new(c: &BrokerConfig, offsets: OffsetStore) -> Self {
         GroupCoordinator {
             groups: Mutex::new(HashMap::new()),
-            offsets: OffsetStore::default(),
+            offsets,
             initial_delay: Duration::from_millis(c.group_initial_rebalance_delay_ms),
             min_session_ms: c.group_min_session_timeout_ms,
             max_session_ms: c.group_max_session_timeout_ms,
@@ -90,13 +89,13 @@ impl GroupCoordinator {
     }
 
     /// Replays committed offsets. Blocking.
-    pub fn load_offsets(&self, broker: &Broker) -> Result<()> {
-        self.offsets.load(broker)
+    pub fn load_offsets(&self) -> Result<()> {
+        self.offsets.load()
     }
 
     /// Removes every group's committed offsets of a deleted topic. Blocking.
-    pub fn delete_topic_offsets(&self, broker: &Broker, topic: &str) -> Result<()> {
-        self.offsets.delete_topic(broker, topic)
+    pub fn delete_topic_offsets(&self, topic: &str) -> Result<()> {
+        self.offsets.delete_topic(topic)
     }
 
     /// Joins (or rejoins) a member; the receiver completes when the rebalance does.
@@ -407,24 +406,14 @@ impl GroupCoordinator {
     /// Blocking.
     pub fn commit_offsets(
         &self,
-        broker: &Broker,
         group_id: &str,
         member: (&str, Option<&str>),
         generation: i32,
         entries: Vec<(Tp, OffsetEntry)>,
     ) -> Result<()> {
-        // The offset store only asks "allowed?" (0 = yes); the refusal itself is kept here.
-        let mut refused = None;
-        self.offsets.commit(broker, group_id, entries, || {
-            match self.check_commit(group_id, member.0, member.1, generation) {
-                Ok(()) => 0,
-                Err(e) => {
-                    refused = Some(e);
-                    1
-                }
-            }
-        })?;
-        refused.map_or(Ok(()), |e| Err(e.into()))
+        self.offsets.commit(group_id, entries, || {
+            self.check_commit(group_id, member.0, member.1, generation)
+        })
     }
 
     /// One committed offset.
@@ -512,8 +501,7 @@ impl GroupCoordinator {
     /// partition (GROUP_SUBSCRIBED_TO_TOPIC or deleted). Blocking.
     pub fn delete_offsets(
         &self,
-        broker: &Broker,
-        group_id: &str,
+                group_id: &str,
         partitions: &[Tp],
     ) -> Result<Vec<Result<(), GroupError>>> {
         if !valid_group_id(group_id) {
@@ -560,12 +548,12 @@ impl GroupCoordinator {
             .map(|(tp, _)| tp.clone())
             .collect();
         self.offsets
-            .delete_partitions(broker, group_id, &deletable)?;
+            .delete_partitions(group_id, &deletable)?;
         Ok(outcomes)
     }
 
     /// Deletes an empty group and its offsets. Blocking.
-    pub fn delete(&self, broker: &Broker, group_id: &str) -> Result<()> {
+    pub fn delete(&self, group_id: &str) -> Result<()> {
         {
             let mut groups = self.lock();
             match groups.get(group_id) {
@@ -579,7 +567,7 @@ impl GroupCoordinator {
                 None => {}
             }
         }
-        self.offsets.delete_group(broker, group_id)
+        self.offsets.delete_group(group_id)
     }
 }
 
@@ -631,7 +619,7 @@ mod tests {
     use super::*;
 
     fn coordinator() -> GroupCoordinator {
-        GroupCoordinator::new(&BrokerConfig::default())
+        GroupCoordinator::new(&BrokerConfig::default(), OffsetStore::default())
     }
 
     fn join_req(member: &str) -> JoinRequest {

@@ -17,7 +17,7 @@
 //! the same state (the rewrite repeats what the history says, after it).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use kafka_protocol::indexmap::IndexMap;
@@ -25,10 +25,11 @@ use kafka_protocol::records::{
     Compression, Record, RecordBatchDecoder, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
 use strata_storage::time::now_ms;
+use strata_storage::UnifiedLog;
+use tokio::sync::Notify;
 
-use crate::broker::Broker;
-use crate::error::{Error, Result};
-use crate::topics::CONSUMER_OFFSETS;
+use crate::error::{Error, GroupError, Result};
+use crate::topics::{TopicManager, CONSUMER_OFFSETS};
 
 /// One committed offset.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,9 +50,41 @@ pub type Tp = (String, i32);
 /// Records a `__consumer_offsets` partition takes at least between two rewrites (see the module docs).
 pub const REWRITE_MIN_RECORDS: usize = 1000;
 
+/// What the offset store writes through, handed to it at start-up: the `__consumer_offsets` logs (reached through
+/// the topic component, which recreates a partition the registry lists but the disk lost), their partition count,
+/// and the notifier that wakes fetches waiting for new records.
+#[derive(Debug, Clone)]
+pub struct OffsetsLog {
+    topics: Arc<TopicManager>,
+    partitions: i32,
+    appended: Arc<Notify>,
+}
+
+impl OffsetsLog {
+    /// The `__consumer_offsets` logs of `topics` (created by [`TopicManager::open`]); `appended` is notified after
+    /// each write.
+    pub fn new(topics: Arc<TopicManager>, appended: Arc<Notify>) -> Self {
+        let partitions = topics
+            .topics()
+            .get(CONSUMER_OFFSETS)
+            .map_or(0, |m| m.partitions);
+        OffsetsLog {
+            topics,
+            partitions,
+            appended,
+        }
+    }
+
+    fn log(&self, partition: i32) -> Result<Arc<UnifiedLog>> {
+        self.topics.log(CONSUMER_OFFSETS, partition)
+    }
+}
+
 /// In-memory view of committed offsets, written through to `__consumer_offsets`.
 #[derive(Debug, Default)]
 pub struct OffsetStore {
+    /// `None` only in tests of the coordinator alone: every write is then refused.
+    log: Option<OffsetsLog>,
     cache: Mutex<HashMap<String, BTreeMap<Tp, OffsetEntry>>>,
     /// Held across an append and its cache update (and a rewrite), so the log orders the writes of a key as
     /// the cache does; per `__consumer_offsets` partition, the records appended since its last rewrite.
@@ -214,17 +247,30 @@ fn encode_batch(records: &[Record]) -> Result<Bytes> {
 }
 
 impl OffsetStore {
+    /// A store writing through to `log`.
+    pub fn new(log: OffsetsLog) -> Self {
+        OffsetStore {
+            log: Some(log),
+            ..Default::default()
+        }
+    }
+
+    fn out(&self) -> Result<&OffsetsLog> {
+        self.log
+            .as_ref()
+            .ok_or_else(|| Error::UnknownTopicOrPartition(CONSUMER_OFFSETS.into()))
+    }
+
     /// Writes the commits to `__consumer_offsets` and then to the cache if `allowed` (run with the write lock
-    /// held) answers 0; else nothing is written and its error code is returned. Blocking.
+    /// held) accepts them; else nothing is written and its refusal is returned. Blocking.
     pub fn commit(
         &self,
-        broker: &Broker,
         group: &str,
         entries: Vec<(Tp, OffsetEntry)>,
-        allowed: impl FnOnce() -> i16,
-    ) -> Result<i16> {
+        allowed: impl FnOnce() -> std::result::Result<(), GroupError>,
+    ) -> Result<()> {
         if entries.is_empty() {
-            return Ok(0);
+            return Ok(());
         }
         let ts = now_ms();
         let records = entries
@@ -238,11 +284,8 @@ impl OffsetStore {
             })
             .collect::<Result<Vec<Record>>>()?;
         let mut writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
-        let code = allowed();
-        if code != 0 {
-            return Ok(code);
-        }
-        let partition = self.append(broker, group, &records)?;
+        allowed()?;
+        let partition = self.append(group, &records)?;
         {
             let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
             let g = cache.entry(group.to_string()).or_default();
@@ -250,12 +293,12 @@ impl OffsetStore {
                 g.insert(tp, e);
             }
         }
-        self.after_append(broker, &mut writes, partition, records.len());
-        Ok(0)
+        self.after_append(&mut writes, partition, records.len());
+        Ok(())
     }
 
     /// Deletes every offset of `group` (tombstones). Blocking.
-    pub fn delete_group(&self, broker: &Broker, group: &str) -> Result<()> {
+    pub fn delete_group(&self, group: &str) -> Result<()> {
         // The keys are read under the write lock: a commit between reading and tombstoning them would survive
         // in the log (and come back at the next replay) while the cache forgot it.
         let mut writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
@@ -266,7 +309,7 @@ impl OffsetStore {
                 .map(|g| g.keys().cloned().collect())
                 .unwrap_or_default()
         };
-        self.tombstone(broker, &mut writes, group, &keys)?;
+        self.tombstone(&mut writes, group, &keys)?;
         self.cache
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -276,7 +319,7 @@ impl OffsetStore {
 
     /// Deletes the committed offsets of `partitions` of `group` (tombstones; partitions without one are
     /// skipped), as OffsetDelete does. Blocking.
-    pub fn delete_partitions(&self, broker: &Broker, group: &str, partitions: &[Tp]) -> Result<()> {
+    pub fn delete_partitions(&self, group: &str, partitions: &[Tp]) -> Result<()> {
         let mut writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
         let present: Vec<Tp> = {
             let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
@@ -289,12 +332,12 @@ impl OffsetStore {
                 .cloned()
                 .collect()
         };
-        self.tombstone(broker, &mut writes, group, &present)
+        self.tombstone(&mut writes, group, &present)
     }
 
     /// Deletes every group's committed offsets of `topic` (tombstones), as Kafka does when a topic is deleted, so
     /// consumers of a later topic with the same name do not resume at stale positions. Blocking.
-    pub fn delete_topic(&self, broker: &Broker, topic: &str) -> Result<()> {
+    pub fn delete_topic(&self, topic: &str) -> Result<()> {
         // Under the write lock throughout, as in `delete_group`.
         let mut writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
         let by_group: Vec<(String, Vec<Tp>)> = {
@@ -309,7 +352,7 @@ impl OffsetStore {
                 .collect()
         };
         for (group, keys) in by_group {
-            self.tombstone(broker, &mut writes, &group, &keys)?;
+            self.tombstone(&mut writes, &group, &keys)?;
         }
         Ok(())
     }
@@ -317,7 +360,6 @@ impl OffsetStore {
     /// Appends tombstones for `keys` of `group` and drops them from the cache. Called with `writes` held.
     fn tombstone(
         &self,
-        broker: &Broker,
         writes: &mut HashMap<i32, Written>,
         group: &str,
         keys: &[Tp],
@@ -330,7 +372,7 @@ impl OffsetStore {
             .iter()
             .map(|(t, p)| Ok(record(encode_key(group, t, *p)?, None, ts)))
             .collect::<Result<Vec<Record>>>()?;
-        let partition = self.append(broker, group, &records)?;
+        let partition = self.append(group, &records)?;
         {
             let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(g) = cache.get_mut(group) {
@@ -339,50 +381,42 @@ impl OffsetStore {
                 }
             }
         }
-        self.after_append(broker, writes, partition, records.len());
+        self.after_append(writes, partition, records.len());
         Ok(())
     }
 
-    fn partitions(broker: &Broker) -> i32 {
-        broker
-            .topics()
-            .get(CONSUMER_OFFSETS)
-            .map_or(1, |m| m.partitions)
+    fn partitions(&self) -> i32 {
+        self.log.as_ref().map_or(1, |l| l.partitions)
     }
 
     /// Appends `records` of `group` to its `__consumer_offsets` partition, which it returns.
-    fn append(&self, broker: &Broker, group: &str, records: &[Record]) -> Result<i32> {
-        let partition = partition_for(group, Self::partitions(broker));
-        let log = broker.log(CONSUMER_OFFSETS, partition)?;
+    fn append(&self, group: &str, records: &[Record]) -> Result<i32> {
+        let out = self.out()?;
+        let partition = partition_for(group, out.partitions);
+        let log = out.log(partition)?;
         // One batch per record keeps each batch small; they are appended together.
         let batch = encode_batch(records)?;
         log.append_as_leader(batch, 0)?;
-        broker.notify_appended();
+        out.appended.notify_waiters();
         Ok(partition)
     }
 
     /// Counts appended records and rewrites the partition when it is due. A failed rewrite is logged: the
     /// commit itself is stored, and the next append tries again.
-    fn after_append(
-        &self,
-        broker: &Broker,
-        writes: &mut HashMap<i32, Written>,
-        partition: i32,
-        n: usize,
-    ) {
+    fn after_append(&self, writes: &mut HashMap<i32, Written>, partition: i32, n: usize) {
         let w = writes.entry(partition).or_default();
         w.since_rewrite += n;
         if w.since_rewrite < w.next_check {
             return;
         }
-        let live = self.live_records(broker, partition);
+        let live = self.live_records(partition);
         // Due once the history is at least twice what a rewrite writes; else looked at again when it may be.
         let due = (2 * live.len()).max(REWRITE_MIN_RECORDS);
         if w.since_rewrite < due {
             w.next_check = due;
             return;
         }
-        match self.rewrite(broker, partition, &live) {
+        match self.rewrite(partition, &live) {
             Ok(()) => {
                 *w = Written {
                     since_rewrite: 0,
@@ -397,8 +431,8 @@ impl OffsetStore {
     }
 
     /// Every live offset of the groups that `partition` holds, as commit records.
-    fn live_records(&self, broker: &Broker, partition: i32) -> Vec<Record> {
-        let partitions = Self::partitions(broker);
+    fn live_records(&self, partition: i32) -> Vec<Record> {
+        let partitions = self.partitions();
         let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         let ts = now_ms();
         cache
@@ -418,8 +452,9 @@ impl OffsetStore {
     }
 
     /// Compacts `partition` by rewriting its live offsets (see the module docs). Called with `writes` held.
-    fn rewrite(&self, broker: &Broker, partition: i32, live: &[Record]) -> Result<()> {
-        let log = broker.log(CONSUMER_OFFSETS, partition)?;
+    fn rewrite(&self, partition: i32, live: &[Record]) -> Result<()> {
+        let out = self.out()?;
+        let log = out.log(partition)?;
         let before = (log.log_start_offset(), log.log_end_offset());
         // The rewrite starts a segment, so every older segment falls below the new log start and is deleted.
         log.roll()?;
@@ -429,7 +464,7 @@ impl OffsetStore {
         }
         log.flush()?;
         log.maybe_increment_log_start_offset(start)?;
-        broker.notify_appended();
+        out.appended.notify_waiters();
         tracing::info!(
             partition,
             live = live.len(),
@@ -466,15 +501,13 @@ impl OffsetStore {
     }
 
     /// Replays every `__consumer_offsets` partition into the cache. Blocking.
-    pub fn load(&self, broker: &Broker) -> Result<()> {
-        let partitions = broker
-            .topics()
-            .get(CONSUMER_OFFSETS)
-            .map_or(0, |m| m.partitions);
+    pub fn load(&self) -> Result<()> {
+        let out = self.out()?;
+        let partitions = out.partitions;
         let mut writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         for p in 0..partitions {
-            let log = broker.log(CONSUMER_OFFSETS, p)?;
+            let log = out.log(p)?;
             // The whole replayed log counts as written since the last rewrite: a long history (or one from
             // before rewrites existed) is compacted at the next commit.
             writes.entry(p).or_default().since_rewrite =

@@ -13,8 +13,8 @@ use crate::broker::Broker;
 use crate::error::{Error, Result};
 use crate::error_code;
 use crate::topic_config::{self, TOPIC_CONFIG};
-use crate::topic_create::NewTopic;
 use crate::topics;
+use crate::topics::NewTopic;
 
 /// Kafka's config sources.
 pub(crate) const SOURCE_TOPIC: i8 = 1;

@@ -19,7 +19,7 @@ pub async fn handle(
     for g in req.groups_names {
         let b = broker.clone();
         let id = g.0.to_string();
-        let deleted = tokio::task::spawn_blocking(move || b.groups().delete(&b, &id))
+        let deleted = tokio::task::spawn_blocking(move || b.groups().delete(&id))
             .await
             .unwrap_or_else(|e| Err(Error::Internal(format!("deleting a group: {e}"))));
         results.push(

@@ -12,7 +12,6 @@ use super::blocking;
 use crate::broker::Broker;
 use crate::error::{Error, Result};
 use crate::error_code;
-use crate::tiered::TieringError;
 
 /// Kafka's timestamp sentinels as an enum at the protocol edge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,14 +60,14 @@ fn lookup(
         OffsetSpec::Latest => (-1, log.high_watermark(), None),
         OffsetSpec::EarliestLocal => match tiering {
             Some(t) => {
-                let (off, epoch) = t.rlm().earliest_local(tp).map_err(TieringError::from)?;
+                let (off, epoch) = t.earliest_local(tp)?;
                 (-1, off, Some(epoch))
             }
             None => (-1, log.local_log_start_offset(), None),
         },
         OffsetSpec::LatestTiered => match tiering {
             Some(t) => {
-                let (off, epoch) = t.rlm().latest_tiered(tp).map_err(TieringError::from)?;
+                let (off, epoch) = t.latest_tiered(tp)?;
                 (-1, off, Some(epoch))
             }
             None => (-1, log.highest_offset_in_remote_storage(), Some(-1)),

@@ -16,7 +16,7 @@ use super::{blocking, sb};
 use crate::broker::Broker;
 use crate::error::Error;
 use crate::error_code;
-use crate::topic_create::NewTopic;
+use crate::topics::NewTopic;
 use crate::topics::{TopicMeta, CONSUMER_OFFSETS, REMOTE_LOG_METADATA};
 
 /// The response entry of one existing topic.

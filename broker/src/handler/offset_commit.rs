@@ -91,8 +91,7 @@ pub async fn handle(
         let generation = req.generation_id_or_member_epoch;
         let stored = blocking(move || {
             let member = (member.as_str(), instance.as_deref());
-            b.groups()
-                .commit_offsets(&b, &g, member, generation, entries)
+            b.groups().commit_offsets(&g, member, generation, entries)
         })
         .await;
         let c = error_code::of(&stored);

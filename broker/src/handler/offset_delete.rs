@@ -36,7 +36,7 @@ pub async fn handle(
     let b = broker.clone();
     let g = group.clone();
     let asked = known.clone();
-    let outcomes = match blocking(move || Ok(b.groups().delete_offsets(&b, &g, &asked)))
+    let outcomes = match blocking(move || Ok(b.groups().delete_offsets(&g, &asked)))
         .await
         .unwrap_or_else(|e| Err(Error::Internal(e.to_string())))
     {

@@ -55,10 +55,12 @@ fn respond(rlm: &RemoteLogManager, req: &Request<Incoming>) -> Response<Full<Byt
 }
 
 impl MetricsServer {
-    /// Binds `addr` and serves until [`stop`](Self::stop).
+    /// Binds `addr` and serves until [`stop`](Self::stop) or until `parent` is cancelled. Its accept loop and
+    /// connections run on its own tracker, which `stop` waits for.
     pub(crate) async fn start(
         addr: SocketAddr,
         rlm: RemoteLogManager,
+        parent: &CancellationToken,
     ) -> Result<Self, TieringError> {
         let listener = TcpListener::bind(addr)
             .await
@@ -66,7 +68,7 @@ impl MetricsServer {
         let addr = listener
             .local_addr()
             .map_err(|e| TieringError::io("reading the http.listener address", e))?;
-        let cancel = CancellationToken::new();
+        let cancel = parent.child_token();
         let tracker = TaskTracker::new();
         let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
         let (c, t) = (cancel.clone(), tracker.clone());

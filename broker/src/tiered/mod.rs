@@ -1,22 +1,26 @@
 //! Tiered storage (KIP-405) wired into the broker: the topic-based RLMM on the broker's `LogManager`, the RSM
 //! over `object_store`, the RemoteLogManager, the remote log reader Fetch uses, and `/metrics`.
 //!
-//! Start-up ([`Tiering::start`], after [`Broker::open`], before serving):
+//! Start-up ([`Tiering::start`], on the opened logs and topic registry, before the broker's components are
+//! assembled; they reach it through [`TieringHooks`]):
 //! 1. open [`TopicBasedRemoteLogMetadataManager`] (replays `__remote_log_metadata`) and register the topic as
 //!    internal, so clients can read its JSON records (`kcat -C -t __remote_log_metadata`);
 //! 2. build the RSM (metered for `/metrics`) and run its connectivity probe: an unreachable or misconfigured
 //!    store stops start-up with the probe's error;
 //! 3. build and start the [`RemoteLogManager`], give it each topic's policy, resume remote deletions a previous
-//!    run left pending, and install it as the broker's [`RemoteLogReader`];
+//!    run left pending; its [`RemoteLogReader`] serves Fetch below the local log start;
 //! 4. serve `GET /metrics` on `http.listener` when set.
 //!
-//! Shutdown ([`Tiering::shutdown`], after the server stopped serving, before [`Broker::shutdown`]):
+//! Background work (resumed and new remote deletions) runs on the server's task tracker and ends with the
+//! cancellation token the server hands in.
+//!
+//! Shutdown ([`Tiering::shutdown`], after the server stopped serving, before the logs are flushed):
 //! RLM stop → `/metrics` stop → RLMM close (final snapshot); the caller then shuts the `LogManager` down.
 
 mod config;
 mod http;
 pub mod ops;
-mod server;
+mod properties;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -27,20 +31,21 @@ use strata_metadata::{
     RemoteLogMetadataManager, RemotePartitionDeleteMetadata, RemotePartitionDeleteState,
     TopicBasedRemoteLogMetadataManager, REMOTE_LOG_METADATA_TOPIC_NAME,
 };
-use strata_storage::UnifiedLog;
+use strata_storage::{LogManager, TopicPartition, UnifiedLog};
 use strata_tiering::rlm::{
-    validate_topic_config, ConfigChangeAction, MeteredStore, RemoteLogMetrics, RemoteReadRequest,
-    TopicRemoteConfig,
+    ConfigChangeAction, MeteredStore, RemoteLogMetrics, RemoteReadRequest, TopicRemoteConfig,
 };
 use strata_tiering::{build_store, ObjectStoreRsm, RemoteLogManager};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use tracing::{debug, error, info, warn};
 
 pub use config::{split_properties, TieringConfig, HTTP_LISTENER_KEY, TIERING_KEYS};
-pub use server::{configs_from_properties, open_broker, shutdown_broker, TieredServer};
+pub use properties::configs_from_properties;
 
-use crate::broker::Broker;
+use crate::hooks::{tiering_error, TieringHooks};
 use crate::remote::{BoxFuture, RemoteLogReader};
+use crate::topics::{register_internal_topic, TopicRegistry};
 
 /// How long shutdown waits for the RemoteLogManager's worker.
 const RLM_STOP_DEADLINE: Duration = Duration::from_secs(5);
@@ -66,7 +71,7 @@ pub enum TieringError {
     /// The remote log metadata manager failed (its config, replay of `__remote_log_metadata`).
     #[error(transparent)]
     Rlmm(#[from] strata_metadata::Error),
-    /// The broker failed (registering the internal topic).
+    /// The broker failed (opening its logs or topics, registering the internal topic).
     #[error(transparent)]
     Broker(#[from] crate::Error),
     /// A local I/O error (the `/metrics` listener, a blocking task).
@@ -101,40 +106,24 @@ impl From<TieringError> for crate::Error {
     /// Config and rule violations become `InvalidConfig` (INVALID_CONFIG); remote storage failures `Io`
     /// (KAFKA_STORAGE_ERROR).
     fn from(e: TieringError) -> Self {
-        use strata_tiering::Error as Rlm;
         match e {
             TieringError::Broker(e) => e,
             TieringError::Config { key, value, reason } => {
                 crate::Error::Config { key, value, reason }
             }
-            TieringError::Tiering(Rlm::InvalidProperty { key, value, reason }) => {
-                crate::Error::InvalidConfig { key, value, reason }
-            }
-            TieringError::Tiering(Rlm::PolicyViolation { topic, reason }) => {
-                crate::Error::ConfigRule { topic, reason }
-            }
+            TieringError::Tiering(e) => tiering_error(e),
             other => crate::Error::io("tiered storage", std::io::Error::other(other.to_string())),
         }
     }
 }
 
-/// Checks a topic's new configs (`old` = the current ones, `None` on CreateTopics) against Kafka's tiering
-/// rules: `remote.storage.enable=true` needs tiering on (`tiering` is `None` when
-/// `remote.log.storage.system.enable=false`), no tiering of compacted topics, turning it off needs
-/// `remote.log.delete.on.disable=true`, local retention within retention. Errors are INVALID_CONFIG.
-pub fn check_topic_config(
-    tiering: Option<&Tiering>,
-    topic: &str,
-    old: Option<&BTreeMap<String, String>>,
-    new: &BTreeMap<String, String>,
-) -> crate::Result<ConfigChangeAction> {
-    let parse = |c: &BTreeMap<String, String>| {
-        TopicRemoteConfig::from_topic_props(c.iter()).map_err(TieringError::from)
-    };
-    let old = old.map(parse).transpose()?;
-    let new = parse(new)?;
-    let enabled = tiering.is_some_and(|t| t.rlm.config().system_enable);
-    Ok(validate_topic_config(enabled, topic, old.as_ref(), &new).map_err(TieringError::from)?)
+/// What tiering starts on, handed in by the server.
+struct Started {
+    logs: Arc<LogManager>,
+    registry: Arc<TopicRegistry>,
+    node_id: i32,
+    tasks: TaskTracker,
+    cancel: CancellationToken,
 }
 
 /// Running tiered storage of one broker. See the [module docs](self).
@@ -143,6 +132,7 @@ pub struct Tiering {
     rlmm: Arc<TopicBasedRemoteLogMetadataManager>,
     rsm: Arc<ObjectStoreRsm>,
     cancel: CancellationToken,
+    tasks: TaskTracker,
     http: Option<http::MetricsServer>,
     broker_id: i32,
 }
@@ -270,22 +260,27 @@ fn is_permanent(e: &strata_tiering::Error) -> bool {
 }
 
 impl Tiering {
-    /// Starts tiered storage for `broker` (see the [module docs](self)); `Ok(None)` when
-    /// `remote.log.storage.system.enable=false`. Call it after [`Broker::open`] and before serving.
+    /// Starts tiered storage on the broker's opened `logs` and topic `registry` (see the [module docs](self));
+    /// `Ok(None)` when `remote.log.storage.system.enable=false`. Background work is spawned on `tasks` and ends
+    /// when `cancel` is cancelled (or at [`shutdown`](Self::shutdown)).
     pub async fn start(
-        broker: &Arc<Broker>,
+        logs: Arc<LogManager>,
+        registry: Arc<TopicRegistry>,
+        node_id: i32,
         config: TieringConfig,
+        tasks: &TaskTracker,
+        cancel: CancellationToken,
     ) -> Result<Option<Arc<Tiering>>, TieringError> {
         if !config.rlm.system_enable {
             info!("tiered storage off (remote.log.storage.system.enable=false)");
             return Ok(None);
         }
-        let logs = broker.log_manager().clone();
+        let rlmm_logs = logs.clone();
         let rlmm_config = config.rlmm.clone();
         let dir = config.snapshot_dir.clone();
         let (rlmm, stats) = joined(
             tokio::task::spawn_blocking(move || {
-                TopicBasedRemoteLogMetadataManager::open(rlmm_config, logs, &dir)
+                TopicBasedRemoteLogMetadataManager::open(rlmm_config, rlmm_logs, &dir)
             })
             .await,
             "opening the remote log metadata manager",
@@ -296,13 +291,20 @@ impl Tiering {
             replayed_records = stats.replayed_records,
             "remote log metadata loaded"
         );
-        match Self::start_rest(broker, config, rlmm.clone()).await {
-            Ok(t) => {
-                if !broker.set_tiering(t.clone()) {
-                    warn!("tiered storage was already installed on this broker");
-                }
-                Ok(Some(t))
-            }
+        let started = Self::start_rest(
+            Started {
+                logs,
+                registry,
+                node_id,
+                tasks: tasks.clone(),
+                cancel,
+            },
+            config,
+            rlmm.clone(),
+        )
+        .await;
+        match started {
+            Ok(t) => Ok(Some(t)),
             Err(e) => {
                 if let Err(c) = rlmm.close().await {
                     warn!(error = %c, "closing the remote log metadata manager after a failed start");
@@ -313,14 +315,21 @@ impl Tiering {
     }
 
     async fn start_rest(
-        broker: &Arc<Broker>,
+        on: Started,
         config: TieringConfig,
         rlmm: Arc<TopicBasedRemoteLogMetadataManager>,
     ) -> Result<Arc<Tiering>, TieringError> {
-        let b = broker.clone();
+        let Started {
+            logs,
+            registry,
+            node_id,
+            tasks,
+            cancel,
+        } = on;
+        let (r, l) = (registry.clone(), logs.clone());
         joined(
             tokio::task::spawn_blocking(move || {
-                b.register_internal_topic(REMOTE_LOG_METADATA_TOPIC_NAME)
+                register_internal_topic(&r, &l, REMOTE_LOG_METADATA_TOPIC_NAME)
             })
             .await,
             "registering the metadata topic",
@@ -336,13 +345,13 @@ impl Tiering {
 
         let rlm = RemoteLogManager::with_metrics(
             config.rlm.clone(),
-            broker.log_manager().clone(),
+            logs,
             rlmm.clone(),
             rsm.clone(),
-            broker.config().node_id,
+            node_id,
             metrics,
         )?;
-        for (name, meta) in broker.topics().all() {
+        for (name, meta) in registry.all() {
             match TopicRemoteConfig::from_topic_props(meta.configs.iter()) {
                 Ok(c) => rlm.set_topic_policy(&name, c.policy()),
                 Err(e) => {
@@ -350,13 +359,17 @@ impl Tiering {
                 }
             }
         }
-        let cancel = CancellationToken::new();
         rlm.start(cancel.clone());
         // Deletions (topic deletes, remote.storage.enable turned off) a previous run did not finish.
         let resume = rlm.clone();
         let parts = rlmm.partitions();
-        tokio::spawn(async move {
-            match resume.resume_partition_deletes(&parts).await {
+        let stop = cancel.clone();
+        tasks.spawn(async move {
+            let resumed = tokio::select! {
+                _ = stop.cancelled() => return,
+                r = resume.resume_partition_deletes(&parts) => r,
+            };
+            match resumed {
                 Ok(0) => {}
                 Ok(n) => info!(
                     partitions = n,
@@ -365,12 +378,8 @@ impl Tiering {
                 Err(e) => warn!(error = %e, "resuming remote partition deletions failed"),
             }
         });
-        let reader_installed = broker.set_remote_log_reader(Arc::new(RlmReader(rlm.clone())));
-        if !reader_installed {
-            warn!("a remote log reader was already installed; Fetch keeps using it");
-        }
         let http = match config.http_listener {
-            Some(addr) => Some(http::MetricsServer::start(addr, rlm.clone()).await?),
+            Some(addr) => Some(http::MetricsServer::start(addr, rlm.clone(), &cancel).await?),
             None => None,
         };
         info!(
@@ -384,8 +393,9 @@ impl Tiering {
             rlmm,
             rsm,
             cancel,
+            tasks,
             http,
-            broker_id: broker.config().node_id,
+            broker_id: node_id,
         }))
     }
 
@@ -443,12 +453,20 @@ impl Tiering {
         }
         let rlm = self.rlm.clone();
         let topic = topic.to_string();
-        handle.spawn(async move {
-            match rlm.delete_topic_remote_data(&topic).await {
-                Ok(parts) => info!(topic, partitions = parts.len(), "remote storage disabled: remote data deleted"),
-                Err(e) => warn!(topic, error = %e, "deleting remote data after remote.storage.enable=false failed; retried at the next start"),
-            }
-        });
+        let cancel = self.cancel.clone();
+        self.tasks.spawn_on(
+            async move {
+                let deleted = tokio::select! {
+                    _ = cancel.cancelled() => return,
+                    r = rlm.delete_topic_remote_data(&topic) => r,
+                };
+                match deleted {
+                    Ok(parts) => info!(topic, partitions = parts.len(), "remote storage disabled: remote data deleted"),
+                    Err(e) => warn!(topic, error = %e, "deleting remote data after remote.storage.enable=false failed; retried at the next start"),
+                }
+            },
+            &handle,
+        );
     }
 
     /// Whether a remote deletion of one of the topic's partitions is recorded and not finished.
@@ -512,14 +530,18 @@ impl Tiering {
         self.mark_deleting(&parts).await?;
         let (rlm, rlmm, cancel) = (self.rlm.clone(), self.rlmm.clone(), self.cancel.clone());
         let topic = topic.to_string();
-        tokio::spawn(async move {
+        self.tasks.spawn(async move {
             let mut delay = Duration::ZERO;
             loop {
                 tokio::select! {
                     _ = cancel.cancelled() => return,
                     _ = tokio::time::sleep(delay) => {}
                 }
-                match rlm.resume_partition_deletes(&parts).await {
+                let resumed = tokio::select! {
+                    _ = cancel.cancelled() => return,
+                    r = rlm.resume_partition_deletes(&parts) => r,
+                };
+                match resumed {
                     Ok(_) => {
                         rlmm.on_stop_partitions(&parts.into_iter().collect());
                         info!(topic, "remote data of the deleted topic deleted");
@@ -546,7 +568,7 @@ impl Tiering {
     }
 
     /// Stops in Kafka's order: the RLM (copies in flight are abandoned and cleaned at the next start), the
-    /// `/metrics` endpoint, then the RLMM (final snapshot). Call [`Broker::shutdown`] afterwards.
+    /// `/metrics` endpoint, then the RLMM (final snapshot). The caller flushes the logs afterwards.
     pub async fn shutdown(&self) -> Result<(), TieringError> {
         self.cancel.cancel();
         self.rlm.shutdown(RLM_STOP_DEADLINE).await;
@@ -559,36 +581,53 @@ impl Tiering {
     }
 }
 
+impl TieringHooks for Tiering {
+    fn remote_reader(&self) -> Arc<dyn RemoteLogReader> {
+        Arc::new(RlmReader(self.rlm.clone()))
+    }
+
+    fn remote_delete_pending(&self, topic: &str) -> bool {
+        Tiering::remote_delete_pending(self, topic)
+    }
+
+    fn topic_config_applied(
+        &self,
+        topic: &str,
+        configs: &BTreeMap<String, String>,
+        remote_enabled: bool,
+        action: ConfigChangeAction,
+    ) {
+        Tiering::topic_config_applied(self, topic, configs, remote_enabled, action)
+    }
+
+    fn topic_deleted(&self, topic: &str) -> crate::Result<()> {
+        self.delete_topic_blocking(topic)
+    }
+
+    fn earliest_local(&self, tp: &TopicPartition) -> crate::Result<(i64, i32)> {
+        self.rlm.earliest_local(tp).map_err(tiering_error)
+    }
+
+    fn latest_tiered(&self, tp: &TopicPartition) -> crate::Result<(i64, i32)> {
+        self.rlm.latest_tiered(tp).map_err(tiering_error)
+    }
+
+    fn max_timestamp_blocking(&self, tp: &TopicPartition) -> crate::Result<Option<(i64, i64)>> {
+        Tiering::max_timestamp_blocking(self, tp)
+    }
+
+    fn offset_for_timestamp_blocking(
+        &self,
+        tp: &TopicPartition,
+        ts: i64,
+    ) -> crate::Result<Option<(i64, i64)>> {
+        Tiering::offset_for_timestamp_blocking(self, tp, ts)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
-
-    #[test]
-    fn tiering_a_topic_while_the_system_is_off_is_invalid_config() {
-        let err = check_topic_config(None, "t", None, &map(&[("remote.storage.enable", "true")]))
-            .expect_err("system off");
-        assert!(matches!(err, crate::Error::ConfigRule { .. }), "{err:?}");
-        assert_eq!(
-            crate::error_code::code(&err),
-            crate::error_code::INVALID_CONFIG
-        );
-        let ok = check_topic_config(None, "t", None, &map(&[("retention.ms", "1000")]));
-        assert!(matches!(ok, Ok(ConfigChangeAction::None)), "{ok:?}");
-    }
-
-    #[test]
-    fn a_bad_tiering_value_names_the_key() {
-        let err = check_topic_config(None, "t", None, &map(&[("remote.storage.enable", "yes")]))
-            .expect_err("not a boolean");
-        assert!(err.to_string().contains("remote.storage.enable"), "{err}");
-    }
 
     #[test]
     fn rate_limit_lets_one_through_per_interval_and_counts_the_rest() {

@@ -125,7 +125,8 @@ impl RemoteLogManager {
         let reads = requests.into_iter().map(|r| {
             let rlm = self.clone();
             let tp = r.tp.clone();
-            let task = tokio::spawn(async move {
+            // On the RLM's tracker: a read left running past the deadline ends before shutdown returns.
+            let task = self.inner.tracker.spawn(async move {
                 rlm.read(&r.tp, r.fetch_offset, r.max_bytes, r.min_one_message)
                     .await
             });

@@ -15,9 +15,9 @@ use strata_tiering::rlm::ConfigChangeAction;
 use tracing::{info, warn};
 use uuid::Uuid;
 
-use crate::broker::Broker;
+use super::registry::{self as topics, TopicMeta, CONSUMER_OFFSETS, REMOTE_LOG_METADATA};
+use super::TopicManager;
 use crate::error::{Error, Result};
-use crate::topics::{self, TopicMeta, CONSUMER_OFFSETS, REMOTE_LOG_METADATA};
 
 /// One topic a request asks for.
 #[derive(Debug, Clone)]
@@ -49,7 +49,7 @@ fn finish<T>(answers: Answers<T>) -> Vec<Result<T>> {
         .collect()
 }
 
-impl Broker {
+impl TopicManager {
     /// Creates `topics` (one result per entry, in order), or with `validate_only` checks them all and creates
     /// nothing (the metas returned then carry a nil id). Client requests come here, so the partition limits
     /// apply. Blocking.

@@ -1,0 +1,126 @@
+//! What the broker asks of tiered storage, as a small trait: the topic component and the handlers reach the tier
+//! only through [`TieringHooks`], so the tiering layer (`crate::tiered`, which implements it) is built before the
+//! broker's shared state and handed in, and nothing below it imports it.
+//!
+//! Also the tiering rules every topic config passes, tier or not ([`check_tiering_rules`]): with tiering off,
+//! `remote.storage.enable=true` is INVALID_CONFIG.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use strata_storage::TopicPartition;
+use strata_tiering::rlm::{validate_topic_config, ConfigChangeAction, TopicRemoteConfig};
+
+use crate::error::{Error, Result};
+use crate::remote::RemoteLogReader;
+
+/// Running tiered storage as the broker uses it. Every method that blocks is called from a blocking task of the
+/// runtime (the broker's topic changes and ListOffsets run there).
+///
+/// # Contract
+/// - Present only while `remote.log.storage.system.enable=true` and the tier started; absent, the broker serves
+///   local data only.
+/// - Errors are the tier's: a rule broken is [`Error::ConfigRule`] / [`Error::InvalidConfig`]; a store failure
+///   [`Error::Io`] (KAFKA_STORAGE_ERROR).
+pub trait TieringHooks: Send + Sync + 'static {
+    /// Serves Fetch below the local log start.
+    fn remote_reader(&self) -> Arc<dyn RemoteLogReader>;
+
+    /// Whether a remote deletion of one of the topic's partitions is recorded and not finished (turning
+    /// `remote.storage.enable` back on waits for it).
+    fn remote_delete_pending(&self, topic: &str) -> bool;
+
+    /// A topic's configs were applied (CreateTopics, AlterConfigs): its policy reaches the RemoteLogManager;
+    /// [`ConfigChangeAction::DeleteRemoteData`] deletes its remote data in the background. Blocking.
+    fn topic_config_applied(
+        &self,
+        topic: &str,
+        configs: &BTreeMap<String, String>,
+        remote_enabled: bool,
+        action: ConfigChangeAction,
+    );
+
+    /// DeleteTopics, before the local logs go: records the deletion of the topic's remote data and deletes it in
+    /// the background. An error keeps the topic. Blocking.
+    fn topic_deleted(&self, topic: &str) -> Result<()>;
+
+    /// ListOffsets -4 (earliest local): (offset, leader epoch).
+    fn earliest_local(&self, tp: &TopicPartition) -> Result<(i64, i32)>;
+
+    /// ListOffsets -5 (latest tiered): (offset, leader epoch).
+    fn latest_tiered(&self, tp: &TopicPartition) -> Result<(i64, i32)>;
+
+    /// ListOffsets -3 over local and remote segments: (timestamp, offset). Blocking.
+    fn max_timestamp_blocking(&self, tp: &TopicPartition) -> Result<Option<(i64, i64)>>;
+
+    /// ListOffsets by timestamp over remote segments, then the local log: (offset, timestamp). Blocking.
+    fn offset_for_timestamp_blocking(
+        &self,
+        tp: &TopicPartition,
+        ts: i64,
+    ) -> Result<Option<(i64, i64)>>;
+}
+
+/// A tiering failure as the broker reports it: a bad property INVALID_CONFIG naming it, a broken rule
+/// INVALID_CONFIG naming the topic, anything else a storage error.
+pub fn tiering_error(e: strata_tiering::Error) -> Error {
+    match e {
+        strata_tiering::Error::InvalidProperty { key, value, reason } => {
+            Error::InvalidConfig { key, value, reason }
+        }
+        strata_tiering::Error::PolicyViolation { topic, reason } => {
+            Error::ConfigRule { topic, reason }
+        }
+        other => Error::io("tiered storage", std::io::Error::other(other.to_string())),
+    }
+}
+
+/// Checks a topic's new configs (`old` = the current ones, `None` on CreateTopics) against Kafka's tiering
+/// rules: `remote.storage.enable=true` needs tiering on (`enabled` = `remote.log.storage.system.enable`), no
+/// tiering of compacted topics, turning it off needs `remote.log.delete.on.disable=true`, local retention within
+/// retention. Errors are INVALID_CONFIG.
+pub fn check_tiering_rules(
+    enabled: bool,
+    topic: &str,
+    old: Option<&BTreeMap<String, String>>,
+    new: &BTreeMap<String, String>,
+) -> Result<ConfigChangeAction> {
+    let parse = |c: &BTreeMap<String, String>| {
+        TopicRemoteConfig::from_topic_props(c.iter()).map_err(tiering_error)
+    };
+    let old = old.map(parse).transpose()?;
+    let new = parse(new)?;
+    validate_topic_config(enabled, topic, old.as_ref(), &new).map_err(tiering_error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn tiering_a_topic_while_the_system_is_off_is_invalid_config() {
+        let err = check_tiering_rules(false, "t", None, &map(&[("remote.storage.enable", "true")]))
+            .expect_err("system off");
+        assert!(matches!(err, Error::ConfigRule { .. }), "{err:?}");
+        assert_eq!(
+            crate::error_code::code(&err),
+            crate::error_code::INVALID_CONFIG
+        );
+        let ok = check_tiering_rules(false, "t", None, &map(&[("retention.ms", "1000")]));
+        assert!(matches!(ok, Ok(ConfigChangeAction::None)), "{ok:?}");
+    }
+
+    #[test]
+    fn a_bad_tiering_value_names_the_key() {
+        let err = check_tiering_rules(false, "t", None, &map(&[("remote.storage.enable", "yes")]))
+            .expect_err("not a boolean");
+        assert!(err.to_string().contains("remote.storage.enable"), "{err}");
+    }
+}

@@ -1,0 +1,37 @@
+//! What a request knows of the connection it arrived on: the client's address and the listener it connected to.
+//! Set by the connection for the time its request is handled (a task-local, so the handlers' signatures stay one
+//! per API); read by JoinGroup (the member's client host) and by the answers that name the broker's endpoint
+//! (Metadata, FindCoordinator, DescribeCluster), which give the listener the request arrived on, as Kafka does.
+
+use std::future::Future;
+use std::net::SocketAddr;
+
+/// The connection of the request being handled.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RequestContext {
+    /// The client's address.
+    pub peer: SocketAddr,
+    /// Index of the listener the client connected to, in the broker's listener list.
+    pub listener: usize,
+}
+
+tokio::task_local! {
+    static CONTEXT: RequestContext;
+}
+
+/// Runs `f` (the handling of one request) with `cx` as its context.
+pub(crate) async fn scope<F: Future>(cx: RequestContext, f: F) -> F::Output {
+    CONTEXT.scope(cx, f).await
+}
+
+/// The client host of the request being handled (`/ip`, as Kafka prints it).
+pub(crate) fn peer_host() -> String {
+    CONTEXT
+        .try_with(|c| format!("/{}", c.peer.ip()))
+        .unwrap_or_else(|_| "/unknown".into())
+}
+
+/// The listener the request being handled arrived on; `None` outside a request.
+pub(crate) fn listener() -> Option<usize> {
+    CONTEXT.try_with(|c| c.listener).ok()
+}

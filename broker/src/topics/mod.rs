@@ -1,0 +1,473 @@
+//! Topics: the persistent registry ([`registry`]) and the component that owns every change to a topic
+//! ([`TopicManager`]: create, delete, partitions, configs, the logs of a known partition). It is handed the log
+//! manager and, when tiering is on, the [`TieringHooks`]; it knows nothing above it (committed offsets of a
+//! deleted topic are the group coordinator's, removed by the broker after [`TopicManager::delete_topic`]).
+
+mod create;
+pub mod registry;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use strata_storage::{LogConfig, LogManager, TopicPartition, UnifiedLog};
+use strata_tiering::rlm::ConfigChangeAction;
+use tracing::{info, warn};
+
+pub use create::NewTopic;
+pub use registry::{
+    colliding, metadata_dir, validate_name, TopicMeta, TopicRegistry, CONSUMER_OFFSETS,
+    REGISTRY_FILE, REMOTE_LOG_METADATA,
+};
+
+use crate::config::BrokerConfig;
+use crate::error::{Error, Result};
+use crate::hooks::{check_tiering_rules, TieringHooks};
+use crate::topic_config;
+
+/// Whether `name` is one of the internal topics (`__consumer_offsets`, `__remote_log_metadata`).
+pub fn is_internal(name: &str) -> bool {
+    name == CONSUMER_OFFSETS || name == REMOTE_LOG_METADATA
+}
+
+/// Opens the topic registry of `logs` (opened already): the metadata dir's `strata-topics.json`, created when
+/// absent. Partition logs of topics the registry does not know: with no registry anywhere in `log.dirs`, start-up
+/// is refused (serving a partial view — topics missing, auto-create colliding with their dirs — would be worse
+/// than stopping; the dir holding the registry was probably left out of `log.dirs`); with a registry they are
+/// reported (a topic deleted while the broker crashed) and set aside ([`set_aside_stray_logs`]). Blocking.
+/// Returns the registry and the metadata dir.
+pub fn open_registry(
+    config: &BrokerConfig,
+    logs: &LogManager,
+) -> Result<(Arc<TopicRegistry>, PathBuf)> {
+    let meta_dir = metadata_dir(&config.log_dirs)?;
+    if meta_dir != config.log_dirs[0] {
+        info!(dir = %meta_dir.display(), "topic registry found in a log dir other than the first of log.dirs");
+    }
+    // Checked before a missing registry is created (opening writes the file).
+    let registry = if meta_dir.join(REGISTRY_FILE).exists() {
+        let registry = TopicRegistry::open(&meta_dir)?;
+        check_logs_have_topics(logs, &meta_dir, Some(&registry))?;
+        set_aside_stray_logs(logs, &registry)?;
+        registry
+    } else {
+        check_logs_have_topics(logs, &meta_dir, None)?;
+        TopicRegistry::open(&meta_dir)?
+    };
+    Ok((Arc::new(registry), meta_dir))
+}
+
+fn check_logs_have_topics(
+    logs: &LogManager,
+    meta_dir: &Path,
+    registry: Option<&TopicRegistry>,
+) -> Result<()> {
+    let mut unknown: Vec<String> = logs
+        .all_logs()
+        .iter()
+        .map(|l| l.topic_partition().topic.to_string())
+        .filter(|t| !is_internal(t) && registry.is_none_or(|r| r.get(t).is_none()))
+        .collect();
+    unknown.sort();
+    unknown.dedup();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    if registry.is_none() {
+        return Err(Error::Config {
+            key: "log.dirs".into(),
+            value: logs
+                .config()
+                .log_dirs
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            reason: format!(
+                "the log dirs hold partitions of topics {} but none holds the topic registry ({}); is the dir that \
+                 holds it missing from log.dirs?",
+                unknown.join(", "),
+                REGISTRY_FILE
+            ),
+        });
+    }
+    warn!(topics = %unknown.join(","), registry = %meta_dir.join(REGISTRY_FILE).display(),
+        "partition dirs of topics the registry does not know (deleted while the broker stopped?) are set aside");
+    Ok(())
+}
+
+/// Kafka's stray logs: partition logs of a topic the registry does not know (deleted while the broker was down, or
+/// a delete that failed half-way) or whose `partition.metadata` names another topic id than the registry's (an
+/// older topic of the same name). Each is set aside (its dir renamed `…-stray`, kept on disk, never loaded again),
+/// so a topic created later under the name never serves the old records.
+fn set_aside_stray_logs(logs: &LogManager, registry: &TopicRegistry) -> Result<()> {
+    for log in logs.all_logs() {
+        let tp = log.topic_partition();
+        if is_internal(&tp.topic) {
+            continue;
+        }
+        let stray = match registry.get(&tp.topic) {
+            None => true,
+            Some(meta) => {
+                !meta.id.is_nil() && !log.topic_id().is_nil() && meta.id != log.topic_id()
+            }
+        };
+        if stray {
+            warn!(%tp, log_topic_id = %log.topic_id(), "partition log of a deleted or older topic set aside as stray");
+            logs.set_aside_stray_log(tp)?;
+        }
+    }
+    Ok(())
+}
+
+/// Internal topics written by other components (e.g. `__remote_log_metadata` by the metadata plane): if logs of
+/// `name` exist and the registry does not know the topic, it is registered as internal with the logs' topic id
+/// and partition count, so Metadata lists it and Fetch serves it. Idempotent. Blocking.
+pub fn register_internal_topic(
+    registry: &TopicRegistry,
+    logs: &LogManager,
+    name: &str,
+) -> Result<()> {
+    let logs: Vec<_> = logs
+        .all_logs()
+        .into_iter()
+        .filter(|l| l.topic_partition().topic == name)
+        .collect();
+    let Some(first) = logs.first() else {
+        return Ok(());
+    };
+    let partitions = logs
+        .iter()
+        .map(|l| l.topic_partition().partition)
+        .max()
+        .unwrap_or(0)
+        + 1;
+    match registry.get(name) {
+        Some(m) if m.partitions >= partitions => Ok(()),
+        Some(_) => registry
+            .update(name, |m| {
+                m.partitions = partitions;
+                Ok(())
+            })
+            .map(|_| ()),
+        None => {
+            let meta = TopicMeta {
+                id: first.topic_id(),
+                partitions,
+                configs: BTreeMap::new(),
+                internal: true,
+            };
+            registry.create(name, meta).or_else(|e| match e {
+                Error::TopicExists(_) => Ok(()),
+                e => Err(e),
+            })
+        }
+    }
+}
+
+/// Every change to a topic, and the log of a known partition. See the [module docs](self).
+pub struct TopicManager {
+    config: Arc<BrokerConfig>,
+    logs: Arc<LogManager>,
+    registry: Arc<TopicRegistry>,
+    tiering: Option<Arc<dyn TieringHooks>>,
+    /// Serializes topic and partition creation (checks, limits, logs and the registry write of one request).
+    changes: Mutex<()>,
+}
+
+impl std::fmt::Debug for TopicManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TopicManager")
+            .field("tiered", &self.tiering.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl TopicManager {
+    /// The topic component over `logs` and `registry` (see [`open_registry`]), with tiering's hooks when it runs.
+    /// Brings the registry and the disk in line (missing partitions, topic config overrides on the recovered
+    /// logs), creates `__consumer_offsets` when absent and lists `__remote_log_metadata`. Blocking.
+    pub fn open(
+        config: Arc<BrokerConfig>,
+        logs: Arc<LogManager>,
+        registry: Arc<TopicRegistry>,
+        tiering: Option<Arc<dyn TieringHooks>>,
+    ) -> Result<TopicManager> {
+        let topics = TopicManager {
+            config,
+            logs,
+            registry,
+            tiering,
+            changes: Mutex::new(()),
+        };
+        topics.repair_topic_registry();
+        topics.apply_topic_configs();
+        topics.ensure_consumer_offsets_topic(topics.config.offsets_topic_num_partitions)?;
+        topics.register_internal_topic(REMOTE_LOG_METADATA)?;
+        Ok(topics)
+    }
+
+    /// The broker config.
+    pub fn config(&self) -> &BrokerConfig {
+        &self.config
+    }
+
+    /// The local logs.
+    pub fn log_manager(&self) -> &Arc<LogManager> {
+        &self.logs
+    }
+
+    /// The topic registry.
+    pub fn topics(&self) -> &TopicRegistry {
+        &self.registry
+    }
+
+    /// Tiered storage, when it runs.
+    pub fn tiering(&self) -> Option<&Arc<dyn TieringHooks>> {
+        self.tiering.as_ref()
+    }
+
+    /// Held while topics or partitions are being created.
+    fn topic_changes(&self) -> MutexGuard<'_, ()> {
+        self.changes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Validates a topic's configs: each key and value, the log config as a whole, the change from `old`
+    /// (`None` on creation) and the tiering rules. Returns the log config and what tiering must do.
+    pub fn check_topic_configs(
+        &self,
+        name: &str,
+        old: Option<&BTreeMap<String, String>>,
+        new: &BTreeMap<String, String>,
+    ) -> Result<(LogConfig, ConfigChangeAction)> {
+        let internal = is_internal(name);
+        let cfg = self.topic_log_config(name, new)?;
+        if internal && cfg.remote_storage_enable {
+            return Err(Error::ConfigRule {
+                topic: name.into(),
+                reason: "internal topics are never tiered".into(),
+            });
+        }
+        // The old overrides were valid when set; broker defaults may have changed since.
+        let old_cfg = old.and_then(|o| self.topic_log_config(name, o).ok());
+        if let Some(old_cfg) = &old_cfg {
+            cfg.validate_change(old_cfg)?;
+        }
+        // The tiering rules see the effective remote.storage.enable (log.remote.storage.enable as default).
+        let effective = |m: &BTreeMap<String, String>| {
+            let mut m = m.clone();
+            if self.config.log.remote_storage_enable && !internal {
+                m.entry("remote.storage.enable".into())
+                    .or_insert_with(|| "true".into());
+            }
+            m
+        };
+        let old = old.map(effective);
+        let was_on = old_cfg.is_some_and(|c| c.remote_storage_enable);
+        if !was_on
+            && cfg.remote_storage_enable
+            && self
+                .tiering
+                .as_ref()
+                .is_some_and(|t| t.remote_delete_pending(name))
+        {
+            return Err(Error::ConfigRule {
+                topic: name.into(),
+                reason: "its remote data is still being deleted after remote.storage.enable was turned off; \
+                         turn it on again once that finished"
+                    .into(),
+            });
+        }
+        let action =
+            check_tiering_rules(self.tiering.is_some(), name, old.as_ref(), &effective(new))?;
+        Ok((cfg, action))
+    }
+
+    /// A topic's log config: broker defaults with its overrides; internal topics ignore the broker default of
+    /// `remote.storage.enable`.
+    pub fn topic_log_config(
+        &self,
+        name: &str,
+        overrides: &BTreeMap<String, String>,
+    ) -> Result<LogConfig> {
+        if name == CONSUMER_OFFSETS {
+            // Compacted, as in Kafka: retention never removes the latest commit of a key; the offset store
+            // compacts it by rewriting (group/offsets.rs). Only this topic may say `compact`.
+            let mut defaults = self.config.log.clone();
+            defaults.remote_storage_enable = false;
+            defaults.cleanup_policy = strata_storage::CleanupPolicy::Compact;
+            let mut overrides = overrides.clone();
+            if overrides
+                .get("cleanup.policy")
+                .is_some_and(|v| v.trim() == "compact")
+            {
+                overrides.remove("cleanup.policy");
+            }
+            return topic_config::log_config(&defaults, &overrides);
+        }
+        if is_internal(name) && self.config.log.remote_storage_enable {
+            let mut defaults = self.config.log.clone();
+            defaults.remote_storage_enable = false;
+            return topic_config::log_config(&defaults, overrides);
+        }
+        topic_config::log_config(&self.config.log, overrides)
+    }
+
+    /// The log of a known topic's partition, created if the registry has it but the disk does not.
+    pub fn log(&self, topic: &str, partition: i32) -> Result<Arc<UnifiedLog>> {
+        let tp = TopicPartition::new(topic, partition);
+        if let Some(log) = self.logs.get_log(&tp) {
+            return Ok(log);
+        }
+        let meta = match self.registry.get(topic) {
+            Some(m) => m,
+            None if topic == REMOTE_LOG_METADATA => {
+                self.register_internal_topic(topic)?;
+                self.registry
+                    .get(topic)
+                    .ok_or_else(|| Error::UnknownTopicOrPartition(tp.to_string()))?
+            }
+            None => return Err(Error::UnknownTopicOrPartition(tp.to_string())),
+        };
+        // The metadata plane owns its topic's logs (and their config): never create them on its behalf.
+        if partition < 0 || partition >= meta.partitions || topic == REMOTE_LOG_METADATA {
+            return Err(Error::UnknownTopicOrPartition(tp.to_string()));
+        }
+        let cfg = self.topic_log_config(topic, &meta.configs)?;
+        Ok(self.logs.get_or_create_log(&tp, meta.id, cfg)?)
+    }
+
+    /// Creates one topic (its logs, then the registry entry), outside the client partition limits: for
+    /// internal topics and embedding. Blocking.
+    pub fn create_topic(
+        &self,
+        name: &str,
+        partitions: i32,
+        configs: BTreeMap<String, String>,
+    ) -> Result<TopicMeta> {
+        let new = NewTopic {
+            name: name.to_string(),
+            partitions,
+            configs,
+        };
+        self.create_topics_checked(vec![new], false, false)
+            .pop()
+            .unwrap_or(Err(Error::ShuttingDown))
+    }
+
+    /// Deletes a topic: its remote data (recorded, deleted in the background), its registry entry and its logs.
+    /// The caller removes what other components keep of it (committed offsets). Blocking.
+    pub fn delete_topic(&self, name: &str) -> Result<TopicMeta> {
+        let meta = self
+            .registry
+            .get(name)
+            .ok_or_else(|| Error::UnknownTopicOrPartition(name.into()))?;
+        if meta.internal {
+            return Err(Error::InternalTopic(name.into()));
+        }
+        // Remote data first, while the logs still name the partitions and their topic id: its deletion is
+        // recorded now and runs in the background (retried until done, also across restarts).
+        if let Some(t) = &self.tiering {
+            t.topic_deleted(name)?;
+        }
+        let meta = self.registry.remove(name)?;
+        for p in 0..meta.partitions {
+            let tp = TopicPartition::new(name, p);
+            if self.logs.get_log(&tp).is_some() {
+                self.logs.delete_log(&tp)?;
+            }
+        }
+        Ok(meta)
+    }
+
+    /// Raises a topic's partition count (within the partition limits). Blocking.
+    pub fn create_partitions(&self, name: &str, count: i32, validate_only: bool) -> Result<()> {
+        self.create_partitions_batch(vec![(name.to_string(), count)], validate_only)
+            .pop()
+            .unwrap_or(Err(Error::ShuttingDown))
+    }
+
+    /// Replaces a topic's config overrides (validated first) and applies them to its open logs. Blocking.
+    pub fn set_topic_configs(
+        &self,
+        name: &str,
+        configs: BTreeMap<String, String>,
+        validate_only: bool,
+    ) -> Result<()> {
+        let meta = self
+            .registry
+            .get(name)
+            .ok_or_else(|| Error::UnknownTopicOrPartition(name.into()))?;
+        let (cfg, action) = self.check_topic_configs(name, Some(&meta.configs), &configs)?;
+        if validate_only {
+            return Ok(());
+        }
+        self.registry.update(name, |m| {
+            m.configs = configs.clone();
+            Ok(())
+        })?;
+        for p in 0..meta.partitions {
+            if let Some(log) = self.logs.get_log(&TopicPartition::new(name, p)) {
+                log.update_config(cfg.clone())?;
+            }
+        }
+        if let Some(t) = &self.tiering {
+            t.topic_config_applied(name, &configs, cfg.remote_storage_enable, action);
+        }
+        Ok(())
+    }
+
+    /// See [`register_internal_topic`]: call it again after the component has created its logs.
+    pub fn register_internal_topic(&self, name: &str) -> Result<()> {
+        register_internal_topic(&self.registry, &self.logs, name)
+    }
+
+    /// The log manager recovers logs with the broker defaults; topic overrides come from the registry. A topic
+    /// whose overrides no longer apply keeps the defaults (a WARN names it); the others are not held up.
+    fn apply_topic_configs(&self) {
+        let mut logs: BTreeMap<String, Vec<Arc<UnifiedLog>>> = BTreeMap::new();
+        for l in self.logs.all_logs() {
+            logs.entry(l.topic_partition().topic.to_string())
+                .or_default()
+                .push(l);
+        }
+        for (name, meta) in self.registry.all() {
+            if name == REMOTE_LOG_METADATA {
+                continue; // configured by the metadata plane
+            }
+            let applied = self.topic_log_config(&name, &meta.configs).and_then(|cfg| {
+                logs.remove(&name)
+                    .unwrap_or_default()
+                    .iter()
+                    .filter(|l| l.topic_partition().partition < meta.partitions)
+                    .try_for_each(|log| log.update_config(cfg.clone()).map_err(Error::from))
+            });
+            if let Err(e) = applied {
+                warn!(topic = %name, error = %e, "the topic's registry configs cannot be applied; it runs with the broker defaults");
+            }
+        }
+    }
+
+    /// Creates `__consumer_offsets` if absent, with Kafka's `cleanup.policy=compact` override (also added to the
+    /// registry of a data dir written before the topic was compacted).
+    fn ensure_consumer_offsets_topic(&self, partitions: i32) -> Result<()> {
+        let name = CONSUMER_OFFSETS;
+        self.register_internal_topic(name)?;
+        let compact = || BTreeMap::from([("cleanup.policy".to_string(), "compact".to_string())]);
+        match self.registry.get(name) {
+            None => {
+                self.create_topic(name, partitions, compact())?;
+            }
+            Some(meta) if !meta.configs.contains_key("cleanup.policy") => {
+                // Only the registry needs it: `topic_log_config` makes this topic compacted either way, and
+                // `apply_topic_configs` already gave its logs that config.
+                self.registry.update(name, |m| {
+                    m.configs.extend(compact());
+                    Ok(())
+                })?;
+            }
+            Some(_) => {}
+        }
+        Ok(())
+    }
+}
