@@ -38,6 +38,7 @@
 #![warn(missing_docs)]
 
 mod checkpoint;
+pub mod cleaner;
 mod config;
 pub mod config_def;
 mod error;
@@ -56,6 +57,7 @@ mod segment;
 pub mod time;
 
 pub use checkpoint::{kafka_uuid_string, parse_kafka_uuid};
+pub use cleaner::{CleanStats, CleanerConfig, CleanerMetrics, LogCleaner};
 pub use config::{
     config_error, default_max_open_files, topic_log_config, topic_value, topic_values,
     CleanupPolicy, LogConfig, LogManagerConfig, TimestampType, TopicConfigProvider, TOPIC_CONFIG,

@@ -108,7 +108,7 @@ impl std::str::FromStr for CleanupPolicy {
 
 /// Per-topic log config. `Default` = Kafka's defaults.
 #[non_exhaustive]
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LogConfig {
     /// Kafka: `segment.bytes`. Default: 1 GiB. Roll when the active segment would exceed it.
     pub segment_bytes: u64,
@@ -151,6 +151,17 @@ pub struct LogConfig {
     /// Kafka: `min.insync.replicas`. Default: 1. A single broker's in-sync replica set has one member, so an
     /// `acks=all` produce to a partition asking for more is refused with NOT_ENOUGH_REPLICAS (by the broker).
     pub min_insync_replicas: i32,
+    /// Kafka: `delete.retention.ms`. Default: 1 day. How long the cleaner keeps a tombstone (a null value) after
+    /// it first cleaned the segment holding it (compacted topics).
+    pub delete_retention_ms: i64,
+    /// Kafka: `min.cleanable.dirty.ratio`. Default: 0.5. The share of a compacted log's cleanable bytes not yet
+    /// cleaned that makes the cleaner pick it.
+    pub min_cleanable_dirty_ratio: f64,
+    /// Kafka: `min.compaction.lag.ms`. Default: 0. A segment whose newest record is younger is not cleaned.
+    pub min_compaction_lag_ms: i64,
+    /// Kafka: `max.compaction.lag.ms`. Default: Long.MAX_VALUE. A log whose oldest dirty record is older is
+    /// cleaned whatever its dirty ratio.
+    pub max_compaction_lag_ms: i64,
 }
 
 /// Seven days in milliseconds.
@@ -177,6 +188,10 @@ impl Default for LogConfig {
             remote_log_delete_on_disable: false,
             cleanup_policy: CleanupPolicy::Delete,
             min_insync_replicas: 1,
+            delete_retention_ms: 24 * 60 * 60 * 1000,
+            min_cleanable_dirty_ratio: 0.5,
+            min_compaction_lag_ms: 0,
+            max_compaction_lag_ms: i64::MAX,
         }
     }
 }
@@ -211,6 +226,17 @@ impl LogConfig {
                 "local.retention.bytes",
                 self.local_retention_bytes,
                 &format!("must not exceed retention.bytes {}", self.retention_bytes),
+            ));
+        }
+        // Kafka's LogConfig.validateValues.
+        if self.min_compaction_lag_ms > self.max_compaction_lag_ms {
+            return Err(invalid(
+                "min.compaction.lag.ms",
+                self.min_compaction_lag_ms,
+                &format!(
+                    "must not exceed max.compaction.lag.ms {}",
+                    self.max_compaction_lag_ms
+                ),
             ));
         }
         if self.remote_storage_enable && self.cleanup_policy.compacts() {
