@@ -1,5 +1,6 @@
 //! [`Throttler`]: holds the cleaner's I/O to `log.cleaner.io.max.bytes.per.second` (Kafka's `Throttler`): bytes
-//! read and written are counted, and once a check interval passed with a rate above the limit the caller sleeps
+//! read and written are counted, and once a check interval passed (or an interval's worth of bytes) with a rate
+//! above the limit the caller sleeps
 //! until the rate is back at it. Shared by the cleaner threads (the limit is for all of them, as in Kafka).
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -31,7 +32,8 @@ impl Throttler {
             let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
             st.1 += bytes as f64;
             let elapsed = st.0.elapsed();
-            if elapsed < CHECK_INTERVAL {
+            // Check each interval, or sooner once the bytes exceed what one interval allows.
+            if elapsed < CHECK_INTERVAL && st.1 < self.bytes_per_second * CHECK_INTERVAL.as_secs_f64() {
                 return;
             }
             let needed = Duration::from_secs_f64(st.1 / self.bytes_per_second);
