@@ -147,6 +147,110 @@ fn latest_value_per_key_survives_many_overwrites_with_offsets_unchanged() {
         "{m:?}"
     );
     assert_eq!(m.cleanings_total, 1);
+    // A timestamp lookup walks the rewritten batches (their offset deltas now have gaps).
+    let (offset, _) = log.fetch_offset_by_timestamp(0).unwrap().expect("found");
+    assert_eq!(offset, *all.keys().next().unwrap());
+    // The cleaned segments load after a restart.
+    let topic_id = log.topic_id();
+    drop((cleaner, log));
+    manager.shutdown().unwrap();
+    drop(manager);
+    let manager = open(dir.path());
+    let log = manager
+        .get_or_create_log(&tp(), topic_id, compact_config(4096))
+        .unwrap();
+    assert_eq!(read_all(&log), all);
+}
+
+/// `max.compaction.lag.ms`: a log whose oldest dirty batch is older is cleaned whatever its dirty ratio (Kafka's
+/// `needCompactionNow`); younger, the ratio decides.
+#[test]
+fn max_compaction_lag_ms_makes_a_log_due_below_its_dirty_ratio() {
+    for (age_ms, due) in [(2 * 3_600_000, true), (0, false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let manager = open(dir.path());
+        let mut config = compact_config(4096);
+        config.min_cleanable_dirty_ratio = 0.99;
+        config.max_compaction_lag_ms = 3_600_000;
+        let log = manager
+            .get_or_create_log(&tp(), uuid::Uuid::new_v4(), config)
+            .unwrap();
+        // A first cleaning (a never-cleaned log has dirty ratio 1), then a little dirty data of the given age.
+        overwrite(&log, 20, 5, 10, now());
+        log.roll().unwrap();
+        let cleaner = cleaner(&manager);
+        cleaner.clean_once().unwrap().expect("ratio 1");
+        overwrite(&log, 2, 1, 2, now() - age_ms);
+        log.roll().unwrap();
+        assert_eq!(
+            cleaner.clean_once().unwrap().is_some(),
+            due,
+            "age {age_ms} ms"
+        );
+        if !due {
+            let m = cleaner.metrics();
+            assert!(
+                m.max_dirty_percent > 0.0 && m.max_dirty_percent < 99.0,
+                "{m:?}"
+            );
+            assert_eq!(m.max_compaction_delay_secs, 0.0);
+        }
+    }
+}
+
+/// `LogCleaner::run` cleans due logs until shut down (Kafka's cleaner thread, `log.cleaner.backoff.ms` between
+/// idle rounds).
+#[test]
+fn run_cleans_in_the_background_until_shutdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = open(dir.path());
+    let log = manager
+        .get_or_create_log(&tp(), uuid::Uuid::new_v4(), compact_config(4096))
+        .unwrap();
+    let mut c = CleanerConfig::default();
+    c.dedupe_buffer_size = 1 << 20;
+    c.backoff_ms = 10;
+    let cleaner = Arc::new(LogCleaner::new(c, manager.clone()).unwrap());
+    let worker = {
+        let cleaner = cleaner.clone();
+        std::thread::spawn(move || cleaner.run())
+    };
+    overwrite(&log, 20, 10, 10, now());
+    log.roll().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while read_all(&log).len() != 20 {
+        assert!(std::time::Instant::now() < deadline, "not cleaned in time");
+        std::thread::yield_now();
+    }
+    cleaner.shutdown();
+    worker.join().unwrap();
+}
+
+/// Appends go on while a log is cleaned: the cleaner never touches the active segment, and a swap is refused if
+/// the segments it read changed, so every key's latest value stays.
+#[test]
+fn appends_during_cleaning_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = open(dir.path());
+    let log = manager
+        .get_or_create_log(&tp(), uuid::Uuid::new_v4(), compact_config(2048))
+        .unwrap();
+    let cleaner = cleaner(&manager);
+    let writer = {
+        let log = log.clone();
+        std::thread::spawn(move || overwrite(&log, 40, 30, 10, now()))
+    };
+    while !writer.is_finished() {
+        cleaner.clean_once().unwrap();
+    }
+    writer.join().unwrap();
+    log.roll().unwrap();
+    while cleaner.clean_once().unwrap().is_some() {}
+    let all = read_all(&log);
+    assert_eq!(all.len(), 40);
+    for (k, (_, v)) in latest(&all) {
+        assert_eq!(v, Some(format!("v29-{}", &k[1..])));
+    }
 }
 
 /// The active segment is never cleaned (Kafka): its bytes are unchanged and its overwrites stay.

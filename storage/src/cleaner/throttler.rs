@@ -33,7 +33,9 @@ impl Throttler {
             st.1 += bytes as f64;
             let elapsed = st.0.elapsed();
             // Check each interval, or sooner once the bytes exceed what one interval allows.
-            if elapsed < CHECK_INTERVAL && st.1 < self.bytes_per_second * CHECK_INTERVAL.as_secs_f64() {
+            if elapsed < CHECK_INTERVAL
+                && st.1 < self.bytes_per_second * CHECK_INTERVAL.as_secs_f64()
+            {
                 return;
             }
             let needed = Duration::from_secs_f64(st.1 / self.bytes_per_second);
