@@ -405,7 +405,7 @@ impl LogSegment {
 
     /// Whether the next append of `incoming_bytes` up to `max_offset` must go to a new segment (Kafka's
     /// `shouldRoll`).
-    /// `segment.ms` compares the incoming batch's max timestamp with the first batch's when the segment has one
+    /// `segment.ms` (or a smaller `max.compaction.lag.ms` on a compacted log) compares the incoming batch's max timestamp with the first batch's when the segment has one
     /// (Kafka's `timeWaitedForRoll`), else the clock with the segment's creation time.
     pub(crate) fn should_roll(
         &self,
@@ -421,7 +421,8 @@ impl LogSegment {
             _ => now_ms - self.created_ms,
         };
         (size > 0
-            && (size + incoming_bytes as u64 > config.segment_bytes || age > config.segment_ms))
+            && (size + incoming_bytes as u64 > config.segment_bytes
+                || age > config.max_segment_ms()))
             || self.offset_index.is_full()
             || self.time_index.is_full()
             || max_offset - self.base_offset > i32::MAX as i64

@@ -663,3 +663,72 @@ fn a_crash_at_each_step_of_the_swap_recovers_old_or_new_never_a_mix() {
         assert_eq!(latest(&read_all(&log)), expected, "{point:?}");
     }
 }
+
+/// Control batches (transaction markers) are kept whole by the cleaner until transactions are indexed; their
+/// key parses as Kafka's control record key.
+#[test]
+fn control_batches_are_kept_whole() {
+    use strata_storage::record::{ControlRecordKey, ControlRecordType};
+    let dir = tempfile::tempdir().unwrap();
+    let manager = open(dir.path());
+    let log = manager
+        .get_or_create_log(&tp(), uuid::Uuid::new_v4(), compact_config(1 << 20))
+        .unwrap();
+    let mut data = RecordBatchBuilder::new()
+        .producer(9, 0, 0)
+        .transactional(true);
+    data.append(now(), Some(b"a"), Some(b"1"), &[]);
+    log.append_as_leader(data.build(), 0).unwrap();
+    let key = ControlRecordKey::encode(ControlRecordType::Commit);
+    let mut marker = RecordBatchBuilder::new()
+        .producer(9, 0, -1)
+        .transactional(true)
+        .control(true);
+    marker.append(now(), Some(&key), Some(&[0, 0, 0, 0, 0, 1]), &[]);
+    log.append_as_leader(marker.build(), 0).unwrap();
+    log.append_as_leader(batch(&[("a".into(), Some("2".into()))], now()), 0)
+        .unwrap();
+    let before: Vec<RecordBatch> =
+        RecordBatch::iter(&log.read(0, 1 << 20, true, None).unwrap().records)
+            .map(Result::unwrap)
+            .collect();
+    log.roll().unwrap();
+    cleaner(&manager).clean_once().unwrap().expect("dirty");
+    let after: Vec<RecordBatch> =
+        RecordBatch::iter(&log.read(0, 1 << 20, true, None).unwrap().records)
+            .map(Result::unwrap)
+            .collect();
+    let marker = after.iter().find(|b| b.is_control()).expect("marker kept");
+    assert_eq!(marker.as_bytes(), before[1].as_bytes());
+    let record = marker.records().unwrap().next().unwrap().unwrap();
+    assert_eq!(
+        ControlRecordKey::parse(record.key.as_deref()).unwrap().kind,
+        ControlRecordType::Commit
+    );
+}
+
+/// Kafka's `LogConfig.maxSegmentMs`: a compacted log rolls its active segment once `max.compaction.lag.ms` old,
+/// so its records become cleanable in time.
+#[test]
+fn a_compacted_log_rolls_at_max_compaction_lag_ms() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = open(dir.path());
+    let mut config = compact_config(1 << 20);
+    config.max_compaction_lag_ms = 60_000;
+    let log = manager
+        .get_or_create_log(&tp(), uuid::Uuid::new_v4(), config)
+        .unwrap();
+    let t0 = now();
+    log.append_as_leader_at(batch(&[("a".into(), Some("1".into()))], t0), 0, t0)
+        .unwrap();
+    log.append_as_leader_at(batch(&[("a".into(), Some("2".into()))], t0 + 30_000), 0, t0)
+        .unwrap();
+    assert_eq!(log.number_of_segments(), 1);
+    log.append_as_leader_at(batch(&[("a".into(), Some("3".into()))], t0 + 61_000), 0, t0)
+        .unwrap();
+    assert_eq!(
+        log.number_of_segments(),
+        2,
+        "rolled past max.compaction.lag.ms"
+    );
+}

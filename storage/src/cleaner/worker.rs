@@ -221,7 +221,10 @@ impl LogCleaner {
         let mut logs = Vec::new();
         for log in self.manager.all_logs() {
             let tp = log.topic_partition().clone();
-            if in_progress.contains(&tp) || uncleanable.contains(&tp) {
+            if in_progress.contains(&tp)
+                || uncleanable.contains(&tp)
+                || !log.config().cleanup_policy.compacts()
+            {
                 continue;
             }
             let Some(view) = log.cleaner_view()? else {

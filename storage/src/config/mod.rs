@@ -47,17 +47,17 @@ impl std::str::FromStr for TimestampType {
     }
 }
 
-/// Kafka's `cleanup.policy`. Storage never compacts: `compact` is accepted as a config, but then segments are
-/// never deleted by time or size (Kafka's semantics for a pure `compact` topic, minus the compaction itself);
-/// only DeleteRecords (the log start offset) removes them.
+/// Kafka's `cleanup.policy`. With `compact`, segments are never deleted by time or size (only DeleteRecords, the
+/// log start offset, removes them) and the log cleaner ([`crate::LogCleaner`]) compacts the log; appends refuse
+/// records without a key.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CleanupPolicy {
     /// `delete` (the default): time and size retention.
     #[default]
     Delete,
-    /// `compact`: no time or size retention (and no compaction here).
+    /// `compact`: no time or size retention; compacted by the log cleaner.
     Compact,
-    /// `compact,delete`: time and size retention (no compaction here).
+    /// `compact,delete`: time and size retention, and compaction.
     CompactDelete,
 }
 
@@ -146,7 +146,7 @@ pub struct LogConfig {
     /// deletes the partition's remote data (done by tiering); storage then raises the log start offset to the
     /// first local segment. Turning remote storage off requires it (see [`LogConfig::validate_change`]).
     pub remote_log_delete_on_disable: bool,
-    /// Kafka: `cleanup.policy`. Default: delete. See [`CleanupPolicy`]: compact is accepted but not performed.
+    /// Kafka: `cleanup.policy`. Default: delete. See [`CleanupPolicy`].
     pub cleanup_policy: CleanupPolicy,
     /// Kafka: `min.insync.replicas`. Default: 1. A single broker's in-sync replica set has one member, so an
     /// `acks=all` produce to a partition asking for more is refused with NOT_ENOUGH_REPLICAS (by the broker).
@@ -272,6 +272,16 @@ impl LogConfig {
     /// storage on and copying not disabled.
     pub fn remote_copy_enabled(&self) -> bool {
         self.remote_storage_enable && !self.remote_log_copy_disable
+    }
+
+    /// How old the active segment may get before it rolls (Kafka's `LogConfig.maxSegmentMs`): `segment.ms`, or
+    /// `max.compaction.lag.ms` when smaller on a compacted log (so its records become cleanable in time).
+    pub fn max_segment_ms(&self) -> i64 {
+        if self.cleanup_policy.compacts() && self.max_compaction_lag_ms > 0 {
+            self.max_compaction_lag_ms.min(self.segment_ms)
+        } else {
+            self.segment_ms
+        }
     }
 
     /// `local.retention.ms`, with -2 resolved to `retention.ms`.
