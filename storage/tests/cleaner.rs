@@ -141,6 +141,14 @@ fn latest_value_per_key_survives_many_overwrites_with_offsets_unchanged() {
     );
     let cp = std::fs::read_to_string(dir.path().join(CLEANER_OFFSET_CHECKPOINT)).unwrap();
     assert_eq!(cp, format!("0\n1\ncompacted 0 {end}\n"));
+    cleaner
+        .forget_log(dir.path(), &TopicPartition::new("other", 0))
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(CLEANER_OFFSET_CHECKPOINT)).unwrap(),
+        cp,
+        "forgetting an unknown log changes nothing"
+    );
     let m = cleaner.metrics();
     assert!(
         m.cleaner_recopy_percent > 0.0 && m.cleaner_recopy_percent < 100.0,
@@ -731,4 +739,33 @@ fn a_compacted_log_rolls_at_max_compaction_lag_ms() {
         2,
         "rolled past max.compaction.lag.ms"
     );
+}
+
+/// A deleted log is forgotten in the checkpoint (Kafka's `updateCheckpoints` on deletion), so a new log of the
+/// same name is cleaned from its start.
+#[test]
+fn a_forgotten_log_leaves_the_cleaner_offset_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = open(dir.path());
+    let log = manager
+        .get_or_create_log(&tp(), uuid::Uuid::new_v4(), compact_config(4096))
+        .unwrap();
+    overwrite(&log, 10, 3, 10, now());
+    log.roll().unwrap();
+    let cleaner = cleaner(&manager);
+    cleaner.clean_once().unwrap().expect("dirty");
+    manager.delete_log(&tp()).unwrap();
+    cleaner.forget_log(dir.path(), &tp()).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(CLEANER_OFFSET_CHECKPOINT)).unwrap(),
+        "0\n0\n"
+    );
+    let log = manager
+        .get_or_create_log(&tp(), uuid::Uuid::new_v4(), compact_config(4096))
+        .unwrap();
+    overwrite(&log, 10, 2, 10, now());
+    log.roll().unwrap();
+    let stats = cleaner.clean_once().unwrap().expect("dirty from its start");
+    assert_eq!((stats.first_dirty_offset, stats.end_offset), (0, 20));
+    assert_eq!(read_all(&log).len(), 10);
 }

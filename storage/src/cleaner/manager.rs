@@ -167,4 +167,15 @@ impl Checkpoints {
         map.retain(|t, _| live.contains(t));
         checkpoint::write_offsets(&log_dir.join(CLEANER_OFFSET_CHECKPOINT), map)
     }
+
+    /// Drops `tp`'s entry and rewrites the dir's file (the log was deleted; a new log of the same name starts
+    /// dirty from its log start offset).
+    pub(crate) fn remove(&self, log_dir: &Path, tp: &TopicPartition) -> Result<()> {
+        let mut dirs = self.dirs.lock().unwrap_or_else(|e| e.into_inner());
+        let map = Self::load(&mut dirs, log_dir);
+        if map.remove(tp).is_some() {
+            checkpoint::write_offsets(&log_dir.join(CLEANER_OFFSET_CHECKPOINT), map)?;
+        }
+        Ok(())
+    }
 }

@@ -174,6 +174,17 @@ impl LogCleaner {
         }
     }
 
+    /// Forgets `tp` in `log_dir`'s `cleaner-offset-checkpoint` (Kafka's `updateCheckpoints` with
+    /// `partitionToRemove`): the broker calls it when it deletes a partition, so a later log of the same name
+    /// is cleaned from its start.
+    pub fn forget_log(&self, log_dir: &std::path::Path, tp: &TopicPartition) -> Result<()> {
+        self.uncleanable
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(tp);
+        self.checkpoints.remove(log_dir, tp)
+    }
+
     /// The cleaner's metrics now.
     pub fn metrics(&self) -> CleanerMetrics {
         let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
