@@ -115,7 +115,7 @@ impl CleanerConfig {
                 "must be in (0, 1]",
             );
         }
-        if !(self.io_max_bytes_per_second > 0.0) {
+        if self.io_max_bytes_per_second.is_nan() || self.io_max_bytes_per_second <= 0.0 {
             return bad(
                 "log.cleaner.io.max.bytes.per.second",
                 self.io_max_bytes_per_second.to_string(),
