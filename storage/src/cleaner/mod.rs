@@ -147,3 +147,36 @@ pub enum CrashPoint {
     /// The swap is complete; the `.deleted` files are still there.
     Swapped,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_cleaner_values_are_invalid_config_naming_the_key() {
+        let cases: [(&str, fn(&mut CleanerConfig)); 5] = [
+            ("log.cleaner.threads", |c| c.threads = 0),
+            ("log.cleaner.dedupe.buffer.size", |c| {
+                c.threads = 4;
+                c.dedupe_buffer_size = 2 << 20;
+            }),
+            ("log.cleaner.io.buffer.size", |c| c.io_buffer_size = 0),
+            ("log.cleaner.io.buffer.load.factor", |c| {
+                c.io_buffer_load_factor = 1.5
+            }),
+            ("log.cleaner.io.max.bytes.per.second", |c| {
+                c.io_max_bytes_per_second = 0.0
+            }),
+        ];
+        for (key, set) in cases {
+            let mut c = CleanerConfig::default();
+            set(&mut c);
+            assert!(
+                matches!(c.validate(), Err(Error::InvalidConfig { key: k, .. }) if k == key),
+                "{key}"
+            );
+        }
+        CleanerConfig::default().validate().unwrap();
+        assert_eq!(CleanerConfig::default().map_memory(), 128 << 20);
+    }
+}
