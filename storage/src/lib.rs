@@ -1,9 +1,10 @@
 //! Kafka's local log: record batches, segments, indexes, recovery and retention (synchronous: no async runtime,
 //! no object store). Kafka's names throughout: [`RecordBatch`], [`FileRecords`], [`OffsetIndex`], [`TimeIndex`],
-//! [`LogSegment`], [`UnifiedLog`], [`LogManager`].
+//! [`LogSegment`], [`UnifiedLog`], [`LogManager`], and Kafka's log compaction: [`LogCleaner`].
 //!
 //! On disk, per log dir (`log.dirs` entry): `<topic>-<partition>/` directories, `recovery-point-offset-checkpoint`,
-//! `log-start-offset-checkpoint`, `meta.properties` (cluster id, node id, directory id), `.lock` (locked while a
+//! `log-start-offset-checkpoint`, `cleaner-offset-checkpoint` (the log cleaner's first dirty offsets, see [`cleaner`]),
+//! `meta.properties` (cluster id, node id, directory id), `.lock` (locked while a
 //! `LogManager` owns the dir) and, after a clean shutdown, `.kafka_cleanshutdown`. Per partition:
 //! `{base_offset:020}.log|.index|.timeindex`, producer snapshots `{offset:020}.snapshot`,
 //! `leader-epoch-checkpoint`, `partition.metadata`. Formats are documented as byte tables on each type.
@@ -38,6 +39,7 @@
 #![warn(missing_docs)]
 
 mod checkpoint;
+pub mod cleaner;
 mod config;
 pub mod config_def;
 mod error;
@@ -56,6 +58,7 @@ mod segment;
 pub mod time;
 
 pub use checkpoint::{kafka_uuid_string, parse_kafka_uuid};
+pub use cleaner::{CleanStats, CleanerConfig, CleanerMetrics, LogCleaner};
 pub use config::{
     config_error, default_max_open_files, topic_log_config, topic_value, topic_values,
     CleanupPolicy, LogConfig, LogManagerConfig, TimestampType, TopicConfigProvider, TOPIC_CONFIG,

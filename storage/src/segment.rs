@@ -81,13 +81,61 @@ impl LogSegment {
         now_ms: i64,
         handles: &Arc<HandleCache>,
     ) -> Result<Self> {
-        let log = FileRecords::open_in(
-            &names::offset_file(dir, base_offset, LOG_SUFFIX),
-            handles.clone(),
+        Self::open_with_suffix(dir, base_offset, config, active, now_ms, handles, "")
+    }
+
+    /// Creates the log cleaner's output segment: `{base_offset:020}.log.cleaned` with its `.index.cleaned` and
+    /// `.timeindex.cleaned` (indexes sized to `segment.index.bytes`), all empty. Leftovers of an earlier attempt
+    /// are removed first.
+    pub(crate) fn create_cleaned(
+        dir: &Path,
+        base_offset: i64,
+        config: &LogConfig,
+        now_ms: i64,
+        handles: &Arc<HandleCache>,
+    ) -> Result<Self> {
+        for suffix in [LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX] {
+            let path = names::offset_file(
+                dir,
+                base_offset,
+                &format!("{suffix}{}", names::CLEANED_SUFFIX),
+            );
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(crate::error::io_err(&path)(e))
+                }
+                _ => {}
+            }
+        }
+        let mut seg = Self::open_with_suffix(
+            dir,
+            base_offset,
+            config,
+            true,
+            now_ms,
+            handles,
+            names::CLEANED_SUFFIX,
         )?;
+        seg.offset_index.reset()?;
+        seg.time_index.reset()?;
+        Ok(seg)
+    }
+
+    /// [`LogSegment::open`] of the files `{base_offset:020}.log{suffix}`, `.index{suffix}`, `.timeindex{suffix}`.
+    fn open_with_suffix(
+        dir: &Path,
+        base_offset: i64,
+        config: &LogConfig,
+        active: bool,
+        now_ms: i64,
+        handles: &Arc<HandleCache>,
+        suffix: &str,
+    ) -> Result<Self> {
+        let file = |s: &str| names::offset_file(dir, base_offset, &format!("{s}{suffix}"));
+        let log = FileRecords::open_in(&file(LOG_SUFFIX), handles.clone())?;
         let max = active.then_some(config.segment_index_bytes);
-        let index_path = names::offset_file(dir, base_offset, INDEX_SUFFIX);
-        let time_path = names::offset_file(dir, base_offset, TIME_INDEX_SUFFIX);
+        let index_path = file(INDEX_SUFFIX);
+        let time_path = file(TIME_INDEX_SUFFIX);
         // A corrupt index (size not a multiple of the entry) is rebuilt: start it empty; the caller recovers.
         let offset_index =
             match OffsetIndex::open_in(&index_path, base_offset, max, handles.clone()) {
@@ -357,7 +405,7 @@ impl LogSegment {
 
     /// Whether the next append of `incoming_bytes` up to `max_offset` must go to a new segment (Kafka's
     /// `shouldRoll`).
-    /// `segment.ms` compares the incoming batch's max timestamp with the first batch's when the segment has one
+    /// `segment.ms` (or a smaller `max.compaction.lag.ms` on a compacted log) compares the incoming batch's max timestamp with the first batch's when the segment has one
     /// (Kafka's `timeWaitedForRoll`), else the clock with the segment's creation time.
     pub(crate) fn should_roll(
         &self,
@@ -373,7 +421,8 @@ impl LogSegment {
             _ => now_ms - self.created_ms,
         };
         (size > 0
-            && (size + incoming_bytes as u64 > config.segment_bytes || age > config.segment_ms))
+            && (size + incoming_bytes as u64 > config.segment_bytes
+                || age > config.max_segment_ms()))
             || self.offset_index.is_full()
             || self.time_index.is_full()
             || max_offset - self.base_offset > i32::MAX as i64
@@ -412,6 +461,57 @@ impl LogSegment {
         self.offset_index.rename_to(o.clone())?;
         self.time_index.rename_to(t.clone())?;
         Ok(vec![l, o, t])
+    }
+
+    /// Renames the segment's files from suffix `old` to `new` (`.cleaned` → `.swap` → none: the log cleaner's
+    /// swap). The indexes are renamed first and the `.log` last, so a `.log` carrying `new` means every file
+    /// does (recovery relies on it).
+    pub(crate) fn change_file_suffixes(&mut self, old: &str, new: &str) -> Result<()> {
+        let rename = |p: &Path| -> Result<PathBuf> {
+            let s = p.to_string_lossy();
+            let stem = s.strip_suffix(old).ok_or_else(|| Error::Storage {
+                dir: p.parent().map(Path::to_path_buf).unwrap_or_default(),
+                reason: format!("{} does not end with {old:?}", p.display()),
+            })?;
+            Ok(PathBuf::from(format!("{stem}{new}")))
+        };
+        let (o, t, l) = (
+            rename(self.offset_index.path())?,
+            rename(self.time_index.path())?,
+            rename(self.log.path())?,
+        );
+        self.offset_index.rename_to(o)?;
+        self.time_index.rename_to(t)?;
+        self.log.rename_to(l)
+    }
+
+    /// The `.log` file's modification time in ms since the epoch (Kafka's `LogSegment.lastModified`; the log
+    /// cleaner's delete horizon is measured with it).
+    pub fn last_modified_ms(&self) -> Result<i64> {
+        let path = self.log.path();
+        let modified = std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .map_err(crate::error::io_err(path))?;
+        Ok(modified
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64))
+    }
+
+    /// Sets the `.log` file's modification time (the cleaner gives its output the time of the last segment it
+    /// replaces, as Kafka does).
+    pub(crate) fn set_last_modified_ms(&self, ms: i64) -> Result<()> {
+        let path = self.log.path();
+        let time = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms.max(0) as u64);
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.set_modified(time))
+            .map_err(crate::error::io_err(path))
+    }
+
+    /// The first batch's max timestamp (Kafka's `getFirstBatchTimestamp`), None when empty.
+    pub(crate) fn first_batch_timestamp(&self) -> Option<i64> {
+        self.rolling_based_timestamp
     }
 
     /// Records a use for the handle sweep (one relaxed load; a store once per sweep epoch).

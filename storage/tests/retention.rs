@@ -240,7 +240,10 @@ fn compact_policy_never_deletes_by_time_or_size_but_delete_records_works() {
     cfg.cleanup_policy = "compact".parse().unwrap();
     cfg.retention_ms = 1;
     cfg.retention_bytes = 1;
-    let log = ten_segments(&m, cfg.clone());
+    // The keyless records are written before the switch to compact: a compacted log refuses records without a
+    // key (Kafka's LogValidator).
+    let log = ten_segments(&m, LogConfig::default());
+    log.update_config(cfg.clone()).unwrap();
     m.run_retention(DAY).unwrap();
     assert_eq!(log.number_of_segments(), 11);
     assert_eq!(log.log_start_offset(), 0);

@@ -47,17 +47,17 @@ impl std::str::FromStr for TimestampType {
     }
 }
 
-/// Kafka's `cleanup.policy`. Storage never compacts: `compact` is accepted as a config, but then segments are
-/// never deleted by time or size (Kafka's semantics for a pure `compact` topic, minus the compaction itself);
-/// only DeleteRecords (the log start offset) removes them.
+/// Kafka's `cleanup.policy`. With `compact`, segments are never deleted by time or size (only DeleteRecords, the
+/// log start offset, removes them) and the log cleaner ([`crate::LogCleaner`]) compacts the log; appends refuse
+/// records without a key.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CleanupPolicy {
     /// `delete` (the default): time and size retention.
     #[default]
     Delete,
-    /// `compact`: no time or size retention (and no compaction here).
+    /// `compact`: no time or size retention; compacted by the log cleaner.
     Compact,
-    /// `compact,delete`: time and size retention (no compaction here).
+    /// `compact,delete`: time and size retention, and compaction.
     CompactDelete,
 }
 
@@ -108,7 +108,7 @@ impl std::str::FromStr for CleanupPolicy {
 
 /// Per-topic log config. `Default` = Kafka's defaults.
 #[non_exhaustive]
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LogConfig {
     /// Kafka: `segment.bytes`. Default: 1 GiB. Roll when the active segment would exceed it.
     pub segment_bytes: u64,
@@ -146,11 +146,22 @@ pub struct LogConfig {
     /// deletes the partition's remote data (done by tiering); storage then raises the log start offset to the
     /// first local segment. Turning remote storage off requires it (see [`LogConfig::validate_change`]).
     pub remote_log_delete_on_disable: bool,
-    /// Kafka: `cleanup.policy`. Default: delete. See [`CleanupPolicy`]: compact is accepted but not performed.
+    /// Kafka: `cleanup.policy`. Default: delete. See [`CleanupPolicy`].
     pub cleanup_policy: CleanupPolicy,
     /// Kafka: `min.insync.replicas`. Default: 1. A single broker's in-sync replica set has one member, so an
     /// `acks=all` produce to a partition asking for more is refused with NOT_ENOUGH_REPLICAS (by the broker).
     pub min_insync_replicas: i32,
+    /// Kafka: `delete.retention.ms`. Default: 1 day. How long the cleaner keeps a tombstone (a null value) after
+    /// it first cleaned the segment holding it (compacted topics).
+    pub delete_retention_ms: i64,
+    /// Kafka: `min.cleanable.dirty.ratio`. Default: 0.5. The share of a compacted log's cleanable bytes not yet
+    /// cleaned that makes the cleaner pick it.
+    pub min_cleanable_dirty_ratio: f64,
+    /// Kafka: `min.compaction.lag.ms`. Default: 0. A segment whose newest record is younger is not cleaned.
+    pub min_compaction_lag_ms: i64,
+    /// Kafka: `max.compaction.lag.ms`. Default: Long.MAX_VALUE. A log whose oldest dirty record is older is
+    /// cleaned whatever its dirty ratio.
+    pub max_compaction_lag_ms: i64,
 }
 
 /// Seven days in milliseconds.
@@ -177,6 +188,10 @@ impl Default for LogConfig {
             remote_log_delete_on_disable: false,
             cleanup_policy: CleanupPolicy::Delete,
             min_insync_replicas: 1,
+            delete_retention_ms: 24 * 60 * 60 * 1000,
+            min_cleanable_dirty_ratio: 0.5,
+            min_compaction_lag_ms: 0,
+            max_compaction_lag_ms: i64::MAX,
         }
     }
 }
@@ -213,6 +228,17 @@ impl LogConfig {
                 &format!("must not exceed retention.bytes {}", self.retention_bytes),
             ));
         }
+        // Kafka's LogConfig.validateValues.
+        if self.min_compaction_lag_ms > self.max_compaction_lag_ms {
+            return Err(invalid(
+                "min.compaction.lag.ms",
+                self.min_compaction_lag_ms,
+                &format!(
+                    "must not exceed max.compaction.lag.ms {}",
+                    self.max_compaction_lag_ms
+                ),
+            ));
+        }
         if self.remote_storage_enable && self.cleanup_policy.compacts() {
             return Err(invalid(
                 "cleanup.policy",
@@ -246,6 +272,16 @@ impl LogConfig {
     /// storage on and copying not disabled.
     pub fn remote_copy_enabled(&self) -> bool {
         self.remote_storage_enable && !self.remote_log_copy_disable
+    }
+
+    /// How old the active segment may get before it rolls (Kafka's `LogConfig.maxSegmentMs`): `segment.ms`, or
+    /// `max.compaction.lag.ms` when smaller on a compacted log (so its records become cleanable in time).
+    pub fn max_segment_ms(&self) -> i64 {
+        if self.cleanup_policy.compacts() && self.max_compaction_lag_ms > 0 {
+            self.max_compaction_lag_ms.min(self.segment_ms)
+        } else {
+            self.segment_ms
+        }
     }
 
     /// `local.retention.ms`, with -2 resolved to `retention.ms`.

@@ -224,6 +224,10 @@ impl LogConfig {
             "max.message.bytes" => int_or_long(self.max_message_bytes.into()),
             "message.timestamp.type" => Value::String(self.message_timestamp_type.as_str().into()),
             "min.insync.replicas" => Value::Int(self.min_insync_replicas),
+            "delete.retention.ms" => Value::Long(self.delete_retention_ms),
+            "min.cleanable.dirty.ratio" => Value::Double(self.min_cleanable_dirty_ratio),
+            "min.compaction.lag.ms" => Value::Long(self.min_compaction_lag_ms),
+            "max.compaction.lag.ms" => Value::Long(self.max_compaction_lag_ms),
             "remote.log.copy.disable" => Value::Bool(self.remote_log_copy_disable),
             "remote.log.delete.on.disable" => Value::Bool(self.remote_log_delete_on_disable),
             "remote.storage.enable" => Value::Bool(self.remote_storage_enable),
@@ -267,6 +271,10 @@ impl LogConfig {
                 _ => CleanupPolicy::Delete,
             },
             min_insync_replicas: v.int("min.insync.replicas"),
+            delete_retention_ms: v.long("delete.retention.ms"),
+            min_cleanable_dirty_ratio: v.double("min.cleanable.dirty.ratio"),
+            min_compaction_lag_ms: v.long("min.compaction.lag.ms"),
+            max_compaction_lag_ms: v.long("max.compaction.lag.ms"),
         }
     }
 

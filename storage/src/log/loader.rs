@@ -1,6 +1,10 @@
 //! Loading a partition directory (Kafka's `LogLoader`).
 //!
-//! 1. Remove leftovers: `*.deleted`, `*.swap`, `*.cleaned`, `*.tmp`, and index files without a `.log`.
+//! 1. Remove leftovers: `*.deleted`, `*.cleaned` (an unfinished cleaner output), `*.tmp`; finish each interrupted
+//!    cleaner swap (Kafka's `completeSwapOperations`): a `{base}.log.swap` replaces the segments whose base offset
+//!    lies in `[base, its next offset)` (at least `base` itself) and takes their place as `{base}.log` (its indexes
+//!    are rebuilt), unless a `.cleaned` file at or below `base` shows its rename was not finished (then it is
+//!    dropped, keeping the old segments); then remove index files without a `.log`.
 //! 2. Open the segments. After a clean shutdown (marker present) trust them: read the next offset from the offset
 //!    index and the log tail, the max timestamp from the time index; a segment whose indexes fail the sanity check
 //!    is recovered instead. Without the marker, recover every segment from the one holding the recovery point:
@@ -54,10 +58,24 @@ pub(crate) fn load_log(p: LoadParams) -> Result<UnifiedLog> {
     // 1. Leftovers and the segment list.
     let mut bases = Vec::new();
     let mut others = Vec::new();
+    let mut swaps = Vec::new();
+    let mut min_cleaned = i64::MAX;
     for entry in std::fs::read_dir(&p.dir).map_err(io_err(&p.dir))? {
         let entry = entry.map_err(io_err(&p.dir))?;
         let name = entry.file_name().to_string_lossy().into_owned();
         let path = entry.path();
+        if let Some(stem) = name.strip_suffix(names::SWAP_SUFFIX) {
+            if let Some(base) = names::parse_offset_file(stem, LOG_SUFFIX) {
+                swaps.push(base);
+                continue;
+            }
+        }
+        if let Some(stem) = name.strip_suffix(names::CLEANED_SUFFIX) {
+            let base = [LOG_SUFFIX, names::INDEX_SUFFIX, names::TIME_INDEX_SUFFIX]
+                .iter()
+                .find_map(|s| names::parse_offset_file(stem, s));
+            min_cleaned = min_cleaned.min(base.unwrap_or(i64::MAX));
+        }
         if [
             names::DELETED_SUFFIX,
             names::SWAP_SUFFIX,
@@ -76,6 +94,10 @@ pub(crate) fn load_log(p: LoadParams) -> Result<UnifiedLog> {
         }
     }
     bases.sort_unstable();
+    swaps.sort_unstable();
+    for base in swaps {
+        complete_swap(&p, base, min_cleaned, &mut bases)?;
+    }
     for (name, path) in others {
         let orphan = [
             names::INDEX_SUFFIX,
@@ -242,6 +264,63 @@ pub(crate) fn load_log(p: LoadParams) -> Result<UnifiedLog> {
         p.listeners,
         state,
     ))
+}
+
+/// Finishes (or, if a `.cleaned` file at or below it shows the rename was cut short, drops) the cleaner swap of
+/// `{base}.log.swap`; `bases` (sorted) is updated to the `.log` files left.
+fn complete_swap(p: &LoadParams, base: i64, min_cleaned: i64, bases: &mut Vec<i64>) -> Result<()> {
+    let swap = names::offset_file(&p.dir, base, &format!("{LOG_SUFFIX}{}", names::SWAP_SUFFIX));
+    if base >= min_cleaned {
+        tracing::warn!(tp = %p.tp, file = %swap.display(), "dropping an unfinished cleaner swap (keeping the old segments)");
+        return remove(&swap);
+    }
+    // The swap was fsynced before its rename: every batch is valid. Its next offset bounds what it replaces.
+    let records = crate::file_records::FileRecords::open_in(&swap, p.handles.clone())?;
+    let mut next = base;
+    for item in records.batches_from(0, true) {
+        match item {
+            Ok((_, batch)) => next = batch.next_offset(),
+            Err(e) => {
+                tracing::warn!(tp = %p.tp, file = %swap.display(), error = %e.error, "invalid batch in a cleaner swap file");
+                break;
+            }
+        }
+    }
+    drop(records);
+    let end = next.max(base + 1);
+    let replaced: Vec<i64> = bases
+        .iter()
+        .copied()
+        .filter(|&b| b >= base && b < end)
+        .collect();
+    for &b in &replaced {
+        for suffix in [
+            LOG_SUFFIX,
+            names::INDEX_SUFFIX,
+            names::TIME_INDEX_SUFFIX,
+            names::TXN_INDEX_SUFFIX,
+        ] {
+            let f = names::offset_file(&p.dir, b, suffix);
+            if f.exists() {
+                remove(&f)?;
+            }
+        }
+    }
+    // The swap's indexes are rebuilt from its log.
+    for suffix in [names::INDEX_SUFFIX, names::TIME_INDEX_SUFFIX] {
+        let f = names::offset_file(&p.dir, base, suffix);
+        if f.exists() {
+            remove(&f)?;
+        }
+    }
+    let target = names::offset_file(&p.dir, base, LOG_SUFFIX);
+    std::fs::rename(&swap, &target).map_err(io_err(&swap))?;
+    fsio::sync_dir(&p.dir)?;
+    bases.retain(|b| !replaced.contains(b));
+    bases.push(base);
+    bases.sort_unstable();
+    tracing::info!(tp = %p.tp, base_offset = base, replaced = ?replaced, "completed an interrupted cleaner swap");
+    Ok(())
 }
 
 impl From<crate::file_records::BatchScanError> for Error {

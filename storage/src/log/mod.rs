@@ -1,6 +1,7 @@
 //! The partition log: [`UnifiedLog`] (log start offset, local log start offset, highest offset in remote storage,
 //! high watermark, producer state, leader epochs) over a `LocalLog` (directory, `LogSegments`, recovery point),
 //! with loading/recovery (`loader`) and retention (`retention`).
+mod cleaning;
 mod leader_epoch;
 mod loader;
 mod local_log;
@@ -14,6 +15,7 @@ use std::sync::{Arc, RwLock};
 
 use bytes::Bytes;
 
+pub(crate) use cleaning::{discard_cleaned, CleanerView, SegmentInfo};
 pub(crate) use loader::{load_log, LoadParams};
 pub use unified::UnifiedLog;
 

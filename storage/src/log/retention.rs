@@ -10,7 +10,8 @@
 //! With `remote.log.copy.disable` (KIP-950) a tiered partition's local retention uses `retention.ms|bytes`, is
 //! not gated on remote storage, and moves the log start offset as on a local-only partition (Kafka's
 //! `remoteLogEnabledAndRemoteCopyEnabled`). With
-//! `cleanup.policy=compact` only the log start offset deletes segments (storage does not compact).
+//! `cleanup.policy=compact` only the log start offset deletes segments (compaction is the log cleaner's,
+//! `crate::cleaner`).
 //!
 //! The pass also forgets producer ids idle for Kafka's default `producer.id.expiration.ms` (1 day).
 use super::unified::{LogState, UnifiedLog};

@@ -154,6 +154,11 @@ impl UnifiedLog {
         }
     }
 
+    /// Whether a failed write poisoned the log dir.
+    pub(crate) fn is_log_dir_poisoned(&self) -> bool {
+        self.log_dir.is_poisoned()
+    }
+
     fn check_writable(&self, st: &LogState) -> Result<()> {
         if self.log_dir.is_poisoned() {
             return Err(Error::Storage {
@@ -199,6 +204,21 @@ impl UnifiedLog {
                 });
             }
             let records_max = batch.validate_for_append(&mut decompress_budget)?;
+            // Kafka's LogValidator: a compacted topic cannot accept a record without a key.
+            if let (true, false, Some(delta)) = (
+                config.cleanup_policy.compacts(),
+                batch.is_control(),
+                records_max.first_keyless_offset_delta,
+            ) {
+                return Err(Error::InvalidRecord {
+                    reason: format!(
+                        "compacted topic cannot accept message without key in topic partition {} \
+                         (record {delta} of the batch, cleanup.policy={})",
+                        self.tp,
+                        config.cleanup_policy.as_str()
+                    ),
+                });
+            }
             batches.push((batch, records_max));
         }
         if batches.is_empty() {

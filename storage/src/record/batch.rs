@@ -383,7 +383,7 @@ impl RecordBatch {
         let (base_offset, base_ts) = (self.base_offset(), self.first_timestamp());
         let mut found = None;
         let mut budget = super::MAX_DECOMPRESSED_RECORDS_BYTES;
-        super::walker::walk(self, &mut budget, |r| {
+        super::walker::walk(self, &mut budget, false, |r| {
             let offset = base_offset.wrapping_add(r.offset_delta as i64);
             let timestamp = base_ts.wrapping_add(r.timestamp_delta);
             if offset >= start_offset && timestamp >= ts {
@@ -428,14 +428,16 @@ impl RecordBatch {
         let mut max = RecordsMaxTimestamp {
             max_timestamp: NO_TIMESTAMP,
             offset_delta: self.last_offset_delta(),
+            first_keyless_offset_delta: None,
         };
-        super::walker::walk(self, budget, |r| {
+        super::walker::walk(self, budget, true, |r| {
+            if !r.has_key && max.first_keyless_offset_delta.is_none() {
+                max.first_keyless_offset_delta = Some(r.offset_delta);
+            }
             let ts = base.wrapping_add(r.timestamp_delta);
             if ts > max.max_timestamp {
-                max = RecordsMaxTimestamp {
-                    max_timestamp: ts,
-                    offset_delta: r.offset_delta,
-                };
+                max.max_timestamp = ts;
+                max.offset_delta = r.offset_delta;
             }
             std::ops::ControlFlow::Continue(())
         })?;
@@ -455,6 +457,8 @@ pub(crate) struct RecordsMaxTimestamp {
     pub(crate) max_timestamp: i64,
     /// Offset delta of the first record holding `max_timestamp` (the last offset delta if none is above -1).
     pub(crate) offset_delta: i32,
+    /// Offset delta of the first record without a key, if any (a compacted log refuses the batch).
+    pub(crate) first_keyless_offset_delta: Option<i32>,
 }
 
 /// See [`RecordBatch::offset_delta_of_max_timestamp`]; `b` is one structurally valid batch.

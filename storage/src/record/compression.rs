@@ -216,6 +216,53 @@ impl Read for Lz4Frame<'_> {
     }
 }
 
+/// Compresses `data` (a batch's records) with `codec`, appending to `out`, in the framing Kafka's Java client
+/// writes (so every client reads it): gzip at the default level, snappy in xerial-snappy framing (32 KiB blocks,
+/// as snappy-java's `SnappyOutputStream`), lz4 as a frame of independent 64 KiB blocks without checksums (Kafka's
+/// `Lz4BlockOutputStream`), zstd at level 3 (Kafka's default). Used by the log cleaner when it re-encodes a batch
+/// it dropped records from: the batch keeps its codec.
+pub(crate) fn compress(codec: Compression, data: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
+    use std::io::Write;
+    match codec {
+        Compression::None => out.extend_from_slice(data),
+        Compression::Gzip => {
+            let mut e = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+            e.write_all(data)?;
+            e.finish()?;
+        }
+        Compression::Snappy => {
+            out.extend_from_slice(&XERIAL_MAGIC);
+            out.extend_from_slice(&1i32.to_be_bytes()); // version
+            out.extend_from_slice(&1i32.to_be_bytes()); // compatible version
+            let mut enc = snap::raw::Encoder::new();
+            for chunk in data.chunks(32 << 10) {
+                let block = enc
+                    .compress_vec(chunk)
+                    .map_err(|e| invalid(format!("snappy: {e}")))?;
+                out.extend_from_slice(&(block.len() as i32).to_be_bytes());
+                out.extend_from_slice(&block);
+            }
+        }
+        Compression::Lz4 => {
+            let mut e = lz4::EncoderBuilder::new()
+                .block_size(lz4::BlockSize::Max64KB)
+                .block_mode(lz4::BlockMode::Independent)
+                .block_checksum(lz4::liblz4::BlockChecksum::NoBlockChecksum)
+                .checksum(lz4::ContentChecksum::NoChecksum)
+                .build(out)?;
+            e.write_all(data)?;
+            let (_, res) = e.finish();
+            res?;
+        }
+        Compression::Zstd => {
+            let mut e = zstd::stream::write::Encoder::new(out, 3)?;
+            e.write_all(data)?;
+            e.finish()?;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,6 +284,30 @@ mod tests {
             out.extend_from_slice(&block);
         }
         out
+    }
+
+    #[test]
+    fn what_compress_writes_every_codec_reads_back() {
+        let data: Vec<u8> = (0..200_000u32)
+            .flat_map(|i| (i % 251).to_be_bytes())
+            .collect();
+        for codec in [
+            Compression::None,
+            Compression::Gzip,
+            Compression::Snappy,
+            Compression::Lz4,
+            Compression::Zstd,
+        ] {
+            let mut out = Vec::new();
+            compress(codec, &data, &mut out).unwrap();
+            assert_eq!(read_all_big(codec, &out).unwrap(), data, "{codec:?}");
+        }
+    }
+
+    fn read_all_big(codec: Compression, data: &[u8]) -> io::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        decompressed(codec, data, 1 << 24)?.read_to_end(&mut out)?;
+        Ok(out)
     }
 
     #[test]

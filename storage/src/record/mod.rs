@@ -6,7 +6,8 @@
 mod batch;
 mod builder;
 mod compression;
-mod varint;
+mod control;
+pub(crate) mod varint;
 mod walker;
 
 pub(crate) use batch::{batch_size_from_header, edit, RecordsMaxTimestamp};
@@ -14,7 +15,10 @@ pub use batch::{
     BatchHeader, Compression, RecordBatch, RecordBatchIter, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD,
 };
 pub use builder::{Header, Record, RecordBatchBuilder, RecordIter};
+pub(crate) use compression::compress;
 pub use compression::{SNAPPY_MAX_EXPANSION, ZSTD_WINDOW_LOG_MAX};
+pub use control::{ControlRecordKey, ControlRecordType};
+pub(crate) use walker::walk_records;
 
 /// The most decompressed record bytes one append (one partition's records in a produce request) may carry: 100 MiB,
 /// Kafka's default `socket.request.max.bytes`, i.e. the most record data a client could have sent in one request

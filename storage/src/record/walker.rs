@@ -15,14 +15,14 @@
 //! | payload decodes as the batch's codec | [`Error::CorruptRecord`] |
 //! | record length > 0 and consumed exactly by the record's fields | [`Error::InvalidRecord`] |
 //! | attributes, timestamp delta (varlong), offset delta (varint) present | [`Error::InvalidRecord`] |
-//! | offset delta = the record's index (Kafka would recompress with new offsets; strata never rewrites a batch) | [`Error::InvalidRecord`] |
+//! | on append, offset delta = the record's index (Kafka would recompress with new offsets; strata never rewrites a client's batch); on reads, strictly increasing deltas (the log cleaner's rewritten batches keep their records' offsets) | [`Error::InvalidRecord`] |
 //! | key and value length -1 (null) or within the record | [`Error::InvalidRecord`] |
 //! | header count >= 0 and <= the bytes left; each header key non-null, value -1 or within the record | [`Error::InvalidRecord`] |
 //! | as many records as `recordsCount`, and no bytes after the last one | [`Error::InvalidRecord`] |
 //! | decompressed bytes within the budget | [`Error::DecompressedTooLarge`] |
 //!
 //! Record attributes are unused in the v2 format and, as in Kafka, not checked.
-use std::io::{self, BufRead};
+use std::io::{self, BufRead, Read};
 use std::ops::ControlFlow;
 
 use super::batch::{Compression, RecordBatch, RECORD_BATCH_OVERHEAD};
@@ -37,6 +37,8 @@ pub(crate) struct RecordMeta {
     pub(crate) offset_delta: i32,
     /// The record's timestamp delta from the batch's base timestamp.
     pub(crate) timestamp_delta: i64,
+    /// Whether the record has a key (not null).
+    pub(crate) has_key: bool,
 }
 
 /// Walks every record of `batch`, checking its structure, and calls `visit` on each; `visit` may stop the walk
@@ -46,6 +48,7 @@ pub(crate) struct RecordMeta {
 pub(crate) fn walk(
     batch: &RecordBatch,
     budget: &mut usize,
+    exact_offsets: bool,
     mut visit: impl FnMut(RecordMeta) -> ControlFlow<()>,
 ) -> Result<()> {
     let codec = batch.compression();
@@ -56,11 +59,11 @@ pub(crate) fn walk(
         count: batch.records_count(),
     };
     if codec == Compression::None {
-        let mut r = Reader::new(data, ctx, usize::MAX);
+        let mut r = Reader::new(data, ctx, usize::MAX, exact_offsets);
         return r.walk(&mut visit);
     }
     let src = compression::decompressed(codec, data, *budget).map_err(|e| ctx.io(e, *budget))?;
-    let mut r = Reader::new(src, ctx, *budget);
+    let mut r = Reader::new(src, ctx, *budget, exact_offsets);
     let res = r.walk(&mut visit);
     *budget -= r.read.min(*budget);
     res
@@ -101,7 +104,38 @@ impl Ctx {
 /// Parses one whole, well-formed record (length prefix included) at the start of `window`: its meta and the bytes
 /// it takes, or `None` if it does not fit in `window`, exceeds `budget_left`, or breaks any rule (the byte-wise
 /// reader then says which). Accepts exactly what [`Reader::record`]'s byte-wise path accepts.
-fn record_in_window(window: &[u8], index: i32, budget_left: usize) -> Option<(RecordMeta, usize)> {
+fn record_in_window(
+    window: &[u8],
+    index: i32,
+    budget_left: usize,
+    order: DeltaOrder,
+) -> Option<(RecordMeta, usize)> {
+    record_spans_in_window(window, index, budget_left, order).map(|s| (s.meta, s.used))
+}
+
+/// Where a record's fields lie in the window [`record_spans_in_window`] parsed (positions in the window).
+#[derive(Clone, Copy, Debug)]
+struct RecordSpans {
+    meta: RecordMeta,
+    /// Bytes the record takes, its length prefix included.
+    used: usize,
+    /// Where the attributes byte is (the record body starts there).
+    body_start: usize,
+    /// Where the fields after the timestamp delta start (offset delta onwards).
+    after_timestamp: usize,
+    /// The key's bytes, `None` for a null key.
+    key: Option<(usize, usize)>,
+    /// Whether the value is non-null.
+    has_value: bool,
+}
+
+/// [`record_in_window`] with the positions of the record's fields.
+fn record_spans_in_window(
+    window: &[u8],
+    index: i32,
+    budget_left: usize,
+    order: DeltaOrder,
+) -> Option<RecordSpans> {
     let (len, n) = varint::read_varint(window)?;
     if len <= 0 || len as usize > budget_left {
         return None;
@@ -110,24 +144,29 @@ fn record_in_window(window: &[u8], index: i32, budget_left: usize) -> Option<(Re
     let mut pos = 1; // attributes
     let (timestamp_delta, m) = varint::read_varlong(body.get(pos..)?)?;
     pos += m;
+    let after_timestamp = n + pos;
     let (offset_delta, m) = varint::read_varint(body.get(pos..)?)?;
     pos += m;
-    if offset_delta != index {
+    if !order.accepts(offset_delta, index) {
         return None;
     }
-    let nullable = |pos: &mut usize| -> Option<()> {
+    // The span of a nullable field (None when null).
+    let nullable = |pos: &mut usize| -> Option<Option<(usize, usize)>> {
         let (l, m) = varint::read_varint(body.get(*pos..)?)?;
         *pos += m;
         if l < -1 {
             return None;
         }
         if l >= 0 {
+            let start = *pos;
             *pos = pos.checked_add(l as usize).filter(|&e| e <= body.len())?;
+            return Some(Some((n + start, n + *pos)));
         }
-        Some(())
+        Some(None)
     };
-    nullable(&mut pos)?; // key
-    nullable(&mut pos)?; // value
+    let key = nullable(&mut pos)?;
+    let has_value = nullable(&mut pos)?.is_some();
+    let has_key = key.is_some();
     let (headers, m) = varint::read_varint(body.get(pos..)?)?;
     pos += m;
     if headers < 0 || headers as usize > body.len() - pos {
@@ -147,16 +186,138 @@ fn record_in_window(window: &[u8], index: i32, budget_left: usize) -> Option<(Re
     if pos != body.len() {
         return None;
     }
-    Some((
-        RecordMeta {
+    Some(RecordSpans {
+        meta: RecordMeta {
             offset_delta,
             timestamp_delta,
+            has_key,
         },
-        n + len as usize,
-    ))
+        used: n + len as usize,
+        body_start: n,
+        after_timestamp,
+        key,
+        has_value,
+    })
+}
+
+/// One record of a batch with its bytes, for the log cleaner (see [`walk_records`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RecordView<'a> {
+    /// Offset and timestamp deltas.
+    pub(crate) meta: RecordMeta,
+    /// The record's attributes byte.
+    pub(crate) attributes: u8,
+    /// The record's fields after its timestamp delta (offset delta, key, value, headers), as stored.
+    pub(crate) after_timestamp: &'a [u8],
+    /// The whole record as stored, its length prefix included.
+    pub(crate) bytes: &'a [u8],
+    /// The key, `None` when null.
+    pub(crate) key: Option<&'a [u8]>,
+    /// Whether the value is non-null (a null value is a tombstone).
+    pub(crate) has_value: bool,
+}
+
+/// Walks the records of `batch` like [`walk`], giving each record's bytes and key: a compressed batch is first
+/// decompressed into `scratch` (at most `budget` bytes, [`Error::DecompressedTooLarge`] beyond). The fields are
+/// checked by the same rules as [`walk`]; a record that breaks one is reported with [`walk`]'s error.
+pub(crate) fn walk_records(
+    batch: &RecordBatch,
+    budget: usize,
+    scratch: &mut Vec<u8>,
+    mut visit: impl FnMut(RecordView<'_>) -> ControlFlow<()>,
+) -> Result<()> {
+    let codec = batch.compression();
+    let raw = &batch.as_bytes()[RECORD_BATCH_OVERHEAD..];
+    let data: &[u8] = if codec == Compression::None {
+        raw
+    } else {
+        let ctx = Ctx {
+            codec,
+            base_offset: batch.base_offset(),
+            count: batch.records_count(),
+        };
+        scratch.clear();
+        let src = compression::decompressed(codec, raw, budget).map_err(|e| ctx.io(e, budget))?;
+        let read = src
+            .take(budget as u64 + 1)
+            .read_to_end(scratch)
+            .map_err(|e| ctx.io(e, budget))?;
+        if read > budget {
+            return Err(Error::DecompressedTooLarge {
+                base_offset: batch.base_offset(),
+                limit: budget,
+            });
+        }
+        scratch
+    };
+    let mut pos = 0usize;
+    let mut order = DeltaOrder::Increasing(-1);
+    for index in 0..batch.records_count() {
+        let Some(s) = record_spans_in_window(&data[pos..], index, usize::MAX, order) else {
+            return Err(authoritative_error(batch, budget));
+        };
+        let rec = &data[pos..pos + s.used];
+        let view = RecordView {
+            meta: s.meta,
+            attributes: rec[s.body_start],
+            after_timestamp: &rec[s.after_timestamp..],
+            bytes: rec,
+            key: s.key.map(|(a, b)| &rec[a..b]),
+            has_value: s.has_value,
+        };
+        pos += s.used;
+        order = order.after(s.meta.offset_delta);
+        if visit(view).is_break() {
+            return Ok(());
+        }
+    }
+    if pos != data.len() {
+        return Err(authoritative_error(batch, budget));
+    }
+    Ok(())
+}
+
+/// The byte-wise walker's error for a batch the fast parse refused.
+fn authoritative_error(batch: &RecordBatch, budget: usize) -> Error {
+    let mut budget = budget;
+    match walk(batch, &mut budget, false, |_| ControlFlow::Continue(())) {
+        Err(e) => e,
+        Ok(()) => Error::CorruptRecord {
+            reason: format!(
+                "the records of the batch at offset {} cannot be parsed",
+                batch.base_offset()
+            ),
+        },
+    }
+}
+
+/// What offset deltas a walk accepts.
+#[derive(Clone, Copy, Debug)]
+enum DeltaOrder {
+    /// Each record's offset delta is its index (what producers send; checked on append).
+    Exact,
+    /// Strictly increasing deltas above the one held (a batch the log cleaner rewrote keeps its records'
+    /// offsets, so gaps appear).
+    Increasing(i32),
+}
+
+impl DeltaOrder {
+    fn accepts(self, delta: i32, index: i32) -> bool {
+        match self {
+            DeltaOrder::Exact => delta == index,
+            DeltaOrder::Increasing(prev) => delta > prev,
+        }
+    }
+    fn after(self, delta: i32) -> Self {
+        match self {
+            DeltaOrder::Exact => self,
+            DeltaOrder::Increasing(_) => DeltaOrder::Increasing(delta),
+        }
+    }
 }
 
 struct Reader<R> {
+    order: DeltaOrder,
     src: R,
     ctx: Ctx,
     /// Decompressed bytes read so far.
@@ -170,8 +331,13 @@ struct Reader<R> {
 }
 
 impl<R: BufRead> Reader<R> {
-    fn new(src: R, ctx: Ctx, limit: usize) -> Self {
+    fn new(src: R, ctx: Ctx, limit: usize, exact_offsets: bool) -> Self {
         Self {
+            order: if exact_offsets {
+                DeltaOrder::Exact
+            } else {
+                DeltaOrder::Increasing(-1)
+            },
             src,
             ctx,
             read: 0,
@@ -209,9 +375,10 @@ impl<R: BufRead> Reader<R> {
             .fill_buf()
             .map_err(|e| self.ctx.io(e, self.limit))?;
         let budget_left = self.limit.saturating_sub(self.read);
-        if let Some((meta, used)) = record_in_window(window, self.index, budget_left) {
+        if let Some((meta, used)) = record_in_window(window, self.index, budget_left, self.order) {
             self.src.consume(used);
             self.read += used;
+            self.order = self.order.after(meta.offset_delta);
             return Ok(meta);
         }
         let len = match self.varint_outside()? {
@@ -241,7 +408,7 @@ impl<R: BufRead> Reader<R> {
         let _attributes = self.field_byte("attributes")?;
         let timestamp_delta = self.field_varlong("timestamp delta")?;
         let offset_delta = self.field_varint("offset delta")?;
-        if offset_delta != self.index {
+        if !self.order.accepts(offset_delta, self.index) {
             return Err(self.ctx.invalid(
                 self.index,
                 format!(
@@ -250,7 +417,7 @@ impl<R: BufRead> Reader<R> {
                 ),
             ));
         }
-        self.skip_nullable("key")?;
+        let has_key = self.skip_nullable("key")?;
         self.skip_nullable("value")?;
         let headers = self.field_varint("header count")?;
         if headers < 0 {
@@ -290,6 +457,7 @@ impl<R: BufRead> Reader<R> {
         Ok(RecordMeta {
             offset_delta,
             timestamp_delta,
+            has_key,
         })
     }
 
@@ -367,15 +535,15 @@ impl<R: BufRead> Reader<R> {
         Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
     }
 
-    /// A length-prefixed field that may be null (-1): skipped.
-    fn skip_nullable(&mut self, what: &str) -> Result<()> {
+    /// A length-prefixed field that may be null (-1): skipped. Returns whether it was not null.
+    fn skip_nullable(&mut self, what: &str) -> Result<bool> {
         let len = self.field_varint(what)?;
         match len {
-            -1 => Ok(()),
+            -1 => Ok(false),
             len if len < -1 => Err(self
                 .ctx
                 .invalid(self.index, format!("{what} length {len} is negative"))),
-            len => self.skip_field(len as usize, what),
+            len => self.skip_field(len as usize, what).map(|()| true),
         }
     }
 

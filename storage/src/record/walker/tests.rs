@@ -120,6 +120,7 @@ fn check(codec: Compression, count: i32, plain: &[u8]) -> Result<()> {
     walk(
         &batch(codec, count, &compress(codec, plain)),
         &mut budget,
+        true,
         |_| ControlFlow::Continue(()),
     )
 }
@@ -152,7 +153,7 @@ fn well_formed_records_of_every_codec_walk_and_report_their_deltas() {
         let mut seen = Vec::new();
         let mut budget = 1 << 20;
         let b = batch(codec, 3, &compress(codec, &records(&rs)));
-        walk(&b, &mut budget, |m| {
+        walk(&b, &mut budget, true, |m| {
             seen.push((m.offset_delta, m.timestamp_delta));
             ControlFlow::Continue(())
         })
@@ -255,7 +256,7 @@ fn a_payload_that_is_not_its_codec_is_corrupt() {
         Compression::Zstd,
     ] {
         let mut budget = 1 << 20;
-        let res = walk(&batch(codec, 1, &plain), &mut budget, |_| {
+        let res = walk(&batch(codec, 1, &plain), &mut budget, true, |_| {
             ControlFlow::Continue(())
         });
         assert!(
@@ -280,6 +281,7 @@ fn records_inflating_past_the_budget_are_refused_and_stop_reading() {
         let res = walk(
             &batch(codec, 1, &compress(codec, &records(&[r.clone()]))),
             &mut budget,
+            true,
             |_| ControlFlow::Continue(()),
         );
         assert!(
@@ -295,10 +297,10 @@ fn the_budget_is_shared_by_the_batches_of_one_append() {
     let b = batch(Compression::Zstd, 1, &compress(Compression::Zstd, &rs));
     let mut budget = rs.len() * 2;
     let go = |_| ControlFlow::Continue(());
-    walk(&b, &mut budget, go).unwrap();
-    walk(&b, &mut budget, go).unwrap();
+    walk(&b, &mut budget, true, go).unwrap();
+    walk(&b, &mut budget, true, go).unwrap();
     assert!(matches!(
-        walk(&b, &mut budget, go),
+        walk(&b, &mut budget, true, go),
         Err(Error::DecompressedTooLarge { .. })
     ));
 }
@@ -315,7 +317,7 @@ proptest! {
         let codec = CODECS[codec];
         let count = count.max(1);
         let mut budget = 4096;
-        let _ = walk(&batch(codec, count, &compress(codec, &plain)), &mut budget, |_| ControlFlow::Continue(()));
+        let _ = walk(&batch(codec, count, &compress(codec, &plain)), &mut budget, true, |_| ControlFlow::Continue(()));
         prop_assert!(budget <= 4096);
     }
 
@@ -332,7 +334,7 @@ proptest! {
             data[at] = *v;
         }
         let mut budget = 1 << 20;
-        let _ = walk(&batch(codec, 3, &data), &mut budget, |_| ControlFlow::Continue(()));
+        let _ = walk(&batch(codec, 3, &data), &mut budget, true, |_| ControlFlow::Continue(()));
     }
 }
 
@@ -365,7 +367,7 @@ fn walk_with<R: BufRead>(src: R, count: i32) -> (Vec<RecordMeta>, Result<()>) {
         count,
     };
     let mut seen = Vec::new();
-    let res = Reader::new(src, ctx, 4096).walk(&mut |m| {
+    let res = Reader::new(src, ctx, 4096, true).walk(&mut |m| {
         seen.push(m);
         ControlFlow::Continue(())
     });

@@ -1,0 +1,252 @@
+//! What one batch becomes when its segment is cleaned (Kafka's `MemoryRecords.filterTo` with the cleaner's
+//! `RecordFilter`): copied byte for byte when every record stays, re-encoded with its codec when some go, kept as
+//! an empty batch or dropped when none stay.
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+
+use super::offset_map::OffsetMap;
+use super::transactions::AbortedTransactions;
+use crate::record::{compress, varint, walk_records, Compression, RECORD_BATCH_OVERHEAD};
+use crate::segment::BatchMeta;
+use crate::{RecordBatch, Result, TimestampType};
+
+/// What the cleaner decides per batch, and the tallies for its stats.
+pub(crate) struct BatchFilter<'a> {
+    pub(crate) map: &'a OffsetMap,
+    /// Whether tombstones of this segment are still kept (its modification time is after the delete horizon).
+    pub(crate) retain_deletes: bool,
+    pub(crate) last_data_offsets: &'a HashMap<i64, i64>,
+    pub(crate) aborted: &'a AbortedTransactions,
+    /// Decompression budget per batch.
+    pub(crate) budget: usize,
+}
+
+/// Counters of one cleaning.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct FilterTally {
+    pub(crate) records_read: u64,
+    pub(crate) records_retained: u64,
+    pub(crate) batches_copied: u64,
+    pub(crate) batches_rewritten: u64,
+    pub(crate) batches_emptied: u64,
+    pub(crate) batches_dropped: u64,
+    /// Records without a key (dropped, Kafka's `invalidMessage`).
+    pub(crate) invalid_records: u64,
+}
+
+/// A kept record's place in the batch's (decompressed) records.
+#[derive(Clone, Copy)]
+struct Kept {
+    start: usize,
+    len: usize,
+    /// Where its fields after the timestamp delta start, from `start`.
+    after_timestamp: usize,
+    attributes: u8,
+    timestamp_delta: i64,
+    offset_delta: i32,
+}
+
+/// Scratch buffers reused across batches.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    decompressed: Vec<u8>,
+    records: Vec<u8>,
+    kept: Vec<Kept>,
+}
+
+fn meta_of(batch: &RecordBatch) -> BatchMeta {
+    BatchMeta {
+        size: batch.size_in_bytes(),
+        last_offset: batch.last_offset(),
+        max_timestamp: batch.max_timestamp(),
+        offset_of_max_timestamp: batch.base_offset() + batch.offset_delta_of_max_timestamp() as i64,
+    }
+}
+
+impl BatchFilter<'_> {
+    /// Kafka's `shouldRetainRecord`.
+    fn keep(
+        &self,
+        offset: i64,
+        key: Option<&[u8]>,
+        has_value: bool,
+        tally: &mut FilterTally,
+    ) -> bool {
+        if offset > self.map.latest_offset() {
+            return true;
+        }
+        let Some(key) = key else {
+            tally.invalid_records += 1;
+            return false;
+        };
+        let latest = self.map.get(key).is_none_or(|found| offset >= found);
+        latest && (has_value || self.retain_deletes)
+    }
+
+    /// Appends what `batch` becomes to `out` (and its meta to `metas`).
+    pub(crate) fn filter(
+        &self,
+        batch: &RecordBatch,
+        out: &mut Vec<u8>,
+        metas: &mut Vec<BatchMeta>,
+        scratch: &mut Scratch,
+        tally: &mut FilterTally,
+    ) -> Result<()> {
+        tally.records_read += batch.records_count().max(0) as u64;
+        if batch.is_control() {
+            // Transaction markers are kept until transactions are indexed (see transactions.rs).
+            tally.records_retained += batch.records_count().max(0) as u64;
+            tally.batches_copied += 1;
+            out.extend_from_slice(batch.as_bytes());
+            metas.push(meta_of(batch));
+            return Ok(());
+        }
+        let discard_all = self.aborted.is_aborted(batch);
+        let base = batch.base_offset();
+        scratch.kept.clear();
+        let mut first_ptr = None;
+        let kept = &mut scratch.kept;
+        walk_records(batch, self.budget, &mut scratch.decompressed, |r| {
+            let origin = *first_ptr.get_or_insert(r.bytes.as_ptr() as usize);
+            let offset = base + r.meta.offset_delta as i64;
+            if !discard_all && self.keep(offset, r.key, r.has_value, tally) {
+                kept.push(Kept {
+                    start: r.bytes.as_ptr() as usize - origin,
+                    len: r.bytes.len(),
+                    after_timestamp: r.after_timestamp.as_ptr() as usize
+                        - r.bytes.as_ptr() as usize,
+                    attributes: r.attributes,
+                    timestamp_delta: r.meta.timestamp_delta,
+                    offset_delta: r.meta.offset_delta,
+                });
+            }
+            ControlFlow::Continue(())
+        })?;
+        tally.records_retained += scratch.kept.len() as u64;
+        if scratch.kept.len() as i64 == batch.records_count() as i64 {
+            tally.batches_copied += 1;
+            out.extend_from_slice(batch.as_bytes());
+            metas.push(meta_of(batch));
+            return Ok(());
+        }
+        if scratch.kept.is_empty() {
+            // Kafka's BatchRetention.RETAIN_EMPTY: the last data batch of a producer keeps its sequence.
+            let last_of_producer = batch.producer_id() >= 0
+                && self.last_data_offsets.get(&batch.producer_id()) == Some(&batch.last_offset());
+            if last_of_producer {
+                tally.batches_emptied += 1;
+                let start = out.len();
+                write_empty_batch(batch, out);
+                metas.push(BatchMeta {
+                    size: out.len() - start,
+                    last_offset: batch.last_offset(),
+                    max_timestamp: batch.max_timestamp(),
+                    offset_of_max_timestamp: batch.last_offset(),
+                });
+            } else {
+                tally.batches_dropped += 1;
+            }
+            return Ok(());
+        }
+        tally.batches_rewritten += 1;
+        let data: &[u8] = if batch.compression() == Compression::None {
+            &batch.as_bytes()[RECORD_BATCH_OVERHEAD..]
+        } else {
+            &scratch.decompressed
+        };
+        let meta = rewrite(batch, data, &scratch.kept, &mut scratch.records, out)?;
+        metas.push(meta);
+        Ok(())
+    }
+}
+
+/// Kafka's `buildRetainedRecordsInto`: the kept records in a batch with the original's header fields, base offset
+/// and last offset delta, its base timestamp moved to the first kept record (LogAppendTime batches: the append
+/// time, deltas 0), compressed with the original codec.
+fn rewrite(
+    batch: &RecordBatch,
+    data: &[u8],
+    kept: &[Kept],
+    records: &mut Vec<u8>,
+    out: &mut Vec<u8>,
+) -> Result<BatchMeta> {
+    let log_append = batch.timestamp_type() == TimestampType::LogAppendTime;
+    let old_base_ts = batch.first_timestamp();
+    let new_base_ts = if log_append {
+        batch.max_timestamp()
+    } else {
+        old_base_ts.wrapping_add(kept[0].timestamp_delta)
+    };
+    let (mut max_ts, mut max_delta) = (i64::MIN, kept[0].offset_delta);
+    records.clear();
+    let mut body = Vec::with_capacity(16);
+    for k in kept {
+        let rec = &data[k.start..k.start + k.len];
+        let ts = old_base_ts.wrapping_add(k.timestamp_delta);
+        if !log_append && ts > max_ts {
+            max_ts = ts;
+            max_delta = k.offset_delta;
+        }
+        let delta = if log_append {
+            0
+        } else {
+            ts.wrapping_sub(new_base_ts)
+        };
+        if delta == k.timestamp_delta {
+            records.extend_from_slice(rec);
+            continue;
+        }
+        body.clear();
+        body.push(k.attributes);
+        varint::write_varlong(&mut body, delta);
+        let rest = &rec[k.after_timestamp..];
+        varint::write_varint(records, (body.len() + rest.len()) as i32);
+        records.extend_from_slice(&body);
+        records.extend_from_slice(rest);
+    }
+    if log_append {
+        max_ts = batch.max_timestamp();
+        max_delta = 0;
+    }
+    let start = out.len();
+    let header = &batch.as_bytes()[..RECORD_BATCH_OVERHEAD];
+    out.extend_from_slice(header);
+    out[start + 27..start + 35].copy_from_slice(&new_base_ts.to_be_bytes());
+    out[start + 35..start + 43].copy_from_slice(&max_ts.to_be_bytes());
+    out[start + 57..start + 61].copy_from_slice(&(kept.len() as i32).to_be_bytes());
+    compress(batch.compression(), records, out).map_err(|e| crate::Error::CorruptRecord {
+        reason: format!(
+            "cannot re-encode the {:?} batch at offset {}: {e}",
+            batch.compression(),
+            batch.base_offset()
+        ),
+    })?;
+    finish_header(out, start);
+    Ok(BatchMeta {
+        size: out.len() - start,
+        last_offset: batch.last_offset(),
+        max_timestamp: max_ts,
+        offset_of_max_timestamp: batch.base_offset() + max_delta as i64,
+    })
+}
+
+/// Kafka's `writeEmptyHeader`: a header without records keeping the base offset, last offset delta, producer
+/// fields, leader epoch, timestamp type and transactional/control flags; first and max timestamp = the batch's
+/// max timestamp; no codec.
+fn write_empty_batch(batch: &RecordBatch, out: &mut Vec<u8>) {
+    let start = out.len();
+    out.extend_from_slice(&batch.as_bytes()[..RECORD_BATCH_OVERHEAD]);
+    let attrs = batch.attributes() as u16 & !0x07;
+    out[start + 21..start + 23].copy_from_slice(&attrs.to_be_bytes());
+    out[start + 27..start + 35].copy_from_slice(&batch.max_timestamp().to_be_bytes());
+    out[start + 57..start + 61].copy_from_slice(&0i32.to_be_bytes());
+    finish_header(out, start);
+}
+
+/// Writes the batch length and CRC of the batch at `out[start..]`.
+fn finish_header(out: &mut [u8], start: usize) {
+    let len = (out.len() - start - 12) as i32;
+    out[start + 8..start + 12].copy_from_slice(&len.to_be_bytes());
+    let crc = crc32c::crc32c(&out[start + 21..]);
+    out[start + 17..start + 21].copy_from_slice(&crc.to_be_bytes());
+}
