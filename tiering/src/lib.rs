@@ -47,7 +47,7 @@ mod validate;
 pub use backend::{build_store, BackendDescription};
 pub use config::{BackendKind, RsmConfig, S3Config, RSM_CONFIG, RSM_KEYS};
 pub use custom::SegmentCustomMetadata;
-pub use error::{Error, Result};
+pub use error::{BoxError, Deferral, Error, Report, Result};
 pub use rlm::{RemoteLogManager, RemoteLogManagerConfig};
 pub use rsm::{
     IndexType, LogSegmentData, RemoteStorageManager, RemoteStorageManagerExt, SegmentStream,

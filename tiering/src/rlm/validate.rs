@@ -42,10 +42,11 @@ fn parse(key: &ConfigKey, v: &str) -> Result<Value> {
             ConfigError::BadValue { reason, .. } => reason,
             other => other.to_string(),
         };
-        Error::InvalidProperty {
+        Error::Config {
             key: key.name.into(),
-            value: v.into(),
+            value: Some(v.into()),
             reason,
+            source: None,
         }
     })
 }
