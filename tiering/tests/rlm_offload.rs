@@ -387,7 +387,7 @@ async fn reads_slower_than_the_fetch_wait_complete_on_a_later_fetch() {
 }
 
 /// The remote fetch quota (`remote.log.manager.fetch.max.bytes.per.second`) defers the start of a read once the
-/// bytes read exceed it: the caller gets `QuotaExceeded` (no records this time), the deferral is counted, and the
+/// bytes read exceed it: the caller gets `Deferred` (`Deferral::Quota`) (no records this time), the deferral is counted, and the
 /// read goes through again once the quota has refilled.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_fetch_quota_defers_reads_and_counts_the_deferrals() {
