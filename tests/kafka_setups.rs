@@ -348,3 +348,61 @@ fn bad_value_stops_start_up_naming_key_and_value() {
     let err = fails(strata(&ssl, &[]));
     assert!(err.contains("SSL://127.0.0.1:0"), "{err}");
 }
+
+/// Kafka reports every static broker config as STATIC_BROKER_CONFIG whether it came from the file, the
+/// environment or an override (the apache/kafka image writes its environment into the file); keys left alone are
+/// DEFAULT_CONFIG. Checked with librdkafka's AdminClient `describe_configs` against the binary.
+#[test]
+fn describe_configs_reports_file_environment_and_override_as_static_broker_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("server.properties");
+    std::fs::write(
+        &file,
+        format!(
+            "listeners=PLAINTEXT://127.0.0.1:0\nnum.partitions=2\n{}\n",
+            data_dir_arg(&dir.path().join("data"))
+        ),
+    )
+    .unwrap();
+    let b = start(strata(
+        &[
+            "--config",
+            file.to_str().unwrap(),
+            "--override",
+            "message.max.bytes=2000000",
+        ],
+        &[("KAFKA_LOG_RETENTION_HOURS", "2")],
+    ));
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let desc = rt
+        .block_on(admin(&b.bootstrap).describe_configs(
+            &[rdkafka::admin::ResourceSpecifier::Broker(1)],
+            &rdkafka::admin::AdminOptions::new(),
+        ))
+        .expect("describe_configs");
+    let r = desc[0].as_ref().expect("broker configs");
+    let get = |k: &str| {
+        let e = r.get(k).unwrap_or_else(|| panic!("{k} not listed"));
+        (e.value.clone(), format!("{:?}", e.source), e.is_read_only)
+    };
+    let (static_broker, default) = (
+        format!("{:?}", rdkafka::admin::ConfigSource::StaticBroker),
+        format!("{:?}", rdkafka::admin::ConfigSource::Default),
+    );
+    assert_eq!(
+        get("num.partitions"),
+        (Some("2".into()), static_broker.clone(), true)
+    );
+    assert_eq!(
+        get("log.retention.ms"),
+        (Some("7200000".into()), static_broker.clone(), true)
+    );
+    assert_eq!(
+        get("message.max.bytes"),
+        (Some("2000000".into()), static_broker, true)
+    );
+    assert_eq!(
+        get("auto.create.topics.enable"),
+        (Some("true".into()), default, true)
+    );
+}

@@ -202,3 +202,95 @@ async fn describe_configs_reports_types_synonyms_and_documentation_from_the_tabl
     drop(s);
     broker.shutdown().await.unwrap();
 }
+
+/// DescribeConfigs v4 of the broker, as Kafka's `ConfigHelper` reports static broker configs: every key from the
+/// broker table; a given key is STATIC_BROKER_CONFIG (4) with synonyms the name it was given under (in its own
+/// unit) then the default (DEFAULT_CONFIG=5); the rest DEFAULT_CONFIG; all read-only (Kafka: static broker
+/// configs can only change by restart); `config_type` from the table (INT=3, LIST=7, BOOLEAN=1); documentation
+/// only when asked for; a Kafka key with no effect in strata is listed when given, its documentation saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn describe_configs_of_the_broker_reports_table_types_synonyms_and_documentation() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker_with(
+        dir.path(),
+        &[
+            ("log.retention.hours", "2"),
+            ("num.partitions", "3"),
+            ("process.roles", "broker,controller"),
+        ],
+    )
+    .await;
+    let mut s = connect(broker.local_addr()).await;
+    let describe = |documentation: bool| {
+        DescribeConfigsRequest::default()
+            .with_include_synonyms(true)
+            .with_include_documentation(documentation)
+            .with_resources(vec![DescribeConfigsResource::default()
+                .with_resource_type(4)
+                .with_resource_name(sb("1"))
+                .with_configuration_keys(None)])
+    };
+    let r: DescribeConfigsResponse = request(&mut s, ApiKey::DescribeConfigs, 4, &describe(true))
+        .await
+        .unwrap();
+    assert_eq!(r.results[0].error_code, 0);
+    for k in strata_broker::config::BROKER_KEYS {
+        let e = entry(&r, k.name);
+        assert!(e.read_only, "{} is a static broker config", k.name);
+        assert_eq!(e.config_type, k.ty.kafka_id(), "{}", k.name);
+        assert!(e.documentation.as_ref().is_some_and(|d| !d.is_empty()));
+    }
+    let retention = entry(&r, "log.retention.ms");
+    assert_eq!(
+        (retention.value.as_deref(), retention.config_source),
+        (Some("7200000"), 4)
+    );
+    assert_eq!(
+        synonyms(retention),
+        [
+            ("log.retention.hours".into(), Some("2".into()), 4),
+            ("log.retention.ms".into(), Some("604800000".into()), 5),
+        ]
+    );
+    let partitions = entry(&r, "num.partitions");
+    assert_eq!((partitions.config_source, partitions.config_type), (4, 3));
+    assert_eq!(
+        synonyms(partitions),
+        [
+            ("num.partitions".into(), Some("3".into()), 4),
+            ("num.partitions".into(), Some("1".into()), 5),
+        ]
+    );
+    let auto = entry(&r, "auto.create.topics.enable");
+    assert_eq!(
+        (auto.value.as_deref(), auto.config_source, auto.config_type),
+        (Some("true"), 5, 1)
+    );
+    assert_eq!(entry(&r, "log.dirs").config_type, 7);
+    let roles = entry(&r, "process.roles");
+    assert_eq!(
+        (roles.value.as_deref(), roles.config_source),
+        (Some("broker,controller"), 4)
+    );
+    assert!(roles
+        .documentation
+        .as_ref()
+        .is_some_and(|d| d.contains("no effect in strata")));
+    assert!(
+        r.results[0]
+            .configs
+            .iter()
+            .all(|e| e.name.as_str() != "broker.heartbeat.interval.ms"),
+        "Kafka keys not given are not listed"
+    );
+
+    let r: DescribeConfigsResponse = request(&mut s, ApiKey::DescribeConfigs, 4, &describe(false))
+        .await
+        .unwrap();
+    assert!(r.results[0]
+        .configs
+        .iter()
+        .all(|e| e.documentation.is_none()));
+    drop(s);
+    broker.shutdown().await.unwrap();
+}

@@ -65,13 +65,20 @@ pub trait TieringHooks: Send + Sync + 'static {
 /// INVALID_CONFIG naming the topic, anything else a storage error.
 pub fn tiering_error(e: strata_tiering::Error) -> Error {
     match e {
-        strata_tiering::Error::InvalidProperty { key, value, reason } => {
-            Error::InvalidConfig { key, value, reason }
-        }
+        strata_tiering::Error::Config {
+            key, value, reason, ..
+        } => Error::InvalidConfig {
+            key,
+            value: value.unwrap_or_default(),
+            reason,
+        },
         strata_tiering::Error::PolicyViolation { topic, reason } => {
             Error::ConfigRule { topic, reason }
         }
-        other => Error::io("tiered storage", std::io::Error::other(other.to_string())),
+        other => Error::io(
+            "tiered storage",
+            std::io::Error::other(strata_tiering::Report(&other).to_string()),
+        ),
     }
 }
 

@@ -5,9 +5,10 @@
 //!   [`RemotePartitionDeleteMetadata`]: Kafka's types, with serde.
 //! - [`RemoteLogSegmentState`], [`RemotePartitionDeleteState`]: the state machines, Kafka's legal transitions only.
 //! - [`RemoteLogMetadataManager`]: async durable writes, sync reads from an in-memory cache (see its `# Contract`).
-//! - [`InMemoryRemoteLogMetadataManager`] (tests, examples) and [`TopicBasedRemoteLogMetadataManager`] (the
+//! - `InMemoryRemoteLogMetadataManager` (tests) and [`TopicBasedRemoteLogMetadataManager`] (the
 //!   broker's: JSON records in the internal topic [`REMOTE_LOG_METADATA_TOPIC_NAME`], replayed on start from a
-//!   snapshot plus the tail). Both pass [`conformance::rlmm_conformance`].
+//!   snapshot plus the tail). Both pass `conformance::rlmm_conformance`. The in-memory manager and the
+//!   conformance suite are test support behind the `testing` feature (never in the broker's binary).
 //!
 //! The copy path of the tiering layer, in short:
 //!
@@ -31,9 +32,11 @@
 #![warn(missing_docs)]
 
 mod cache;
+#[cfg(any(test, feature = "testing"))]
 pub mod conformance;
 mod error;
 mod manager;
+#[cfg(any(test, feature = "testing"))]
 mod memory;
 mod partition_delete;
 mod record;
@@ -44,6 +47,7 @@ mod topic;
 
 pub use error::{Error, Result};
 pub use manager::RemoteLogMetadataManager;
+#[cfg(any(test, feature = "testing"))]
 pub use memory::InMemoryRemoteLogMetadataManager;
 pub use partition_delete::RemotePartitionDeleteMetadata;
 pub use record::{RemoteLogMetadataRecord, RECORD_FORMAT_VERSION};

@@ -57,15 +57,14 @@ pub fn build_store(config: &RsmConfig) -> Result<Arc<dyn ObjectStore>> {
         BackendKind::Memory => Ok(Arc::new(InMemory::new())),
         BackendKind::Filesystem => {
             let root = &config.filesystem_root;
-            std::fs::create_dir_all(root).map_err(|e| Error::InvalidConfig {
-                key: "storage.filesystem.root".into(),
-                message: format!("cannot create {}: {e}", root.display()),
+            std::fs::create_dir_all(root).map_err(|e| Error::Config {
+                key: "rsm.config.storage.filesystem.root".into(),
+                value: Some(root.display().to_string()),
+                reason: "cannot create the directory".into(),
+                source: Some(Box::new(e)),
             })?;
             let fs = LocalFileSystem::new_with_prefix(root)
-                .map_err(|source| Error::Backend {
-                    backend: "filesystem",
-                    source,
-                })?
+                .map_err(|source| backend_error("filesystem", source))?
                 .with_automatic_cleanup(true);
             Ok(Arc::new(fs))
         }
@@ -105,11 +104,17 @@ pub fn build_store(config: &RsmConfig) -> Result<Arc<dyn ObjectStore>> {
                 max_retries: 10,
                 retry_timeout: s3.api_call_timeout,
             });
-            let store = b.build().map_err(|source| Error::Backend {
-                backend: "s3",
-                source,
-            })?;
+            let store = b.build().map_err(|source| backend_error("s3", source))?;
             Ok(Arc::new(store))
         }
+    }
+}
+
+fn backend_error(backend: &str, source: object_store::Error) -> Error {
+    Error::Config {
+        key: "rsm.config.storage.backend".into(),
+        value: Some(backend.into()),
+        reason: format!("cannot build the {backend} object store"),
+        source: Some(Box::new(source)),
     }
 }

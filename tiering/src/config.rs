@@ -369,9 +369,17 @@ impl RsmConfig {
     /// Sets one property (prefix stripped), parsed and checked by its key in [`RSM_CONFIG`]. Does not validate
     /// cross-field rules; call [`RsmConfig::validate`].
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
-        let k = RSM_CONFIG.key(key).ok_or_else(|| Error::UnknownConfig {
-            key: key.to_string(),
-            suggestion: RSM_CONFIG.closest(key).map(String::from),
+        let k = RSM_CONFIG.key(key).ok_or_else(|| {
+            Error::invalid(
+                key,
+                format!(
+                    "unknown remote storage property{}",
+                    RSM_CONFIG
+                        .closest(key)
+                        .map(|s| format!(" (did you mean rsm.config.{s}?)"))
+                        .unwrap_or_default()
+                ),
+            )
         })?;
         let v = k.parse_value(value).map_err(|e| match e {
             ConfigError::BadValue { key, value, reason } => {
@@ -620,7 +628,7 @@ mod tests {
     fn unknown_key_is_rejected_by_name() {
         let e = RsmConfig::from_props([("chunk.sise", "1")]).unwrap_err();
         assert!(
-            matches!(&e, Error::UnknownConfig { key, .. } if key == "chunk.sise"),
+            matches!(&e, Error::Config { key, .. } if key == "rsm.config.chunk.sise"),
             "{e}"
         );
         assert!(e.to_string().contains("rsm.config.chunk.sise"));

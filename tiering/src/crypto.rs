@@ -65,11 +65,18 @@ impl KeyEncryptionKey {
     /// Reads the KEK from a file holding 32 raw bytes, 64 hex digits or base64 of 32 bytes (surrounding
     /// whitespace ignored).
     pub fn from_file(path: &Path) -> Result<Self> {
-        let err = |message: String| Error::KeyFile {
-            path: path.to_path_buf(),
-            message,
+        let err = |reason: String| Error::Config {
+            key: "rsm.config.encryption.key.file".into(),
+            value: Some(path.display().to_string()),
+            reason,
+            source: None,
         };
-        let raw = std::fs::read(path).map_err(|e| err(format!("cannot read: {e}")))?;
+        let raw = std::fs::read(path).map_err(|e| Error::Config {
+            key: "rsm.config.encryption.key.file".into(),
+            value: Some(path.display().to_string()),
+            reason: "cannot read the key file".into(),
+            source: Some(Box::new(e)),
+        })?;
         if raw.len() == 32 {
             let mut k = [0u8; 32];
             k.copy_from_slice(&raw);
@@ -121,8 +128,11 @@ impl KeyEncryptionKey {
         wrapped: &str,
         what: &str,
     ) -> Result<DataKey> {
-        let decrypt_err = || Error::Decrypt {
-            what: format!("data key of {what}"),
+        let decrypt_err = || {
+            Error::corrupt(
+                format!("data key of {what}"),
+                "decryption failed: wrong encryption key or corrupted data",
+            )
         };
         let blob = base64::engine::general_purpose::STANDARD
             .decode(wrapped)
@@ -212,8 +222,12 @@ impl DataKey {
         sealed: &[u8],
         what: &dyn Fn() -> String,
     ) -> Result<Vec<u8>> {
-        open(&self.cipher, sealed, &chunk_aad(&self.segment, kind, n))
-            .ok_or_else(|| Error::Decrypt { what: what() })
+        open(&self.cipher, sealed, &chunk_aad(&self.segment, kind, n)).ok_or_else(|| {
+            Error::corrupt(
+                what(),
+                "decryption failed: wrong encryption key or corrupted data",
+            )
+        })
     }
 }
 
@@ -237,7 +251,7 @@ mod tests {
         let moved = dek2
             .decrypt(ChunkKind::Log, 4, &sealed, &|| "chunk 4".into())
             .unwrap_err();
-        assert!(matches!(moved, Error::Decrypt { .. }), "{moved}");
+        assert!(matches!(moved, Error::Corrupt { .. }), "{moved}");
         assert!(dek2
             .decrypt(ChunkKind::Index, 3, &sealed, &|| "c".into())
             .is_err());
@@ -255,8 +269,8 @@ mod tests {
             .unwrap_data_key(&seg, &wrapped, "segment x")
             .unwrap_err();
         assert!(
-            e.to_string()
-                .contains("decryption failed for data key of segment x"),
+            matches!(&e, Error::Corrupt { what, reason, .. }
+                if what == "data key of segment x" && reason.contains("decryption failed")),
             "{e}"
         );
     }

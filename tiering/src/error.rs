@@ -1,101 +1,76 @@
 //! The crate's one public error type.
-use std::path::PathBuf;
-
 use strata_storage::TopicPartition;
 
-/// Errors of the remote storage data plane (the RSM) and of the [`RemoteLogManager`](crate::RemoteLogManager).
-/// Messages are lowercase and name what failed.
+/// A boxed source error.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Errors of the remote storage data plane (the RSM) and of the [`RemoteLogManager`](crate::RemoteLogManager):
+/// one variant per thing a caller decides on, the context in fields and the cause as [`source`](std::error::Error::source)
+/// (messages do not repeat it: render the chain with [`Report`]).
 ///
-/// Broker mapping of the RemoteLogManager's errors: `OffsetOutOfRange` → OFFSET_OUT_OF_RANGE; `InvalidProperty` /
-/// `PolicyViolation` → INVALID_CONFIG; `UnknownPartition` → UNKNOWN_TOPIC_OR_PARTITION; `NotReady` →
-/// REPLICA_NOT_AVAILABLE; `Timeout` / `ReaderQueueFull` / `QuotaExceeded` → an empty fetch; anything else →
-/// KAFKA_STORAGE_ERROR.
+/// Broker mapping: `Config` / `PolicyViolation` → INVALID_CONFIG; `OffsetOutOfRange` → OFFSET_OUT_OF_RANGE;
+/// `UnknownPartition` → UNKNOWN_TOPIC_OR_PARTITION; `Deferred` → a fetch without remote records this time;
+/// `NotFound` / `Corrupt` → UNKNOWN_SERVER_ERROR (retrying cannot help); anything else → KAFKA_STORAGE_ERROR
+/// (clients retry).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A `rsm.config.` property was not recognised.
-    #[error("unknown remote storage property rsm.config.{key}{}", .suggestion.as_ref().map(|s| format!(" (did you mean rsm.config.{s}?)")).unwrap_or_default())]
-    UnknownConfig {
-        /// The key, without the `rsm.config.` prefix.
+    /// Bad configuration: an unknown or bad `rsm.config.` / `remote.log.*` property, properties that contradict
+    /// each other, an unreadable encryption key file, an object store that cannot be built from the properties.
+    #[error("invalid configuration {key}{}: {reason}", .value.as_ref().map(|v| format!("={v}")).unwrap_or_default())]
+    Config {
+        /// The property, with its prefix (`rsm.config.chunk.size`).
         key: String,
-        /// The closest known key, without the prefix.
-        suggestion: Option<String>,
+        /// The value given, when one is to blame (never a secret).
+        value: Option<String>,
+        /// What is wrong.
+        reason: String,
+        /// The cause, if any.
+        #[source]
+        source: Option<BoxError>,
     },
-    /// A `rsm.config.` property had a bad value, or properties contradict each other.
-    #[error("invalid rsm.config.{key}: {message}")]
-    InvalidConfig {
-        /// The key, without the `rsm.config.` prefix.
-        key: String,
-        /// What is wrong with it.
-        message: String,
-    },
-    /// The encryption key file could not be read or does not hold a 256-bit key.
-    #[error("encryption key file {path}: {message}")]
-    KeyFile {
-        /// The file named by `rsm.config.encryption.key.file`.
-        path: PathBuf,
-        /// What is wrong with it.
-        message: String,
+    /// A topic config change Kafka forbids that needs the broker's state (tiering while
+    /// `remote.log.storage.system.enable=false`).
+    #[error("invalid config for topic {topic}: {reason}")]
+    PolicyViolation {
+        /// The topic.
+        topic: String,
+        /// Which rule.
+        reason: String,
     },
     /// Kafka's `RemoteResourceNotFoundException`: the segment, its manifest or the asked-for index does not exist.
     #[error("remote resource not found: {what}")]
-    ResourceNotFound {
+    NotFound {
         /// What was looked for.
         what: String,
     },
-    /// An object store call failed.
-    #[error("object store {operation} of {key} failed: {source}")]
-    Store {
-        /// The call (`put`, `get`, `put_part`, `complete_multipart`, `delete`, `list`, ...).
+    /// The object store, a local file, the remote log metadata or a background task failed: retriable.
+    #[error("{operation} of {what} failed")]
+    Unavailable {
+        /// The call (`put`, `get`, `put_part`, `complete_multipart`, `delete`, `list`, `read local file`, ...).
         operation: &'static str,
-        /// The object key.
-        key: String,
-        /// The store's error.
-        #[source]
-        source: object_store::Error,
-    },
-    /// A local file of the segment could not be read.
-    #[error("reading local segment file {path} failed: {source}")]
-    LocalIo {
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A stored chunk or index failed to decrypt (wrong key or tampered data).
-    #[error("decryption failed for {what}: wrong encryption key or corrupted data")]
-    Decrypt {
-        /// The chunk or index (object key and chunk number).
+        /// What it was about (an object key, a file, a partition).
         what: String,
+        /// The cause.
+        #[source]
+        source: BoxError,
     },
-    /// The segment's data key was wrapped with a different key than the configured one.
-    #[error(
-        "segment {segment} was encrypted under key id {stored_key_id}, but rsm.config.encryption.key.file holds key id {configured_key_id}"
-    )]
-    WrongKey {
-        /// The segment's manifest key.
-        segment: String,
-        /// The key id recorded in the manifest.
-        stored_key_id: String,
-        /// The id of the configured key.
-        configured_key_id: String,
-    },
-    /// The segment is encrypted but this RSM has no key (encryption disabled or no key file).
-    #[error("segment {segment} is encrypted but no encryption key is configured (rsm.config.encryption.key.file)")]
-    MissingKey {
-        /// The segment's manifest key.
-        segment: String,
-    },
-    /// Stored data does not match what the manifest says (short body, bad sizes, bad JSON).
-    #[error("corrupt remote object {key}: {message}")]
+    /// Stored data is unreadable: it does not match its manifest or metadata, does not decrypt, was encrypted under
+    /// another key than the configured one, or no key is configured. Retrying cannot help.
+    #[error("remote data {what} is unreadable: {reason}")]
     Corrupt {
-        /// The object key.
-        key: String,
+        /// The object, chunk or segment.
+        what: String,
         /// What is wrong.
-        message: String,
+        reason: String,
+        /// The cause, if any.
+        #[source]
+        source: Option<BoxError>,
     },
-    /// A byte range outside the segment was asked for.
+    /// The work was cancelled: the manager was stopped, or the partition deleted.
+    #[error("cancelled: the remote log manager is stopped")]
+    Cancelled,
+    /// A byte range outside the segment was asked for (the RSM contract).
     #[error("invalid range [{start}, {end}] for segment {segment} of {size} bytes")]
     InvalidRange {
         /// The segment.
@@ -106,73 +81,6 @@ pub enum Error {
         end: i64,
         /// The segment's size.
         size: u64,
-    },
-    /// zstd failed.
-    #[error("zstd {operation} failed for {what}: {source}")]
-    Compression {
-        /// `compress` or `decompress`.
-        operation: &'static str,
-        /// The chunk or index.
-        what: String,
-        /// The zstd error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The object store could not be built from the configuration.
-    #[error("cannot build the {backend} object store: {source}")]
-    Backend {
-        /// `s3`, `filesystem` or `memory`.
-        backend: &'static str,
-        /// The builder's error.
-        #[source]
-        source: object_store::Error,
-    },
-    /// The start-up connectivity check failed.
-    #[error(
-        "remote storage check failed at {operation} of probe {key} on backend {} (bucket {}, endpoint {}, region {}): {message}",
-        backend.backend, backend.bucket, backend.endpoint, backend.region
-    )]
-    Connectivity {
-        /// Backend, bucket, endpoint and region.
-        backend: Box<crate::backend::BackendDescription>,
-        /// The failing call: `put`, `ranged get`, `list` or `delete`.
-        operation: &'static str,
-        /// The probe object's key.
-        key: String,
-        /// The underlying error, flattened with its causes.
-        message: String,
-    },
-    /// An error shared by several readers of one cache entry (the first reader's error).
-    #[error(transparent)]
-    Shared(std::sync::Arc<Error>),
-    /// A blocking task (compression, encryption) panicked or was cancelled.
-    #[error("background task for {what} failed: {message}")]
-    Task {
-        /// What the task was doing.
-        what: String,
-        /// The join error.
-        message: String,
-    },
-
-    // The RemoteLogManager's errors (remote reads, deletes, config checks).
-    /// A `remote.log.*` property had a bad value.
-    #[error("invalid {key}={value}: {reason}")]
-    InvalidProperty {
-        /// The Kafka property.
-        key: String,
-        /// The bad value.
-        value: String,
-        /// What is wrong.
-        reason: String,
-    },
-    /// A topic config change Kafka forbids (tiering a compacted topic, turning tiering off without
-    /// `remote.log.delete.on.disable=true`, tiering while the system flag is off).
-    #[error("invalid config for topic {topic}: {reason}")]
-    PolicyViolation {
-        /// The topic.
-        topic: String,
-        /// Which rule.
-        reason: String,
     },
     /// No remote segment (and no local data) holds the offset.
     #[error("offset {offset} of {tp} is not in remote storage (remote segments cover {range})")]
@@ -190,83 +98,38 @@ pub enum Error {
         /// The partition.
         tp: TopicPartition,
     },
-    /// The remote log metadata of the partition is not loaded (or the partition was stopped).
-    #[error("remote log metadata of {tp} is not ready")]
-    NotReady {
+    /// A remote read was not started or did not finish in time: the fetch answers no records this time (as
+    /// Kafka's delayed remote fetch) and the client fetches again.
+    #[error("remote read of {tp} deferred: {reason}")]
+    Deferred {
         /// The partition.
         tp: TopicPartition,
+        /// Why.
+        reason: Deferral,
     },
-    /// A remote read did not finish within `remote.fetch.max.wait.ms`.
-    #[error("remote read of {tp} did not finish within {wait_ms} ms")]
+    /// An error shared by several readers of one cache entry (the first reader's error).
+    #[error(transparent)]
+    Shared(std::sync::Arc<Error>),
+}
+
+/// Why a remote read was deferred ([`Error::Deferred`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Deferral {
+    /// `remote.log.manager.fetch.max.bytes.per.second` is used up: no remote read starts now.
+    #[error("the remote fetch quota is used up")]
+    Quota,
+    /// The read did not finish within `remote.fetch.max.wait.ms`.
+    #[error("not finished within {wait_ms} ms")]
     Timeout {
-        /// The partition.
-        tp: TopicPartition,
         /// The deadline.
         wait_ms: u64,
     },
-    /// `remote.log.manager.fetch.max.bytes.per.second` is used up: no remote read starts now (Kafka answers the
-    /// fetch without remote data and the client fetches again).
-    #[error("remote read of {tp} deferred: the remote fetch quota is used up")]
-    QuotaExceeded {
-        /// The partition.
-        tp: TopicPartition,
-    },
     /// `remote.log.reader.max.pending.tasks` reads are already waiting.
-    #[error("remote read of {tp} rejected: {pending} reads are already pending")]
-    ReaderQueueFull {
-        /// The partition.
-        tp: TopicPartition,
+    #[error("{pending} reads are already pending")]
+    QueueFull {
         /// The queue bound.
         pending: usize,
-    },
-    /// A remote object did not hold what its metadata says (bad batch framing, short index).
-    #[error("remote segment {segment} of {tp} is corrupt: {reason}")]
-    CorruptSegment {
-        /// The partition.
-        tp: TopicPartition,
-        /// The segment id.
-        segment: String,
-        /// What is wrong.
-        reason: String,
-    },
-    /// Deleting what a failed or abandoned upload left (a `COPY_SEGMENT_STARTED` attempt) failed; retried.
-    #[error("cleaning up the unfinished upload of segment {segment} failed: {source}")]
-    Cleanup {
-        /// The attempt's segment id.
-        segment: String,
-        /// Why.
-        #[source]
-        source: Box<Error>,
-    },
-    /// The manager was stopped.
-    #[error("the remote log manager is stopped")]
-    Stopped,
-    /// A local log call failed.
-    #[error("local log of {tp}: {source}")]
-    Storage {
-        /// The partition.
-        tp: TopicPartition,
-        /// The storage error.
-        #[source]
-        source: Box<strata_storage::Error>,
-    },
-    /// A remote log metadata call failed.
-    #[error("remote log metadata {operation} failed: {source}")]
-    Metadata {
-        /// What was being done.
-        operation: &'static str,
-        /// The RLMM's error.
-        #[source]
-        source: Box<strata_metadata::Error>,
-    },
-    /// A remote storage call failed.
-    #[error("remote storage {operation} failed: {source}")]
-    Remote {
-        /// What was being done.
-        operation: &'static str,
-        /// The RSM's error.
-        #[source]
-        source: Box<Error>,
     },
 }
 
@@ -277,8 +140,17 @@ impl Error {
     /// True for Kafka's `RemoteResourceNotFoundException`.
     pub fn is_not_found(&self) -> bool {
         match self {
-            Error::ResourceNotFound { .. } => true,
+            Error::NotFound { .. } => true,
             Error::Shared(e) => e.is_not_found(),
+            _ => false,
+        }
+    }
+
+    /// Whether retrying cannot help: the data is missing or unreadable (as opposed to a store that is unavailable).
+    pub fn is_permanent(&self) -> bool {
+        match self {
+            Error::NotFound { .. } | Error::Corrupt { .. } => true,
+            Error::Shared(e) => e.is_permanent(),
             _ => false,
         }
     }
@@ -291,27 +163,15 @@ impl Error {
             Err(e) => e,
         };
         match &*e {
-            Error::ResourceNotFound { what } => Error::ResourceNotFound { what: what.clone() },
-            Error::Decrypt { what } => Error::Decrypt { what: what.clone() },
-            Error::WrongKey {
-                segment,
-                stored_key_id,
-                configured_key_id,
-            } => Error::WrongKey {
-                segment: segment.clone(),
-                stored_key_id: stored_key_id.clone(),
-                configured_key_id: configured_key_id.clone(),
-            },
-            Error::MissingKey { segment } => Error::MissingKey {
-                segment: segment.clone(),
-            },
-            Error::Corrupt { key, message } => Error::Corrupt {
-                key: key.clone(),
-                message: message.clone(),
-            },
-            Error::Task { what, message } => Error::Task {
+            Error::NotFound { what } => Error::NotFound { what: what.clone() },
+            Error::Corrupt {
+                what,
+                reason,
+                source: None,
+            } => Error::Corrupt {
                 what: what.clone(),
-                message: message.clone(),
+                reason: reason.clone(),
+                source: None,
             },
             _ => Error::Shared(e),
         }
@@ -326,44 +186,75 @@ impl Error {
             object_store::Error::NotFound { .. }
                 if operation.starts_with("get") || operation == "head" =>
             {
-                Error::ResourceNotFound {
+                Error::NotFound {
                     what: key.to_string(),
                 }
             }
-            source => Error::Store {
+            source => Error::Unavailable {
                 operation,
-                key: key.to_string(),
-                source,
+                what: key.to_string(),
+                source: Box::new(source),
             },
         }
     }
 
     pub(crate) fn meta(operation: &'static str) -> impl FnOnce(strata_metadata::Error) -> Error {
-        move |source| Error::Metadata {
+        move |source| Error::Unavailable {
             operation,
-            source: Box::new(source),
-        }
-    }
-
-    pub(crate) fn remote(operation: &'static str) -> impl FnOnce(Error) -> Error {
-        move |source| Error::Remote {
-            operation,
+            what: "remote log metadata".into(),
             source: Box::new(source),
         }
     }
 
     pub(crate) fn storage(tp: &TopicPartition) -> impl FnOnce(strata_storage::Error) -> Error + '_ {
-        move |source| Error::Storage {
-            tp: tp.clone(),
+        move |source| Error::Unavailable {
+            operation: "local log",
+            what: tp.to_string(),
             source: Box::new(source),
         }
     }
 
-    pub(crate) fn invalid(key: &str, message: impl Into<String>) -> Self {
-        Error::InvalidConfig {
-            key: key.to_string(),
-            message: message.into(),
+    pub(crate) fn local_io(path: &std::path::Path, source: std::io::Error) -> Self {
+        Error::Unavailable {
+            operation: "read local segment file",
+            what: path.display().to_string(),
+            source: Box::new(source),
         }
+    }
+
+    pub(crate) fn task(what: impl Into<String>, source: impl Into<BoxError>) -> Self {
+        Error::Unavailable {
+            operation: "background task",
+            what: what.into(),
+            source: source.into(),
+        }
+    }
+
+    pub(crate) fn corrupt(what: impl Into<String>, reason: impl Into<String>) -> Self {
+        Error::Corrupt {
+            what: what.into(),
+            reason: reason.into(),
+            source: None,
+        }
+    }
+
+    /// A bad `rsm.config.` property (`key` without the prefix).
+    pub(crate) fn invalid(key: &str, reason: impl Into<String>) -> Self {
+        Error::Config {
+            key: format!("rsm.config.{key}"),
+            value: None,
+            reason: reason.into(),
+            source: None,
+        }
+    }
+}
+
+/// Renders an error with its chain of sources on one line (`a: b: c`), for logs and messages.
+pub struct Report<'a>(pub &'a (dyn std::error::Error + 'static));
+
+impl std::fmt::Display for Report<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&chain(self.0))
     }
 }
 

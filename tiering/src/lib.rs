@@ -27,7 +27,8 @@
 //!
 //! Configuration keys, defaults and checks: [`RsmConfig`]. Object layout: [`key`] (keys) and [`manifest`]
 //! (the `.rsm-manifest`, `.log` and `.indexes` layouts); chunk encryption: [`crypto`]. Test support
-//! (conformance suite, `FaultyStore`, `InFlightStore`): [`testing`].
+//! (conformance suite, `FaultyStore`, `InFlightStore`): `testing`, behind the `testing` feature (tests and
+//! benchmarks only, never in the broker's binary).
 #![warn(missing_docs)]
 
 mod backend;
@@ -40,6 +41,7 @@ pub mod manifest;
 pub mod rlm;
 mod rsm;
 mod rsm_impl;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 mod transform;
 mod validate;
@@ -47,7 +49,7 @@ mod validate;
 pub use backend::{build_store, BackendDescription};
 pub use config::{BackendKind, RsmConfig, S3Config, RSM_CONFIG, RSM_KEYS};
 pub use custom::SegmentCustomMetadata;
-pub use error::{Error, Result};
+pub use error::{BoxError, Deferral, Error, Report, Result};
 pub use rlm::{RemoteLogManager, RemoteLogManagerConfig};
 pub use rsm::{
     IndexType, LogSegmentData, RemoteStorageManager, RemoteStorageManagerExt, SegmentStream,

@@ -123,16 +123,18 @@ impl SegmentManifest {
     /// Parses and checks a manifest read from `key`.
     pub fn from_json(key: &str, bytes: &[u8]) -> Result<Self> {
         let m: SegmentManifest = serde_json::from_slice(bytes).map_err(|e| Error::Corrupt {
-            key: key.to_string(),
-            message: format!("bad manifest json: {e}"),
+            what: key.to_string(),
+            reason: "bad manifest json".into(),
+            source: Some(Box::new(e)),
         })?;
         if m.version != MANIFEST_VERSION {
             return Err(Error::Corrupt {
-                key: key.to_string(),
-                message: format!(
+                what: key.to_string(),
+                reason: format!(
                     "manifest version {} is not supported (expected {MANIFEST_VERSION})",
                     m.version
                 ),
+                source: None,
             });
         }
         let (c, n) = match &m.chunk_index {
@@ -149,11 +151,12 @@ impl SegmentManifest {
                 let expected = original_file_size.div_ceil((*original_chunk_size).max(1));
                 if transformed_chunk_sizes.len() as u64 != expected {
                     return Err(Error::Corrupt {
-                        key: key.to_string(),
-                        message: format!(
+                        what: key.to_string(),
+                        reason: format!(
                             "{} chunk sizes for {expected} chunks",
                             transformed_chunk_sizes.len()
                         ),
+                        source: None,
                     });
                 }
                 (*original_chunk_size, *original_file_size)
@@ -161,8 +164,9 @@ impl SegmentManifest {
         };
         if c == 0 && n > 0 {
             return Err(Error::Corrupt {
-                key: key.to_string(),
-                message: "chunk size 0".into(),
+                what: key.to_string(),
+                reason: "chunk size 0".into(),
+                source: None,
             });
         }
         Ok(m)
@@ -349,8 +353,7 @@ mod tests {
     fn bad_manifest_is_a_corrupt_error() {
         let e = SegmentManifest::from_json("a/b.rsm-manifest", b"{not json").unwrap_err();
         assert!(
-            e.to_string()
-                .contains("corrupt remote object a/b.rsm-manifest"),
+            matches!(&e, Error::Corrupt { what, source: Some(_), .. } if what == "a/b.rsm-manifest"),
             "{e}"
         );
     }

@@ -81,9 +81,9 @@ pub struct LogSegmentData {
 ///   `[start_position, end_position]`, both inclusive; `end_position = None` (or past the end) means "to the end
 ///   of the segment". A start at or past the end of a non-empty segment, or an end before the start, is
 ///   [`Error::InvalidRange`](crate::Error::InvalidRange). A segment that was never completely copied or was
-///   deleted is [`Error::ResourceNotFound`](crate::Error::ResourceNotFound).
+///   deleted is [`Error::NotFound`](crate::Error::NotFound).
 /// - **Index** ([`fetch_index`](Self::fetch_index)) returns the original index file bytes. A segment copied
-///   without a transaction index returns `ResourceNotFound` for [`IndexType::Transaction`] (Kafka's
+///   without a transaction index returns `NotFound` for [`IndexType::Transaction`] (Kafka's
 ///   `RemoteResourceNotFoundException`), never empty bytes.
 /// - **Delete** ([`delete_log_segment_data`](Self::delete_log_segment_data)) removes every object of the
 ///   segment. It is idempotent: deleting a missing or half-copied segment succeeds.

@@ -31,17 +31,14 @@ impl ChunkTransform {
         if self.is_identity() {
             return Ok(plain);
         }
-        let compressed = if self.compress {
-            Bytes::from(zstd::bulk::compress(&plain, ZSTD_LEVEL).map_err(|source| {
-                Error::Compression {
-                    operation: "compress",
-                    what: what(),
-                    source,
-                }
-            })?)
-        } else {
-            plain
-        };
+        let compressed =
+            if self.compress {
+                Bytes::from(zstd::bulk::compress(&plain, ZSTD_LEVEL).map_err(|source| {
+                    Error::task(format!("zstd compression of {}", what()), source)
+                })?)
+            } else {
+                plain
+            };
         Ok(match &self.key {
             Some(k) => Bytes::from(k.encrypt(kind, n, &compressed)),
             None => compressed,
@@ -63,10 +60,10 @@ impl ChunkTransform {
         let plain = if self.compress {
             Bytes::from(
                 zstd::bulk::decompress(&decrypted, original_len as usize).map_err(|source| {
-                    Error::Compression {
-                        operation: "decompress",
+                    Error::Corrupt {
                         what: what(),
-                        source,
+                        reason: "zstd decompression failed".into(),
+                        source: Some(Box::new(source)),
                     }
                 })?,
             )
@@ -75,11 +72,12 @@ impl ChunkTransform {
         };
         if plain.len() as u64 != original_len {
             return Err(Error::Corrupt {
-                key: what(),
-                message: format!(
+                what: what(),
+                reason: format!(
                     "holds {} bytes after decoding, manifest says {original_len}",
                     plain.len()
                 ),
+                source: None,
             });
         }
         Ok(plain)

@@ -3,7 +3,7 @@ use futures::TryStreamExt;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
-use crate::error::{chain, Error, Result};
+use crate::error::{BoxError, Error, Result};
 use crate::rsm_impl::Inner;
 
 const PROBE_LEN: usize = 256;
@@ -11,22 +11,26 @@ const PROBE_LEN: usize = 256;
 pub(crate) async fn check(inner: &Inner) -> Result<()> {
     let dir = format!("{}_strata_probe", inner.config.key_prefix);
     let key = Path::from(format!("{dir}/{}", uuid::Uuid::new_v4()));
-    let fail = |operation: &'static str, message: String| Error::Connectivity {
-        backend: Box::new(inner.backend.clone()),
+    let b = &inner.backend;
+    let probe = format!(
+        "remote storage check probe {key} on backend {} (bucket {}, endpoint {}, region {})",
+        b.backend, b.bucket, b.endpoint, b.region
+    );
+    let fail = |operation: &'static str, source: BoxError| Error::Unavailable {
         operation,
-        key: key.to_string(),
-        message,
+        what: probe.clone(),
+        source,
     };
     let store: &dyn ObjectStore = inner.store.as_ref();
     let body: Vec<u8> = (0..PROBE_LEN).map(|i| (i * 7 % 251) as u8).collect();
     store
         .put(&key, PutPayload::from(body.clone()))
         .await
-        .map_err(|e| fail("put", chain(&e)))?;
+        .map_err(|e| fail("put", Box::new(e)))?;
     let got = store
         .get_range(&key, 10..100)
         .await
-        .map_err(|e| fail("ranged get", chain(&e)))?;
+        .map_err(|e| fail("ranged get", Box::new(e)))?;
     if got.as_ref() != &body[10..100] {
         let _ = store.delete(&key).await;
         return Err(fail(
@@ -34,7 +38,8 @@ pub(crate) async fn check(inner: &Inner) -> Result<()> {
             format!(
                 "read back {} bytes that differ from what was written",
                 got.len()
-            ),
+            )
+            .into(),
         ));
     }
     let prefix = Path::from(dir.as_str());
@@ -42,18 +47,18 @@ pub(crate) async fn check(inner: &Inner) -> Result<()> {
         .list(Some(&prefix))
         .try_collect()
         .await
-        .map_err(|e| fail("list", chain(&e)))?;
+        .map_err(|e| fail("list", Box::new(e)))?;
     if !listed.iter().any(|o| o.location == key) {
         let _ = store.delete(&key).await;
         return Err(fail(
             "list",
-            format!("the probe was not listed under {prefix}"),
+            format!("the probe was not listed under {prefix}").into(),
         ));
     }
     store
         .delete(&key)
         .await
-        .map_err(|e| fail("delete", chain(&e)))?;
+        .map_err(|e| fail("delete", Box::new(e)))?;
     tracing::info!(backend = inner.backend.backend, bucket = %inner.backend.bucket, "remote storage reachable");
     Ok(())
 }

@@ -23,7 +23,7 @@ async fn nothing_listening_fails_at_put_naming_the_endpoint() {
     assert!(
         matches!(
             &e,
-            Error::Connectivity {
+            Error::Unavailable {
                 operation: "put",
                 ..
             }
@@ -31,7 +31,13 @@ async fn nothing_listening_fails_at_put_naming_the_endpoint() {
         "{e}"
     );
     let msg = e.to_string();
-    for part in ["s3", "bucket tier", &endpoint, "region eu-west-3", "at put"] {
+    for part in [
+        "s3",
+        "bucket tier",
+        &endpoint,
+        "region eu-west-3",
+        "put of remote storage check probe",
+    ] {
         assert!(msg.contains(part), "{msg} lacks {part}");
     }
     assert!(!msg.contains('y') || !msg.contains("secret"), "{msg}");
@@ -52,7 +58,7 @@ async fn refused_credentials_fail_at_put() {
     assert!(
         matches!(
             &e,
-            Error::Connectivity {
+            Error::Unavailable {
                 operation: "put",
                 ..
             }

@@ -73,7 +73,7 @@ async fn failed_part_aborts_multipart_and_leaves_nothing() {
     assert!(
         matches!(
             &e,
-            Error::Store {
+            Error::Unavailable {
                 operation: "put_part",
                 ..
             }
@@ -117,7 +117,7 @@ async fn failed_complete_aborts_and_leaves_nothing() {
     assert!(
         matches!(
             &e,
-            Error::Store {
+            Error::Unavailable {
                 operation: "complete_multipart",
                 ..
             }
@@ -151,7 +151,7 @@ async fn failure_after_data_is_written_removes_log_and_indexes() {
         assert!(
             matches!(
                 &e,
-                Error::Store {
+                Error::Unavailable {
                     operation: "put",
                     ..
                 }
@@ -296,7 +296,7 @@ async fn failed_delete_can_be_retried() {
     assert!(
         matches!(
             &e,
-            Error::Store {
+            Error::Unavailable {
                 operation: "delete",
                 ..
             }
@@ -327,7 +327,7 @@ async fn missing_local_file_fails_the_copy_naming_it() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&e, Error::LocalIo { .. }) && e.to_string().contains("missing.snapshot"),
+        matches!(&e, Error::Unavailable { .. }) && e.to_string().contains("missing.snapshot"),
         "{e}"
     );
     assert_eq!(object_count(base.as_ref()).await, 0);

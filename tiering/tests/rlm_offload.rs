@@ -12,8 +12,8 @@ use strata_metadata::{
 };
 use strata_storage::TopicPartition;
 use strata_tiering::rlm::{ops, RemoteReadRequest};
-use strata_tiering::Error;
 use strata_tiering::RemoteStorageManager;
+use strata_tiering::{Deferral, Error};
 
 use common::s3::S3Server;
 use rlm_support::*;
@@ -342,9 +342,13 @@ async fn reads_slower_than_the_fetch_wait_complete_on_a_later_fetch() {
         .collect();
     let first = h.rlm.read_many(reqs.clone()).await;
     assert!(
-        first
-            .iter()
-            .all(|(_, r)| matches!(r, Err(Error::Timeout { .. }))),
+        first.iter().all(|(_, r)| matches!(
+            r,
+            Err(Error::Deferred {
+                reason: Deferral::Timeout { .. },
+                ..
+            })
+        )),
         "{first:?}"
     );
     let mut fetches = 1;
@@ -383,7 +387,7 @@ async fn reads_slower_than_the_fetch_wait_complete_on_a_later_fetch() {
 }
 
 /// The remote fetch quota (`remote.log.manager.fetch.max.bytes.per.second`) defers the start of a read once the
-/// bytes read exceed it: the caller gets `QuotaExceeded` (no records this time), the deferral is counted, and the
+/// bytes read exceed it: the caller gets `Deferred` (`Deferral::Quota`) (no records this time), the deferral is counted, and the
 /// read goes through again once the quota has refilled.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_fetch_quota_defers_reads_and_counts_the_deferrals() {
@@ -405,7 +409,13 @@ async fn the_fetch_quota_defers_reads_and_counts_the_deferrals() {
     assert!(first.len() > 4_000, "{} bytes", first.len());
     let second = h.rlm.read(&tp, 0, 8_192, true).await;
     assert!(
-        matches!(second, Err(Error::QuotaExceeded { .. })),
+        matches!(
+            second,
+            Err(Error::Deferred {
+                reason: Deferral::Quota,
+                ..
+            })
+        ),
         "{second:?}"
     );
     let deferrals = |h: &Harness| -> u64 {
@@ -422,7 +432,10 @@ async fn the_fetch_quota_defers_reads_and_counts_the_deferrals() {
     let again = loop {
         match h.rlm.read(&tp, 0, 8_192, true).await {
             Ok(b) => break b,
-            Err(Error::QuotaExceeded { .. }) => {
+            Err(Error::Deferred {
+                reason: Deferral::Quota,
+                ..
+            }) => {
                 assert!(std::time::Instant::now() < deadline, "quota never refilled");
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }

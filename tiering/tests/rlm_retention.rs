@@ -252,23 +252,28 @@ async fn delete_records_across_remote_segments_then_partition_deletion_leaves_no
     h.close().await;
 }
 
+/// The topic-only rules are storage's (`LogConfig`), the one needing the broker's state tiering's: a compacted
+/// topic cannot be tiered, turning tiering off needs `remote.log.delete.on.disable=true` (which then deletes the
+/// remote data), tiering needs `remote.log.storage.system.enable=true`.
 #[test]
 fn config_rules_reject_compaction_and_disabling_without_delete() {
+    use strata_storage::{CleanupPolicy, LogConfig};
+    let mut tiered = LogConfig::default();
+    tiered.remote_storage_enable = true;
+    let mut compacted = tiered.clone();
+    compacted.cleanup_policy = CleanupPolicy::Compact;
+    assert!(matches!(
+        compacted.validate(),
+        Err(strata_storage::Error::InvalidConfig { .. })
+    ));
+    assert!(matches!(
+        LogConfig::default().validate_change(&tiered),
+        Err(strata_storage::Error::InvalidConfig { .. })
+    ));
     let on =
         TopicRemoteConfig::from_topic_props([("remote.storage.enable", "true")]).expect("parse");
-    let compacted = TopicRemoteConfig::from_topic_props([
-        ("remote.storage.enable", "true"),
-        ("cleanup.policy", "compact"),
-    ])
-    .expect("parse");
     assert!(matches!(
-        validate_topic_config(true, "t", None, &compacted),
-        Err(Error::PolicyViolation { .. })
-    ));
-    let off =
-        TopicRemoteConfig::from_topic_props([("remote.storage.enable", "false")]).expect("parse");
-    assert!(matches!(
-        validate_topic_config(true, "t", Some(&on), &off),
+        validate_topic_config(false, "t", None, &on),
         Err(Error::PolicyViolation { .. })
     ));
     let off_delete = TopicRemoteConfig::from_topic_props([

@@ -501,7 +501,7 @@ impl GroupCoordinator {
     /// partition (GROUP_SUBSCRIBED_TO_TOPIC or deleted). Blocking.
     pub fn delete_offsets(
         &self,
-                group_id: &str,
+        group_id: &str,
         partitions: &[Tp],
     ) -> Result<Vec<Result<(), GroupError>>> {
         if !valid_group_id(group_id) {
@@ -547,8 +547,7 @@ impl GroupCoordinator {
             .filter(|(_, o)| o.is_ok())
             .map(|(tp, _)| tp.clone())
             .collect();
-        self.offsets
-            .delete_partitions(group_id, &deletable)?;
+        self.offsets.delete_partitions(group_id, &deletable)?;
         Ok(outcomes)
     }
 

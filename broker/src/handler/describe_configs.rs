@@ -9,43 +9,136 @@ use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse, 
 
 use super::sb;
 use crate::broker::Broker;
+use crate::config::{BROKER_KEYS, KAFKA_ONLY_KEYS};
 use crate::error::Error;
 use crate::error_code;
 use crate::tiered::TIERING_KEYS;
 use crate::topic_config::{self, TOPIC_CONFIG};
-use strata_storage::config_def::ConfigKey;
+use strata_metadata::RLMM_CONFIG;
+use strata_storage::config_def::{ConfigKey, Effect, Type, Value};
 use strata_storage::LogConfig;
+use strata_tiering::RSM_CONFIG;
 
 /// Kafka resource types.
 pub(crate) const RESOURCE_TOPIC: i8 = 2;
 /// BROKER.
 pub(crate) const RESOURCE_BROKER: i8 = 4;
+/// The prefix under which [`crate::tiered::TIERING_KEYS`] lists the `rsm.config.` table.
+const DEFAULT_RSM_PREFIX: &str = "rsm.config.";
 const SOURCE_TOPIC: i8 = 1;
 const SOURCE_STATIC_BROKER: i8 = 4;
 const SOURCE_DEFAULT: i8 = 5;
-// Kafka's ConfigType.
-const TYPE_BOOLEAN: i8 = 1;
-const TYPE_STRING: i8 = 2;
-const TYPE_INT: i8 = 3;
-const TYPE_LONG: i8 = 5;
-const TYPE_DOUBLE: i8 = 6;
-const TYPE_LIST: i8 = 7;
 
-/// Kafka's ConfigType of a broker property: a topic default's (e.g. `log.segment.bytes`) from the topic
-/// table, else by name (the broker's own keys).
-fn config_type(key: &str) -> i8 {
-    if let Some(k) = TOPIC_CONFIG
-        .keys()
-        .find(|k| k.server_default.first().is_some_and(|s| s.name == key))
-    {
-        return k.ty.kafka_id();
+/// How an entry is asked for: synonyms (v1+) and documentation (v3+) only when the client wants them.
+#[derive(Clone, Copy)]
+struct Want {
+    version: i16,
+    synonyms: bool,
+    documentation: bool,
+}
+
+impl Want {
+    /// Adds what was asked for to an entry: synonyms, and (v3+) type and documentation.
+    fn finish(
+        self,
+        e: DescribeConfigsResourceResult,
+        syn: Vec<DescribeConfigsSynonym>,
+        ty: Type,
+        doc: &str,
+    ) -> DescribeConfigsResourceResult {
+        let mut e = e;
+        if self.synonyms {
+            e = e.with_synonyms(syn);
+        }
+        if self.version >= 3 {
+            e = e.with_config_type(ty.kafka_id());
+            // Kafka's ConfigHelper: null when not asked for.
+            e = e.with_documentation(self.documentation.then(|| sb(doc)));
+        }
+        e
     }
-    match key {
-        "log.dirs" | "listeners" | "advertised.listeners" => TYPE_LIST,
-        "auto.create.topics.enable" => TYPE_BOOLEAN,
-        "node.id" | "num.partitions" | "max.connections" | "socket.request.max.bytes" => TYPE_INT,
-        _ => TYPE_LONG,
-    }
+}
+
+fn synonym(name: &str, value: Option<String>, source: i8) -> DescribeConfigsSynonym {
+    DescribeConfigsSynonym::default()
+        .with_name(sb(name))
+        .with_value(value.map(sb))
+        .with_source(source)
+}
+
+/// The table's default of `k` as text (null when it has none or it is a secret).
+fn default_value(k: &ConfigKey) -> Option<String> {
+    k.default
+        .and_then(|d| k.parse_value(d).ok())
+        .and_then(|v| v.to_text())
+}
+
+/// The broker's keys as Kafka's `ConfigHelper` reports a broker's static config: every key strata uses (and each
+/// Kafka key given that has no effect here), from the table: the value it runs with; STATIC_BROKER_CONFIG when
+/// given in the file, the environment or an override (Kafka's one source for all three), else DEFAULT_CONFIG;
+/// synonyms the names given (the key's own, then its synonyms in their own unit: `log.retention.hours`) and the
+/// default; read-only (strata has no dynamic broker configs); secrets null.
+fn broker_entries<'a>(
+    broker: &'a Broker,
+    keys: &'a Option<Vec<kafka_protocol::protocol::StrBytes>>,
+    want: Want,
+) -> impl Iterator<Item = DescribeConfigsResourceResult> + 'a {
+    let config = broker.config();
+    let running: std::collections::BTreeMap<&str, String> = config.values().into_iter().collect();
+    let given_kafka_keys = KAFKA_ONLY_KEYS
+        .iter()
+        .filter(|k| config.is_explicit(k.name));
+    BROKER_KEYS
+        .iter()
+        .chain(given_kafka_keys)
+        .filter(move |k| wanted(keys, k.name))
+        .map(move |k| {
+            let values = config.config_values();
+            let explicit = config.is_explicit(k.name);
+            let source = if explicit {
+                SOURCE_STATIC_BROKER
+            } else {
+                SOURCE_DEFAULT
+            };
+            let value = if k.sensitive() {
+                None
+            } else if !explicit && k.name == "log.flush.interval.ms" {
+                // Kafka's log.flush.interval.ms defaults to null (use log.flush.scheduler).
+                None
+            } else {
+                running
+                    .get(k.name)
+                    .cloned()
+                    .or_else(|| values.get(k.name).to_text())
+            };
+            let mut syn = Vec::new();
+            let names =
+                std::iter::once((k.name, 1)).chain(k.synonyms.iter().map(|s| (s.name, s.scale)));
+            for (name, scale) in names.filter(|(n, _)| config.was_given(n)) {
+                let v = match values.get(k.name) {
+                    _ if k.sensitive() => None,
+                    Value::Long(n) if scale != 1 => Some((n / scale).to_string()),
+                    Value::Int(n) if scale != 1 => Some((*n as i64 / scale).to_string()),
+                    _ => value.clone(),
+                };
+                syn.push(synonym(name, v, SOURCE_STATIC_BROKER));
+            }
+            if k.default.is_some() {
+                syn.push(synonym(k.name, default_value(k), SOURCE_DEFAULT));
+            }
+            let doc = match k.effect {
+                Effect::Used => k.doc.to_string(),
+                Effect::NoEffect(why) => format!("{} (no effect in strata: {why})", k.doc),
+                Effect::Unsupported(why) => format!("{} (refused by strata: {why})", k.doc),
+            };
+            let e = DescribeConfigsResourceResult::default()
+                .with_name(sb(k.name))
+                .with_value(value.map(sb))
+                .with_read_only(true)
+                .with_is_sensitive(k.sensitive())
+                .with_config_source(source);
+            want.finish(e, syn, k.ty, &doc)
+        })
 }
 
 /// The tiered-storage properties `strata --help` lists, as (name, value, given explicitly, sensitive). Secrets
@@ -57,7 +150,8 @@ fn tiering_values(
     let config = broker.config();
     TIERING_KEYS.iter().map(move |(k, default, _)| {
         let explicit = config.tiering_props.get(*k);
-        let sensitive = k.ends_with("secret.access.key")
+        let sensitive = tiering_key(k).is_some_and(|t| t.sensitive())
+            || k.ends_with("secret.access.key")
             || k.ends_with("session.token")
             || k.ends_with("access.key.id");
         let value = if *k == "remote.log.storage.system.enable" {
@@ -80,21 +174,32 @@ fn tiering_values(
     })
 }
 
-/// Kafka's ConfigType of a tiered-storage property, from its default.
-fn tiering_type(key: &str) -> i8 {
+/// The `rsm.config.` or `rlmm.config.` table's key of a tiered-storage property, if it is one.
+fn tiering_key(name: &str) -> Option<&'static ConfigKey> {
+    name.strip_prefix(DEFAULT_RSM_PREFIX)
+        .and_then(|n| RSM_CONFIG.keys().find(|k| k.name == n))
+        .or_else(|| RLMM_CONFIG.keys().find(|k| k.name == name))
+}
+
+/// Kafka's ConfigType of a tiered-storage property: from the `rsm.config.`/`rlmm.config.` table, else (the
+/// RemoteLogManager's keys) from its default.
+fn tiering_type(key: &str) -> Type {
+    if let Some(k) = tiering_key(key) {
+        return k.ty;
+    }
     let default = TIERING_KEYS
         .iter()
         .find(|(k, ..)| *k == key)
         .map(|(_, d, _)| *d)
         .unwrap_or("");
     if default == "true" || default == "false" {
-        TYPE_BOOLEAN
+        Type::Boolean
     } else if default.parse::<i64>().is_ok() {
-        TYPE_LONG
+        Type::Long
     } else if default.parse::<f64>().is_ok() {
-        TYPE_DOUBLE
+        Type::Double
     } else {
-        TYPE_STRING
+        Type::String
     }
 }
 
@@ -108,8 +213,7 @@ fn topic_entry(
     cfg: &LogConfig,
     overrides: &std::collections::BTreeMap<String, String>,
     internal: bool,
-    version: i16,
-    include_synonyms: bool,
+    want: Want,
 ) -> DescribeConfigsResourceResult {
     let config = broker.config();
     let server = if internal && k.name == "remote.storage.enable" {
@@ -118,12 +222,6 @@ fn topic_entry(
         k.server_default
     };
     let value = topic_config::value_of(cfg, overrides, k);
-    let synonym = |name: &str, value: Option<String>, source: i8| {
-        DescribeConfigsSynonym::default()
-            .with_name(sb(name))
-            .with_value(value.map(sb))
-            .with_source(source)
-    };
     let mut syn = Vec::new();
     if overrides.contains_key(k.name) {
         syn.push(synonym(k.name, value.clone(), SOURCE_TOPIC));
@@ -141,28 +239,16 @@ fn topic_entry(
         }
     }
     if let Some(s) = server.first() {
-        let default = k
-            .default
-            .and_then(|d| k.parse_value(d).ok())
-            .and_then(|v| v.to_text());
-        syn.push(synonym(s.name, default, SOURCE_DEFAULT));
+        syn.push(synonym(s.name, default_value(k), SOURCE_DEFAULT));
     }
     let source = syn.first().map_or(SOURCE_DEFAULT, |s| s.source);
-    let mut e = DescribeConfigsResourceResult::default()
+    let e = DescribeConfigsResourceResult::default()
         .with_name(sb(k.name))
         .with_value(value.map(sb))
         .with_read_only(false)
         .with_is_sensitive(k.sensitive())
         .with_config_source(source);
-    if include_synonyms {
-        e = e.with_synonyms(syn);
-    }
-    if version >= 3 {
-        e = e
-            .with_config_type(k.ty.kafka_id())
-            .with_documentation(Some(sb(k.doc)));
-    }
-    e
+    want.finish(e, syn, k.ty, k.doc)
 }
 
 /// A resource's answer when it is refused: the error's code and message.
@@ -182,25 +268,10 @@ pub async fn handle(
     h: &RequestHeader,
     req: DescribeConfigsRequest,
 ) -> DescribeConfigsResponse {
-    let version = h.request_api_version;
-    let synonyms = req.include_synonyms;
-    let entry = |name: &str,
-                 value: Option<String>,
-                 source: i8,
-                 read_only: bool,
-                 syn: Vec<DescribeConfigsSynonym>| {
-        let mut e = DescribeConfigsResourceResult::default()
-            .with_name(sb(name))
-            .with_value(value.map(sb))
-            .with_read_only(read_only)
-            .with_config_source(source);
-        if synonyms {
-            e = e.with_synonyms(syn);
-        }
-        if version >= 3 {
-            e = e.with_config_type(config_type(name));
-        }
-        e
+    let want = Want {
+        version: h.request_api_version,
+        synonyms: req.include_synonyms,
+        documentation: req.include_documentation,
     };
     let mut results = Vec::with_capacity(req.resources.len());
     for r in req.resources {
@@ -225,17 +296,7 @@ pub async fn handle(
                 let configs = TOPIC_CONFIG
                     .keys()
                     .filter(|k| wanted(&r.configuration_keys, k.name))
-                    .map(|k| {
-                        topic_entry(
-                            broker,
-                            k,
-                            &cfg,
-                            &meta.configs,
-                            meta.internal,
-                            version,
-                            synonyms,
-                        )
-                    })
+                    .map(|k| topic_entry(broker, k, &cfg, &meta.configs, meta.internal, want))
                     .collect();
                 results.push(res.with_configs(configs));
             }
@@ -248,29 +309,7 @@ pub async fn handle(
                     results.push(refused(res, &e));
                     continue;
                 }
-                let configs = broker
-                    .config()
-                    .values()
-                    .into_iter()
-                    .filter(|(k, _)| wanted(&r.configuration_keys, k))
-                    .map(|(k, v)| {
-                        // Only properties given in the file or an override are STATIC_BROKER_CONFIG; the
-                        // rest are at their defaults (tools diff "non-default" broker configs by source).
-                        let source = if broker.config().is_explicit(k) {
-                            SOURCE_STATIC_BROKER
-                        } else {
-                            SOURCE_DEFAULT
-                        };
-                        // Kafka's log.flush.interval.ms defaults to null (use log.flush.scheduler).
-                        let value = (source == SOURCE_STATIC_BROKER
-                            || k != "log.flush.interval.ms")
-                            .then_some(v);
-                        let syn = vec![DescribeConfigsSynonym::default()
-                            .with_name(sb(k))
-                            .with_value(value.clone().map(sb))
-                            .with_source(source)];
-                        entry(k, value, source, true, syn)
-                    })
+                let configs = broker_entries(broker, &r.configuration_keys, want)
                     .chain(
                         tiering_values(broker)
                             .filter(|(k, ..)| wanted(&r.configuration_keys, k))
@@ -280,15 +319,25 @@ pub async fn handle(
                                 } else {
                                     SOURCE_DEFAULT
                                 };
-                                let syn = vec![DescribeConfigsSynonym::default()
-                                    .with_name(sb(k))
-                                    .with_value(value.clone().map(sb))
-                                    .with_source(source)];
-                                let mut e = entry(k, value, source, true, syn);
-                                if version >= 3 {
-                                    e = e.with_config_type(tiering_type(k));
+                                let mut syn = Vec::new();
+                                if explicit {
+                                    syn.push(synonym(k, value.clone(), SOURCE_STATIC_BROKER));
                                 }
-                                e.with_is_sensitive(sensitive)
+                                let (ty, doc) = TIERING_KEYS
+                                    .iter()
+                                    .find(|(n, ..)| *n == k)
+                                    .map(|(_, d, doc)| (d, *doc))
+                                    .unwrap_or((&"", ""));
+                                if !ty.starts_with('(') && !sensitive {
+                                    syn.push(synonym(k, Some(ty.to_string()), SOURCE_DEFAULT));
+                                }
+                                let e = DescribeConfigsResourceResult::default()
+                                    .with_name(sb(k))
+                                    .with_value(value.map(sb))
+                                    .with_read_only(true)
+                                    .with_is_sensitive(sensitive)
+                                    .with_config_source(source);
+                                want.finish(e, syn, tiering_type(k), doc)
                             }),
                     )
                     .collect();

@@ -112,7 +112,10 @@ impl From<TieringError> for crate::Error {
                 crate::Error::Config { key, value, reason }
             }
             TieringError::Tiering(e) => tiering_error(e),
-            other => crate::Error::io("tiered storage", std::io::Error::other(other.to_string())),
+            other => crate::Error::io(
+                "tiered storage",
+                std::io::Error::other(strata_tiering::Report(&other).to_string()),
+            ),
         }
     }
 }
@@ -166,14 +169,16 @@ impl RemoteLogReader for RlmReader {
             match result {
                 Some(Ok(records)) => Ok(records),
                 // Throttling by a configured quota is normal operation, not worth a warning.
-                Some(Err(e @ strata_tiering::Error::QuotaExceeded { .. })) => {
+                Some(Err(
+                    e @ strata_tiering::Error::Deferred {
+                        reason: strata_tiering::Deferral::Quota,
+                        ..
+                    },
+                )) => {
                     debug!(%tp, offset, error = %e, "remote fetch returns no records this time");
                     Ok(Bytes::new())
                 }
-                Some(Err(
-                    e @ (strata_tiering::Error::Timeout { .. }
-                    | strata_tiering::Error::ReaderQueueFull { .. }),
-                )) => {
+                Some(Err(e @ strata_tiering::Error::Deferred { .. })) => {
                     // A slow store: worth knowing, but once per consumer fetch per partition floods the log.
                     if let Some(suppressed) = SLOW_READ_WARNINGS.admit() {
                         warn!(%tp, offset, error = %e, suppressed,
@@ -184,15 +189,15 @@ impl RemoteLogReader for RlmReader {
                     Ok(Bytes::new())
                 }
                 // A consumer retries every failed fetch: at most one line per 10 s of each kind, with a count.
-                Some(Err(e)) if is_permanent(&e) => {
+                Some(Err(e)) if e.is_permanent() => {
                     if let Some(suppressed) = MISSING_DATA_ERRORS.admit() {
-                        error!(%tp, offset, error = %e, suppressed, "remote fetch failed: the data is missing or unreadable in remote storage (UNKNOWN_SERVER_ERROR to the client)");
+                        error!(%tp, offset, error = %strata_tiering::Report(&e), suppressed, "remote fetch failed: the data is missing or unreadable in remote storage (UNKNOWN_SERVER_ERROR to the client)");
                     }
                     Err(std::io::Error::new(std::io::ErrorKind::InvalidData, e))
                 }
                 Some(Err(e)) => {
                     if let Some(suppressed) = STORE_ERRORS.admit() {
-                        warn!(%tp, offset, error = %e, suppressed, "remote fetch failed (KAFKA_STORAGE_ERROR to the client, which retries)");
+                        warn!(%tp, offset, error = %strata_tiering::Report(&e), suppressed, "remote fetch failed (KAFKA_STORAGE_ERROR to the client, which retries)");
                     }
                     Err(std::io::Error::other(e))
                 }
@@ -240,22 +245,6 @@ impl RateLimit {
             self.suppressed.fetch_add(1, Relaxed);
             None
         }
-    }
-}
-
-/// Whether a remote read failed because the data is gone or unreadable (a missing object, a corrupt segment, a
-/// key that does not decrypt it) rather than because the store is unavailable: retrying cannot help.
-fn is_permanent(e: &strata_tiering::Error) -> bool {
-    use strata_tiering::Error as E;
-    match e {
-        E::CorruptSegment { .. }
-        | E::Corrupt { .. }
-        | E::Decrypt { .. }
-        | E::WrongKey { .. }
-        | E::MissingKey { .. } => true,
-        E::Remote { source, .. } => is_permanent(source),
-        E::Shared(source) => is_permanent(source),
-        e => e.is_not_found(),
     }
 }
 

@@ -246,6 +246,34 @@ impl LogConfig {
                 "remote storage (remote.storage.enable=true) is not supported for compacted topics",
             ));
         }
+        // Kafka's validateRetentionConfigsWhenRemoteCopyDisabled (KIP-950): with copying off, local data is all
+        // there is to retain beyond what is already remote, so local retention must be total retention.
+        if self.remote_storage_enable && self.remote_log_copy_disable {
+            for (local_key, local, total_key, total) in [
+                (
+                    "local.retention.ms",
+                    self.local_retention_ms,
+                    "retention.ms",
+                    self.retention_ms,
+                ),
+                (
+                    "local.retention.bytes",
+                    self.local_retention_bytes,
+                    "retention.bytes",
+                    self.retention_bytes,
+                ),
+            ] {
+                if local != -2 && local != total {
+                    return Err(invalid(
+                        local_key,
+                        local,
+                        &format!(
+                            "with remote.log.copy.disable=true it must be -2 or equal {total_key} {total}"
+                        ),
+                    ));
+                }
+            }
+        }
         Ok(())
     }
 
@@ -504,5 +532,39 @@ mod tests {
         .validate_change(&tiered)
         .unwrap();
         tiered.validate_change(&LogConfig::default()).unwrap();
+    }
+
+    /// Kafka's `validateRetentionConfigsWhenRemoteCopyDisabled` (KIP-950).
+    #[test]
+    fn with_remote_copy_disabled_local_retention_must_equal_total_retention() {
+        let read_only = LogConfig {
+            remote_storage_enable: true,
+            remote_log_copy_disable: true,
+            retention_ms: 5000,
+            local_retention_ms: 1000,
+            ..LogConfig::default()
+        };
+        let err = read_only.validate().unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidConfig { key, value, .. } if key == "local.retention.ms" && value == "1000"),
+            "{err}"
+        );
+        for local in [-2, 5000] {
+            LogConfig {
+                local_retention_ms: local,
+                ..read_only.clone()
+            }
+            .validate()
+            .unwrap();
+        }
+        let err = LogConfig {
+            local_retention_ms: -2,
+            local_retention_bytes: 10,
+            retention_bytes: 100,
+            ..read_only
+        }
+        .validate()
+        .unwrap_err();
+        assert!(err.to_string().contains("local.retention.bytes"), "{err}");
     }
 }

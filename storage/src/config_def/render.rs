@@ -62,24 +62,53 @@ pub fn help(def: &ConfigDef) -> String {
 }
 
 fn cell(s: &str) -> String {
-    s.replace('|', "\\|")
+    s.replace('|', "\\|").replace('\n', " ")
 }
 
-/// A Markdown table of the keys: name, type, default, valid values, what it does.
-pub fn markdown(def: &ConfigDef) -> String {
-    let mut out =
-        String::from("| key | type | default | valid values | meaning |\n|---|---|---|---|---|\n");
+/// What strata does with a key, for the reference: `used`, `no effect: why`, `refused: why`.
+pub fn effect_cell(k: &ConfigKey) -> String {
+    match k.effect {
+        Effect::Used => "used".into(),
+        Effect::NoEffect(why) => format!("no effect: {why}"),
+        Effect::Unsupported(why) => format!("refused: {why}"),
+    }
+}
+
+/// A Markdown table of the keys, names prefixed with `prefix` (`rsm.config.` for a prefixed table): name, type,
+/// default, valid values, what strata does with it, documentation. `*` marks strata's own keys.
+pub fn markdown(def: &ConfigDef, prefix: &str) -> String {
+    let mut out = String::from(
+        "| key | type | default | valid values | strata | doc |\n|---|---|---|---|---|---|\n",
+    );
     for k in def.keys() {
         let star = if k.strata_only { "*" } else { "" };
+        let synonyms: Vec<String> = k.synonyms.iter().map(|s| format!("`{}`", s.name)).collect();
+        let synonyms = if synonyms.is_empty() {
+            String::new()
+        } else {
+            format!(" (synonyms: {})", synonyms.join(", "))
+        };
+        let server: Vec<String> = k
+            .server_default
+            .iter()
+            .map(|s| format!("`{}`", s.name))
+            .collect();
+        let server = if server.is_empty() {
+            String::new()
+        } else {
+            format!(" (broker default: {})", server.join(" > "))
+        };
         let _ = writeln!(
             out,
-            "| `{}`{star} | {} | `{}` | {} | {}{} |",
+            "| `{prefix}{}`{star} | {} | `{}` | {} | {} | {}{}{} |",
             k.name,
             k.ty.as_str(),
             cell(&default_text(k)),
             cell(&validator_text(&k.validator)),
+            cell(&effect_cell(k)),
             cell(k.doc),
-            cell(&effect_text(k))
+            synonyms,
+            server
         );
     }
     out

@@ -163,7 +163,11 @@ fn help_and_markdown_list_every_key_with_default_and_effect() {
         help.contains("[no effect: one node is broker and controller]"),
         "{help}"
     );
-    let md = render::markdown(&DEF);
+    let md = render::markdown(&DEF, "");
+    assert!(
+        md.contains("| no effect: one node is broker and controller |"),
+        "{md}"
+    );
     assert_eq!(md.lines().count(), KEYS.len() + 2, "{md}");
     const FIRST: &[ConfigKey] = &[ConfigKey::new("cleanup.policy", Type::List, "again")];
     let two = ConfigDef::new("g", KEYS).with(&[FIRST]);
@@ -173,7 +177,7 @@ fn help_and_markdown_list_every_key_with_default_and_effect() {
     );
     assert_eq!(two.keys().count(), KEYS.len() + 1);
     assert!(
-        md.contains("| `cleanup.policy` | list | `delete` | a list of delete, compact |"),
+        md.contains("| `cleanup.policy` | list | `delete` | a list of delete, compact | used |"),
         "{md}"
     );
 }

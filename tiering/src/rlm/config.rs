@@ -26,10 +26,10 @@ pub struct RemoteLogManagerConfig {
     /// Kafka: `remote.log.reader.threads`. Default: 10. Remote reads running at once.
     pub reader_threads: usize,
     /// Kafka: `remote.log.reader.max.pending.tasks`. Default: 100. Remote reads waiting for a reader; beyond
-    /// this a read fails at once with [`Error::ReaderQueueFull`].
+    /// this a read fails at once with [`Error::Deferred`].
     pub reader_max_pending_tasks: usize,
     /// Kafka: `remote.fetch.max.wait.ms`. Default: 500. Deadline of one `read_many`: partitions not read by then
-    /// come back as [`Error::Timeout`].
+    /// come back as [`Error::Deferred`].
     pub fetch_max_wait_ms: u64,
     /// Kafka: `remote.log.manager.copy.max.bytes.per.second`. Default: `i64::MAX` (no quota). Copy quota for the
     /// whole broker (a token bucket refilled every second).
@@ -74,10 +74,11 @@ impl Default for RemoteLogManagerConfig {
 }
 
 fn bad(key: &str, value: impl ToString, reason: &str) -> Error {
-    Error::InvalidProperty {
+    Error::Config {
         key: key.to_string(),
-        value: value.to_string(),
+        value: Some(value.to_string()),
         reason: reason.to_string(),
+        source: None,
     }
 }
 

@@ -100,7 +100,7 @@ pub(crate) async fn copy_segments(
         match copy_one(inner, log, tip, &seg).await {
             Ok(()) => copied += 1,
             // The partition's remote data is being deleted: the attempt was cleaned up, nothing failed.
-            Err(Error::Stopped) if inner.is_deleted(tip) => return Ok(copied),
+            Err(Error::Cancelled) if inner.is_deleted(tip) => return Ok(copied),
             Err(e) => return Err(e),
         }
     }
@@ -165,12 +165,12 @@ async fn copy_one(
 ) -> Result<()> {
     let stop = inner.state(tip).stop_token();
     let _slot = tokio::select! {
-        slot = inner.copy_slots.acquire() => slot.map_err(|_| Error::Stopped)?,
-        _ = stop.cancelled() => return Err(Error::Stopped),
+        slot = inner.copy_slots.acquire() => slot.map_err(|_| Error::Cancelled)?,
+        _ = stop.cancelled() => return Err(Error::Cancelled),
     };
     tokio::select! {
         _ = inner.copy_quota.acquire(seg.size_bytes) => {}
-        _ = stop.cancelled() => return Err(Error::Stopped),
+        _ = stop.cancelled() => return Err(Error::Cancelled),
     }
     let entries = log.leader_epoch_entries();
     let id = RemoteLogSegmentId::generate_new(tip.clone());
@@ -187,12 +187,9 @@ async fn copy_one(
     .map_err(Error::meta("build segment metadata"))?;
     let producer_snapshot = match &seg.producer_snapshot_file {
         Some(p) => p.clone(),
-        None => empty_snapshot().map_err(|source| {
-            Error::remote("copy")(crate::Error::LocalIo {
-                path: std::env::temp_dir(),
-                source,
-            })
-        })?,
+        None => {
+            empty_snapshot().map_err(|source| Error::local_io(&std::env::temp_dir(), source))?
+        }
     };
     let data = LogSegmentData {
         log_segment: seg.log_file.clone(),
@@ -233,7 +230,7 @@ async fn copy_attempt(
             // this COPY_SEGMENT_STARTED segment's objects with the others (a store that hangs holds it no more).
             tracing::info!(tp = %tip.topic_partition, start = meta.start_offset,
                 "upload cancelled: the partition's remote data is being deleted");
-            return Err(Error::Stopped);
+            return Err(Error::Cancelled);
         }
     };
     let custom = match copied {
@@ -244,7 +241,7 @@ async fn copy_attempt(
             tracing::info!(tp = %tip.topic_partition, start = meta.start_offset,
                 "upload abandoned: the local log was deleted or closed");
             clean_failed_attempt(inner, meta).await;
-            return Err(Error::Stopped);
+            return Err(Error::Cancelled);
         }
         Err(e) => {
             inner.metrics.copy_failed(topic);

@@ -124,26 +124,16 @@ pub(crate) async fn expire(
             .map(|s| s.segment_size_in_bytes)
             .sum();
     });
-    for (s, cleanup) in plan
-        .dangling
-        .iter()
-        .map(|s| (s, true))
-        .chain(plan.expired.iter().map(|s| (s, false)))
-    {
+    // Unfinished uploads first; a failed delete (its error names the object) is retried at the next run.
+    for s in plan.dangling.iter().chain(plan.expired.iter()) {
         if inner.cancel.is_cancelled() {
-            return Err(Error::Stopped);
+            return Err(Error::Cancelled);
         }
         if inner.is_deleted(tip) {
             // The partition delete that is waiting for this task deletes the rest.
             return Ok(());
         }
-        delete_segment(inner, s).await.map_err(|e| match cleanup {
-            true => Error::Cleanup {
-                segment: s.remote_log_segment_id.id.to_string(),
-                source: Box::new(e),
-            },
-            false => e,
-        })?;
+        delete_segment(inner, s).await?;
     }
     Ok(())
 }

@@ -522,6 +522,6 @@ impl Inner {
         let t = Instant::now();
         let r = f.await;
         self.metrics.storage_call(operation, t.elapsed(), r.is_ok());
-        r.map_err(Error::remote(operation))
+        r
     }
 }

@@ -184,13 +184,7 @@ pub async fn remote_verify(
                 .map_ok(|m| m.location.to_string())
                 .try_collect()
                 .await
-                .map_err(|e| {
-                    Error::remote("list")(crate::Error::Store {
-                        operation: "list",
-                        key: prefix.clone(),
-                        source: e,
-                    })
-                })?;
+                .map_err(|e| Error::store("list", prefix, e))?;
             listed.extend(found);
         }
         let mut known = BTreeSet::new();

@@ -13,7 +13,7 @@ use strata_storage::{TopicIdPartition, TopicPartition, UnifiedLog};
 
 use super::index;
 use super::{tip_of, Inner, RemoteLogManager};
-use crate::error::{Error, Result};
+use crate::error::{Deferral, Error, Result};
 use crate::{IndexType, RemoteStorageManagerExt};
 
 /// Bytes read per step while scanning for the batch that holds an offset or a timestamp.
@@ -57,8 +57,9 @@ impl RemoteLogManager {
     /// fit and `min_one_message` is false.
     ///
     /// Errors: [`Error::OffsetOutOfRange`] below the log start offset or where no remote segment holds the offset;
-    /// [`Error::NotReady`] while the RLMM is not serving the partition; [`Error::ReaderQueueFull`] when
-    /// `remote.log.reader.max.pending.tasks` reads wait already.
+    /// [`Error::Unavailable`] while the RLMM is not serving the partition; [`Error::Deferred`] when the fetch quota
+    /// is used up ([`Deferral::Quota`]) or `remote.log.reader.max.pending.tasks` reads wait already
+    /// ([`Deferral::QueueFull`]).
     pub async fn read(
         &self,
         tp: &TopicPartition,
@@ -72,14 +73,19 @@ impl RemoteLogManager {
         // unthrottled and is charged afterwards, so it never outlives `remote.fetch.max.wait.ms` because of it.
         if inner.fetch_quota.exceeded() {
             inner.metrics.quota_deferred();
-            return Err(Error::QuotaExceeded { tp: tp.clone() });
+            return Err(Error::Deferred {
+                tp: tp.clone(),
+                reason: Deferral::Quota,
+            });
         }
         let _queued = inner
             .read_queue
             .try_acquire()
-            .map_err(|_| Error::ReaderQueueFull {
+            .map_err(|_| Error::Deferred {
                 tp: tp.clone(),
-                pending: inner.config.reader_max_pending_tasks,
+                reason: Deferral::QueueFull {
+                    pending: inner.config.reader_max_pending_tasks,
+                },
             })?;
         inner.metrics.fetch_requested(topic);
         let r = async {
@@ -90,12 +96,12 @@ impl RemoteLogManager {
                 .read_bytes
                 .acquire_many(want)
                 .await
-                .map_err(|_| Error::Stopped)?;
+                .map_err(|_| Error::Cancelled)?;
             let _slot = inner
                 .read_slots
                 .acquire()
                 .await
-                .map_err(|_| Error::Stopped)?;
+                .map_err(|_| Error::Cancelled)?;
             read_partition(inner, tp, fetch_offset, max_bytes, min_one_message).await
         }
         .await;
@@ -112,7 +118,7 @@ impl RemoteLogManager {
 
     /// Reads several partitions at once (a FetchRequest's partitions below their local log start), each as
     /// [`read`](Self::read), bounded by `remote.log.reader.threads` readers and the bytes-in-flight budget. A
-    /// partition not done within `remote.fetch.max.wait.ms` gets [`Error::Timeout`]; its read is not cancelled but
+    /// partition not done within `remote.fetch.max.wait.ms` gets [`Error::Deferred`] ([`Deferral::Timeout`]); its read is not cancelled but
     /// finishes in the background (still holding its reader and bytes), so the chunks it loads are in the cache
     /// when the consumer fetches again — as Kafka's `DelayedRemoteFetch` lets an expired read run on. Without
     /// that, a store slower than the deadline would never serve a partition. Results are in request order.
@@ -133,13 +139,15 @@ impl RemoteLogManager {
             async move {
                 let res = match tokio::time::timeout_at(deadline, task).await {
                     Ok(Ok(res)) => res,
-                    Ok(Err(_)) => Err(Error::Stopped), // the read task panicked or the runtime stops
+                    Ok(Err(_)) => Err(Error::Cancelled), // the read task panicked or the runtime stops
                     Err(_) => {
                         // Not a failure: the read goes on and its result is counted when it ends.
                         self.inner.metrics.fetch_expired();
-                        Err(Error::Timeout {
+                        Err(Error::Deferred {
                             tp: tp.clone(),
-                            wait_ms: wait.as_millis() as u64,
+                            reason: Deferral::Timeout {
+                                wait_ms: wait.as_millis() as u64,
+                            },
                         })
                     }
                 };
@@ -282,7 +290,11 @@ async fn read_partition(
     let log = inner.log(tp)?;
     let tip = tip_of(&log);
     if !inner.rlmm.is_ready(&tip) {
-        return Err(Error::NotReady { tp: tp.clone() });
+        return Err(Error::Unavailable {
+            operation: "remote read",
+            what: tp.to_string(),
+            source: "the remote log metadata of the partition is not ready".into(),
+        });
     }
     let segs = finished_segments(inner, &tip)?;
     let out_of_range = || Error::OffsetOutOfRange {
@@ -448,9 +460,12 @@ async fn cached_index(
 }
 
 fn corrupt(seg: &RemoteLogSegmentMetadata, reason: String) -> Error {
-    Error::CorruptSegment {
-        tp: seg.topic_id_partition().topic_partition.clone(),
-        segment: seg.remote_log_segment_id.id.to_string(),
+    Error::corrupt(
+        format!(
+            "segment {} of {}",
+            seg.remote_log_segment_id.id,
+            seg.topic_id_partition().topic_partition
+        ),
         reason,
-    }
+    )
 }

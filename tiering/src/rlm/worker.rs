@@ -215,7 +215,7 @@ fn ready(inner: &Inner, log: &UnifiedLog, tip: &TopicIdPartition, state: &Partit
     let mut p = state.progress.lock().unwrap_or_else(|e| e.into_inner());
     if !p.restored {
         if let Err(e) = copy::restore(inner, log, tip) {
-            tracing::warn!(tp = %tip.topic_partition, error = %e, "could not restore remote offsets; will retry");
+            tracing::warn!(tp = %tip.topic_partition, error = %crate::Report(&e), "could not restore remote offsets; will retry");
             return false;
         }
         p.restored = true;
@@ -274,7 +274,7 @@ async fn copy_task(inner: &Arc<Inner>, log: Arc<UnifiedLog>, _busy: OwnedMutexGu
                     failures,
                     retry_in_ms = wait.as_millis() as u64,
                     local_bytes_held = held,
-                    error = %e,
+                    error = %crate::Report(&e),
                     "upload to remote storage failed; local segments are kept until they are copied"
                 );
             }
@@ -327,7 +327,7 @@ async fn expire_task(inner: &Arc<Inner>, log: Arc<UnifiedLog>, _busy: OwnedMutex
                         tp = %tip.topic_partition,
                         failures = p.expire_failures,
                         retry_in_ms = wait.as_millis() as u64,
-                        error = %e,
+                        error = %crate::Report(&e),
                         "remote deletion (retention or cleanup of a failed upload) failed; will retry"
                     );
                 }

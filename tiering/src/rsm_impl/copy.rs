@@ -30,7 +30,7 @@ impl CleanupGuard {
     async fn cleanup_now(mut self) {
         if let Some(keys) = self.keys.take() {
             if let Err(e) = delete_keys(self.store.as_ref(), &keys).await {
-                tracing::warn!(segment = %keys, error = %e, "removing objects of a failed copy failed");
+                tracing::warn!(segment = %keys, error = %crate::Report(&e), "removing objects of a failed copy failed");
             }
         }
     }
@@ -48,7 +48,7 @@ impl Drop for CleanupGuard {
                 handle.spawn(async move {
                     tracing::info!(segment = %keys, "removing objects of a cancelled copy");
                     if let Err(e) = delete_keys(store.as_ref(), &keys).await {
-                        tracing::warn!(segment = %keys, error = %e, "removing objects of a cancelled copy failed");
+                        tracing::warn!(segment = %keys, error = %crate::Report(&e), "removing objects of a cancelled copy failed");
                     }
                 });
             }
@@ -91,7 +91,7 @@ pub(super) async fn copy_segment(
             })
         }
         Err(e) => {
-            tracing::warn!(segment = %keys, error = %e, "segment copy failed; removing what it wrote");
+            tracing::warn!(segment = %keys, error = %crate::Report(&e), "segment copy failed; removing what it wrote");
             writer.abort().await;
             guard.cleanup_now().await;
             Err(e)
@@ -109,10 +109,7 @@ async fn copy_objects(
     let cfg = &inner.config;
     let segment_id = meta.remote_log_segment_id.id;
     let log_path = &data.log_segment;
-    let io = |source| Error::LocalIo {
-        path: log_path.clone(),
-        source,
-    };
+    let io = |source| Error::local_io(log_path, source);
     let file = tokio::fs::File::open(log_path)
         .await
         .map_err(io)?
@@ -168,10 +165,7 @@ async fn copy_objects(
             let log_name = log_name.clone();
             let io_path = io_path.clone();
             async move {
-                let chunk = chunk.map_err(|source| Error::LocalIo {
-                    path: io_path,
-                    source,
-                })?;
+                let chunk = chunk.map_err(|source| Error::local_io(&io_path, source))?;
                 let len = chunk.len() as u64;
                 let stored =
                     transform_chunk(&transform, ChunkKind::Log, n as u32, chunk, &log_name).await?;
@@ -240,8 +234,9 @@ async fn copy_objects(
     let find = |t: IndexType| ranges.iter().find(|(x, _)| *x == t).and_then(|(_, r)| *r);
     let required = |t: IndexType| {
         find(t).ok_or_else(|| Error::Corrupt {
-            key: indexes_key.to_string(),
-            message: format!("missing {} index", t.as_str()),
+            what: indexes_key.to_string(),
+            reason: format!("missing {} index", t.as_str()),
+            source: None,
         })
     };
     let segment_indexes = SegmentIndexes {
@@ -300,10 +295,7 @@ async fn read_file(path: &std::path::Path) -> Result<Bytes> {
     tokio::fs::read(path)
         .await
         .map(Bytes::from)
-        .map_err(|source| Error::LocalIo {
-            path: path.to_path_buf(),
-            source,
-        })
+        .map_err(|source| Error::local_io(path, source))
 }
 
 async fn transform_chunk(
@@ -321,8 +313,5 @@ async fn transform_chunk(
     let task_what = what.clone();
     tokio::task::spawn_blocking(move || t.apply(kind, n, plain, &|| format!("chunk {n} of {what}")))
         .await
-        .map_err(|e| Error::Task {
-            what: task_what,
-            message: e.to_string(),
-        })?
+        .map_err(|e| Error::task(task_what, e))?
 }

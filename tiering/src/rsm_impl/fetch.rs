@@ -126,7 +126,7 @@ async fn load_manifest(
     let bytes = match inner.store.get(&key).await {
         Ok(r) => r.bytes().await.map_err(|e| Error::store("get", &key, e))?,
         Err(object_store::Error::NotFound { .. }) => {
-            return Err(Error::ResourceNotFound {
+            return Err(Error::NotFound {
                 what: format!("segment {keys} (no manifest: never copied completely, or deleted)"),
             });
         }
@@ -137,15 +137,21 @@ async fn load_manifest(
     let dek = match &manifest.encryption {
         None => None,
         Some(enc) => {
-            let kek = inner.kek.as_ref().ok_or_else(|| Error::MissingKey {
-                segment: keys.to_string(),
+            let kek = inner.kek.as_ref().ok_or_else(|| {
+                Error::corrupt(
+                    format!("segment {keys}"),
+                    "it is encrypted but no encryption key is configured (rsm.config.encryption.key.file)",
+                )
             })?;
             if kek.id() != enc.key_id {
-                return Err(Error::WrongKey {
-                    segment: keys.to_string(),
-                    stored_key_id: enc.key_id.clone(),
-                    configured_key_id: kek.id().to_string(),
-                });
+                return Err(Error::corrupt(
+                    format!("segment {keys}"),
+                    format!(
+                        "it was encrypted under key id {}, but rsm.config.encryption.key.file holds key id {}",
+                        enc.key_id,
+                        kek.id()
+                    ),
+                ));
             }
             Some(kek.unwrap_data_key(&segment, &enc.data_key, &format!("segment {keys}"))?)
         }
@@ -189,13 +195,14 @@ async fn load_chunk(inner: &Arc<Inner>, m: &Arc<LoadedManifest>, i: u32) -> Resu
     };
     if stored.len() as u64 != stored_range.end - stored_range.start {
         return Err(Error::Corrupt {
-            key: key.to_string(),
-            message: format!(
+            what: key.to_string(),
+            reason: format!(
                 "chunk {i}: got {} bytes for range {}..{}",
                 stored.len(),
                 stored_range.start,
                 stored_range.end
             ),
+            source: None,
         });
     }
     decode(
@@ -224,10 +231,7 @@ async fn decode(
     let task_what = what.clone();
     tokio::task::spawn_blocking(move || t.undo(kind, n, stored, len, &|| what.clone()))
         .await
-        .map_err(|e| Error::Task {
-            what: task_what,
-            message: e.to_string(),
-        })?
+        .map_err(|e| Error::task(task_what, e))?
 }
 
 pub(super) async fn fetch_range(
@@ -310,7 +314,7 @@ fn prefetch(inner: &Arc<Inner>, m: &Arc<LoadedManifest>, segment: Uuid, from: u3
             .buffer_unordered(concurrency);
         while let Some(r) = loads.next().await {
             if let Err(e) = r {
-                tracing::debug!(segment = %m.keys, error = %e, "prefetch failed");
+                tracing::debug!(segment = %m.keys, error = %crate::Report(&e), "prefetch failed");
                 break;
             }
         }
@@ -332,7 +336,7 @@ pub(super) async fn fetch_index(
         IndexType::Transaction => idx.transaction,
     };
     let Some(range) = range else {
-        return Err(Error::ResourceNotFound {
+        return Err(Error::NotFound {
             what: format!("{} index of segment {}", t.as_str(), m.keys),
         });
     };
@@ -351,13 +355,14 @@ pub(super) async fn fetch_index(
         };
         if stored.len() as u64 != range.size {
             return Err(Error::Corrupt {
-                key: key.to_string(),
-                message: format!(
+                what: key.to_string(),
+                reason: format!(
                     "{} index: got {} bytes, expected {}",
                     t.as_str(),
                     stored.len(),
                     range.size
                 ),
+                source: None,
             });
         }
         decode(

@@ -68,7 +68,7 @@ impl ObjectStoreRsm {
         Self::with_store(config, store)
     }
 
-    /// Builds the RSM over a given store (a wrapper such as [`crate::testing::FaultyStore`], or a store built
+    /// Builds the RSM over a given store (a wrapper such as `testing::FaultyStore`, or a store built
     /// elsewhere); `config.backend` only names it in errors.
     pub fn with_store(config: RsmConfig, store: Arc<dyn ObjectStore>) -> Result<Self> {
         config.validate()?;

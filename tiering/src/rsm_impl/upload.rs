@@ -84,10 +84,7 @@ impl ObjectWriter {
                 Some(Ok(Ok(()))) => {}
                 Some(Ok(Err(e))) => return Err(Error::store("put_part", &self.key, e)),
                 Some(Err(join)) => {
-                    return Err(Error::Task {
-                        what: format!("upload part of {}", self.key),
-                        message: join.to_string(),
-                    });
+                    return Err(Error::task(format!("upload part of {}", self.key), join));
                 }
                 None => break,
             }

@@ -1,0 +1,110 @@
+//! The configuration reference (`docs/CONFIG.md`), rendered from the tables: the broker's keys
+//! ([`super::BROKER_KEYS`]), the RemoteLogManager's, `rsm.config.` ([`strata_tiering::RSM_CONFIG`]),
+//! `rlmm.config.` ([`strata_metadata::RLMM_CONFIG`]), topic configs ([`crate::topic_config::TOPIC_CONFIG`]) and
+//! Apache Kafka's other broker keys ([`super::KAFKA_ONLY_KEYS`]). A test (`broker/tests/config_reference.rs`)
+//! fails when the committed file differs from [`markdown`].
+
+use std::fmt::Write;
+
+use strata_storage::config_def::{render, ConfigDef, Effect};
+
+use super::{BROKER_KEYS, KAFKA_ONLY_KEYS, NO_EFFECT_PREFIXES};
+use crate::tiered::TIERING_KEYS;
+
+/// The command that rewrites `docs/CONFIG.md` from the tables.
+pub const REGENERATE: &str = "STRATA_BLESS=1 cargo test -p strata-broker --test config_reference";
+
+/// The whole reference, as Markdown.
+pub fn markdown() -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# strata configuration reference\n\n\
+         <!-- Generated from the config tables; do not edit. Regenerate: {REGENERATE} -->\n\n\
+         Properties come from the `--config` file, then `KAFKA_*` environment variables, then `--override key=value`: \
+         a later source wins (config file < environment < `--override`). The **strata** column says what strata \
+         does with a key: `used`; `no effect` (accepted, listed once at start-up, the reason given); `refused` (the \
+         feature does not exist in strata yet). `*` marks strata's own keys (not Kafka's): a typo near one stops \
+         start-up. A bad value for a used key stops start-up naming key and value.\n"
+    );
+    let _ = writeln!(
+        out,
+        "## Broker\n\n{}",
+        render::markdown(&ConfigDef::new("broker", BROKER_KEYS), "")
+    );
+    let _ = writeln!(
+        out,
+        "## Tiered storage: the RemoteLogManager\n\n\
+         `remote.log.*`, `remote.fetch.*` and `http.listener` (Kafka's names; `http.listener` is strata's).\n\n\
+         | key | default | strata | doc |\n|---|---|---|---|"
+    );
+    for (name, default, doc) in TIERING_KEYS
+        .iter()
+        .filter(|(n, ..)| !n.starts_with("rsm.config.") && !n.starts_with("rlmm.config."))
+    {
+        let _ = writeln!(out, "| `{name}` | `{default}` | used | {doc} |");
+    }
+    let _ = writeln!(
+        out,
+        "\n## Tiered storage: `rsm.config.` (the RemoteStorageManager)\n\n\
+         The prefix is Kafka's `remote.log.storage.manager.impl.prefix`; a typo under it stops start-up.\n\n{}",
+        render::markdown(&strata_tiering::RSM_CONFIG, "rsm.config.")
+    );
+    let _ = writeln!(
+        out,
+        "## Tiered storage: `rlmm.config.` (the RemoteLogMetadataManager)\n\n\
+         The prefix is Kafka's `remote.log.metadata.manager.impl.prefix`; a typo under it stops start-up.\n\n{}",
+        render::markdown(&strata_metadata::RLMM_CONFIG, "")
+    );
+    let _ = writeln!(
+        out,
+        "## Topic configs\n\n\
+         Set by CreateTopics, AlterConfigs and IncrementalAlterConfigs (a bad value is INVALID_CONFIG naming key \
+         and value); a topic without an override takes the broker property named as its broker default.\n\n{}",
+        render::markdown(&crate::topic_config::TOPIC_CONFIG, "")
+    );
+    let _ = writeln!(
+        out,
+        "## Apache Kafka's other broker keys\n\n\
+         Every other Apache Kafka 4.x broker key is accepted with no effect on a single node, and so is any key \
+         under the prefixes {}. Those given are listed once at start-up in one INFO line.\n",
+        NO_EFFECT_PREFIXES
+            .iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    // Grouped by reason, in the order reasons first appear.
+    let mut reasons: Vec<&str> = Vec::new();
+    for k in KAFKA_ONLY_KEYS {
+        let why = match k.effect {
+            Effect::NoEffect(why) | Effect::Unsupported(why) => why,
+            Effect::Used => "used",
+        };
+        if !reasons.contains(&why) {
+            reasons.push(why);
+        }
+    }
+    for why in reasons {
+        let _ = writeln!(
+            out,
+            "### No effect: {why}\n\n| key | type | doc |\n|---|---|---|"
+        );
+        for k in KAFKA_ONLY_KEYS.iter().filter(
+            |k| matches!(k.effect, Effect::NoEffect(w) | Effect::Unsupported(w) if w == why),
+        ) {
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} |",
+                k.name,
+                k.ty.as_str(),
+                k.doc.replace('|', "\\|")
+            );
+        }
+        out.push('\n');
+    }
+    while out.ends_with("\n\n") {
+        out.pop();
+    }
+    out
+}
