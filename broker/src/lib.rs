@@ -14,6 +14,7 @@
 
 pub mod broker;
 pub mod config;
+pub mod config_reference;
 mod connection;
 mod connection_limits;
 mod dispatch;

@@ -10,7 +10,6 @@ mod env;
 mod kafka_keys;
 mod keys;
 pub mod listeners;
-pub mod reference;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;

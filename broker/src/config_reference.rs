@@ -1,14 +1,14 @@
 //! The configuration reference (`docs/CONFIG.md`), rendered from the tables: the broker's keys
-//! ([`super::BROKER_KEYS`]), the RemoteLogManager's, `rsm.config.` ([`strata_tiering::RSM_CONFIG`]),
+//! ([`crate::config::BROKER_KEYS`]), the RemoteLogManager's, `rsm.config.` ([`strata_tiering::RSM_CONFIG`]),
 //! `rlmm.config.` ([`strata_metadata::RLMM_CONFIG`]), topic configs ([`crate::topic_config::TOPIC_CONFIG`]) and
-//! Apache Kafka's other broker keys ([`super::KAFKA_ONLY_KEYS`]). A test (`broker/tests/config_reference.rs`)
+//! Apache Kafka's other broker keys ([`crate::config::KAFKA_ONLY_KEYS`]). A test (`broker/tests/config_reference.rs`)
 //! fails when the committed file differs from [`markdown`].
 
 use std::fmt::Write;
 
 use strata_storage::config_def::{render, ConfigDef, Effect};
 
-use super::{BROKER_KEYS, KAFKA_ONLY_KEYS, NO_EFFECT_PREFIXES};
+use crate::config::{BROKER_KEYS, KAFKA_ONLY_KEYS, NO_EFFECT_PREFIXES};
 use crate::tiered::TIERING_KEYS;
 
 /// The command that rewrites `docs/CONFIG.md` from the tables.
