@@ -195,8 +195,14 @@ fn copy_disabled_tiered_log_uses_total_retention_without_the_remote_gate() {
     // Copy on: nothing is remote, nothing leaves the disk.
     m.run_retention(0).unwrap();
     assert_eq!(log.number_of_segments(), 11);
-    // Copy off (KIP-950): retention.bytes, not local.retention.bytes, and no wait for remote storage.
+    // Copy off (KIP-950): retention.bytes, and no wait for remote storage. Kafka then wants local.retention.bytes
+    // -2 (or equal to retention.bytes); a smaller one is refused.
     cfg.remote_log_copy_disable = true;
+    assert!(
+        log.update_config(cfg.clone()).is_err(),
+        "local.retention.bytes below retention.bytes with copy off"
+    );
+    cfg.local_retention_bytes = -2;
     log.update_config(cfg).unwrap();
     m.run_retention(0).unwrap();
     assert_eq!(
@@ -221,13 +227,13 @@ fn copy_disabled_time_retention_deletes_expired_segments() {
     cfg.remote_storage_enable = true;
     cfg.remote_log_copy_disable = true;
     cfg.retention_ms = DAY;
-    cfg.local_retention_ms = 1;
+    cfg.local_retention_ms = -2;
     let log = ten_segments(&m, cfg);
     m.run_retention(DAY + 5500).unwrap();
     assert_eq!(
         log.local_log_start_offset(),
         6,
-        "retention.ms, not local.retention.ms"
+        "retention.ms deletes local segments without waiting for remote storage"
     );
     assert_eq!(log.log_start_offset(), 6, "EARLIEST follows the deletion");
 }
