@@ -1,0 +1,123 @@
+//! Unit tests of the config module.
+use super::*;
+
+fn props(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn defaults_listen_on_loopback_9092() {
+    let c = BrokerConfig::from_properties(&BTreeMap::new()).unwrap();
+    assert_eq!(c.listener, SocketAddr::from(([127, 0, 0, 1], 9092)));
+    assert_eq!(c.log_dirs, vec![PathBuf::from("./strata-data")]);
+}
+
+#[test]
+fn bad_value_names_key_and_value() {
+    let err = BrokerConfig::from_properties(&props(&[("num.partitions", "many")])).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("num.partitions") && msg.contains("many"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn unknown_kafka_style_key_is_kept_with_a_suggestion() {
+    let c = BrokerConfig::from_properties(&props(&[("num.partitons", "3"), ("no.such.key", "1")]))
+        .unwrap();
+    assert_eq!(
+        c.unknown,
+        vec![
+            ("no.such.key".to_string(), None),
+            ("num.partitons".to_string(), Some("num.partitions")),
+        ]
+    );
+    assert_eq!(c.num_partitions, 1);
+}
+
+#[test]
+fn typo_near_a_strata_only_key_stops_naming_it() {
+    for key in [
+        "log.max.open.file",
+        "rsm.confg.storage.backend",
+        "http.listenr",
+    ] {
+        let err = BrokerConfig::from_properties(&props(&[(key, "1")])).unwrap_err();
+        assert!(err.to_string().contains(key), "{err}");
+    }
+}
+
+#[test]
+fn kafka_keys_without_effect_are_accepted_and_listed() {
+    let c = BrokerConfig::from_properties(&props(&[
+        ("process.roles", "broker,controller"),
+        ("controller.quorum.bootstrap.servers", "localhost:9093"),
+        ("num.network.threads", "3"),
+        ("offsets.topic.replication.factor", "1"),
+        ("listener.name.internal.ssl.keystore.location", "/x"),
+    ]))
+    .unwrap();
+    assert_eq!(c.ignored.len(), 5, "{:?}", c.ignored);
+    assert!(c.unknown.is_empty());
+}
+
+#[test]
+fn synonyms_fill_the_key_and_the_key_wins() {
+    let c =
+        BrokerConfig::from_properties(&props(&[("log.retention.hours", "2"), ("broker.id", "7")]))
+            .unwrap();
+    assert_eq!(c.log.retention_ms, 7_200_000);
+    assert_eq!(c.node_id, 7);
+    assert!(c.is_explicit("log.retention.ms"));
+    let c = BrokerConfig::from_properties(&props(&[
+        ("log.retention.hours", "2"),
+        ("log.retention.ms", "5"),
+    ]))
+    .unwrap();
+    assert_eq!(c.log.retention_ms, 5);
+}
+
+#[test]
+fn help_lists_every_used_key_and_synonym() {
+    let h = help();
+    for k in BROKER_KEYS {
+        assert!(h.contains(&format!("  {}", k.name)), "{} missing", k.name);
+    }
+    assert!(
+        h.contains("log.retention.hours = log.retention.ms / 3600000"),
+        "{h}"
+    );
+    assert!(h.contains("broker.id = node.id"), "{h}");
+}
+
+#[test]
+fn table_is_consistent() {
+    BROKER_DEF.check_table().unwrap();
+}
+
+#[test]
+fn queued_request_bytes_must_fit_one_largest_frame() {
+    let c = BrokerConfig::from_properties(&props(&[("socket.request.max.bytes", "400000000")]))
+        .unwrap();
+    assert_eq!(c.queued_max_request_bytes, 400_000_000);
+    let err =
+        BrokerConfig::from_properties(&props(&[("queued.max.request.bytes", "1000")])).unwrap_err();
+    assert!(
+        err.to_string().contains("queued.max.request.bytes"),
+        "{err}"
+    );
+}
+
+#[test]
+fn listener_parses_kafka_form() {
+    let c =
+        BrokerConfig::from_properties(&props(&[("listeners", "PLAINTEXT://127.0.0.1:0")])).unwrap();
+    assert_eq!(c.listener.port(), 0);
+    let err =
+        BrokerConfig::from_properties(&props(&[("listeners", "SSL://127.0.0.1:1")])).unwrap_err();
+    assert!(err.to_string().contains("SSL://127.0.0.1:1"), "{err}");
+}

@@ -1,0 +1,311 @@
+//! Unit tests of the group module.
+use super::*;
+
+fn coordinator() -> GroupCoordinator {
+    GroupCoordinator::new(&BrokerConfig::default(), OffsetStore::default())
+}
+
+fn join_req(member: &str) -> JoinRequest {
+    JoinRequest {
+        group_id: "g".into(),
+        member_id: member.into(),
+        instance_id: None,
+        client_id: "c".into(),
+        client_host: "/127.0.0.1".into(),
+        session_timeout_ms: 10_000,
+        rebalance_timeout_ms: 10_000,
+        protocol_type: "consumer".into(),
+        protocols: vec![("range".into(), Bytes::from_static(b"meta"))],
+        supports_skip_assignment: true,
+    }
+}
+
+#[test]
+fn first_member_becomes_leader_of_generation_one() {
+    let c = coordinator();
+    let r = c
+        .join(join_req(""))
+        .try_recv()
+        .expect("completes at once with no initial delay");
+    assert_eq!(r.error, None);
+    assert_eq!(r.generation_id, 1);
+    assert_eq!(r.leader, r.member_id);
+    assert_eq!(r.members.len(), 1);
+    assert_eq!(r.protocol_name.as_deref(), Some("range"));
+}
+
+#[test]
+fn second_member_triggers_a_rebalance_that_waits_for_the_first() {
+    let c = coordinator();
+    let a = c.join(join_req("")).try_recv().unwrap();
+    let mut sync_a = c.sync(
+        "g",
+        (&a.member_id, None),
+        1,
+        vec![(a.member_id.clone(), Bytes::from_static(b"all"))],
+    );
+    assert!(sync_a.try_recv().unwrap().is_ok());
+    let mut b = c.join(join_req(""));
+    assert!(
+        b.try_recv().is_err(),
+        "must wait for the existing member to rejoin"
+    );
+    assert_eq!(
+        c.heartbeat("g", &a.member_id, None, 1),
+        Err(GroupError::RebalanceInProgress)
+    );
+    let a2 = c.join(join_req(&a.member_id)).try_recv().unwrap();
+    let b = b.try_recv().unwrap();
+    assert_eq!((a2.generation_id, b.generation_id), (2, 2));
+    assert_eq!(a2.leader, a.member_id, "the leader is kept");
+    assert_eq!(a2.members.len(), 2);
+    assert!(b.members.is_empty(), "only the leader gets the member list");
+    // The follower's sync waits for the leader's assignment.
+    let mut sb = c.sync("g", (&b.member_id, None), 2, vec![]);
+    assert!(sb.try_recv().is_err());
+    let assignments = vec![
+        (a.member_id.clone(), Bytes::from_static(b"p0")),
+        (b.member_id.clone(), Bytes::from_static(b"p1")),
+    ];
+    assert_eq!(
+        c.sync("g", (&a.member_id, None), 2, assignments)
+            .try_recv()
+            .unwrap()
+            .unwrap()
+            .2,
+        Bytes::from_static(b"p0")
+    );
+    assert_eq!(sb.try_recv().unwrap().unwrap().2, Bytes::from_static(b"p1"));
+    assert_eq!(c.heartbeat("g", &b.member_id, None, 2), Ok(()));
+    assert_eq!(
+        c.heartbeat("g", &b.member_id, None, 1),
+        Err(GroupError::IllegalGeneration {
+            generation: 1,
+            current: 2
+        })
+    );
+}
+
+fn static_join(member: &str, instance: &str) -> JoinRequest {
+    JoinRequest {
+        instance_id: Some(instance.into()),
+        ..join_req(member)
+    }
+}
+
+/// KIP-345: a join without a member id under a known instance id takes over the member's entry at once (same
+/// generation, no rebalance, the old assignment); the old member id is fenced everywhere.
+#[test]
+fn a_replaced_static_member_is_fenced_and_the_group_does_not_rebalance() {
+    let c = coordinator();
+    let a = c.join(static_join("", "i1")).try_recv().unwrap();
+    assert_eq!(a.error, None);
+    let assignment = vec![(a.member_id.clone(), Bytes::from_static(b"p0-p3"))];
+    let synced = c
+        .sync("g", (&a.member_id, Some("i1")), 1, assignment)
+        .try_recv()
+        .unwrap();
+    assert!(synced.is_ok());
+
+    // A restarted (or duplicate) instance i1 joins with no member id.
+    let b = c
+        .join(static_join("", "i1"))
+        .try_recv()
+        .expect("answered at once: the group is stable");
+    assert_eq!(b.error, None);
+    assert_ne!(b.member_id, a.member_id);
+    assert_eq!(b.generation_id, 1, "no rebalance");
+    assert_eq!(b.leader, b.member_id, "the replaced leader stays leader");
+    assert!(b.skip_assignment, "the leader keeps the current assignment");
+    assert_eq!(c.describe("g").state, "Stable");
+    assert_eq!(c.describe("g").members.len(), 1);
+    let synced = c
+        .sync("g", (&b.member_id, Some("i1")), 1, vec![])
+        .try_recv()
+        .unwrap();
+    assert_eq!(
+        synced.map(|(_, _, assignment)| assignment),
+        Ok(Bytes::from_static(b"p0-p3")),
+        "the new member id inherits the assignment"
+    );
+
+    // The old member id is fenced: heartbeat, sync, commit, join, leave.
+    let fenced = GroupError::FencedInstanceId {
+        member: a.member_id.clone(),
+    };
+    assert_eq!(
+        c.heartbeat("g", &a.member_id, Some("i1"), 1),
+        Err(fenced.clone())
+    );
+    let sync = c.sync("g", (&a.member_id, Some("i1")), 1, vec![]);
+    assert_eq!(sync.blocking_recv().unwrap(), Err(fenced.clone()));
+    assert_eq!(
+        c.check_commit("g", &a.member_id, Some("i1"), 1),
+        Err(fenced.clone())
+    );
+    let join = c.join(static_join(&a.member_id, "i1")).try_recv().unwrap();
+    assert_eq!(join.error, Some(fenced.clone()));
+    assert_eq!(c.leave("g", &a.member_id, Some("i1")), Err(fenced));
+    // ... while the new one is in good standing.
+    assert_eq!(c.heartbeat("g", &b.member_id, Some("i1"), 1), Ok(()));
+    assert_eq!(c.check_commit("g", &b.member_id, Some("i1"), 1), Ok(()));
+    assert_eq!(c.describe("g").state, "Stable");
+}
+
+/// A client older than JoinGroup v9 that replaces the static leader is answered as a follower (the old
+/// leader id, no member list), so it does not run its assignor for an assignment that is never handed out.
+#[test]
+fn a_replaced_static_leader_without_skip_assignment_is_answered_as_a_follower() {
+    let c = coordinator();
+    let a = c.join(static_join("", "i1")).try_recv().unwrap();
+    let assignment = vec![(a.member_id.clone(), Bytes::from_static(b"all"))];
+    assert!(c
+        .sync("g", (&a.member_id, Some("i1")), 1, assignment)
+        .try_recv()
+        .unwrap()
+        .is_ok());
+    let old_client = JoinRequest {
+        supports_skip_assignment: false,
+        ..static_join("", "i1")
+    };
+    let b = c.join(old_client).try_recv().expect("answered at once");
+    assert_eq!((b.error, b.generation_id), (None, 1));
+    assert_eq!(b.leader, a.member_id, "told the leader id from before");
+    assert!(b.members.is_empty() && !b.skip_assignment);
+    let synced = c
+        .sync("g", (&b.member_id, Some("i1")), 1, vec![])
+        .try_recv()
+        .unwrap();
+    assert_eq!(synced.unwrap().2, Bytes::from_static(b"all"));
+}
+
+/// A static member replaced while the group waits for the leader's assignment causes a new rebalance (the
+/// leader may be assigning to the old member id); the old member's pending sync is fenced.
+#[test]
+fn a_static_member_replaced_during_completing_rebalance_rejoins_the_group() {
+    let c = coordinator();
+    let a = c.join(static_join("", "i1")).try_recv().unwrap();
+    let b = c.join(static_join("", "i2"));
+    let a2 = c.join(static_join(&a.member_id, "i1")).try_recv().unwrap();
+    let b = b.blocking_recv().unwrap();
+    assert_eq!((a2.generation_id, b.generation_id), (2, 2));
+    assert_eq!(c.describe("g").state, "CompletingRebalance");
+    // i2's follower sync waits for the leader ...
+    let mut b_sync = c.sync("g", (&b.member_id, Some("i2")), 2, vec![]);
+    assert!(b_sync.try_recv().is_err());
+    // ... when a new i2 instance replaces it.
+    let mut b2 = c.join(static_join("", "i2"));
+    assert_eq!(
+        b_sync.try_recv().unwrap(),
+        Err(GroupError::FencedInstanceId {
+            member: b.member_id.clone()
+        })
+    );
+    assert_eq!(c.describe("g").state, "PreparingRebalance");
+    assert!(b2.try_recv().is_err(), "waits for i1 to rejoin");
+    let a3 = c.join(static_join(&a.member_id, "i1")).try_recv().unwrap();
+    let b2 = b2.try_recv().unwrap();
+    assert_eq!((a3.generation_id, b2.generation_id), (3, 3));
+    assert_eq!(a3.members.len(), 2);
+    assert!(a3.members.iter().any(|(id, _, _)| *id == b2.member_id));
+}
+
+/// The join phase ends at the rebalance timeout even when it is shorter than the session timeout: a member
+/// that heartbeats but does not rejoin is dropped then (not after its session timeout).
+#[test]
+fn a_member_that_does_not_rejoin_is_dropped_at_the_rebalance_timeout() {
+    let c = coordinator();
+    let slow = || JoinRequest {
+        rebalance_timeout_ms: 100,
+        session_timeout_ms: 30_000,
+        ..join_req("")
+    };
+    let a = c.join(slow()).try_recv().unwrap();
+    assert!(c
+        .sync("g", (&a.member_id, None), 1, vec![])
+        .try_recv()
+        .unwrap()
+        .is_ok());
+    // (The group's rebalance timeout is the largest of its members'.)
+    let mut b = c.join(slow());
+    assert!(b.try_recv().is_err(), "waits for the first member");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let b = loop {
+        // a keeps its session alive but never rejoins.
+        assert_eq!(
+            c.heartbeat("g", &a.member_id, None, 1),
+            Err(GroupError::RebalanceInProgress)
+        );
+        c.tick();
+        if let Ok(b) = b.try_recv() {
+            break b;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the join phase outlived the rebalance timeout"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!((b.error, b.generation_id), (None, 2));
+    assert_eq!(c.describe("g").members.len(), 1, "a was dropped");
+}
+
+#[test]
+fn leave_of_the_last_member_empties_the_group() {
+    let c = coordinator();
+    let a = c.join(join_req("")).try_recv().unwrap();
+    assert_eq!(c.leave("g", &a.member_id, None), Ok(()));
+    assert_eq!(c.describe("g").state, "Empty");
+    assert_eq!(
+        c.leave("g", &a.member_id, None),
+        Err(GroupError::UnknownMemberId {
+            member: a.member_id.clone()
+        })
+    );
+    assert_eq!(
+        c.check_commit("g", "", None, -1),
+        Ok(()),
+        "admin commits allowed on an empty group"
+    );
+}
+
+#[test]
+fn unknown_member_and_bad_session_timeout_are_refused() {
+    let c = coordinator();
+    assert_eq!(
+        c.join(join_req("ghost")).try_recv().unwrap().error,
+        Some(GroupError::UnknownMemberId {
+            member: "ghost".into()
+        })
+    );
+    let mut r = join_req("");
+    r.session_timeout_ms = 10;
+    let refused = c.join(r).try_recv().unwrap().error;
+    assert!(
+        matches!(
+            refused,
+            Some(GroupError::InvalidSessionTimeout { timeout_ms: 10, .. })
+        ),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn expired_session_removes_the_member() {
+    let c = coordinator();
+    let a = c.join(join_req("")).try_recv().unwrap();
+    {
+        let mut groups = c.lock();
+        let g = groups.get_mut("g").unwrap();
+        g.members.get_mut(&a.member_id).unwrap().last_seen =
+            Instant::now() - Duration::from_secs(60);
+    }
+    c.tick();
+    assert_eq!(c.describe("g").state, "Empty");
+    assert_eq!(
+        c.heartbeat("g", &a.member_id, None, 1),
+        Err(GroupError::UnknownMemberId {
+            member: a.member_id.clone()
+        })
+    );
+}
