@@ -9,7 +9,8 @@ use std::fmt::Write;
 use strata_storage::config_def::{render, ConfigDef, Effect};
 
 use crate::config::{BROKER_KEYS, KAFKA_ONLY_KEYS, NO_EFFECT_PREFIXES};
-use crate::tiered::TIERING_KEYS;
+use crate::tiered::{SYSTEM_ENABLE_DEFAULT, TIERING_KEYS};
+use strata_tiering::rlm::RLM_CONFIG;
 
 /// The command that rewrites `docs/CONFIG.md` from the tables.
 pub const REGENERATE: &str = "STRATA_BLESS=1 cargo test -p strata-broker --test config_reference";
@@ -35,13 +36,20 @@ pub fn markdown() -> String {
     let _ = writeln!(
         out,
         "## Tiered storage: the RemoteLogManager\n\n\
-         `remote.log.*`, `remote.fetch.*` and `http.listener` (Kafka's names; `http.listener` is strata's).\n\n\
+         `remote.log.*` and `remote.fetch.*` (Kafka's names). strata's default of \
+         `remote.log.storage.system.enable` is `{SYSTEM_ENABLE_DEFAULT}` (the table gives Kafka's).\n\n{}",
+        render::markdown(&RLM_CONFIG, "")
+    );
+    let _ = writeln!(
+        out,
+        "The prefixes of the two plug-ins' properties, and strata's `/metrics` listener:\n\n\
          | key | default | strata | doc |\n|---|---|---|---|"
     );
-    for (name, default, doc) in TIERING_KEYS
-        .iter()
-        .filter(|(n, ..)| !n.starts_with("rsm.config.") && !n.starts_with("rlmm.config."))
-    {
+    for (name, default, doc) in TIERING_KEYS.iter().filter(|(n, ..)| {
+        !n.starts_with("rsm.config.")
+            && !n.starts_with("rlmm.config.")
+            && RLM_CONFIG.key(n).is_none()
+    }) {
         let _ = writeln!(out, "| `{name}` | `{default}` | used | {doc} |");
     }
     let _ = writeln!(

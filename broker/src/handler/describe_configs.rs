@@ -17,6 +17,7 @@ use crate::topic_config::{self, TOPIC_CONFIG};
 use strata_metadata::RLMM_CONFIG;
 use strata_storage::config_def::{ConfigKey, Effect, Type, Value};
 use strata_storage::LogConfig;
+use strata_tiering::rlm::RLM_CONFIG;
 use strata_tiering::RSM_CONFIG;
 
 /// Kafka resource types.
@@ -174,33 +175,18 @@ fn tiering_values(
     })
 }
 
-/// The `rsm.config.` or `rlmm.config.` table's key of a tiered-storage property, if it is one.
+/// The RemoteLogManager's, `rsm.config.` or `rlmm.config.` table's key of a tiered-storage property, if it is one.
 fn tiering_key(name: &str) -> Option<&'static ConfigKey> {
     name.strip_prefix(DEFAULT_RSM_PREFIX)
         .and_then(|n| RSM_CONFIG.keys().find(|k| k.name == n))
         .or_else(|| RLMM_CONFIG.keys().find(|k| k.name == name))
+        .or_else(|| RLM_CONFIG.key(name))
 }
 
-/// Kafka's ConfigType of a tiered-storage property: from the `rsm.config.`/`rlmm.config.` table, else (the
-/// RemoteLogManager's keys) from its default.
+/// Kafka's ConfigType of a tiered-storage property, from its table.
 fn tiering_type(key: &str) -> Type {
-    if let Some(k) = tiering_key(key) {
-        return k.ty;
-    }
-    let default = TIERING_KEYS
-        .iter()
-        .find(|(k, ..)| *k == key)
-        .map(|(_, d, _)| *d)
-        .unwrap_or("");
-    if default == "true" || default == "false" {
-        Type::Boolean
-    } else if default.parse::<i64>().is_ok() {
-        Type::Long
-    } else if default.parse::<f64>().is_ok() {
-        Type::Double
-    } else {
-        Type::String
-    }
+    // Not in a table: the two prefixes and http.listener, all strings.
+    tiering_key(key).map_or(Type::String, |k| k.ty)
 }
 
 /// One topic key as DescribeConfigs reports it, as Kafka's `ConfigHelper`: the value the topic runs with; the

@@ -18,6 +18,7 @@ use std::sync::LazyLock;
 
 use strata_metadata::{TopicBasedRemoteLogMetadataManagerConfig, RLMM_CONFIG, RLMM_CONFIG_PREFIX};
 use strata_storage::config_def::{render, ConfigKey};
+use strata_tiering::rlm::RLM_CONFIG;
 use strata_tiering::{RemoteLogManagerConfig, RsmConfig, RSM_CONFIG};
 
 use super::TieringError;
@@ -31,85 +32,18 @@ pub const DEFAULT_RSM_PREFIX: &str = "rsm.config.";
 /// strata: `http.listener`, the `/metrics` endpoint.
 pub const HTTP_LISTENER_KEY: &str = "http.listener";
 
-/// The RemoteLogManager's properties and the two prefixes, as `strata --help` lists them.
-const RLM_KEYS: &[(&str, &str, &str)] = &[
+/// strata's default of `remote.log.storage.system.enable` (Kafka's is false): `strata` with no arguments tiers.
+pub const SYSTEM_ENABLE_DEFAULT: &str = "true";
+
+/// The two prefixes, listed after the RemoteLogManager's table ([`RLM_CONFIG`]) in `strata --help`.
+const PREFIX_KEYS: &[(&str, &str, &str)] = &[
     (
-        "remote.log.storage.system.enable",
-        "true",
-        "tiered storage on (Kafka's default is false); topics opt in with remote.storage.enable=true",
-    ),
-    (
-        "remote.log.manager.task.interval.ms",
-        "30000",
-        "period of each partition's copy and expiration tasks (a segment roll also starts them)",
-    ),
-    (
-        "remote.log.manager.copier.thread.pool.size",
-        "10",
-        "partitions copying at once (one segment each)",
-    ),
-    (
-        "remote.log.manager.expiration.thread.pool.size",
-        "10",
-        "partitions expired at once",
-    ),
-    (
-        "remote.log.manager.task.retry.backoff.ms",
-        "500",
-        "first wait after a failed copy or delete (doubles per failure)",
-    ),
-    (
-        "remote.log.manager.task.retry.backoff.max.ms",
-        "30000",
-        "largest wait between retries",
-    ),
-    (
-        "remote.log.manager.task.retry.jitter",
-        "0.2",
-        "random spread of each wait, in [0, 0.5]",
-    ),
-    (
-        "remote.log.manager.copy.max.bytes.per.second",
-        "9223372036854775807",
-        "copy quota of the broker (-1 or Long.MAX = none)",
-    ),
-    (
-        "remote.log.manager.fetch.max.bytes.per.second",
-        "9223372036854775807",
-        "remote read quota of the broker (-1 or Long.MAX = none)",
-    ),
-    (
-        "remote.log.reader.threads",
-        "10",
-        "remote reads running at once",
-    ),
-    (
-        "remote.log.reader.max.pending.tasks",
-        "100",
-        "remote reads waiting for a reader; beyond, a fetch gets no records this time",
-    ),
-    (
-        "remote.fetch.max.wait.ms",
-        "500",
-        "deadline of the remote reads of one Fetch",
-    ),
-    (
-        "remote.fetch.max.bytes.in.flight",
-        "67108864",
-        "bytes of remote reads in flight in the broker",
-    ),
-    (
-        "remote.log.index.file.cache.total.size.bytes",
-        "1073741824",
-        "remote offset/time indexes kept in memory",
-    ),
-    (
-        "remote.log.storage.manager.impl.prefix",
-        "rsm.config.",
+        RSM_PREFIX_KEY,
+        DEFAULT_RSM_PREFIX,
         "prefix of the remote storage manager's properties",
     ),
     (
-        "remote.log.metadata.manager.impl.prefix",
+        RLMM_PREFIX_KEY,
         "rlmm.config.",
         "prefix of the remote log metadata manager's properties",
     ),
@@ -122,7 +56,7 @@ const HTTP_LISTENER_HELP: (&str, &str, &str) = (
     "host:port serving GET /metrics (Prometheus text)",
 );
 
-/// The tiering properties `strata --help` lists, with defaults: [`RLM_KEYS`], then every key of the
+/// The tiering properties `strata --help` lists, with defaults: [`RLM_CONFIG`] and the prefixes, then every key of the
 /// `rsm.config.` and `rlmm.config.` tables ([`RSM_CONFIG`], [`RLMM_CONFIG`]), then `http.listener`. Iterate
 /// it like a slice of (name, default, doc).
 pub const TIERING_KEYS: TieringKeys = TieringKeys;
@@ -143,9 +77,13 @@ static TIERING_LIST: LazyLock<Vec<HelpLine>> = LazyLock::new(|| {
         };
         (leak(format!("{prefix}{}", k.name)), leak(default), k.doc)
     };
-    RLM_KEYS
-        .iter()
-        .copied()
+    RLM_CONFIG
+        .keys()
+        .map(|k| match k.name {
+            "remote.log.storage.system.enable" => (k.name, SYSTEM_ENABLE_DEFAULT, k.doc),
+            _ => line("", k),
+        })
+        .chain(PREFIX_KEYS.iter().copied())
         .chain(RSM_CONFIG.keys().map(|k| line(DEFAULT_RSM_PREFIX, k)))
         .chain(RLMM_CONFIG.keys().map(|k| line("", k)))
         .chain([HTTP_LISTENER_HELP])
@@ -275,7 +213,7 @@ impl TieringConfig {
         }
 
         let mut rlm = RemoteLogManagerConfig::default();
-        rlm.system_enable = true;
+        rlm.system_enable = SYSTEM_ENABLE_DEFAULT == "true";
         let mut rsm_props: BTreeMap<String, String> = BTreeMap::new();
         let mut rlmm_props: Vec<(String, String)> = Vec::new();
         let mut http_listener = None;

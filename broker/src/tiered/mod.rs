@@ -40,7 +40,9 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{debug, error, info, warn};
 
-pub use config::{split_properties, TieringConfig, HTTP_LISTENER_KEY, TIERING_KEYS};
+pub use config::{
+    split_properties, TieringConfig, HTTP_LISTENER_KEY, SYSTEM_ENABLE_DEFAULT, TIERING_KEYS,
+};
 pub use properties::configs_from_properties;
 
 use crate::hooks::{tiering_error, TieringHooks};

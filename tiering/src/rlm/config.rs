@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use strata_storage::config_def::{ConfigDef, ConfigError, ConfigKey, Type, Validator, Value};
+
 use crate::error::{Error, Result};
 
 /// Broker-level configuration of the [`RemoteLogManager`](super::RemoteLogManager). `Default` = Kafka's defaults.
@@ -82,44 +84,145 @@ fn bad(key: &str, value: impl ToString, reason: &str) -> Error {
     }
 }
 
-fn parse<T: std::str::FromStr>(key: &str, value: &str) -> Result<T> {
-    value
-        .trim()
-        .parse()
-        .map_err(|_| bad(key, value, "not a valid number"))
+/// Kafka 3.x pool sizes: -1 = use `remote.log.manager.thread.pool.size` (10), else at least 1.
+fn pool_size(v: &Value) -> std::result::Result<(), String> {
+    match v {
+        Value::Int(-1) => Ok(()),
+        Value::Int(n) if *n >= 1 => Ok(()),
+        _ => Err("must be -1 (Kafka's shared pool size, 10) or at least 1".into()),
+    }
 }
 
-/// A `.bytes.per.second` value: Kafka writes "no quota" as `Long.MAX_VALUE`; -1 is accepted for it too.
-fn parse_rate(key: &str, value: &str) -> Result<u64> {
-    let v: i64 = parse(key, value)?;
+/// A `.bytes.per.second` quota: Kafka writes "no quota" as `Long.MAX_VALUE`; -1 is accepted for it too.
+fn quota(v: &Value) -> std::result::Result<(), String> {
     match v {
-        -1 => Ok(i64::MAX as u64),
-        v if v > 0 => Ok(v as u64),
-        _ => Err(bad(key, value, "must be positive")),
+        Value::Long(-1) => Ok(()),
+        Value::Long(n) if *n > 0 => Ok(()),
+        _ => Err("must be positive (-1 or 9223372036854775807 = no quota)".into()),
+    }
+}
+
+const fn key(name: &'static str, ty: Type, doc: &'static str) -> ConfigKey {
+    ConfigKey::new(name, ty, doc)
+}
+
+/// The broker-level `remote.log.*` / `remote.fetch.*` keys the RemoteLogManager reads (Kafka's names and
+/// defaults; `remote.fetch.max.bytes.in.flight` is strata's). [`RemoteLogManagerConfig::set`] parses through it;
+/// `strata --help`, DescribeConfigs and `docs/CONFIG.md` are rendered from it.
+pub const RLM_KEYS: &[ConfigKey] = &[
+    key(
+        "remote.log.storage.system.enable",
+        Type::Boolean,
+        "tiered storage on; topics opt in with remote.storage.enable=true",
+    )
+    .default("false"),
+    key(
+        "remote.log.manager.task.interval.ms",
+        Type::Long,
+        "period of each partition's copy and expiration tasks (a segment roll also starts them)",
+    )
+    .default("30000")
+    .validator(Validator::AtLeast(1)),
+    key(
+        "remote.log.manager.copier.thread.pool.size",
+        Type::Int,
+        "partitions copying at once (one segment each)",
+    )
+    .default("10")
+    .validator(Validator::Custom(pool_size)),
+    key(
+        "remote.log.manager.expiration.thread.pool.size",
+        Type::Int,
+        "partitions expired at once",
+    )
+    .default("10")
+    .validator(Validator::Custom(pool_size)),
+    key(
+        "remote.log.manager.task.retry.backoff.ms",
+        Type::Long,
+        "first wait after a failed copy or delete (doubles per failure)",
+    )
+    .default("500")
+    .validator(Validator::AtLeast(1)),
+    key(
+        "remote.log.manager.task.retry.backoff.max.ms",
+        Type::Long,
+        "largest wait between retries",
+    )
+    .default("30000")
+    .validator(Validator::AtLeast(1)),
+    key(
+        "remote.log.manager.task.retry.jitter",
+        Type::Double,
+        "random spread of each wait",
+    )
+    .default("0.2")
+    .validator(Validator::BetweenF(0.0, 0.5)),
+    key(
+        "remote.log.manager.copy.max.bytes.per.second",
+        Type::Long,
+        "copy quota of the broker (-1 or Long.MAX = none)",
+    )
+    .default("9223372036854775807")
+    .validator(Validator::Custom(quota)),
+    key(
+        "remote.log.manager.fetch.max.bytes.per.second",
+        Type::Long,
+        "remote read quota of the broker (-1 or Long.MAX = none)",
+    )
+    .default("9223372036854775807")
+    .validator(Validator::Custom(quota)),
+    key(
+        "remote.log.reader.threads",
+        Type::Int,
+        "remote reads running at once",
+    )
+    .default("10")
+    .validator(Validator::AtLeast(1)),
+    key(
+        "remote.log.reader.max.pending.tasks",
+        Type::Int,
+        "remote reads waiting for a reader; beyond, a fetch gets no records this time",
+    )
+    .default("100")
+    .validator(Validator::AtLeast(1)),
+    key(
+        "remote.fetch.max.wait.ms",
+        Type::Int,
+        "deadline of the remote reads of one Fetch",
+    )
+    .default("500")
+    .validator(Validator::AtLeast(1)),
+    key(
+        "remote.fetch.max.bytes.in.flight",
+        Type::Long,
+        "bytes of remote reads in flight in the broker (strata's)",
+    )
+    .default("67108864")
+    .validator(Validator::AtLeast(1))
+    .strata_only(),
+    key(
+        "remote.log.index.file.cache.total.size.bytes",
+        Type::Long,
+        "remote offset/time indexes kept in memory (0 = no cache)",
+    )
+    .default("1073741824")
+    .validator(Validator::AtLeast(0)),
+];
+
+/// The RemoteLogManager's table ([`RLM_KEYS`]).
+pub const RLM_CONFIG: ConfigDef = ConfigDef::new("remote log manager", RLM_KEYS);
+
+fn long(v: &Value) -> i64 {
+    match v {
+        Value::Long(n) => *n,
+        Value::Int(n) => i64::from(*n),
+        _ => 0,
     }
 }
 
 impl RemoteLogManagerConfig {
-    /// The Kafka property names this config reads (everything else is ignored by
-    /// [`from_props`](Self::from_props)).
-    pub const KEYS: [&'static str; 14] = [
-        "remote.log.storage.system.enable",
-        "remote.log.manager.task.interval.ms",
-        "remote.log.manager.copier.thread.pool.size",
-        "remote.log.manager.expiration.thread.pool.size",
-        "remote.log.reader.threads",
-        "remote.log.reader.max.pending.tasks",
-        "remote.fetch.max.wait.ms",
-        "remote.log.manager.copy.max.bytes.per.second",
-        "remote.log.manager.fetch.max.bytes.per.second",
-        "remote.log.manager.task.retry.backoff.ms",
-        "remote.log.manager.task.retry.backoff.max.ms",
-        "remote.log.manager.task.retry.jitter",
-        "remote.log.index.file.cache.total.size.bytes",
-        "remote.fetch.max.bytes.in.flight",
-    ];
-
-    /// Builds the config from broker properties (the whole broker map: keys not in [`Self::KEYS`] are skipped,
+    /// Builds the config from broker properties (the whole broker map: keys not in [`RLM_CONFIG`] are skipped,
     /// so `rsm.config.*`, `log.dirs`, ... can be passed along), then validates it. Bad values are errors
     /// naming the key and the value.
     pub fn from_props<K: AsRef<str>, V: AsRef<str>>(
@@ -133,51 +236,45 @@ impl RemoteLogManagerConfig {
         Ok(c)
     }
 
-    /// Sets one property; returns false (and changes nothing) for a key this config does not read.
+    /// Sets one property, parsed and checked by its key in [`RLM_CONFIG`]; returns false (and changes nothing)
+    /// for a key this config does not read.
     pub fn set(&mut self, key: &str, value: &str) -> Result<bool> {
-        match key {
-            "remote.log.storage.system.enable" => {
-                self.system_enable = match value.trim() {
-                    "true" => true,
-                    "false" => false,
-                    _ => return Err(bad(key, value, "must be true or false")),
-                }
-            }
-            "remote.log.manager.task.interval.ms" => self.task_interval_ms = parse(key, value)?,
-            "remote.log.manager.copier.thread.pool.size" => {
-                // Kafka 3.x: -1 = use remote.log.manager.thread.pool.size (10).
-                let v: i64 = parse(key, value)?;
-                self.copier_pool_size = if v == -1 { 10 } else { v.max(0) as usize };
-            }
-            "remote.log.manager.expiration.thread.pool.size" => {
-                let v: i64 = parse(key, value)?;
-                self.expiration_pool_size = if v == -1 { 10 } else { v.max(0) as usize };
-            }
-            "remote.log.reader.threads" => self.reader_threads = parse(key, value)?,
-            "remote.log.reader.max.pending.tasks" => {
-                self.reader_max_pending_tasks = parse(key, value)?
-            }
-            "remote.fetch.max.wait.ms" => self.fetch_max_wait_ms = parse(key, value)?,
+        let Some(k) = RLM_CONFIG.key(key) else {
+            return Ok(false);
+        };
+        let v = k.parse_value(value).map_err(|e| match e {
+            ConfigError::BadValue { key, value, reason } => bad(&key, value, &reason),
+            other => bad(key, value, &other.to_string()),
+        })?;
+        let n = long(&v);
+        let pool = |n: i64| if n == -1 { 10 } else { n as usize };
+        let rate = |n: i64| if n == -1 { i64::MAX as u64 } else { n as u64 };
+        match k.name {
+            "remote.log.storage.system.enable" => self.system_enable = v == Value::Bool(true),
+            "remote.log.manager.task.interval.ms" => self.task_interval_ms = n as u64,
+            "remote.log.manager.copier.thread.pool.size" => self.copier_pool_size = pool(n),
+            "remote.log.manager.expiration.thread.pool.size" => self.expiration_pool_size = pool(n),
+            "remote.log.reader.threads" => self.reader_threads = n as usize,
+            "remote.log.reader.max.pending.tasks" => self.reader_max_pending_tasks = n as usize,
+            "remote.fetch.max.wait.ms" => self.fetch_max_wait_ms = n as u64,
             "remote.log.manager.copy.max.bytes.per.second" => {
-                self.copy_max_bytes_per_second = parse_rate(key, value)?
+                self.copy_max_bytes_per_second = rate(n)
             }
             "remote.log.manager.fetch.max.bytes.per.second" => {
-                self.fetch_max_bytes_per_second = parse_rate(key, value)?
+                self.fetch_max_bytes_per_second = rate(n)
             }
-            "remote.log.manager.task.retry.backoff.ms" => {
-                self.retry_backoff_ms = parse(key, value)?
+            "remote.log.manager.task.retry.backoff.ms" => self.retry_backoff_ms = n as u64,
+            "remote.log.manager.task.retry.backoff.max.ms" => self.retry_backoff_max_ms = n as u64,
+            "remote.log.manager.task.retry.jitter" => {
+                if let Value::Double(j) = v {
+                    self.retry_jitter = j;
+                }
             }
-            "remote.log.manager.task.retry.backoff.max.ms" => {
-                self.retry_backoff_max_ms = parse(key, value)?
-            }
-            "remote.log.manager.task.retry.jitter" => self.retry_jitter = parse(key, value)?,
             "remote.log.index.file.cache.total.size.bytes" => {
-                self.index_cache_total_size_bytes = parse(key, value)?
+                self.index_cache_total_size_bytes = n as u64
             }
-            "remote.fetch.max.bytes.in.flight" => {
-                self.fetch_max_bytes_in_flight = parse(key, value)?
-            }
-            _ => return Ok(false),
+            "remote.fetch.max.bytes.in.flight" => self.fetch_max_bytes_in_flight = n as u64,
+            other => unreachable!("RLM_CONFIG key {other} has no field"),
         }
         Ok(true)
     }

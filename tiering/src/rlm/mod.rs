@@ -121,7 +121,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use uuid::Uuid;
 
-pub use config::RemoteLogManagerConfig;
+pub use config::{RemoteLogManagerConfig, RLM_CONFIG, RLM_KEYS};
 pub use metered::MeteredStore;
 pub use metrics::{PartitionGauges, RemoteLogMetrics};
 pub use read::RemoteReadRequest;
