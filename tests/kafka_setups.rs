@@ -241,6 +241,38 @@ fn apache_kafka_image_environment_without_a_file_starts_and_serves() {
     );
     produce_and_consume(&b.bootstrap, "from-env");
     assert!(Path::new(data).join("from-env-0").is_dir());
+    // The image formats its storage with CLUSTER_ID; strata writes it to meta.properties (what Metadata reports).
+    let meta = std::fs::read_to_string(Path::new(data).join("meta.properties")).unwrap();
+    assert!(meta.contains("cluster.id=4L6g3nShT-eMCtK--X86sw"), "{meta}");
+}
+
+/// A CLUSTER_ID that is not a Kafka UUID stops start-up naming it; one that differs from the id the data dir was
+/// formatted with stops it too, and the dir is left as it was.
+#[test]
+fn a_bad_or_different_cluster_id_stops_start_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "--override".to_string(),
+        "listeners=PLAINTEXT://127.0.0.1:0".to_string(),
+        "--override".to_string(),
+        data_dir_arg(dir.path()),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let err = fails(strata(&args, &[("CLUSTER_ID", "my-cluster")]));
+    assert!(
+        err.contains("CLUSTER_ID") && err.contains("my-cluster"),
+        "{err}"
+    );
+    let b = start(strata(&args, &[("CLUSTER_ID", "4L6g3nShT-eMCtK--X86sw")]));
+    drop(b);
+    let meta_path = dir.path().join("meta.properties");
+    let before = std::fs::read_to_string(&meta_path).unwrap();
+    let err = fails(strata(&args, &[("CLUSTER_ID", "MkU3OEVBNTcwNTJENDM2Qk")]));
+    assert!(
+        err.contains("cluster.id") && err.contains("MkU3OEVBNTcwNTJENDM2Qk"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&meta_path).unwrap(), before);
 }
 
 /// Precedence: file < environment < `--override`.

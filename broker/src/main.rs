@@ -93,6 +93,8 @@ fn load(
             .with_context(|| format!("reading config file {}", path.display()))?;
         props.extend(map);
     }
+    let env: Vec<(String, String)> = env.into_iter().collect();
+    let cluster_id = strata_broker::config::cluster_id_from_env(&env)?;
     let from_env = strata_broker::config::properties_from_env(env);
     if !from_env.is_empty() {
         let names: Vec<&str> = from_env.iter().map(|(k, _)| k.as_str()).collect();
@@ -108,7 +110,9 @@ fn load(
             .with_context(|| format!("--override {o:?}: expected key=value"))?;
         props.insert(k.trim().to_string(), v.trim().to_string());
     }
-    Ok(tiered::configs_from_properties(&props)?)
+    let (mut broker, tiering) = tiered::configs_from_properties(&props)?;
+    broker.cluster_id = cluster_id;
+    Ok((broker, tiering))
 }
 
 async fn shutdown_signal() {

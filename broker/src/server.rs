@@ -218,6 +218,7 @@ fn open_storage(config: &BrokerConfig) -> Result<(Arc<LogManager>, Arc<TopicRegi
     lm.log_dirs = config.log_dirs.clone();
     lm.default_log_config = config.log.clone();
     lm.node_id = config.node_id;
+    lm.cluster_id = config.cluster_id.clone();
     lm.ignored_dirs = config.reserved_dirs.clone();
     lm.max_open_files = config.log_max_open_files;
     let logs = Arc::new(LogManager::open(lm)?);

@@ -128,15 +128,35 @@ pub fn parse_kafka_uuid(s: &str) -> Option<Uuid> {
     if let Ok(u) = Uuid::parse_str(s) {
         return Some(u);
     }
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(s)
-        .ok()?;
+    // As Java's Base64 URL decoder (Kafka's Uuid.fromString): the unused low bits of the last character are not
+    // checked, so ids such as the apache/kafka image docs' `MkU3OEVBNTcwNTJENDM2Qk` are accepted.
+    const LENIENT: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+        &base64::alphabet::URL_SAFE,
+        base64::engine::GeneralPurposeConfig::new()
+            .with_encode_padding(false)
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::RequireNone)
+            .with_decode_allow_trailing_bits(true),
+    );
+    let bytes = LENIENT.decode(s).ok()?;
     Uuid::from_slice(&bytes).ok()
 }
 
 #[cfg(test)]
 mod kafka_uuid_tests {
     use super::*;
+
+    #[test]
+    fn trailing_bits_of_the_last_character_are_ignored_as_java_does() {
+        let u =
+            parse_kafka_uuid("MkU3OEVBNTcwNTJENDM2Qk").expect("the apache/kafka docs' cluster id");
+        assert_eq!(parse_kafka_uuid("MkU3OEVBNTcwNTJENDM2Qg"), Some(u));
+        assert_eq!(parse_kafka_uuid("my-cluster"), None);
+        assert_eq!(
+            parse_kafka_uuid("MkU3OEVBNTcwNTJENDM2Q"),
+            None,
+            "21 characters"
+        );
+    }
 
     #[test]
     fn kafka_uuid_text_round_trips_every_bit() {

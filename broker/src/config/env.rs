@@ -72,6 +72,31 @@ pub fn properties_from_env(
     props
 }
 
+/// The cluster id of the `CLUSTER_ID` variable, as the apache/kafka image formats its storage with it (a Kafka
+/// UUID: 22 characters of URL-safe base64). `Ok(None)` when unset or empty; a value that is not a Kafka UUID is an
+/// error naming it.
+pub fn cluster_id_from_env<'a>(
+    vars: impl IntoIterator<Item = &'a (String, String)>,
+) -> Result<Option<String>, crate::Error> {
+    let Some((_, v)) = vars.into_iter().find(|(k, _)| k == "CLUSTER_ID") else {
+        return Ok(None);
+    };
+    let v = v.trim();
+    if v.is_empty() {
+        return Ok(None);
+    }
+    match strata_storage::parse_kafka_uuid(v) {
+        Some(_) => Ok(Some(v.to_string())),
+        None => Err(crate::Error::Config {
+            key: "CLUSTER_ID".into(),
+            value: v.to_string(),
+            reason: "not a Kafka cluster id (22 characters of URL-safe base64, as `kafka-storage random-uuid` \
+                     prints)"
+                .into(),
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,6 +121,17 @@ mod tests {
     fn other_and_image_variables_are_not_properties() {
         assert_eq!(property_name("PATH"), None);
         assert_eq!(property_name("CLUSTER_ID"), None);
+        let vars = |v: &str| vec![("CLUSTER_ID".to_string(), v.to_string())];
+        assert_eq!(
+            cluster_id_from_env(&vars("MkU3OEVBNTcwNTJENDM2Qk")).unwrap(),
+            Some("MkU3OEVBNTcwNTJENDM2Qk".to_string())
+        );
+        assert_eq!(cluster_id_from_env(&vars("")).unwrap(), None);
+        let e = cluster_id_from_env(&vars("my-cluster")).unwrap_err();
+        assert!(
+            e.to_string().contains("CLUSTER_ID") && e.to_string().contains("my-cluster"),
+            "{e}"
+        );
         assert_eq!(property_name("KAFKA_HEAP_OPTS"), None);
         assert_eq!(property_name("KAFKA_JMX_HOSTNAME"), None);
         assert_eq!(property_name("KAFKA_"), None);

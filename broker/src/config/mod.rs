@@ -20,7 +20,7 @@ use strata_storage::{LogConfig, TimestampType};
 
 use crate::error::{Error, Result};
 
-pub use env::{properties_from_env, property_name};
+pub use env::{cluster_id_from_env, properties_from_env, property_name};
 pub use kafka_keys::KAFKA_ONLY_KEYS;
 pub use keys::BROKER_KEYS;
 
@@ -80,6 +80,11 @@ pub struct BrokerConfig {
     pub more_listeners: Vec<listeners::Served>,
     /// Kafka: `node.id`. Default: 1.
     pub node_id: i32,
+    /// The cluster id written to each new log dir's `meta.properties` (Kafka's `kafka-storage format -t`; the
+    /// apache/kafka image takes it from the `CLUSTER_ID` environment variable, and so does the `strata` binary,
+    /// see [`cluster_id_from_env`]). A dir already formatted with another id stops start-up. Default: none (a
+    /// new random id on first start).
+    pub cluster_id: Option<String>,
     /// Kafka: `log.dirs`. Default: `./strata-data`.
     pub log_dirs: Vec<PathBuf>,
     /// Kafka: `num.partitions`. Default: 1.
@@ -310,6 +315,7 @@ impl BrokerConfig {
             listener_name: first.name,
             more_listeners: served,
             node_id: v.int("node.id"),
+            cluster_id: None,
             log_dirs: v.list("log.dirs").iter().map(PathBuf::from).collect(),
             num_partitions: v.int("num.partitions"),
             auto_create_topics_enable: v.bool("auto.create.topics.enable"),
