@@ -178,6 +178,76 @@ pub enum Error {
     /// The group coordinator refused a request.
     #[error(transparent)]
     Group(#[from] GroupError),
+    /// The transaction coordinator refused a request.
+    #[error(transparent)]
+    Txn(#[from] TxnError),
+}
+
+/// What the transaction coordinator refuses, named after Kafka's exceptions; [`crate::error_code`] maps each to
+/// its code.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TxnError {
+    /// A newer producer with the same transactional id holds a higher epoch (Kafka's `ProducerFencedException`).
+    #[error("producer of transactional id {transactional_id:?} with epoch {epoch} is fenced: the current epoch is {current}")]
+    ProducerFenced {
+        /// The id.
+        transactional_id: String,
+        /// The epoch sent.
+        epoch: i16,
+        /// The id's current epoch.
+        current: i16,
+    },
+    /// The producer id sent is not the transactional id's.
+    #[error("producer id {producer_id} does not belong to transactional id {transactional_id:?} (its producer id is {current})")]
+    InvalidProducerIdMapping {
+        /// The id.
+        transactional_id: String,
+        /// The producer id sent.
+        producer_id: i64,
+        /// The id's producer id.
+        current: i64,
+    },
+    /// The request does not fit the transaction's state.
+    #[error("cannot {action} transaction of {transactional_id:?} in state {state}")]
+    InvalidTxnState {
+        /// The id.
+        transactional_id: String,
+        /// Kafka's state name.
+        state: &'static str,
+        /// What was asked.
+        action: &'static str,
+    },
+    /// Markers of the previous transaction are being written; retriable.
+    #[error("transaction of {transactional_id:?} is completing (state {state}); retry")]
+    ConcurrentTransactions {
+        /// The id.
+        transactional_id: String,
+        /// Kafka's state name.
+        state: &'static str,
+    },
+    /// The transactional id is unknown to the coordinator.
+    #[error("transactional id {transactional_id:?} is not known (InitProducerId first)")]
+    TransactionalIdNotFound {
+        /// The id.
+        transactional_id: String,
+    },
+    /// `transaction.timeout.ms` above `transaction.max.timeout.ms` (or not positive).
+    #[error(
+        "transaction.timeout.ms={timeout_ms} is outside 1 .. transaction.max.timeout.ms={max_ms}"
+    )]
+    InvalidTransactionTimeout {
+        /// The timeout asked for.
+        timeout_ms: i32,
+        /// The broker's maximum.
+        max_ms: i32,
+    },
+    /// A `__transaction_state` record that cannot be read.
+    #[error("unreadable __transaction_state record: {reason}")]
+    CorruptStateRecord {
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 /// What the group coordinator refuses, named after Kafka's exceptions; [`crate::error_code`] maps each to its code.

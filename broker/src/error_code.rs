@@ -4,7 +4,7 @@
 
 use strata_storage::Error as StorageError;
 
-use crate::error::{Error, GroupError};
+use crate::error::{Error, GroupError, TxnError};
 
 /// No error.
 pub const NONE: i16 = 0;
@@ -59,6 +59,19 @@ pub const POLICY_VIOLATION: i16 = 44;
 pub const OUT_OF_ORDER_SEQUENCE_NUMBER: i16 = 45;
 /// INVALID_PRODUCER_EPOCH.
 pub const INVALID_PRODUCER_EPOCH: i16 = 47;
+/// INVALID_TXN_STATE: the request does not fit the transaction's state.
+pub const INVALID_TXN_STATE: i16 = 48;
+/// INVALID_PRODUCER_ID_MAPPING: the producer id is not the transactional id's.
+pub const INVALID_PRODUCER_ID_MAPPING: i16 = 49;
+/// INVALID_TRANSACTION_TIMEOUT: `transaction.timeout.ms` above `transaction.max.timeout.ms`.
+pub const INVALID_TRANSACTION_TIMEOUT: i16 = 50;
+/// CONCURRENT_TRANSACTIONS: the previous transaction is completing; retriable.
+pub const CONCURRENT_TRANSACTIONS: i16 = 51;
+/// PRODUCER_FENCED: a newer producer holds the transactional id (older request versions get
+/// INVALID_PRODUCER_EPOCH instead, see [`txn_code`]).
+pub const PRODUCER_FENCED: i16 = 90;
+/// TRANSACTIONAL_ID_NOT_FOUND: the coordinator does not know the id.
+pub const TRANSACTIONAL_ID_NOT_FOUND: i16 = 105;
 /// TRANSACTIONAL_ID_AUTHORIZATION_FAILED: the answer to every transactional request (transactions are not
 /// supported); librdkafka treats it as fatal at once instead of retrying until its timeout.
 pub const TRANSACTIONAL_ID_AUTHORIZATION_FAILED: i16 = 53;
@@ -119,6 +132,22 @@ pub fn code(err: &Error) -> i16 {
             source,
         } => remote_read_code(source, *offset, *log_start),
         Error::Group(e) => group_code(e),
+        Error::Txn(e) => txn_code(e, true),
+    }
+}
+
+/// The Kafka error code for a transaction coordinator refusal. `producer_fenced_supported` is false for request
+/// versions older than PRODUCER_FENCED (KIP-588): those clients get INVALID_PRODUCER_EPOCH, as Kafka answers them.
+pub fn txn_code(err: &TxnError, producer_fenced_supported: bool) -> i16 {
+    match err {
+        TxnError::ProducerFenced { .. } if producer_fenced_supported => PRODUCER_FENCED,
+        TxnError::ProducerFenced { .. } => INVALID_PRODUCER_EPOCH,
+        TxnError::InvalidProducerIdMapping { .. } => INVALID_PRODUCER_ID_MAPPING,
+        TxnError::InvalidTxnState { .. } => INVALID_TXN_STATE,
+        TxnError::ConcurrentTransactions { .. } => CONCURRENT_TRANSACTIONS,
+        TxnError::TransactionalIdNotFound { .. } => TRANSACTIONAL_ID_NOT_FOUND,
+        TxnError::InvalidTransactionTimeout { .. } => INVALID_TRANSACTION_TIMEOUT,
+        TxnError::CorruptStateRecord { .. } => UNKNOWN_SERVER_ERROR,
     }
 }
 
@@ -274,6 +303,58 @@ mod tests {
                 86,
             ),
         ];
+        let txn_errors: Vec<(TxnError, i16)> = vec![
+            (
+                TxnError::ProducerFenced {
+                    transactional_id: s(),
+                    epoch: 0,
+                    current: 1,
+                },
+                90,
+            ),
+            (
+                TxnError::InvalidProducerIdMapping {
+                    transactional_id: s(),
+                    producer_id: 1,
+                    current: 2,
+                },
+                49,
+            ),
+            (
+                TxnError::InvalidTxnState {
+                    transactional_id: s(),
+                    state: "Empty",
+                    action: "commit",
+                },
+                48,
+            ),
+            (
+                TxnError::ConcurrentTransactions {
+                    transactional_id: s(),
+                    state: "PrepareCommit",
+                },
+                51,
+            ),
+            (
+                TxnError::TransactionalIdNotFound {
+                    transactional_id: s(),
+                },
+                105,
+            ),
+            (
+                TxnError::InvalidTransactionTimeout {
+                    timeout_ms: 1,
+                    max_ms: 0,
+                },
+                50,
+            ),
+            (TxnError::CorruptStateRecord { reason: s() }, -1),
+        ];
+        for (e, want) in &txn_errors {
+            assert_eq!(code(&Error::Txn(e.clone())), *want, "{e:?}");
+        }
+        // KIP-588: older request versions are answered INVALID_PRODUCER_EPOCH (47) for a fenced producer.
+        assert_eq!(txn_code(&txn_errors[0].0, false), 47);
         for (e, want) in &group_errors {
             assert_eq!(group_code(e), *want, "{e:?}");
             assert_eq!(code(&Error::Group(e.clone())), *want, "{e:?}");

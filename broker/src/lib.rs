@@ -30,6 +30,7 @@ pub mod server;
 pub mod tiered;
 pub mod topic_config;
 pub mod topics;
+pub mod txn;
 pub mod versions;
 
 pub use broker::Broker;

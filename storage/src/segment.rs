@@ -7,8 +7,8 @@ use bytes::Bytes;
 
 use crate::file_records::{FileRecords, PendingRead};
 use crate::handles::HandleCache;
-use crate::index::{OffsetIndex, TimeIndex, TimestampOffset};
-use crate::names::{self, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX};
+use crate::index::{AbortedTxn, OffsetIndex, TimeIndex, TimestampOffset, TransactionIndex};
+use crate::names::{self, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX};
 use crate::record::{batch_size_from_header, RecordBatch, LOG_OVERHEAD};
 use crate::{Error, LogConfig, Result};
 
@@ -33,6 +33,7 @@ pub struct LogSegment {
     log: FileRecords,
     offset_index: OffsetIndex,
     time_index: TimeIndex,
+    txn_index: TransactionIndex,
     index_interval_bytes: u32,
     bytes_since_last_index_entry: u64,
     max_timestamp: i64,
@@ -94,7 +95,12 @@ impl LogSegment {
         now_ms: i64,
         handles: &Arc<HandleCache>,
     ) -> Result<Self> {
-        for suffix in [LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX] {
+        for suffix in [
+            LOG_SUFFIX,
+            INDEX_SUFFIX,
+            TIME_INDEX_SUFFIX,
+            TXN_INDEX_SUFFIX,
+        ] {
             let path = names::offset_file(
                 dir,
                 base_offset,
@@ -154,6 +160,17 @@ impl LogSegment {
             }
             Err(e) => return Err(e),
         };
+        let txn_path = file(TXN_INDEX_SUFFIX);
+        // A corrupt transaction index is dropped; the loader rebuilds it when it recovers the segment.
+        let txn_index = match TransactionIndex::open(txn_path.clone()) {
+            Ok(i) => i,
+            Err(Error::CorruptFile { .. }) => {
+                tracing::warn!(path = %txn_path.display(), "dropping an unreadable transaction index");
+                std::fs::remove_file(&txn_path).map_err(crate::error::io_err(&txn_path))?;
+                TransactionIndex::open(txn_path)?
+            }
+            Err(e) => return Err(e),
+        };
         Ok(Self {
             base_offset,
             handles: handles.clone(),
@@ -161,6 +178,7 @@ impl LogSegment {
             log,
             offset_index,
             time_index,
+            txn_index,
             index_interval_bytes: config.index_interval_bytes,
             bytes_since_last_index_entry: 0,
             max_timestamp: -1,
@@ -237,6 +255,8 @@ impl LogSegment {
         self.time_index.resize(index_max_bytes)?;
         self.offset_index.reset()?;
         self.time_index.reset()?;
+        // The loader appends the aborted transactions again as it replays producer state over this segment.
+        self.txn_index.reset()?;
         self.max_timestamp = -1;
         self.offset_of_max_timestamp = -1;
         self.bytes_since_last_index_entry = 0;
@@ -444,6 +464,7 @@ impl LogSegment {
             self.log.flush()?;
             self.offset_index.flush()?;
             self.time_index.flush()?;
+            self.txn_index.flush()?;
             self.dirty = false;
         }
         Ok(())
@@ -460,7 +481,10 @@ impl LogSegment {
         self.log.rename_to(l.clone())?;
         self.offset_index.rename_to(o.clone())?;
         self.time_index.rename_to(t.clone())?;
-        Ok(vec![l, o, t])
+        let txn = add(self.txn_index.path());
+        let mut files = vec![l, o, t];
+        files.extend(self.txn_index.rename_to(txn)?);
+        Ok(files)
     }
 
     /// Renames the segment's files from suffix `old` to `new` (`.cleaned` → `.swap` → none: the log cleaner's
@@ -475,12 +499,14 @@ impl LogSegment {
             })?;
             Ok(PathBuf::from(format!("{stem}{new}")))
         };
-        let (o, t, l) = (
+        let (o, t, x, l) = (
             rename(self.offset_index.path())?,
             rename(self.time_index.path())?,
+            rename(self.txn_index.path())?,
             rename(self.log.path())?,
         );
         self.offset_index.rename_to(o)?;
+        self.txn_index.rename_to(x)?;
         self.time_index.rename_to(t)?;
         self.log.rename_to(l)
     }
@@ -590,6 +616,16 @@ impl LogSegment {
     /// The time index.
     pub fn time_index(&self) -> &TimeIndex {
         &self.time_index
+    }
+    /// The `.txnindex` (aborted transactions whose ABORT marker is in this segment).
+    pub fn txn_index(&self) -> &TransactionIndex {
+        &self.txn_index
+    }
+    /// Records an aborted transaction whose marker was appended to (or replayed from) this segment.
+    pub(crate) fn append_aborted_txn(&mut self, txn: &AbortedTxn) -> Result<()> {
+        self.txn_index.append(txn)?;
+        self.dirty = true;
+        Ok(())
     }
     pub(crate) fn file_records(&self) -> &FileRecords {
         &self.log

@@ -1,13 +1,17 @@
-//! Fetch (key 1): whole batches up to the high watermark, per-partition and total byte limits, long poll on
-//! `min_bytes` / `max_wait_ms` woken by appends. Records are always `Some` (empty, never null). Offsets below the
+//! Fetch (key 1): whole batches up to the high watermark (read_uncommitted) or the last stable offset
+//! (read_committed, with the aborted transactions overlapping the data so the consumer skips them, as Kafka),
+//! per-partition and total byte limits, long poll on `min_bytes` / `max_wait_ms` woken by appends. Records are always `Some` (empty, never null). Offsets below the
 //! local log start but at or above the log start are read through the [`crate::remote::RemoteLogReader`].
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
-use kafka_protocol::messages::{FetchRequest, FetchResponse, RequestHeader};
+use kafka_protocol::messages::fetch_response::{
+    AbortedTransaction, FetchableTopicResponse, PartitionData,
+};
+use kafka_protocol::messages::{FetchRequest, FetchResponse, ProducerId, RequestHeader};
+use strata_storage::RecordBatch;
 use strata_storage::UnifiedLog;
 
 use super::blocking;
@@ -31,6 +35,7 @@ fn read_all(
     broker: &Broker,
     wanted: &[Vec<Wanted>],
     max_bytes: usize,
+    read_committed: bool,
 ) -> (Vec<Vec<PartitionData>>, usize, Vec<RemoteRead>) {
     let mut total = 0usize;
     let mut remote = Vec::new();
@@ -39,7 +44,7 @@ fn read_all(
         let mut parts = Vec::with_capacity(topic.len());
         for (pi, w) in topic.iter().enumerate() {
             let budget = w.max_bytes.min(max_bytes.saturating_sub(total));
-            let (data, tiered) = read_one(broker, w, budget, total == 0);
+            let (data, tiered) = read_one(broker, w, budget, total == 0, read_committed);
             if let Some(log) = tiered {
                 remote.push((ti, pi, log, w.offset, budget.max(1)));
             }
@@ -56,19 +61,24 @@ fn read_one(
     w: &Wanted,
     budget: usize,
     first: bool,
+    read_committed: bool,
 ) -> (PartitionData, Option<Arc<UnifiedLog>>) {
     let base = PartitionData::default().with_partition_index(w.partition);
     let result: Result<(PartitionData, Option<Arc<UnifiedLog>>)> = (|| {
         let log = broker.log(&w.topic, w.partition)?;
         let hw = log.high_watermark();
+        let lso = log.last_stable_offset();
         let log_start = log.log_start_offset();
         let base = base
             .clone()
             .with_high_watermark(hw)
-            .with_last_stable_offset(hw)
+            .with_last_stable_offset(lso)
             .with_log_start_offset(log_start);
         let empty = base.clone().with_records(Some(Bytes::new()));
-        if w.offset == hw || (budget == 0 && !first) {
+        // Kafka's `FetchIsolation`: read_committed reads below the last stable offset; between it and the high
+        // watermark there is nothing to return yet (not an error).
+        let upper = if read_committed { lso } else { hw };
+        if (w.offset >= upper && w.offset <= hw) || (budget == 0 && !first) {
             return Ok((empty, None));
         }
         if w.offset >= log_start
@@ -77,7 +87,25 @@ fn read_one(
         {
             return Ok((empty, Some(log)));
         }
-        let data = log.read(w.offset, budget, first, Some(hw))?;
+        let data = log.read(w.offset, budget, first, Some(upper))?;
+        let base = if read_committed {
+            let end = RecordBatch::iter(&data.records)
+                .filter_map(|b| b.ok())
+                .last()
+                .map_or(w.offset, |b| b.next_offset());
+            let aborted = log
+                .collect_aborted(w.offset, end)?
+                .into_iter()
+                .map(|t| {
+                    AbortedTransaction::default()
+                        .with_producer_id(ProducerId(t.producer_id))
+                        .with_first_offset(t.first_offset)
+                })
+                .collect();
+            base.with_aborted_transactions(Some(aborted))
+        } else {
+            base
+        };
         Ok((base.with_records(Some(data.records)), None))
     })();
     match result {
@@ -173,6 +201,8 @@ pub async fn handle(broker: &Arc<Broker>, _h: &RequestHeader, req: FetchRequest)
         req.max_bytes as usize
     };
     let min_bytes = req.min_bytes.max(0) as usize;
+    // IsolationLevel: 0 READ_UNCOMMITTED, 1 READ_COMMITTED (Fetch v4+; older versions read uncommitted).
+    let read_committed = req.isolation_level == 1;
     let deadline = Instant::now() + Duration::from_millis(req.max_wait_ms.max(0) as u64);
     let wanted = Arc::new(wanted);
     let cancel = broker.cancel_token();
@@ -185,7 +215,7 @@ pub async fn handle(broker: &Arc<Broker>, _h: &RequestHeader, req: FetchRequest)
         let b = broker.clone();
         let w = wanted.clone();
         let (mut parts, mut total, remote) =
-            match blocking(move || Ok(read_all(&b, &w, max_bytes))).await {
+            match blocking(move || Ok(read_all(&b, &w, max_bytes, read_committed))).await {
                 Ok(x) => x,
                 Err(e) => return FetchResponse::default().with_error_code(error_code::code(&e)),
             };

@@ -1,5 +1,6 @@
 //! ListOffsets (key 2): earliest (-2), latest (-1), max timestamp (-3), earliest local (-4), latest tiered
-//! (-5) and by timestamp.
+//! (-5) and by timestamp. With `isolation_level` READ_COMMITTED (v2+), latest is the last stable offset and a
+//! timestamp lookup finds only offsets below it (Kafka's `lastFetchableOffset`).
 
 use std::sync::Arc;
 
@@ -51,13 +52,19 @@ fn lookup(
     topic: &str,
     partition: i32,
     spec: OffsetSpec,
+    read_committed: bool,
 ) -> Result<(i64, i64, Option<i32>)> {
     let log = broker.log(topic, partition)?;
+    let last_fetchable = if read_committed {
+        log.last_stable_offset()
+    } else {
+        log.high_watermark()
+    };
     let tiering = broker.tiering();
     let tp = log.topic_partition();
     Ok(match spec {
         OffsetSpec::Earliest => (-1, log.log_start_offset(), None),
-        OffsetSpec::Latest => (-1, log.high_watermark(), None),
+        OffsetSpec::Latest => (-1, last_fetchable, None),
         OffsetSpec::EarliestLocal => match tiering {
             Some(t) => {
                 let (off, epoch) = t.earliest_local(tp)?;
@@ -86,8 +93,8 @@ fn lookup(
                 None => log.fetch_offset_by_timestamp(t)?,
             };
             match hit {
-                Some((off, ts)) => (ts, off, None),
-                None => (-1, -1, Some(-1)),
+                Some((off, ts)) if off < last_fetchable => (ts, off, None),
+                _ => (-1, -1, Some(-1)),
             }
         }
     })
@@ -107,6 +114,8 @@ pub async fn handle(
             -1
         }
     };
+    // IsolationLevel: 0 READ_UNCOMMITTED, 1 READ_COMMITTED (v2+).
+    let read_committed = req.isolation_level == 1;
     let mut topics = Vec::with_capacity(req.topics.len());
     for t in req.topics {
         let topic = t.name.0.to_string();
@@ -126,16 +135,18 @@ pub async fn handle(
             let b = broker.clone();
             let name = topic.clone();
             let idx = p.partition_index;
-            parts.push(match blocking(move || lookup(&b, &name, idx, spec)).await {
-                Ok((ts, off, known)) => resp
-                    .with_timestamp(ts)
-                    .with_offset(off)
-                    .with_leader_epoch(epoch(known)),
-                Err(e) => resp
-                    .with_error_code(error_code::code(&e))
-                    .with_offset(-1)
-                    .with_timestamp(-1),
-            });
+            parts.push(
+                match blocking(move || lookup(&b, &name, idx, spec, read_committed)).await {
+                    Ok((ts, off, known)) => resp
+                        .with_timestamp(ts)
+                        .with_offset(off)
+                        .with_leader_epoch(epoch(known)),
+                    Err(e) => resp
+                        .with_error_code(error_code::code(&e))
+                        .with_offset(-1)
+                        .with_timestamp(-1),
+                },
+            );
         }
         topics.push(
             ListOffsetsTopicResponse::default()

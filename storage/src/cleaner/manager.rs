@@ -74,8 +74,11 @@ pub(crate) fn log_to_clean(
         Some(c) if c >= start && c <= view.log_end_offset => c,
         _ => start,
     };
-    // Never past the active segment, nor (once transactions exist) the last stable offset = log end today.
-    let mut uncleanable = view.active_base_offset.min(view.log_end_offset);
+    // Never past the active segment, nor the last stable offset (data of open transactions stays dirty).
+    let mut uncleanable = view
+        .active_base_offset
+        .min(view.log_end_offset)
+        .min(view.last_stable_offset);
     let min_lag = view.config.min_compaction_lag_ms.max(0);
     if min_lag > 0 {
         if let Some(s) = non_active_from(&view, first_dirty)

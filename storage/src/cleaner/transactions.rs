@@ -1,21 +1,13 @@
-//! The hook for transactional data: the aborted transaction ranges the cleaner drops records of.
+//! The aborted transaction ranges the cleaner drops records of.
 //!
-//! Empty today: strata does not index transactions yet. Once the `.txnindex` and the last stable offset exist
-//! (issue 13), [`AbortedTransactions::collect`] reads the aborted ranges overlapping the cleaned range from the
-//! segments' transaction indexes, and the cleaner drops the data batches inside them (Kafka's
-//! `CleanedTransactionMetadata`). Control batches (COMMIT/ABORT markers, see
-//! [`crate::record::ControlRecordKey`]) are kept whole until then.
+//! [`AbortedTransactions::collect`] takes the aborted transactions overlapping the cleaned range from the
+//! segments' transaction indexes (`.txnindex`, see [`crate::index::TransactionIndex`]), and the cleaner drops the
+//! data batches inside them (Kafka's `CleanedTransactionMetadata`). Control batches (COMMIT/ABORT markers, see
+//! [`crate::record::ControlRecordKey`]) are kept whole. The cleanable range ends at the last stable offset, so
+//! data of open transactions is never cleaned.
+use crate::index::AbortedTxn;
 use crate::log::CleanerView;
 use crate::RecordBatch;
-
-/// One aborted transaction: the producer and its offsets (Kafka's `AbortedTxn`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct AbortedTxn {
-    pub(crate) producer_id: i64,
-    pub(crate) first_offset: i64,
-    /// Offset of the ABORT marker.
-    pub(crate) last_offset: i64,
-}
 
 /// The aborted transactions over a range of a log.
 #[derive(Debug, Default)]
@@ -24,9 +16,16 @@ pub(crate) struct AbortedTransactions {
 }
 
 impl AbortedTransactions {
-    /// The aborted transactions of `view` overlapping `[from, to)`: none until transactions are indexed.
-    pub(crate) fn collect(_view: &CleanerView, _from: i64, _to: i64) -> Self {
-        Self::default()
+    /// The aborted transactions of `view` overlapping `[from, to)`.
+    pub(crate) fn collect(view: &CleanerView, from: i64, to: i64) -> Self {
+        Self {
+            ranges: view
+                .aborted
+                .iter()
+                .filter(|t| t.last_offset >= from && t.first_offset < to)
+                .copied()
+                .collect(),
+        }
     }
 
     /// Whether `batch` is data of an aborted transaction (its records are then dropped, and not mapped).

@@ -8,6 +8,7 @@
 mod mmap;
 mod offset_index;
 mod time_index;
+mod txn_index;
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ use memmap2::MmapMut;
 
 pub use offset_index::{OffsetIndex, OffsetPosition};
 pub use time_index::{TimeIndex, TimestampOffset};
+pub use txn_index::{AbortedTxn, TransactionIndex, ABORTED_TXN_SIZE};
 
 use crate::error::io_err;
 use crate::handles::{HandleCache, HandleToken};

@@ -52,6 +52,11 @@ pub(crate) struct CleanerView {
     /// Producer id → offset of its last data batch, for the producers the log knows (Kafka's
     /// `lastRecordsOfActiveProducers`): the cleaner keeps that batch, empty if need be.
     pub(crate) last_data_offsets: HashMap<i64, i64>,
+    /// The aborted transactions indexed in the non-active segments (their `.txnindex`).
+    pub(crate) aborted: Vec<crate::index::AbortedTxn>,
+    /// The last stable offset: data of open transactions at or above it is not cleaned (Kafka bounds the
+    /// cleanable range by it).
+    pub(crate) last_stable_offset: i64,
 }
 
 fn info(seg: &LogSegment) -> Result<SegmentInfo> {
@@ -87,6 +92,10 @@ impl UnifiedLog {
             .entries()
             .filter_map(|(pid, e)| e.batches.back().map(|b| (*pid, b.last_offset)))
             .collect();
+        let mut aborted = Vec::new();
+        for seg in st.local.segments.iter().take(n.saturating_sub(1)) {
+            aborted.extend(seg.txn_index().all()?);
+        }
         Ok(Some(CleanerView {
             tp: self.topic_partition().clone(),
             config: st.local.config.clone(),
@@ -95,6 +104,8 @@ impl UnifiedLog {
             active_base_offset: st.active().base_offset(),
             segments,
             last_data_offsets,
+            aborted,
+            last_stable_offset: st.producers.last_stable_offset(st.log_end_offset()),
         }))
     }
 

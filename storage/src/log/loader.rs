@@ -11,7 +11,8 @@
 //!    validate each batch (CRC included), rebuild both indexes, truncate the `.log` at the first invalid batch and
 //!    delete every later segment.
 //! 3. Leader epochs above the log end are dropped; producer state is loaded from the newest snapshot at or below
-//!    the log end and the log after it is replayed.
+//!    the log end (and at or below the first recovered segment) and the log after it is replayed; the ABORT
+//!    markers met in recovered segments rebuild their `.txnindex`.
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -24,6 +25,7 @@ use super::unified::{LogState, UnifiedLog};
 use super::{LogDir, RollListeners};
 use crate::error::io_err;
 use crate::handles::HandleCache;
+use crate::index::AbortedTxn;
 use crate::names::{self, LOG_SUFFIX};
 use crate::producer::{self, ProducerStateManager};
 use crate::segment::LogSegment;
@@ -128,6 +130,7 @@ pub(crate) fn load_log(p: LoadParams) -> Result<UnifiedLog> {
             .unwrap_or(i64::MIN)
     };
     let mut truncated_at: Option<i64> = None;
+    let mut recovered_from: Option<i64> = None;
     for (i, &base) in bases.iter().enumerate() {
         if truncated_at.is_some() {
             // Unflushed segments after a torn one are deleted (Kafka's LogLoader does the same).
@@ -149,6 +152,7 @@ pub(crate) fn load_log(p: LoadParams) -> Result<UnifiedLog> {
         let mut seg = LogSegment::open(&p.dir, base, cfg, active, p.now_ms, &p.handles)?;
         let must_recover = base >= recover_from;
         if must_recover {
+            recovered_from.get_or_insert(base);
             let removed = seg.recover(cfg.segment_index_bytes, |_| {})?;
             if removed > 0 {
                 tracing::warn!(tp = %p.tp, base_offset = base, bytes = removed, "truncated a torn segment tail");
@@ -156,6 +160,7 @@ pub(crate) fn load_log(p: LoadParams) -> Result<UnifiedLog> {
             }
         } else if let Err(e) = seg.load_state() {
             tracing::warn!(tp = %p.tp, base_offset = base, error = %e, "rebuilding segment indexes");
+            recovered_from = Some(recovered_from.map_or(base, |r| r.min(base)));
             let removed = seg.recover(cfg.segment_index_bytes, |_| {})?;
             if removed > 0 {
                 // A flushed segment damaged on disk: keep the later (also flushed) segments; the offsets
@@ -208,19 +213,42 @@ pub(crate) fn load_log(p: LoadParams) -> Result<UnifiedLog> {
     };
     leader_epochs.truncate_from_end(leo)?;
     producer::delete_snapshots_from(&p.dir, leo)?;
-    let (snap_offset, mut producers) = match producer::latest_snapshot_at_or_below(&p.dir, leo)? {
-        // A snapshot below the first segment still holds the state of producers whose batches are gone.
-        Some((off, state)) => (off.max(first_base), state),
-        None => (first_base, ProducerStateManager::new()),
-    };
+    // Recovered segments lost their `.txnindex`; the replay rebuilds it, so it starts at or below the first of
+    // them (Kafka's `recoverSegment` replays producer state over the segment for the same reason).
+    let rebuild_from = recovered_from.unwrap_or(i64::MAX);
+    let (snap_offset, mut producers) =
+        match producer::latest_snapshot_at_or_below(&p.dir, leo.min(rebuild_from))? {
+            // A snapshot below the first segment still holds the state of producers whose batches are gone.
+            Some((off, state)) => (off.max(first_base), state),
+            None => (first_base, ProducerStateManager::new()),
+        };
     if snap_offset < leo {
-        for seg in segments.iter().filter(|s| s.next_offset() > snap_offset) {
+        for seg in segments
+            .iter_mut()
+            .filter(|s| s.next_offset() > snap_offset)
+        {
             let from = seg.offset_index().lookup(snap_offset)?.position as u64;
+            let mut aborted = Vec::new();
             for item in seg.file_records().batches_from(from, false) {
                 let (_, batch) = item.map_err(|e| e.error)?;
                 if batch.base_offset() >= snap_offset {
-                    producers.replay(&batch);
+                    if let Some(t) = producers.replay(&batch).filter(|t| t.is_aborted) {
+                        aborted.push(AbortedTxn {
+                            producer_id: t.producer_id,
+                            first_offset: t.first_offset,
+                            last_offset: t.last_offset,
+                            last_stable_offset: producers
+                                .first_unstable_offset()
+                                .unwrap_or(t.last_offset + 1),
+                        });
+                    }
                 }
+            }
+            if seg.base_offset() >= rebuild_from {
+                for t in &aborted {
+                    seg.append_aborted_txn(t)?;
+                }
+                seg.flush()?;
             }
         }
     }

@@ -62,7 +62,7 @@ pub struct RolledSegment {
     pub time_index_file: PathBuf,
     /// `{next_offset:020}.snapshot`, the producer state at the segment's end, if present.
     pub producer_snapshot_file: Option<PathBuf>,
-    /// The `.txnindex` file, if present (transactions are not indexed yet, so None).
+    /// The `.txnindex` file, if the segment holds an aborted transaction's marker.
     pub txn_index_file: Option<PathBuf>,
 }
 

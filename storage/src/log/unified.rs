@@ -11,9 +11,10 @@ use super::leader_epoch::LeaderEpochCache;
 use super::local_log::LocalLog;
 use super::{now_ms, FetchDataInfo, LogAppendInfo, LogDir, RollListeners, RolledSegment};
 use crate::handles::ReleaseHandles;
+use crate::index::AbortedTxn;
 use crate::names::{self, SNAPSHOT_SUFFIX};
-use crate::producer::{self, ProducerStateManager, SequenceCheck};
-use crate::record::{edit, RecordBatch};
+use crate::producer::{self, CompletedTxn, ProducerStateManager, SequenceCheck};
+use crate::record::{edit, ControlRecordType, RecordBatch};
 use crate::segment::{BatchMeta, LogSegment};
 use crate::{Error, LogConfig, Result, TimestampType, TopicPartition};
 
@@ -235,6 +236,7 @@ impl UnifiedLog {
             let leo = st.log_end_offset();
             // Producer checks; a duplicate answers the whole request with the original offsets.
             let mut pending = HashMap::new();
+            let mut completed = Vec::new();
             let mut next = leo;
             for (batch, _) in &batches {
                 if let SequenceCheck::Duplicate(d) = st.producers.check(&pending, batch)? {
@@ -246,7 +248,7 @@ impl UnifiedLog {
                         record_count: (d.last_offset - d.first_offset + 1) as u32,
                     });
                 }
-                st.producers.update_pending(&mut pending, batch, next);
+                completed.extend(st.producers.update_pending(&mut pending, batch, next));
                 next += batch.last_offset_delta() as i64 + 1;
             }
             let record_count = (next - leo) as u32;
@@ -310,6 +312,7 @@ impl UnifiedLog {
                 return Err(self.poison(e));
             }
             st.producers.commit(pending);
+            self.index_completed_locked(&mut st, &completed)?;
             st.leader_epochs
                 .assign(leader_epoch, leo)
                 .map_err(|e| self.poison(e))?;
@@ -330,6 +333,53 @@ impl UnifiedLog {
             self.listeners.notify(&self.tp, &r);
         }
         Ok(info)
+    }
+
+    /// Writes the aborted ones of `completed` (closed by markers just appended to the active segment) to its
+    /// `.txnindex`, each with the last stable offset right after it (Kafka's `lastStableOffset(completedTxn)`).
+    fn index_completed_locked(&self, st: &mut LogState, completed: &[CompletedTxn]) -> Result<()> {
+        for txn in completed.iter().filter(|t| t.is_aborted) {
+            let lso = st
+                .producers
+                .first_unstable_offset()
+                .unwrap_or(txn.last_offset + 1);
+            let entry = AbortedTxn {
+                producer_id: txn.producer_id,
+                first_offset: txn.first_offset,
+                last_offset: txn.last_offset,
+                last_stable_offset: lso,
+            };
+            st.active_mut()
+                .append_aborted_txn(&entry)
+                .map_err(|e| self.poison(e))?;
+        }
+        Ok(())
+    }
+
+    /// Appends a COMMIT or ABORT marker for `producer_id` (what the transaction coordinator writes when a
+    /// transaction ends, Kafka's `appendAsLeader` with origin COORDINATOR): one control batch, transactional, no
+    /// sequence. It closes the producer's open transaction; an ABORT adds the transaction to the `.txnindex`. A
+    /// marker with an epoch older than the producer's is [`Error::InvalidProducerEpoch`].
+    pub fn append_transaction_marker(
+        &self,
+        kind: ControlRecordType,
+        producer_id: i64,
+        producer_epoch: i16,
+        coordinator_epoch: i32,
+        leader_epoch: i32,
+    ) -> Result<LogAppendInfo> {
+        if !kind.is_transaction_marker() {
+            return Err(Error::InvalidRecord {
+                reason: format!(
+                    "control record type {} is not a transaction marker",
+                    kind.id()
+                ),
+            });
+        }
+        let now = now_ms();
+        let marker =
+            producer::build_marker(kind, producer_id, producer_epoch, coordinator_epoch, now);
+        self.append_as_leader_at(marker, leader_epoch, now)
     }
 
     /// Rolls the active segment if it is non-empty: final time index entry, trim indexes, fsync, producer
@@ -445,6 +495,30 @@ impl UnifiedLog {
     pub fn high_watermark(&self) -> i64 {
         self.log_end_offset()
     }
+    /// The last stable offset (KIP-98): the first offset of the oldest open transaction, else the high
+    /// watermark. A read_committed consumer reads below it.
+    pub fn last_stable_offset(&self) -> i64 {
+        let st = self.read_state();
+        st.producers.last_stable_offset(st.log_end_offset())
+    }
+
+    /// Open transactions of this partition: (producer id, producer epoch, first offset), oldest first.
+    pub fn ongoing_transactions(&self) -> Vec<(i64, i16, i64)> {
+        self.read_state().producers.ongoing_transactions()
+    }
+
+    /// The aborted transactions overlapping `[from, to)` in the local segments (Kafka's `collectAbortedTxns`):
+    /// each one's ABORT marker is at or after `from` and its first offset below `to`. A read_committed fetch of
+    /// `[from, to)` returns them so the consumer skips their data.
+    pub fn collect_aborted(&self, from: i64, to: i64) -> Result<Vec<AbortedTxn>> {
+        let st = self.read_state();
+        let mut out = Vec::new();
+        for seg in st.local.segments.iter().filter(|s| s.next_offset() > from) {
+            out.extend(seg.txn_index().collect(from, to)?);
+        }
+        Ok(out)
+    }
+
     /// Offsets up to here are fsynced.
     pub fn recovery_point(&self) -> i64 {
         self.read_state().local.recovery_point
@@ -622,6 +696,6 @@ pub(crate) fn rolled_segment(
         offset_index_file: s.offset_index_path().to_path_buf(),
         time_index_file: s.time_index_path().to_path_buf(),
         producer_snapshot_file,
-        txn_index_file: None,
+        txn_index_file: (!s.txn_index().is_empty()).then(|| s.txn_index().path().to_path_buf()),
     }
 }

@@ -2,11 +2,16 @@
 //! batches' sequence ranges and offsets. A retried batch is recognised as a duplicate and answered with its
 //! original offsets; a sequence gap is [`Error::OutOfOrderSequence`]; an older epoch is
 //! [`Error::InvalidProducerEpoch`]; a new epoch must start at sequence 0.
+//!
+//! Transactions (KIP-98): a transactional data batch opens its producer's transaction at the batch's offset
+//! (`current_txn_first_offset`) unless one is open; a COMMIT or ABORT marker (a control batch) closes it and
+//! yields a [`CompletedTxn`]. The last stable offset is the smallest first offset of the open transactions, or
+//! the high watermark when none is open (Kafka's `firstUnstableOffset`).
 mod snapshot;
 
 use std::collections::{HashMap, VecDeque};
 
-use crate::record::RecordBatch;
+use crate::record::{ControlRecordKey, ControlRecordType, RecordBatch};
 use crate::{Error, Result};
 
 pub(crate) use snapshot::{
@@ -63,6 +68,28 @@ fn next_seq(seq: i32) -> i32 {
     } else {
         seq + 1
     }
+}
+
+/// A transaction closed by a COMMIT or ABORT marker (Kafka's `CompletedTxn`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CompletedTxn {
+    pub(crate) producer_id: i64,
+    /// The transaction's first data offset (the marker's own offset when the transaction held no data here).
+    pub(crate) first_offset: i64,
+    /// The marker's offset.
+    pub(crate) last_offset: i64,
+    pub(crate) is_aborted: bool,
+}
+
+/// What a control batch marks, from its first record's key; None for a batch that is not an uncompressed
+/// COMMIT/ABORT marker.
+pub(crate) fn marker_type(batch: &RecordBatch) -> Option<ControlRecordType> {
+    if !batch.is_control() {
+        return None;
+    }
+    let record = batch.records().ok()?.next()?.ok()?;
+    let key = ControlRecordKey::parse(record.key.as_deref()).ok()?;
+    key.kind.is_transaction_marker().then_some(key.kind)
 }
 
 /// The outcome of checking a batch against producer state.
@@ -172,17 +199,17 @@ impl ProducerStateManager {
         Ok(SequenceCheck::Append)
     }
 
-    /// Records an appended (offset-assigned) batch into `pending`.
+    /// Records an appended (offset-assigned) batch into `pending`; a marker yields the transaction it closes.
     /// `base_offset` is the offset the log assigns to the batch.
     pub(crate) fn update_pending(
         &self,
         pending: &mut HashMap<i64, ProducerEntry>,
         batch: &RecordBatch,
         base_offset: i64,
-    ) {
+    ) -> Option<CompletedTxn> {
         let pid = batch.producer_id();
         if pid < 0 {
-            return;
+            return None;
         }
         let entry = pending.entry(pid).or_insert_with(|| {
             self.producers
@@ -190,7 +217,7 @@ impl ProducerStateManager {
                 .cloned()
                 .unwrap_or_else(|| ProducerEntry::new(batch.producer_epoch()))
         });
-        apply(entry, batch, base_offset);
+        apply(pid, entry, batch, base_offset)
     }
 
     /// Commits a request's pending updates.
@@ -201,46 +228,96 @@ impl ProducerStateManager {
         }
     }
 
-    /// Replays a batch read back from the log (recovery, load).
-    pub(crate) fn replay(&mut self, batch: &RecordBatch) {
+    /// Replays a batch read back from the log (recovery, load); a marker yields the transaction it closes.
+    pub(crate) fn replay(&mut self, batch: &RecordBatch) -> Option<CompletedTxn> {
         let pid = batch.producer_id();
         if pid < 0 {
-            return;
+            return None;
         }
         self.max_producer_id = self.max_producer_id.max(pid);
         let entry = self
             .producers
             .entry(pid)
             .or_insert_with(|| ProducerEntry::new(batch.producer_epoch()));
-        apply(entry, batch, batch.base_offset());
+        apply(pid, entry, batch, batch.base_offset())
+    }
+
+    /// The first offset of the oldest open transaction (Kafka's `firstUnstableOffset`), if any.
+    pub(crate) fn first_unstable_offset(&self) -> Option<i64> {
+        self.producers
+            .values()
+            .map(|e| e.current_txn_first_offset)
+            .filter(|&o| o >= 0)
+            .min()
+    }
+
+    /// The last stable offset given the high watermark `hw`.
+    pub(crate) fn last_stable_offset(&self, hw: i64) -> i64 {
+        self.first_unstable_offset().map_or(hw, |o| o.min(hw))
+    }
+
+    /// Open transactions: (producer id, epoch, first offset), by first offset.
+    pub(crate) fn ongoing_transactions(&self) -> Vec<(i64, i16, i64)> {
+        let mut out: Vec<_> = self
+            .producers
+            .iter()
+            .filter(|(_, e)| e.current_txn_first_offset >= 0)
+            .map(|(pid, e)| (*pid, e.epoch, e.current_txn_first_offset))
+            .collect();
+        out.sort_by_key(|t| t.2);
+        out
     }
 
     /// Forgets producers whose last batch's max timestamp is `expiration_ms` or more before `now_ms` (Kafka's
     /// `removeExpiredProducers`); returns how many went.
     pub(crate) fn remove_expired(&mut self, now_ms: i64, expiration_ms: i64) -> usize {
         let before = self.producers.len();
+        // A producer with an open transaction is kept (Kafka's `isProducerExpired`).
         self.producers.retain(|_, e| {
             let last = e.batches.back().map_or(i64::MIN, |b| b.timestamp);
-            now_ms.saturating_sub(last) < expiration_ms
+            e.current_txn_first_offset >= 0 || now_ms.saturating_sub(last) < expiration_ms
         });
         before - self.producers.len()
     }
 
     /// Forgets producers whose last batch is below `log_start` (Kafka's `truncateHead`).
     pub(crate) fn truncate_head(&mut self, log_start: i64) {
-        self.producers
-            .retain(|_, e| e.last_offset() >= log_start || e.batches.is_empty());
+        self.producers.retain(|_, e| {
+            e.last_offset() >= log_start || e.batches.is_empty() || e.current_txn_first_offset >= 0
+        });
     }
 }
 
-fn apply(entry: &mut ProducerEntry, batch: &RecordBatch, base_offset: i64) {
+fn apply(
+    pid: i64,
+    entry: &mut ProducerEntry,
+    batch: &RecordBatch,
+    base_offset: i64,
+) -> Option<CompletedTxn> {
     let epoch = batch.producer_epoch();
     if epoch > entry.epoch {
         entry.epoch = epoch;
         entry.batches.clear();
     }
-    if batch.is_control() || batch.base_sequence() < 0 {
-        return;
+    if batch.is_control() {
+        let kind = marker_type(batch)?;
+        if let Some(coordinator_epoch) = marker_coordinator_epoch(batch) {
+            entry.coordinator_epoch = coordinator_epoch;
+        }
+        let first = entry.current_txn_first_offset;
+        entry.current_txn_first_offset = -1;
+        return Some(CompletedTxn {
+            producer_id: pid,
+            first_offset: if first >= 0 { first } else { base_offset },
+            last_offset: base_offset,
+            is_aborted: kind == ControlRecordType::Abort,
+        });
+    }
+    if batch.is_transactional() && entry.current_txn_first_offset < 0 {
+        entry.current_txn_first_offset = base_offset;
+    }
+    if batch.base_sequence() < 0 {
+        return None;
     }
     entry.batches.push_back(BatchMetadata {
         first_seq: batch.base_sequence(),
@@ -252,6 +329,39 @@ fn apply(entry: &mut ProducerEntry, batch: &RecordBatch, base_offset: i64) {
     while entry.batches.len() > NUM_BATCHES_TO_RETAIN {
         entry.batches.pop_front();
     }
+    None
+}
+
+/// The coordinator epoch of a marker's value (Kafka's `EndTransactionMarker`: version i16, coordinatorEpoch i32).
+fn marker_coordinator_epoch(batch: &RecordBatch) -> Option<i32> {
+    let record = batch.records().ok()?.next()?.ok()?;
+    let v = record.value?;
+    (v.len() >= 6).then(|| i32::from_be_bytes(v[2..6].try_into().expect("4")))
+}
+
+/// One uncompressed control batch holding a COMMIT or ABORT marker (Kafka's `EndTransactionMarker`): transactional
+/// and control attributes, the producer's id and epoch, no sequence; key = version 0 + type, value = version 0 +
+/// coordinator epoch.
+pub(crate) fn build_marker(
+    kind: ControlRecordType,
+    producer_id: i64,
+    producer_epoch: i16,
+    coordinator_epoch: i32,
+    timestamp_ms: i64,
+) -> bytes::Bytes {
+    let mut value = [0u8; 6];
+    value[2..6].copy_from_slice(&coordinator_epoch.to_be_bytes());
+    let mut b = crate::record::RecordBatchBuilder::new()
+        .producer(producer_id, producer_epoch, -1)
+        .transactional(true)
+        .control(true);
+    b.append(
+        timestamp_ms,
+        Some(&ControlRecordKey::encode(kind)),
+        Some(&value),
+        &[],
+    );
+    b.build()
 }
 
 #[cfg(test)]

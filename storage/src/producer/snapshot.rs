@@ -9,6 +9,9 @@
 //! | 10 | 46 × n | entries: producerId i64, producerEpoch i16, lastSequence i32, lastOffset i64, offsetDelta i32, timestamp i64, coordinatorEpoch i32, currentTxnFirstOffset i64 |
 //!
 //! As in Kafka, only each producer's last batch is stored; the log after the snapshot offset is replayed on load.
+//! `currentTxnFirstOffset` (-1 when none) keeps a producer's open transaction across restarts, so the last stable
+//! offset is known without reading the log; a producer with an open transaction but no batch is written with
+//! lastSequence = lastOffset = -1.
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
@@ -24,7 +27,7 @@ const ENTRY_SIZE: usize = 46;
 pub(crate) fn encode(state: &ProducerStateManager) -> Vec<u8> {
     let mut entries: Vec<_> = state
         .entries()
-        .filter(|(_, e)| !e.batches.is_empty())
+        .filter(|(_, e)| !e.batches.is_empty() || e.current_txn_first_offset >= 0)
         .collect();
     entries.sort_by_key(|(pid, _)| **pid);
     let mut out = Vec::with_capacity(10 + ENTRY_SIZE * entries.len());
@@ -32,7 +35,14 @@ pub(crate) fn encode(state: &ProducerStateManager) -> Vec<u8> {
     out.extend_from_slice(&[0; 4]);
     out.extend_from_slice(&(entries.len() as i32).to_be_bytes());
     for (pid, e) in entries {
-        let last = e.batches.back().expect("non-empty");
+        let none = BatchMetadata {
+            first_seq: -1,
+            last_seq: -1,
+            first_offset: -1,
+            last_offset: -1,
+            timestamp: -1,
+        };
+        let last = e.batches.back().unwrap_or(&none);
         out.extend_from_slice(&pid.to_be_bytes());
         out.extend_from_slice(&e.epoch.to_be_bytes());
         out.extend_from_slice(&last.last_seq.to_be_bytes());
@@ -102,7 +112,11 @@ pub(crate) fn decode(path: &Path, b: &[u8]) -> Result<ProducerStateManager> {
             pid,
             ProducerEntry {
                 epoch,
-                batches: VecDeque::from([batch]),
+                batches: if last_offset < 0 {
+                    VecDeque::new()
+                } else {
+                    VecDeque::from([batch])
+                },
                 coordinator_epoch: i32_at(34),
                 current_txn_first_offset: i64_at(38),
             },
@@ -217,5 +231,32 @@ mod tests {
             decode(path, &broken),
             Err(Error::CorruptFile { .. })
         ));
+    }
+
+    /// An open transaction is kept in the snapshot (`currentTxnFirstOffset`), even for a producer whose batches
+    /// were cleared by an epoch bump, so the last stable offset survives a restart.
+    #[test]
+    fn snapshot_keeps_open_transactions() {
+        let mut m = ProducerStateManager::new();
+        let mut b = RecordBatchBuilder::new()
+            .producer(1, 0, 0)
+            .transactional(true)
+            .base_offset(10);
+        b.append(5, None, Some(b"x"), &[]);
+        m.replay(&RecordBatch::new(b.build()).unwrap());
+        m.producers.insert(
+            2,
+            ProducerEntry {
+                epoch: 4,
+                batches: VecDeque::new(),
+                coordinator_epoch: 1,
+                current_txn_first_offset: 7,
+            },
+        );
+        let back = decode(Path::new("x.snapshot"), &encode(&m)).unwrap();
+        assert_eq!(back.first_unstable_offset(), Some(7));
+        assert_eq!(back.ongoing_transactions(), vec![(2, 4, 7), (1, 0, 10)]);
+        let (_, e) = back.entries().find(|(p, _)| **p == 2).unwrap();
+        assert!(e.batches.is_empty());
     }
 }
