@@ -27,6 +27,7 @@ pub mod offset_delete;
 pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod produce;
+pub mod sasl;
 pub mod sync_group;
 
 use crate::error::{Error, Result};
