@@ -1,7 +1,8 @@
 //! TLS and SASL listeners with real clients (librdkafka with OpenSSL) and raw sockets: SSL (with and without a
 //! required client certificate), SASL_PLAINTEXT and SASL_SSL with PLAIN, refusals (wrong password, unknown user,
 //! missing client certificate, a plaintext client or garbage on a TLS port, a stalled handshake) that leave the
-//! other connections alone, and start-up stopped by a bad keystore. Certificates are generated here with rcgen.
+//! other connections alone, and start-up stopped by a bad keystore; SCRAM-SHA-256/512 over SASL_SSL with
+//! credentials made by AlterUserScramCredentials that survive a restart. Certificates are generated here with rcgen.
 
 mod common;
 
@@ -116,6 +117,10 @@ async fn start(data: &Path) -> Broker {
             r#"org.apache.kafka.common.security.plain.PlainLoginModule required user_bob="bob-secret";"#,
         ),
         ("sasl.enabled.mechanisms", "PLAIN"),
+        (
+            "listener.name.sasltls.sasl.enabled.mechanisms",
+            "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+        ),
         ("socket.request.read.timeout.ms", "1500"),
     ];
     let props: Vec<(&str, &str)> = props.iter().map(|(k, v)| (*k, *v)).collect();
@@ -527,5 +532,155 @@ fn the_self_signed_switch_generates_a_ca_clients_trust() {
             "the CA changed on restart"
         );
         again.shutdown().await.unwrap();
+    });
+}
+
+/// AlterUserScramCredentials upserting `user`'s `mechanism` (1 = SHA-256, 2 = SHA-512) for `password`, as
+/// Kafka's admin client computes it (the broker gets the salted password, never the password).
+fn upsert(
+    user: &str,
+    mechanism: i8,
+    password: &str,
+) -> alter_user_scram_credentials_request::ScramCredentialUpsertion {
+    let salt: Vec<u8> = (0..16).map(|i| (i * 7 + mechanism as u8) as u8).collect();
+    let salted = if mechanism == 1 {
+        pbkdf2::pbkdf2_hmac_array::<sha2::Sha256, 32>(password.as_bytes(), &salt, 4096).to_vec()
+    } else {
+        pbkdf2::pbkdf2_hmac_array::<sha2::Sha512, 64>(password.as_bytes(), &salt, 4096).to_vec()
+    };
+    alter_user_scram_credentials_request::ScramCredentialUpsertion::default()
+        .with_name(StrBytes::from_string(user.to_string()))
+        .with_mechanism(mechanism)
+        .with_iterations(4096)
+        .with_salt(salt.into())
+        .with_salted_password(salted.into())
+}
+
+async fn describe_scram(
+    addr: SocketAddr,
+    users: Option<&[&str]>,
+) -> DescribeUserScramCredentialsResponse {
+    let mut s = connect(addr).await;
+    let req = DescribeUserScramCredentialsRequest::default().with_users(users.map(|u| {
+        u.iter()
+            .map(|n| {
+                describe_user_scram_credentials_request::UserName::default()
+                    .with_name(StrBytes::from_string(n.to_string()))
+            })
+            .collect()
+    }));
+    request(&mut s, ApiKey::DescribeUserScramCredentials, 0, &req)
+        .await
+        .expect("answered")
+}
+
+fn scram(
+    mechanism: &'static str,
+    user: &'static str,
+    password: &'static str,
+    ca: &str,
+) -> Vec<(&'static str, String)> {
+    vec![
+        ("security.protocol", "sasl_ssl".into()),
+        ("ssl.ca.location", ca.to_string()),
+        ("sasl.mechanism", mechanism.into()),
+        ("sasl.username", user.into()),
+        ("sasl.password", password.into()),
+    ]
+}
+
+fn refs<'a>(v: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    v.iter().map(|(k, v)| (*k, v.as_str())).collect()
+}
+
+/// Kafka's SCRAM: credentials created with AlterUserScramCredentials (iterations 4096..=16384), listed by
+/// DescribeUserScramCredentials, authenticate SCRAM-SHA-256 and SCRAM-SHA-512 clients over SASL_SSL, a wrong
+/// password is refused, and they are still there after a restart until deleted.
+#[test]
+fn scram_credentials_from_the_admin_api_authenticate_and_survive_a_restart() {
+    runtime().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let b = start(dir.path()).await;
+        let mut admin = connect(b.addr(0)).await;
+        let req = AlterUserScramCredentialsRequest::default().with_upsertions(vec![
+            upsert("carol", 1, "carol-secret"),
+            upsert("dave", 2, "dave-secret"),
+            upsert("weak", 1, "x").with_iterations(100),
+        ]);
+        let r: AlterUserScramCredentialsResponse =
+            request(&mut admin, ApiKey::AlterUserScramCredentials, 0, &req)
+                .await
+                .unwrap();
+        let codes: Vec<(String, i16)> = r
+            .results
+            .iter()
+            .map(|r| (r.user.to_string(), r.error_code))
+            .collect();
+        assert_eq!(
+            codes,
+            [("carol".into(), 0), ("dave".into(), 0), ("weak".into(), 93)],
+            "{r:?}"
+        );
+
+        let ca = b.pki.ca.display().to_string();
+        round_trip(
+            &b.bootstrap(4),
+            "scram-256",
+            &refs(&scram("SCRAM-SHA-256", "carol", "carol-secret", &ca)),
+        )
+        .await;
+        round_trip(
+            &b.bootstrap(4),
+            "scram-512",
+            &refs(&scram("SCRAM-SHA-512", "dave", "dave-secret", &ca)),
+        )
+        .await;
+        assert!(
+            produce_fails(
+                &b.bootstrap(4),
+                "scram-256",
+                &refs(&scram("SCRAM-SHA-256", "carol", "wrong", &ca))
+            )
+            .await,
+            "a wrong SCRAM password was accepted"
+        );
+        assert!(
+            produce_fails(
+                &b.bootstrap(4),
+                "scram-256",
+                &refs(&scram("SCRAM-SHA-512", "carol", "carol-secret", &ca))
+            )
+            .await,
+            "carol has no SCRAM-SHA-512 credential"
+        );
+        let all = describe_scram(b.addr(0), None).await;
+        let users: Vec<String> = all.results.iter().map(|r| r.user.to_string()).collect();
+        assert_eq!(users, ["carol", "dave"]);
+        b.server.shutdown().await.unwrap();
+
+        let b = start(dir.path()).await;
+        let ca = b.pki.ca.display().to_string();
+        round_trip(
+            &b.bootstrap(4),
+            "scram-after-restart",
+            &refs(&scram("SCRAM-SHA-256", "carol", "carol-secret", &ca)),
+        )
+        .await;
+        let mut admin = connect(b.addr(0)).await;
+        let del = AlterUserScramCredentialsRequest::default().with_deletions(vec![
+            alter_user_scram_credentials_request::ScramCredentialDeletion::default()
+                .with_name(StrBytes::from_static_str("carol"))
+                .with_mechanism(1),
+        ]);
+        let r: AlterUserScramCredentialsResponse =
+            request(&mut admin, ApiKey::AlterUserScramCredentials, 0, &del)
+                .await
+                .unwrap();
+        assert_eq!(r.results[0].error_code, 0, "{r:?}");
+        let carol = describe_scram(b.addr(0), Some(&["carol", "dave"])).await;
+        let codes: Vec<i16> = carol.results.iter().map(|r| r.error_code).collect();
+        assert_eq!(codes, [91, 0], "{carol:?}");
+        assert_eq!(carol.results[1].credential_infos[0].mechanism, 2);
+        b.server.shutdown().await.unwrap();
     });
 }

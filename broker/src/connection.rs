@@ -227,7 +227,10 @@ async fn serve_stream<R, W>(
     };
     let idle = Duration::from_millis(cfg.connections_max_idle_ms);
     let close = state.close_token().clone();
-    let mut sasl = security.sasl.clone().map(Session::new);
+    let mut sasl = security
+        .sasl
+        .clone()
+        .map(|c| Session::new(c, broker.scram().clone()));
     let name = security.name.as_str();
     debug!(%peer, listener = name, protocol = %security.protocol, "connection opened");
     // Queues one response for the writer; false when the connection is closing.

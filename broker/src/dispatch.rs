@@ -177,6 +177,14 @@ async fn dispatch(
         ApiKey::DescribeCluster => call!(DescribeClusterRequest, handler::describe_cluster::handle),
         ApiKey::SaslHandshake => call!(SaslHandshakeRequest, handler::sasl::handshake),
         ApiKey::SaslAuthenticate => call!(SaslAuthenticateRequest, handler::sasl::authenticate),
+        ApiKey::DescribeUserScramCredentials => call!(
+            DescribeUserScramCredentialsRequest,
+            handler::user_scram_credentials::describe
+        ),
+        ApiKey::AlterUserScramCredentials => call!(
+            AlterUserScramCredentialsRequest,
+            handler::user_scram_credentials::alter
+        ),
         ApiKey::DescribeLogDirs => {
             call!(DescribeLogDirsRequest, handler::describe_log_dirs::handle)
         }
@@ -236,6 +244,8 @@ pub(crate) fn decode_only(mut body: Bytes) -> bool {
         ApiKey::DescribeCluster => dec!(DescribeClusterRequest),
         ApiKey::SaslHandshake => dec!(SaslHandshakeRequest),
         ApiKey::SaslAuthenticate => dec!(SaslAuthenticateRequest),
+        ApiKey::DescribeUserScramCredentials => dec!(DescribeUserScramCredentialsRequest),
+        ApiKey::AlterUserScramCredentials => dec!(AlterUserScramCredentialsRequest),
         ApiKey::DescribeLogDirs => dec!(DescribeLogDirsRequest),
         _ => false,
     }

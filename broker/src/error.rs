@@ -140,6 +140,16 @@ pub enum Error {
     /// A SASL request out of turn (SaslAuthenticate before SaslHandshake, either on a listener without SASL).
     #[error("illegal SASL state: {0}")]
     IllegalSaslState(String),
+    /// AlterUserScramCredentials deleting a credential that does not exist, DescribeUserScramCredentials of an
+    /// unknown user.
+    #[error("{0}")]
+    ScramUserNotFound(String),
+    /// A user named twice in one AlterUserScramCredentials or DescribeUserScramCredentials.
+    #[error("user {0} appears more than once in the request")]
+    DuplicateScramUser(String),
+    /// A SCRAM credential Kafka would not accept (iterations out of range, an empty name or salt).
+    #[error("unacceptable credential: {0}")]
+    UnacceptableCredential(String),
     /// A config request for a broker other than this one.
     #[error("this is broker {node_id}")]
     NotThisBroker {

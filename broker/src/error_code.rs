@@ -84,6 +84,12 @@ pub const FENCED_INSTANCE_ID: i16 = 82;
 pub const GROUP_SUBSCRIBED_TO_TOPIC: i16 = 86;
 /// INVALID_RECORD.
 pub const INVALID_RECORD: i16 = 87;
+/// RESOURCE_NOT_FOUND.
+pub const RESOURCE_NOT_FOUND: i16 = 91;
+/// DUPLICATE_RESOURCE.
+pub const DUPLICATE_RESOURCE: i16 = 92;
+/// UNACCEPTABLE_CREDENTIAL.
+pub const UNACCEPTABLE_CREDENTIAL: i16 = 93;
 /// UNKNOWN_TOPIC_ID.
 pub const UNKNOWN_TOPIC_ID: i16 = 100;
 
@@ -121,6 +127,9 @@ pub fn code(err: &Error) -> i16 {
         Error::SaslAuthenticationFailed(_) => SASL_AUTHENTICATION_FAILED,
         Error::UnsupportedSaslMechanism { .. } => UNSUPPORTED_SASL_MECHANISM,
         Error::IllegalSaslState(_) => ILLEGAL_SASL_STATE,
+        Error::ScramUserNotFound(_) => RESOURCE_NOT_FOUND,
+        Error::DuplicateScramUser(_) => DUPLICATE_RESOURCE,
+        Error::UnacceptableCredential(_) => UNACCEPTABLE_CREDENTIAL,
         Error::LogDirOffline(_) => KAFKA_STORAGE_ERROR,
         Error::RemoteRead {
             offset,
@@ -394,6 +403,9 @@ mod tests {
                 33,
             ),
             (Error::IllegalSaslState(s()), 34),
+            (Error::ScramUserNotFound(s()), 91),
+            (Error::DuplicateScramUser(s()), 92),
+            (Error::UnacceptableCredential(s()), 93),
             // A remote read: below the log start now, corrupt, unavailable (cases of `remote_read_code`).
             (
                 Error::RemoteRead {

@@ -365,7 +365,8 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     ConfigKey::new(
         "sasl.enabled.mechanisms",
         Type::List,
-        "SASL mechanisms of SASL_PLAINTEXT/SASL_SSL listeners (PLAIN)",
+        "SASL mechanisms of SASL_PLAINTEXT/SASL_SSL listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (SCRAM users \
+         managed with AlterUserScramCredentials, kept in the metadata dir)",
     )
     .default("PLAIN")
     .validator(Validator::NonEmpty),

@@ -17,9 +17,10 @@ use super::{bad, ListenerProps};
 use crate::dispatch;
 use crate::error::{Error, Result};
 use crate::error_code;
+use crate::scram::{Exchange, Mechanism, ScramStore};
 
 /// The mechanisms strata implements.
-pub const MECHANISMS: &[&str] = &["PLAIN"];
+pub const MECHANISMS: &[&str] = &["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"];
 
 /// A listener's SASL settings.
 #[derive(Clone, Default)]
@@ -239,16 +240,23 @@ pub enum Step {
 #[derive(Debug)]
 pub struct Session {
     config: std::sync::Arc<SaslConfig>,
+    scram_store: std::sync::Arc<ScramStore>,
     mechanism: Option<String>,
+    scram: Option<Exchange>,
     principal: Option<String>,
 }
 
 impl Session {
     /// A connection that has not authenticated yet.
-    pub fn new(config: std::sync::Arc<SaslConfig>) -> Self {
+    pub fn new(
+        config: std::sync::Arc<SaslConfig>,
+        scram_store: std::sync::Arc<ScramStore>,
+    ) -> Self {
         Session {
             config,
+            scram_store,
             mechanism: None,
+            scram: None,
             principal: None,
         }
     }
@@ -320,27 +328,42 @@ impl Session {
                     Ok(r) => r,
                     Err(reason) => return Step::Close(reason),
                 };
-                let result = match self.mechanism.as_deref() {
-                    Some("PLAIN") => self.config.authenticate_plain(&req.auth_bytes),
-                    Some(m) => Err(Error::IllegalSaslState(format!("mechanism {m} has no exchange"))),
-                    None => Err(Error::IllegalSaslState(
-                        "SaslAuthenticate before SaslHandshake".into(),
-                    )),
-                };
+                // (server message, the user once authenticated)
+                let result: std::result::Result<(Vec<u8>, Option<String>), Error> =
+                    match self.mechanism.as_deref() {
+                        Some("PLAIN") => self
+                            .config
+                            .authenticate_plain(&req.auth_bytes)
+                            .map(|u| (Vec::new(), Some(u))),
+                        Some(m) => match Mechanism::from_name(m) {
+                            Some(scram) => self
+                                .scram
+                                .get_or_insert_with(|| Exchange::new(scram))
+                                .step(&self.scram_store, &req.auth_bytes),
+                            None => Err(Error::IllegalSaslState(format!("mechanism {m} has no exchange"))),
+                        },
+                        None => Err(Error::IllegalSaslState(
+                            "SaslAuthenticate before SaslHandshake".into(),
+                        )),
+                    };
                 let mut resp = SaslAuthenticateResponse::default()
                     .with_error_code(error_code::of_error(result.as_ref().err()));
-                if let Err(e) = &result {
-                    resp = resp.with_error_message(Some(StrBytes::from_string(e.to_string())));
+                match &result {
+                    Err(e) => {
+                        resp = resp.with_error_message(Some(StrBytes::from_string(e.to_string())))
+                    }
+                    Ok((server, _)) => resp = resp.with_auth_bytes(Bytes::copy_from_slice(server)),
                 }
                 let bytes = match dispatch::encode(&header, api, version, &resp) {
                     Ok(b) => b,
                     Err(reason) => return Step::Close(reason),
                 };
                 match result {
-                    Ok(user) => {
+                    Ok((_, Some(user))) => {
                         self.principal = Some(format!("User:{user}"));
                         Step::Reply(bytes)
                     }
+                    Ok((_, None)) => Step::Reply(bytes),
                     Err(e) => Step::ReplyAndClose(bytes, e.to_string()),
                 }
             }
