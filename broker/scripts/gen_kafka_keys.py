@@ -28,7 +28,7 @@ FAMILIES = [
     (r"^socket\.(send|receive|listen)|buffer\.bytes$",
      "socket buffers: strata uses the operating system's defaults"),
     (r"^ssl\.|^sasl\.|^security\.|^principal\.|^connections\.max\.reauth|^delegation\.token|^listener\.name",
-     "TLS/SASL: strata speaks PLAINTEXT only (listeners with SSL or SASL protocols are refused)"),
+     "TLS/SASL: a setting strata's rustls listeners and SASL/PLAIN do not use (PEM keys, no JVM providers)"),
     (r"^authorizer\.|^super\.users$|^allow\.everyone",
      "ACLs: strata has no authorizer yet, every client may do everything"),
     (r"^transaction|^transactional\.|^producer\.id\.|^add\.partitions\.to\.txn",

@@ -23,6 +23,7 @@ use crate::hooks::TieringHooks;
 use crate::producer_ids::ProducerIdManager;
 use crate::remote::RemoteLogReader;
 use crate::request;
+use crate::scram::ScramStore;
 use crate::topics::{NewTopic, TopicManager, TopicMeta, TopicRegistry};
 
 /// One served client listener: its name, the bound address and what clients are told (`advertised.listeners`
@@ -77,6 +78,7 @@ pub struct Broker {
     producer_ids: ProducerIdManager,
     tiering: Option<Arc<dyn TieringHooks>>,
     remote_reader: Option<Arc<dyn RemoteLogReader>>,
+    scram: Arc<ScramStore>,
     cancel: CancellationToken,
 }
 
@@ -136,6 +138,7 @@ impl Broker {
         let groups = GroupCoordinator::new(&config, offsets);
         groups.load_offsets()?;
         let producer_ids = open_producer_ids(&config, &logs, &meta_dir)?;
+        let scram = Arc::new(ScramStore::open(&meta_dir)?);
         info!(
             elapsed_ms = started.elapsed().as_millis() as u64,
             topics = topics.topics().all().len(),
@@ -151,6 +154,7 @@ impl Broker {
             producer_ids,
             tiering,
             remote_reader,
+            scram,
             cancel,
         }))
     }
@@ -172,6 +176,11 @@ impl Broker {
 
     pub(crate) fn groups(&self) -> &GroupCoordinator {
         &self.groups
+    }
+
+    /// The SCRAM credentials (AlterUserScramCredentials, SASL SCRAM-SHA-256/512).
+    pub fn scram(&self) -> &Arc<ScramStore> {
+        &self.scram
     }
 
     /// Cancelled when the server stops serving.

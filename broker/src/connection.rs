@@ -3,6 +3,9 @@
 //! requests for `connections.max.idle.ms` is closed, so is one whose request frame does not arrive in full within
 //! `socket.request.read.timeout.ms` of its first byte; a frame's buffer grows as its bytes arrive, each growth
 //! taken from `queued.max.request.bytes` shared by all connections (a declared length alone reserves nothing).
+//! On an SSL/SASL_SSL listener the TLS handshake comes first, within `socket.request.read.timeout.ms` of the
+//! accept (a stalled or garbled handshake closes only that connection); on a SASL listener nothing but
+//! ApiVersions and the SASL exchange is served before authentication (`crate::security::sasl`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -10,16 +13,19 @@ use std::sync::Arc;
 use bytes::Bytes;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, BufWriter};
-use tokio::net::tcp::OwnedWriteHalf;
+use tokio::io::{
+    AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter,
+};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
-use tracing::{debug, warn};
+use tracing::{debug, info, warn};
 
 use crate::broker::Broker;
 use crate::connection_limits::{ConnState, Registered};
 use crate::dispatch;
 use crate::request::{self, RequestContext};
+use crate::security::sasl::{Session, Step};
+use crate::security::ListenerSecurity;
 
 /// Responses queued for the writer before the reader waits.
 const RESPONSE_QUEUE: usize = 32;
@@ -162,16 +168,52 @@ async fn wait_for_request<R: AsyncBufReadExt + Unpin>(
 
 /// Serves one connection until the peer closes, a request is rejected with a close, it is idle for
 /// `connections.max.idle.ms`, a frame is too slow, or the broker closes it (shutdown, room at max.connections).
-/// `listener` is the index of the listener the client connected to.
+/// `listener` is the index of the listener the client connected to, `security` what its protocol needs.
 pub(crate) async fn serve(
     socket: TcpStream,
     peer: SocketAddr,
     listener: usize,
+    security: Arc<ListenerSecurity>,
     broker: Arc<Broker>,
     conn: Registered,
 ) {
     let _ = socket.set_nodelay(true);
-    let (rd, wr) = socket.into_split();
+    let Some(acceptor) = security.tls.clone() else {
+        let (rd, wr) = socket.into_split();
+        return serve_stream(rd, wr, peer, listener, security, broker, conn).await;
+    };
+    let deadline = Duration::from_millis(broker.config().socket_request_read_timeout_ms);
+    let close = conn.state().close_token().clone();
+    let handshake = tokio::select! {
+        _ = close.cancelled() => return,
+        h = tokio::time::timeout(deadline, acceptor.accept(socket)) => h,
+    };
+    match handshake {
+        Ok(Ok(tls)) => {
+            let (rd, wr) = tokio::io::split(tls);
+            serve_stream(rd, wr, peer, listener, security, broker, conn).await
+        }
+        Ok(Err(e)) => {
+            warn!(%peer, listener = %security.name, error = %e, "closing connection: TLS handshake failed")
+        }
+        Err(_) => warn!(%peer, listener = %security.name, timeout_ms = deadline.as_millis() as u64,
+            "closing connection: the TLS handshake did not complete within socket.request.read.timeout.ms"),
+    }
+}
+
+/// Serves the connection's request stream (after TLS, when the listener has it).
+async fn serve_stream<R, W>(
+    rd: R,
+    wr: W,
+    peer: SocketAddr,
+    listener: usize,
+    security: Arc<ListenerSecurity>,
+    broker: Arc<Broker>,
+    conn: Registered,
+) where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let mut rd = BufReader::with_capacity(64 * 1024, rd);
     let (tx, rx) = mpsc::channel::<Queued>(RESPONSE_QUEUE);
     let queued_bytes = Arc::new(Semaphore::new(RESPONSE_QUEUE_BYTES));
@@ -185,7 +227,24 @@ pub(crate) async fn serve(
     };
     let idle = Duration::from_millis(cfg.connections_max_idle_ms);
     let close = state.close_token().clone();
-    debug!(%peer, "connection opened");
+    let mut sasl = security
+        .sasl
+        .clone()
+        .map(|c| Session::new(c, broker.scram().clone()));
+    let name = security.name.as_str();
+    debug!(%peer, listener = name, protocol = %security.protocol, "connection opened");
+    // Queues one response for the writer; false when the connection is closing.
+    let queue = |resp: Bytes| {
+        let (tx, queued_bytes, close) = (&tx, &queued_bytes, &close);
+        async move {
+            let want = resp.len().clamp(1, RESPONSE_QUEUE_BYTES) as u32;
+            let permit = tokio::select! {
+                _ = close.cancelled() => return false,
+                p = queued_bytes.clone().acquire_many_owned(want) => p.expect("never closed"),
+            };
+            tx.send((resp, permit)).await.is_ok()
+        }
+    };
     loop {
         match wait_for_request(&mut rd, &state, idle).await {
             Ok(Wait::Request) => {}
@@ -225,16 +284,35 @@ pub(crate) async fn serve(
             }
         };
         state.touch();
+        if let Some(session) = sasl.as_mut().filter(|s| s.principal().is_none()) {
+            match session.step(frame.clone()) {
+                Step::Dispatch => {}
+                Step::Reply(resp) => {
+                    if !queue(resp).await {
+                        break;
+                    }
+                    if let Some(principal) = session.principal() {
+                        info!(%peer, listener = name, principal, mechanism = session.mechanism().unwrap_or(""),
+                            "SASL authentication succeeded");
+                    }
+                    continue;
+                }
+                Step::ReplyAndClose(resp, reason) => {
+                    let _ = queue(resp).await;
+                    warn!(%peer, listener = name, %reason, "closing connection: SASL authentication failed");
+                    break;
+                }
+                Step::Close(reason) => {
+                    warn!(%peer, listener = name, %reason, "closing connection");
+                    break;
+                }
+            }
+        }
         // `_budget` (this frame's share of queued.max.request.bytes) is given back once the request is handled.
         let cx = RequestContext { peer, listener };
         match request::scope(cx, dispatch::handle(&broker, frame)).await {
             Ok(Some(resp)) => {
-                let want = resp.len().clamp(1, RESPONSE_QUEUE_BYTES) as u32;
-                let permit = tokio::select! {
-                    _ = close.cancelled() => break,
-                    p = queued_bytes.clone().acquire_many_owned(want) => p.expect("never closed"),
-                };
-                if tx.send((resp, permit)).await.is_err() {
+                if !queue(resp).await {
                     break;
                 }
             }
@@ -248,14 +326,22 @@ pub(crate) async fn serve(
     drop(tx);
     let _ = writer.await;
     drop(conn);
-    debug!(%peer, "connection closed");
+    let principal = sasl
+        .as_ref()
+        .and_then(|s| s.principal())
+        .unwrap_or("User:ANONYMOUS");
+    debug!(%peer, listener = name, principal, "connection closed");
 }
 
 /// A response waiting for the writer, with its share of [`RESPONSE_QUEUE_BYTES`] (given back once written).
 type Queued = (Bytes, OwnedSemaphorePermit);
 
 /// Writes framed responses in order, flushing when the queue runs dry.
-async fn write_loop(wr: OwnedWriteHalf, mut rx: mpsc::Receiver<Queued>, state: Arc<ConnState>) {
+async fn write_loop<W: AsyncWrite + Unpin>(
+    wr: W,
+    mut rx: mpsc::Receiver<Queued>,
+    state: Arc<ConnState>,
+) {
     let mut wr = BufWriter::with_capacity(64 * 1024, wr);
     while let Some((first, _permit)) = rx.recv().await {
         if wr.write_all(&first).await.is_err() {

@@ -20,7 +20,11 @@ fn one_line(s: &str) -> String {
 /// Why a connection is closed instead of answered.
 pub(crate) type Close = String;
 
-fn decode<T: Decodable>(body: &mut Bytes, version: i16, api: ApiKey) -> Result<T, Close> {
+pub(crate) fn decode<T: Decodable>(
+    body: &mut Bytes,
+    version: i16,
+    api: ApiKey,
+) -> Result<T, Close> {
     T::decode(body, version).map_err(|e| {
         format!(
             "cannot decode {api:?} v{version} request: {}",
@@ -30,7 +34,7 @@ fn decode<T: Decodable>(body: &mut Bytes, version: i16, api: ApiKey) -> Result<T
 }
 
 /// Frames `resp` with its response header and the 4-byte length prefix.
-fn encode<T: Encodable>(
+pub(crate) fn encode<T: Encodable>(
     header: &RequestHeader,
     api: ApiKey,
     version: i16,
@@ -49,9 +53,8 @@ fn encode<T: Encodable>(
     Ok(out.freeze())
 }
 
-/// Handles one request frame; `Ok(None)` when Kafka sends no response (Produce with acks=0), `Err` (close the
-/// connection) for a bad frame or an acks=0 produce that failed.
-pub(crate) async fn handle(broker: &Arc<Broker>, mut body: Bytes) -> Result<Option<Bytes>, Close> {
+/// Decodes a frame's request header: (api, version, header), the body left in `body`.
+pub(crate) fn decode_header(body: &mut Bytes) -> Result<(ApiKey, i16, RequestHeader), Close> {
     if body.len() < 8 {
         return Err(format!(
             "request of {} bytes is shorter than a request header",
@@ -61,13 +64,19 @@ pub(crate) async fn handle(broker: &Arc<Broker>, mut body: Bytes) -> Result<Opti
     let raw_key = i16::from_be_bytes([body[0], body[1]]);
     let version = i16::from_be_bytes([body[2], body[3]]);
     let api = ApiKey::try_from(raw_key).map_err(|_| format!("unknown api key {raw_key}"))?;
-    let header_version = api.request_header_version(version);
-    let header = RequestHeader::decode(&mut body, header_version).map_err(|e| {
+    let header = RequestHeader::decode(body, api.request_header_version(version)).map_err(|e| {
         format!(
             "cannot decode {api:?} v{version} request header: {}",
             one_line(&e.to_string())
         )
     })?;
+    Ok((api, version, header))
+}
+
+/// Handles one request frame; `Ok(None)` when Kafka sends no response (Produce with acks=0), `Err` (close the
+/// connection) for a bad frame or an acks=0 produce that failed.
+pub(crate) async fn handle(broker: &Arc<Broker>, mut body: Bytes) -> Result<Option<Bytes>, Close> {
+    let (api, version, header) = decode_header(&mut body)?;
 
     if !versions::is_supported(api, version) {
         if api == ApiKey::ApiVersions {
@@ -166,6 +175,16 @@ async fn dispatch(
             handler::offset_for_leader_epoch::handle
         ),
         ApiKey::DescribeCluster => call!(DescribeClusterRequest, handler::describe_cluster::handle),
+        ApiKey::SaslHandshake => call!(SaslHandshakeRequest, handler::sasl::handshake),
+        ApiKey::SaslAuthenticate => call!(SaslAuthenticateRequest, handler::sasl::authenticate),
+        ApiKey::DescribeUserScramCredentials => call!(
+            DescribeUserScramCredentialsRequest,
+            handler::user_scram_credentials::describe
+        ),
+        ApiKey::AlterUserScramCredentials => call!(
+            AlterUserScramCredentialsRequest,
+            handler::user_scram_credentials::alter
+        ),
         ApiKey::DescribeLogDirs => {
             call!(DescribeLogDirsRequest, handler::describe_log_dirs::handle)
         }
@@ -223,6 +242,10 @@ pub(crate) fn decode_only(mut body: Bytes) -> bool {
         ApiKey::DeleteRecords => dec!(DeleteRecordsRequest),
         ApiKey::OffsetForLeaderEpoch => dec!(OffsetForLeaderEpochRequest),
         ApiKey::DescribeCluster => dec!(DescribeClusterRequest),
+        ApiKey::SaslHandshake => dec!(SaslHandshakeRequest),
+        ApiKey::SaslAuthenticate => dec!(SaslAuthenticateRequest),
+        ApiKey::DescribeUserScramCredentials => dec!(DescribeUserScramCredentialsRequest),
+        ApiKey::AlterUserScramCredentials => dec!(AlterUserScramCredentialsRequest),
         ApiKey::DescribeLogDirs => dec!(DescribeLogDirsRequest),
         _ => false,
     }

@@ -125,6 +125,31 @@ pub enum Error {
     /// A ListOffsets timestamp that is neither a time nor one of Kafka's sentinels (-1 .. -5).
     #[error("unknown ListOffsets timestamp sentinel {0}")]
     UnknownOffsetSpec(i64),
+    /// SASL credentials that do not match (wrong password, unknown user, bad token); the connection is closed
+    /// after the answer.
+    #[error("authentication failed: {0}")]
+    SaslAuthenticationFailed(String),
+    /// A SaslHandshake for a mechanism the listener does not enable.
+    #[error("unsupported SASL mechanism {mechanism:?} (enabled: {enabled})")]
+    UnsupportedSaslMechanism {
+        /// The mechanism asked for.
+        mechanism: String,
+        /// `sasl.enabled.mechanisms` of the listener.
+        enabled: String,
+    },
+    /// A SASL request out of turn (SaslAuthenticate before SaslHandshake, either on a listener without SASL).
+    #[error("illegal SASL state: {0}")]
+    IllegalSaslState(String),
+    /// AlterUserScramCredentials deleting a credential that does not exist, DescribeUserScramCredentials of an
+    /// unknown user.
+    #[error("{0}")]
+    ScramUserNotFound(String),
+    /// A user named twice in one AlterUserScramCredentials or DescribeUserScramCredentials.
+    #[error("user {0} appears more than once in the request")]
+    DuplicateScramUser(String),
+    /// A SCRAM credential Kafka would not accept (iterations out of range, an empty name or salt).
+    #[error("unacceptable credential: {0}")]
+    UnacceptableCredential(String),
     /// A config request for a broker other than this one.
     #[error("this is broker {node_id}")]
     NotThisBroker {

@@ -38,6 +38,10 @@ pub const UNKNOWN_MEMBER_ID: i16 = 25;
 pub const INVALID_SESSION_TIMEOUT: i16 = 26;
 /// REBALANCE_IN_PROGRESS.
 pub const REBALANCE_IN_PROGRESS: i16 = 27;
+/// UNSUPPORTED_SASL_MECHANISM.
+pub const UNSUPPORTED_SASL_MECHANISM: i16 = 33;
+/// ILLEGAL_SASL_STATE.
+pub const ILLEGAL_SASL_STATE: i16 = 34;
 /// UNSUPPORTED_VERSION.
 pub const UNSUPPORTED_VERSION: i16 = 35;
 /// TOPIC_ALREADY_EXISTS.
@@ -77,6 +81,8 @@ pub const TRANSACTIONAL_ID_NOT_FOUND: i16 = 105;
 pub const TRANSACTIONAL_ID_AUTHORIZATION_FAILED: i16 = 53;
 /// KAFKA_STORAGE_ERROR.
 pub const KAFKA_STORAGE_ERROR: i16 = 56;
+/// SASL_AUTHENTICATION_FAILED.
+pub const SASL_AUTHENTICATION_FAILED: i16 = 58;
 /// NON_EMPTY_GROUP.
 pub const NON_EMPTY_GROUP: i16 = 68;
 /// GROUP_ID_NOT_FOUND.
@@ -91,6 +97,12 @@ pub const FENCED_INSTANCE_ID: i16 = 82;
 pub const GROUP_SUBSCRIBED_TO_TOPIC: i16 = 86;
 /// INVALID_RECORD.
 pub const INVALID_RECORD: i16 = 87;
+/// RESOURCE_NOT_FOUND.
+pub const RESOURCE_NOT_FOUND: i16 = 91;
+/// DUPLICATE_RESOURCE.
+pub const DUPLICATE_RESOURCE: i16 = 92;
+/// UNACCEPTABLE_CREDENTIAL.
+pub const UNACCEPTABLE_CREDENTIAL: i16 = 93;
 /// UNKNOWN_TOPIC_ID.
 pub const UNKNOWN_TOPIC_ID: i16 = 100;
 
@@ -125,6 +137,12 @@ pub fn code(err: &Error) -> i16 {
         Error::TransactionsUnsupported => TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
         Error::FetchSessionIdNotFound { .. } => FETCH_SESSION_ID_NOT_FOUND,
         Error::UnsupportedVersion { .. } => UNSUPPORTED_VERSION,
+        Error::SaslAuthenticationFailed(_) => SASL_AUTHENTICATION_FAILED,
+        Error::UnsupportedSaslMechanism { .. } => UNSUPPORTED_SASL_MECHANISM,
+        Error::IllegalSaslState(_) => ILLEGAL_SASL_STATE,
+        Error::ScramUserNotFound(_) => RESOURCE_NOT_FOUND,
+        Error::DuplicateScramUser(_) => DUPLICATE_RESOURCE,
+        Error::UnacceptableCredential(_) => UNACCEPTABLE_CREDENTIAL,
         Error::LogDirOffline(_) => KAFKA_STORAGE_ERROR,
         Error::RemoteRead {
             offset,
@@ -457,6 +475,18 @@ mod tests {
                 35,
             ),
             (Error::LogDirOffline("/x".into()), 56),
+            (Error::SaslAuthenticationFailed(s()), 58),
+            (
+                Error::UnsupportedSaslMechanism {
+                    mechanism: s(),
+                    enabled: s(),
+                },
+                33,
+            ),
+            (Error::IllegalSaslState(s()), 34),
+            (Error::ScramUserNotFound(s()), 91),
+            (Error::DuplicateScramUser(s()), 92),
+            (Error::UnacceptableCredential(s()), 93),
             // A remote read: below the log start now, corrupt, unavailable (cases of `remote_read_code`).
             (
                 Error::RemoteRead {

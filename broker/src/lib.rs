@@ -26,6 +26,8 @@ pub mod hooks;
 pub mod producer_ids;
 pub mod remote;
 mod request;
+pub mod scram;
+pub mod security;
 pub mod server;
 pub mod tiered;
 pub mod topic_config;

@@ -35,6 +35,7 @@ use crate::connection_limits::Connections;
 use crate::error::Result;
 use crate::hooks::TieringHooks;
 use crate::remote::RemoteLogReader;
+use crate::security::{self, ListenerSecurity};
 use crate::tiered::{configs_from_properties, Tiering, TieringConfig, TieringError};
 use crate::topics::{self, TopicRegistry};
 
@@ -50,7 +51,11 @@ const TASKS_DEADLINE: Duration = Duration::from_secs(5);
 /// Serves every listener (index `i` of `listeners` is the broker's listener `i`) until the broker's token is
 /// cancelled, then drains connections (bounded by a deadline) and stops. Connections and the maintenance loops run
 /// on this task's own tracker, a child of the server's.
-async fn run(listeners: Vec<TcpListener>, broker: Arc<Broker>) {
+async fn run(
+    listeners: Vec<TcpListener>,
+    security: Vec<Arc<ListenerSecurity>>,
+    broker: Arc<Broker>,
+) {
     let cancel = broker.cancel_token();
     let tracker = TaskTracker::new();
     let limit = Arc::new(Semaphore::new(broker.config().max_connections));
@@ -100,8 +105,9 @@ async fn run(listeners: Vec<TcpListener>, broker: Arc<Broker>) {
             continue;
         };
         let broker = broker.clone();
+        let security = security[index].clone();
         tracker.spawn(async move {
-            connection::serve(socket, peer, index, broker, registered).await;
+            connection::serve(socket, peer, index, security, broker, registered).await;
             drop(permit);
         });
     }
@@ -249,6 +255,16 @@ impl Server {
         tiering: TieringConfig,
         options: ServerOptions,
     ) -> Result<Server, TieringError> {
+        // TLS keys and SASL users first: a bad one stops start-up before anything is bound or opened.
+        let mut config = config;
+        let data_dir = config.log_dirs.first().cloned().unwrap_or_default();
+        // The development CA's directory (ssl.self.signed.enable) is not a partition directory.
+        config.reserved_dirs.push(data_dir.join("ssl"));
+        let security: Vec<Arc<ListenerSecurity>> = security::build(&config, &data_dir)
+            .map_err(TieringError::from)?
+            .into_iter()
+            .map(Arc::new)
+            .collect();
         let mut sockets = Vec::new();
         let mut listeners = Vec::new();
         for served in config.client_listeners() {
@@ -263,7 +279,7 @@ impl Server {
                 .local_addr()
                 .map_err(|e| io_error("reading the bound address", e))?;
             let listener = Listener::new(&name, bound, served.advertised.as_ref());
-            info!(listener = %name, %bound, advertised = %format!("{}:{}", listener.advertised_host, listener.advertised_port),
+            info!(listener = %name, protocol = %served.protocol, %bound, advertised = %format!("{}:{}", listener.advertised_host, listener.advertised_port),
                 "client listener bound");
             listeners.push(listener);
             sockets.push(socket);
@@ -330,7 +346,7 @@ impl Server {
                 return Err(e);
             }
         };
-        let serving = tasks.spawn(run(sockets, broker.clone()));
+        let serving = tasks.spawn(run(sockets, security, broker.clone()));
         Ok(Server {
             addrs,
             broker,

@@ -13,7 +13,7 @@ const WHY1: &str = "replication: a single node has one replica of each partition
 const WHY2: &str = "thread pools: strata sizes its own async runtime";
 const WHY3: &str = "socket buffers: strata uses the operating system's defaults";
 const WHY4: &str =
-    "TLS/SASL: strata speaks PLAINTEXT only (listeners with SSL or SASL protocols are refused)";
+    "TLS/SASL: a setting strata's rustls listeners and SASL/PLAIN do not use (PEM keys, no JVM providers)";
 const WHY5: &str = "ACLs: strata has no authorizer yet, every client may do everything";
 const WHY6: &str = "transactions: strata has no transaction coordinator yet";
 const WHY7: &str = "share groups: not implemented in strata";
@@ -227,8 +227,6 @@ pub const KAFKA_ONLY_KEYS: &[ConfigKey] = &[
     no("replication.quota.window.size.seconds", Type::String, "Sample window for replication quotas.", WHY1),
     no("request.timeout.ms", Type::String, "Timeout for broker-internal client requests.", WHY14),
     no("sasl.client.callback.handler.class", Type::String, "SASL client callback handler class.", WHY4),
-    no("sasl.enabled.mechanisms", Type::String, "SASL mechanisms enabled on the server (listener-prefixable).", WHY4),
-    no("sasl.jaas.config", Type::Password, "JAAS login config; brokers must prefix listener.name.<l>.<mech>.", WHY4),
     no("sasl.kerberos.kinit.cmd", Type::String, "kinit path.", WHY4),
     no("sasl.kerberos.min.time.before.relogin", Type::String, "Kerberos relogin sleep.", WHY4),
     no("sasl.kerberos.principal.to.local.rules", Type::String, "Kerberos principal to short-name rules.", WHY4),
@@ -300,26 +298,17 @@ pub const KAFKA_ONLY_KEYS: &[ConfigKey] = &[
     no("ssl.allow.dn.changes", Type::String, "Allow DN change on dynamic cert reload.", WHY4),
     no("ssl.allow.san.changes", Type::String, "Allow SAN change on dynamic cert reload.", WHY4),
     no("ssl.cipher.suites", Type::String, "Allowed cipher suites (empty = JVM default).", WHY4),
-    no("ssl.client.auth", Type::String, "Client auth: required/requested/none.", WHY4),
-    no("ssl.enabled.protocols", Type::String, "Enabled TLS protocol versions.", WHY4),
     no("ssl.endpoint.identification.algorithm", Type::String, "Hostname verification algorithm (https; empty disables).", WHY4),
     no("ssl.engine.factory.class", Type::String, "SslEngineFactory implementation.", WHY4),
     no("ssl.key.password", Type::Password, "Private key password.", WHY4),
     no("ssl.keymanager.algorithm", Type::String, "KeyManagerFactory algorithm.", WHY4),
-    no("ssl.keystore.certificate.chain", Type::Password, "PEM certificate chain inline.", WHY4),
-    no("ssl.keystore.key", Type::Password, "PEM private key inline.", WHY4),
-    no("ssl.keystore.location", Type::String, "Keystore file path.", WHY4),
     no("ssl.keystore.password", Type::Password, "Keystore password.", WHY4),
-    no("ssl.keystore.type", Type::String, "Keystore type (JKS, PKCS12, PEM).", WHY4),
     no("ssl.principal.mapping.rules", Type::String, "DN to principal mapping rules.", WHY4),
     no("ssl.protocol", Type::String, "SSLContext protocol.", WHY4),
     no("ssl.provider", Type::String, "Security provider name.", WHY4),
     no("ssl.secure.random.implementation", Type::String, "SecureRandom implementation.", WHY4),
     no("ssl.trustmanager.algorithm", Type::String, "TrustManagerFactory algorithm.", WHY4),
-    no("ssl.truststore.certificates", Type::Password, "PEM trusted certificates inline.", WHY4),
-    no("ssl.truststore.location", Type::String, "Truststore file path.", WHY4),
     no("ssl.truststore.password", Type::Password, "Truststore password.", WHY4),
-    no("ssl.truststore.type", Type::String, "Truststore type.", WHY4),
     no("super.users", Type::String, "principals allowed everything (StandardAuthorizer)", WHY5),
     no("telemetry.max.bytes", Type::String, "Max client telemetry push size.", WHY12),
     no("transaction.abort.timed.out.transaction.cleanup.interval.ms", Type::String, "Interval to abort timed-out transactions.", WHY6),

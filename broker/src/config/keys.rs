@@ -10,7 +10,7 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
         "listeners",
         Type::List,
         "named listeners NAME://host:port; an empty host or 0.0.0.0 binds every interface; strata serves every \
-         non-controller PLAINTEXT listener",
+         non-controller listener with its protocol",
     )
     .default("PLAINTEXT://127.0.0.1:9092"),
     ConfigKey::new(
@@ -22,7 +22,7 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     ConfigKey::new(
         "listener.security.protocol.map",
         Type::String,
-        "listener name → security protocol (strata speaks PLAINTEXT only)",
+        "listener name → security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL",
     )
     .default("SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"),
     ConfigKey::new(
@@ -300,4 +300,80 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     )
     .default("4096")
     .validator(Validator::Between(0, i16::MAX as i64)),
+    // TLS and SASL listeners (crate::security). Each is read per listener as `listener.name.<name>.<key>` first,
+    // then as given here (Kafka's rule: the listener-prefixed key wins).
+    ConfigKey::new(
+        "ssl.keystore.type",
+        Type::String,
+        "format of the listener's key and certificate chain: PEM (PKCS12 and JKS are refused at start-up)",
+    )
+    .default("PEM")
+    .validator(Validator::OneOfIgnoreCase(&["PEM", "PKCS12", "JKS"])),
+    ConfigKey::new(
+        "ssl.keystore.location",
+        Type::String,
+        "PEM file holding the listener's private key and certificate chain",
+    ),
+    ConfigKey::new(
+        "ssl.keystore.key",
+        Type::Password,
+        "the listener's private key inline (PEM; with ssl.keystore.certificate.chain)",
+    ),
+    ConfigKey::new(
+        "ssl.keystore.certificate.chain",
+        Type::Password,
+        "the listener's certificate chain inline (PEM)",
+    ),
+    ConfigKey::new(
+        "ssl.truststore.type",
+        Type::String,
+        "format of the certificates client certificates are checked against: PEM",
+    )
+    .default("PEM")
+    .validator(Validator::OneOfIgnoreCase(&["PEM", "PKCS12", "JKS"])),
+    ConfigKey::new(
+        "ssl.truststore.location",
+        Type::String,
+        "PEM file of the CA certificates client certificates must chain to",
+    ),
+    ConfigKey::new(
+        "ssl.truststore.certificates",
+        Type::Password,
+        "the trusted CA certificates inline (PEM)",
+    ),
+    ConfigKey::new(
+        "ssl.client.auth",
+        Type::String,
+        "client certificates: none, requested (checked when given) or required",
+    )
+    .default("none")
+    .validator(Validator::OneOfIgnoreCase(&["none", "requested", "required"])),
+    ConfigKey::new(
+        "ssl.enabled.protocols",
+        Type::List,
+        "TLS versions accepted (rustls speaks TLSv1.2 and TLSv1.3; older ones are left out with a warning)",
+    )
+    .default("TLSv1.2,TLSv1.3"),
+    ConfigKey::new(
+        "ssl.self.signed.enable",
+        Type::Boolean,
+        "for development: an SSL/SASL_SSL listener without a keystore gets a certificate from a local CA \
+         generated into the first log dir (ssl/ca.pem, printed at start-up)",
+    )
+    .default("false")
+    .strata_only(),
+    ConfigKey::new(
+        "sasl.enabled.mechanisms",
+        Type::List,
+        "SASL mechanisms of SASL_PLAINTEXT/SASL_SSL listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (SCRAM users \
+         managed with AlterUserScramCredentials, kept in the metadata dir)",
+    )
+    .default("PLAIN")
+    .validator(Validator::NonEmpty),
+    ConfigKey::new(
+        "sasl.jaas.config",
+        Type::Password,
+        "JAAS line of the PLAIN users (PlainLoginModule required user_<name>=\"<password>\" ...;); per listener \
+         and mechanism as listener.name.<l>.plain.sasl.jaas.config",
+    ),
 ];

@@ -1,7 +1,8 @@
 //! Listeners as Kafka reads them: `listeners` is a list of `NAME://host:port`, each name's security protocol
 //! comes from `listener.security.protocol.map`, `controller.listener.names` are the KRaft controller's (not
 //! served), `advertised.listeners` gives per name the address clients are told. strata serves every client
-//! listener (each PLAINTEXT); a client is told the endpoint of the listener it connected to.
+//! listener with its protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL: see `crate::security`); a client is
+//! told the endpoint of the listener it connected to.
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
@@ -26,6 +27,8 @@ pub struct Served {
     pub advertised: Option<(String, u16)>,
     /// The listener's name.
     pub name: String,
+    /// Its security protocol (`PLAINTEXT`, `SSL`, `SASL_PLAINTEXT`, `SASL_SSL`).
+    pub protocol: String,
 }
 
 /// Parses one `NAME://host:port` (Kafka's `^(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)`).
@@ -120,19 +123,10 @@ pub fn choose(
         .filter(|e| !controllers.contains(&e.name))
         .collect();
     for e in &clients {
-        let proto = map.get(&e.name).ok_or_else(|| {
-            (
+        if !map.contains_key(&e.name) {
+            return Err((
                 "listener.security.protocol.map",
                 format!("no security protocol defined for listener {}", e.name),
-            )
-        })?;
-        if proto != "PLAINTEXT" {
-            return Err((
-                "listeners",
-                format!(
-                    "listener {}://{}:{} uses {proto}, which strata does not speak yet (only PLAINTEXT)",
-                    e.name, e.host, e.port
-                ),
             ));
         }
     }
@@ -182,6 +176,7 @@ pub fn choose(
                 bind: SocketAddr::new(ip, e.port),
                 advertised,
                 name: e.name.clone(),
+                protocol: map[&e.name].clone(),
             })
         })
         .collect()
@@ -263,6 +258,7 @@ mod tests {
             bind: SocketAddr::from(([0, 0, 0, 0], port)),
             advertised: Some((host.to_string(), port)),
             name: name.to_string(),
+            protocol: "PLAINTEXT".to_string(),
         };
         assert_eq!(
             s,
@@ -273,29 +269,29 @@ mod tests {
         );
     }
 
+    /// Kafka: each listener speaks the protocol `listener.security.protocol.map` gives its name.
     #[test]
-    fn a_tls_or_sasl_listener_is_refused_naming_it() {
-        for l in ["SSL://127.0.0.1:9093", "SASL_PLAINTEXT://127.0.0.1:9093"] {
-            let (key, reason) = choose(&list(l), &[], DEFAULT_MAP, false, &[], None).unwrap_err();
-            assert_eq!(key, "listeners");
-            assert!(
-                reason.contains(l) && reason.contains("does not speak"),
-                "{reason}"
-            );
-        }
-        // A named listener mapped to SSL is refused as well.
-        let (_, reason) = choose(
-            &list("EXTERNAL://:9094"),
+    fn tls_and_sasl_listeners_are_served_with_their_protocol() {
+        let s = choose(
+            &list("SSL://127.0.0.1:9093,SASL_PLAINTEXT://127.0.0.1:9094,EXTERNAL://:9095"),
             &[],
-            "EXTERNAL:SSL",
+            &format!("{DEFAULT_MAP},EXTERNAL:SASL_SSL"),
             true,
             &[],
             None,
         )
-        .unwrap_err();
-        assert!(
-            reason.contains("EXTERNAL") && reason.contains("SSL"),
-            "{reason}"
+        .unwrap();
+        let protocols: Vec<(&str, &str)> = s
+            .iter()
+            .map(|l| (l.name.as_str(), l.protocol.as_str()))
+            .collect();
+        assert_eq!(
+            protocols,
+            [
+                ("SSL", "SSL"),
+                ("SASL_PLAINTEXT", "SASL_PLAINTEXT"),
+                ("EXTERNAL", "SASL_SSL")
+            ]
         );
     }
 

@@ -76,6 +76,8 @@ pub struct BrokerConfig {
     pub advertised: Option<(String, u16)>,
     /// The name of the first client listener. Default: `PLAINTEXT`.
     pub listener_name: String,
+    /// The security protocol of the first client listener. Default: `PLAINTEXT`.
+    pub listener_protocol: String,
     /// The other client listeners of `listeners` (each served, advertised per name).
     pub more_listeners: Vec<listeners::Served>,
     /// Kafka: `node.id`. Default: 1.
@@ -144,6 +146,9 @@ pub struct BrokerConfig {
     /// Not a property of this struct: the tiered-storage properties given (`remote.log.*`, `rsm.config.*`, ...),
     /// kept so DescribeConfigs can report them next to the broker's own.
     pub tiering_props: BTreeMap<String, String>,
+    /// Not a property: the TLS and SASL keys given (`ssl.*`, `sasl.*`, `listener.name.*`), read per listener by
+    /// `crate::security` when the server starts (files are read then, and a bad one stops start-up).
+    pub security_props: BTreeMap<String, String>,
     /// Not a property: keys given that have no effect on a single node (Kafka's, and the no-effect prefixes).
     pub ignored: Vec<String>,
     /// Not a property: unknown keys given (not under strata's namespaces), each with the closest known key.
@@ -196,6 +201,24 @@ const STRATA_TIERING_KEYS: &[ConfigKey] = &[ConfigKey::new(
     "",
 )];
 
+/// Whether `key` is a listener-prefixed TLS/SASL key strata reads (`listener.name.<l>.ssl.keystore.location`,
+/// `listener.name.<l>.<mechanism>.sasl.jaas.config`, ...), which has an effect.
+fn is_listener_security_key(key: &str) -> bool {
+    let Some(rest) = key.strip_prefix("listener.name.") else {
+        return false;
+    };
+    let Some((_, rest)) = rest.split_once('.') else {
+        return false;
+    };
+    let rest = match rest.split_once('.') {
+        Some((_, r)) if r == "sasl.jaas.config" => r,
+        _ => rest,
+    };
+    BROKER_KEYS
+        .iter()
+        .any(|k| k.name == rest && (k.name.starts_with("ssl.") || k.name.starts_with("sasl.")))
+}
+
 /// Whether an unknown `key` is in strata's own namespaces, where a typo stops start-up: the RSM/RLMM prefixes
 /// (mistyped), or closest to a strata-only key.
 fn in_strata_namespace(key: &str, closest: Option<&'static str>) -> bool {
@@ -223,6 +246,9 @@ impl BrokerConfig {
         let mut ignored: Vec<String> = values.ignored().into_iter().map(String::from).collect();
         let mut unknown = Vec::new();
         for key in values.unknown() {
+            if is_listener_security_key(key) {
+                continue;
+            }
             if NO_EFFECT_PREFIXES.iter().any(|p| key.starts_with(p)) {
                 ignored.push(key.clone());
                 continue;
@@ -244,6 +270,13 @@ impl BrokerConfig {
             unknown.push((key.clone(), closest));
         }
         let mut c = Self::from_values(values, ignored, unknown)?;
+        c.security_props = props
+            .iter()
+            .filter(|(k, _)| {
+                k.starts_with("ssl.") || k.starts_with("sasl.") || k.starts_with("listener.name.")
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         c.given = props
             .keys()
             .filter(|k| BROKER_DEF.key(k).is_some())
@@ -313,6 +346,7 @@ impl BrokerConfig {
             listener: first.bind,
             advertised: first.advertised,
             listener_name: first.name,
+            listener_protocol: first.protocol,
             more_listeners: served,
             node_id: v.int("node.id"),
             cluster_id: None,
@@ -349,6 +383,7 @@ impl BrokerConfig {
             given: BTreeSet::new(),
             reserved_dirs: Vec::new(),
             tiering_props: BTreeMap::new(),
+            security_props: BTreeMap::new(),
             ignored,
             unknown,
             values: v,
@@ -439,6 +474,7 @@ impl BrokerConfig {
             bind: self.listener,
             advertised: self.advertised.clone(),
             name: self.listener_name.clone(),
+            protocol: self.listener_protocol.clone(),
         };
         std::iter::once(first)
             .chain(self.more_listeners.iter().cloned())

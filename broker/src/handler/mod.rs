@@ -27,7 +27,9 @@ pub mod offset_delete;
 pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod produce;
+pub mod sasl;
 pub mod sync_group;
+pub mod user_scram_credentials;
 
 use crate::error::{Error, Result};
 

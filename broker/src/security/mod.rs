@@ -1,0 +1,111 @@
+//! TLS and SASL of the client listeners: per listener, what its protocol needs, built once at start-up from the
+//! `ssl.*` / `sasl.*` keys (Kafka's rule: `listener.name.<name>.<key>` wins over `<key>`). A bad key, certificate,
+//! file or password stops start-up with an error naming the key and the file.
+
+pub mod sasl;
+pub mod self_signed;
+pub mod tls;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::config::listeners::Served;
+use crate::config::BrokerConfig;
+use crate::error::{Error, Result};
+
+/// What one listener's protocol needs: a TLS acceptor (SSL, SASL_SSL) and the SASL users (SASL_*).
+#[derive(Clone, Default)]
+pub struct ListenerSecurity {
+    /// The listener's name.
+    pub name: String,
+    /// `listener.security.protocol.map`'s protocol for it.
+    pub protocol: String,
+    /// The TLS server side, for SSL and SASL_SSL.
+    pub tls: Option<tokio_rustls::TlsAcceptor>,
+    /// The SASL mechanisms and credentials, for SASL_PLAINTEXT and SASL_SSL.
+    pub sasl: Option<Arc<sasl::SaslConfig>>,
+}
+
+impl std::fmt::Debug for ListenerSecurity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ListenerSecurity")
+            .field("name", &self.name)
+            .field("protocol", &self.protocol)
+            .field("tls", &self.tls.is_some())
+            .field("sasl", &self.sasl)
+            .finish()
+    }
+}
+
+/// The keys of one listener, read as Kafka reads them.
+#[derive(Debug, Clone, Copy)]
+pub struct ListenerProps<'a> {
+    props: &'a BTreeMap<String, String>,
+    listener: &'a str,
+}
+
+impl<'a> ListenerProps<'a> {
+    /// The keys of `listener` among `props`.
+    pub fn new(props: &'a BTreeMap<String, String>, listener: &'a str) -> Self {
+        ListenerProps { props, listener }
+    }
+
+    /// `listener.name.<listener>.<key>` if given, else `<key>`: (the name found, its value).
+    pub fn get(&self, key: &str) -> Option<(String, &'a str)> {
+        let prefixed = format!("listener.name.{}.{key}", self.listener.to_ascii_lowercase());
+        if let Some(v) = self.props.get(&prefixed) {
+            return Some((prefixed, v.as_str()));
+        }
+        self.props.get(key).map(|v| (key.to_string(), v.as_str()))
+    }
+
+    /// Like [`get`](Self::get), `default` when neither is given.
+    pub fn get_or(&self, key: &str, default: &'a str) -> (String, &'a str) {
+        self.get(key).unwrap_or((key.to_string(), default))
+    }
+}
+
+fn bad(key: &str, value: &str, reason: impl Into<String>) -> Error {
+    Error::Config {
+        key: key.to_string(),
+        value: value.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// Builds what each client listener of `config` needs (in the order of [`BrokerConfig::client_listeners`]).
+/// `data_dir` holds the developer CA when `ssl.self.signed.enable` is on. Reads the key and certificate files.
+pub fn build(config: &BrokerConfig, data_dir: &Path) -> Result<Vec<ListenerSecurity>> {
+    config
+        .client_listeners()
+        .iter()
+        .map(|served| build_one(config, served, data_dir))
+        .collect()
+}
+
+fn build_one(config: &BrokerConfig, served: &Served, data_dir: &Path) -> Result<ListenerSecurity> {
+    let props = ListenerProps::new(&config.security_props, &served.name);
+    let protocol = served.protocol.as_str();
+    let tls = match protocol {
+        "SSL" | "SASL_SSL" => {
+            let self_signed = config.config_values().bool("ssl.self.signed.enable");
+            Some(tls::acceptor(
+                &props,
+                &served.name,
+                self_signed.then_some(data_dir),
+            )?)
+        }
+        _ => None,
+    };
+    let sasl = match protocol {
+        "SASL_PLAINTEXT" | "SASL_SSL" => Some(Arc::new(sasl::SaslConfig::from_props(&props)?)),
+        _ => None,
+    };
+    Ok(ListenerSecurity {
+        name: served.name.clone(),
+        protocol: protocol.to_string(),
+        tls,
+        sasl,
+    })
+}

@@ -1,0 +1,448 @@
+//! SASL on SASL_PLAINTEXT and SASL_SSL listeners: `sasl.enabled.mechanisms`, the PLAIN users of the listener's
+//! JAAS line (`user_<name>="<password>"` options of `PlainLoginModule`, read as Kafka reads them), and the
+//! exchange a connection goes through before anything else is served: ApiVersions, SaslHandshake (v0–v1),
+//! SaslAuthenticate (v0–v2). Any other request before authentication closes the connection, as Kafka does; wrong
+//! credentials are answered SASL_AUTHENTICATION_FAILED with a message, then the connection is closed.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+use kafka_protocol::messages::{
+    ApiKey, SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest,
+    SaslHandshakeResponse,
+};
+use kafka_protocol::protocol::StrBytes;
+
+use super::{bad, ListenerProps};
+use crate::dispatch;
+use crate::error::{Error, Result};
+use crate::error_code;
+use crate::scram::{Exchange, Mechanism, ScramStore};
+
+/// The mechanisms strata implements.
+pub const MECHANISMS: &[&str] = &["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"];
+
+/// A listener's SASL settings.
+#[derive(Clone, Default)]
+pub struct SaslConfig {
+    /// `sasl.enabled.mechanisms`.
+    pub mechanisms: Vec<String>,
+    /// PLAIN users: name → password.
+    plain_users: BTreeMap<String, String>,
+}
+
+impl std::fmt::Debug for SaslConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SaslConfig")
+            .field("mechanisms", &self.mechanisms)
+            .field("plain_users", &self.plain_users.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// One JAAS login module entry: `<class> <flag> key="value" ...;`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct JaasEntry {
+    /// The login module class.
+    pub module: String,
+    /// `required`, `requisite`, `sufficient` or `optional`.
+    pub flag: String,
+    /// Its options in order.
+    pub options: Vec<(String, String)>,
+}
+
+/// Parses a `sasl.jaas.config` value (one login module, as Kafka's `JaasConfig` requires for it).
+pub fn parse_jaas(text: &str) -> std::result::Result<JaasEntry, String> {
+    let mut chars = text.trim().chars().peekable();
+    let word = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>| {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        let mut w = String::new();
+        while let Some(&c) = chars.peek() {
+            if c.is_whitespace() || c == '=' || c == ';' {
+                break;
+            }
+            w.push(c);
+            chars.next();
+        }
+        w
+    };
+    let module = word(&mut chars);
+    let flag = word(&mut chars);
+    if module.is_empty() || flag.is_empty() {
+        return Err("expected `<LoginModule class> <flag> key=\"value\" ...;`".into());
+    }
+    if !["required", "requisite", "sufficient", "optional"].contains(&flag.as_str()) {
+        return Err(format!("invalid login module control flag {flag:?}"));
+    }
+    let mut options = Vec::new();
+    loop {
+        let key = word(&mut chars);
+        if key.is_empty() {
+            break;
+        }
+        if chars.next() != Some('=') {
+            return Err(format!("option {key:?} has no value"));
+        }
+        let value = if chars.peek() == Some(&'"') {
+            chars.next();
+            let mut v = String::new();
+            loop {
+                match chars.next() {
+                    Some('"') => break,
+                    Some('\\') => v.extend(chars.next()),
+                    Some(c) => v.push(c),
+                    None => return Err(format!("value of {key:?} has no closing quote")),
+                }
+            }
+            v
+        } else {
+            word(&mut chars)
+        };
+        options.push((key, value));
+    }
+    while chars.peek().is_some_and(|c| c.is_whitespace()) {
+        chars.next();
+    }
+    if chars.next() != Some(';') {
+        return Err("the login module entry must end with `;`".into());
+    }
+    if chars.any(|c| !c.is_whitespace()) {
+        return Err("only one login module is allowed in sasl.jaas.config".into());
+    }
+    Ok(JaasEntry {
+        module,
+        flag,
+        options,
+    })
+}
+
+impl SaslConfig {
+    /// The listener's SASL settings: `sasl.enabled.mechanisms`, and for PLAIN the JAAS line of
+    /// `listener.name.<l>.plain.sasl.jaas.config`, else `listener.name.<l>.sasl.jaas.config`, else
+    /// `sasl.jaas.config`.
+    pub fn from_props(props: &ListenerProps<'_>) -> Result<SaslConfig> {
+        let (mkey, mvalue) = props.get_or("sasl.enabled.mechanisms", "PLAIN");
+        let mechanisms: Vec<String> = mvalue
+            .split(',')
+            .map(|m| m.trim().to_ascii_uppercase())
+            .filter(|m| !m.is_empty())
+            .collect();
+        if mechanisms.is_empty() {
+            return Err(bad(&mkey, mvalue, "no SASL mechanism enabled"));
+        }
+        for m in &mechanisms {
+            if !MECHANISMS.contains(&m.as_str()) {
+                return Err(bad(
+                    &mkey,
+                    mvalue,
+                    format!(
+                        "strata does not implement SASL mechanism {m} (implemented: {})",
+                        MECHANISMS.join(", ")
+                    ),
+                ));
+            }
+        }
+        let mut plain_users = BTreeMap::new();
+        if mechanisms.iter().any(|m| m == "PLAIN") {
+            let (jkey, jaas) = props
+                .get("plain.sasl.jaas.config")
+                .filter(|(k, _)| k.starts_with("listener.name."))
+                .or_else(|| props.get("sasl.jaas.config"))
+                .ok_or_else(|| {
+                    bad(
+                        &format!(
+                            "listener.name.{}.plain.sasl.jaas.config",
+                            props.listener.to_ascii_lowercase()
+                        ),
+                        "",
+                        format!(
+                            "listener {} enables PLAIN and needs its users: a JAAS line \
+                             `org.apache.kafka.common.security.plain.PlainLoginModule required user_<name>=\"<password>\";`",
+                            props.listener
+                        ),
+                    )
+                })?;
+            let entry = parse_jaas(jaas).map_err(|r| bad(&jkey, "(hidden)", r))?;
+            if !entry.module.ends_with("PlainLoginModule") {
+                return Err(bad(
+                    &jkey,
+                    &entry.module,
+                    "PLAIN needs org.apache.kafka.common.security.plain.PlainLoginModule",
+                ));
+            }
+            for (k, v) in entry.options {
+                if let Some(user) = k.strip_prefix("user_") {
+                    plain_users.insert(user.to_string(), v);
+                }
+            }
+            if plain_users.is_empty() {
+                return Err(bad(
+                    &jkey,
+                    "(hidden)",
+                    "the PlainLoginModule line has no user_<name>=\"<password>\" option",
+                ));
+            }
+        }
+        Ok(SaslConfig {
+            mechanisms,
+            plain_users,
+        })
+    }
+
+    /// Checks a PLAIN token (`authzid NUL user NUL password`, RFC 4616): the authenticated user name.
+    pub fn authenticate_plain(&self, token: &[u8]) -> std::result::Result<String, Error> {
+        let failed = |why: &str| Error::SaslAuthenticationFailed(why.to_string());
+        let text =
+            std::str::from_utf8(token).map_err(|_| failed("the PLAIN token is not UTF-8"))?;
+        let mut parts = text.split('\0');
+        let (Some(authzid), Some(user), Some(password), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(failed(
+                "the PLAIN token is not authzid NUL user NUL password",
+            ));
+        };
+        if user.is_empty() || password.is_empty() {
+            return Err(failed("the PLAIN token has an empty user name or password"));
+        }
+        if !authzid.is_empty() && authzid != user {
+            return Err(failed("authorization id differs from the user name"));
+        }
+        match self.plain_users.get(user) {
+            Some(expected) if constant_time_eq(expected.as_bytes(), password.as_bytes()) => {
+                Ok(user.to_string())
+            }
+            _ => Err(failed("Invalid username or password")),
+        }
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// What the connection does with a frame received before authentication.
+#[derive(Debug)]
+pub enum Step {
+    /// Serve it as usual (ApiVersions).
+    Dispatch,
+    /// Send this response and wait for the next request.
+    Reply(Bytes),
+    /// Send this response, then close (the reason is logged).
+    ReplyAndClose(Bytes, String),
+    /// Close without an answer.
+    Close(String),
+}
+
+/// The SASL exchange of one connection.
+#[derive(Debug)]
+pub struct Session {
+    config: std::sync::Arc<SaslConfig>,
+    scram_store: std::sync::Arc<ScramStore>,
+    mechanism: Option<String>,
+    scram: Option<Exchange>,
+    principal: Option<String>,
+}
+
+impl Session {
+    /// A connection that has not authenticated yet.
+    pub fn new(
+        config: std::sync::Arc<SaslConfig>,
+        scram_store: std::sync::Arc<ScramStore>,
+    ) -> Self {
+        Session {
+            config,
+            scram_store,
+            mechanism: None,
+            scram: None,
+            principal: None,
+        }
+    }
+
+    /// `User:<name>` once authenticated.
+    pub fn principal(&self) -> Option<&str> {
+        self.principal.as_deref()
+    }
+
+    /// The mechanism chosen by the handshake.
+    pub fn mechanism(&self) -> Option<&str> {
+        self.mechanism.as_deref()
+    }
+
+    /// Handles a frame received before authentication.
+    pub fn step(&mut self, frame: Bytes) -> Step {
+        let mut body = frame;
+        let (api, version, header) = match dispatch::decode_header(&mut body) {
+            Ok(h) => h,
+            Err(reason) => return Step::Close(reason),
+        };
+        if !crate::versions::is_supported(api, version) && api != ApiKey::ApiVersions {
+            return Step::Close(format!(
+                "unsupported {api:?} version {version} before SASL authentication"
+            ));
+        }
+        match api {
+            ApiKey::ApiVersions => Step::Dispatch,
+            ApiKey::SaslHandshake => {
+                let req: SaslHandshakeRequest = match dispatch::decode(&mut body, version, api) {
+                    Ok(r) => r,
+                    Err(reason) => return Step::Close(reason),
+                };
+                let asked = req.mechanism.to_string();
+                let enabled: Vec<StrBytes> = self
+                    .config
+                    .mechanisms
+                    .iter()
+                    .map(|m| StrBytes::from_string(m.clone()))
+                    .collect();
+                let ok = self.mechanism.is_none() && self.config.mechanisms.contains(&asked);
+                let error = if ok {
+                    None
+                } else if self.mechanism.is_some() {
+                    Some(Error::IllegalSaslState("a second SaslHandshake".into()))
+                } else {
+                    Some(Error::UnsupportedSaslMechanism {
+                        mechanism: asked.clone(),
+                        enabled: self.config.mechanisms.join(","),
+                    })
+                };
+                let resp = SaslHandshakeResponse::default()
+                    .with_error_code(error_code::of_error(error.as_ref()))
+                    .with_mechanisms(enabled);
+                let bytes = match dispatch::encode(&header, api, version, &resp) {
+                    Ok(b) => b,
+                    Err(reason) => return Step::Close(reason),
+                };
+                match error {
+                    None => {
+                        self.mechanism = Some(asked);
+                        Step::Reply(bytes)
+                    }
+                    Some(e) => Step::ReplyAndClose(bytes, e.to_string()),
+                }
+            }
+            ApiKey::SaslAuthenticate => {
+                let req: SaslAuthenticateRequest = match dispatch::decode(&mut body, version, api) {
+                    Ok(r) => r,
+                    Err(reason) => return Step::Close(reason),
+                };
+                // (server message, the user once authenticated)
+                let result: std::result::Result<(Vec<u8>, Option<String>), Error> =
+                    match self.mechanism.as_deref() {
+                        Some("PLAIN") => self
+                            .config
+                            .authenticate_plain(&req.auth_bytes)
+                            .map(|u| (Vec::new(), Some(u))),
+                        Some(m) => match Mechanism::from_name(m) {
+                            Some(scram) => self
+                                .scram
+                                .get_or_insert_with(|| Exchange::new(scram))
+                                .step(&self.scram_store, &req.auth_bytes),
+                            None => Err(Error::IllegalSaslState(format!("mechanism {m} has no exchange"))),
+                        },
+                        None => Err(Error::IllegalSaslState(
+                            "SaslAuthenticate before SaslHandshake".into(),
+                        )),
+                    };
+                let mut resp = SaslAuthenticateResponse::default()
+                    .with_error_code(error_code::of_error(result.as_ref().err()));
+                match &result {
+                    Err(e) => {
+                        resp = resp.with_error_message(Some(StrBytes::from_string(e.to_string())))
+                    }
+                    Ok((server, _)) => resp = resp.with_auth_bytes(Bytes::copy_from_slice(server)),
+                }
+                let bytes = match dispatch::encode(&header, api, version, &resp) {
+                    Ok(b) => b,
+                    Err(reason) => return Step::Close(reason),
+                };
+                match result {
+                    Ok((_, Some(user))) => {
+                        self.principal = Some(format!("User:{user}"));
+                        Step::Reply(bytes)
+                    }
+                    Ok((_, None)) => Step::Reply(bytes),
+                    Err(e) => Step::ReplyAndClose(bytes, e.to_string()),
+                }
+            }
+            other => Step::Close(format!(
+                "{other:?} request before SASL authentication (only ApiVersions, SaslHandshake and SaslAuthenticate are served)"
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const JAAS: &str = r#"org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="a\"b";"#;
+
+    #[test]
+    fn a_kafka_plain_jaas_line_gives_its_users() {
+        let e = parse_jaas(JAAS).unwrap();
+        assert_eq!(e.flag, "required");
+        assert!(e.options.contains(&("user_alice".into(), "a\"b".into())));
+        assert_eq!(e.options.len(), 4);
+    }
+
+    #[test]
+    fn malformed_jaas_lines_are_refused() {
+        for bad in [
+            "",
+            "Module",
+            "Module required user_a=\"x\"",
+            "Module maybe user_a=\"x\";",
+            "Module required user_a=\"x;",
+            "Module required a=\"x\"; Other required;",
+        ] {
+            assert!(parse_jaas(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn plain_tokens_are_checked_against_the_jaas_users() {
+        let mut props = BTreeMap::new();
+        props.insert(
+            "listener.name.sasl.plain.sasl.jaas.config".to_string(),
+            JAAS.to_string(),
+        );
+        let c = SaslConfig::from_props(&ListenerProps::new(&props, "SASL")).unwrap();
+        assert_eq!(
+            c.authenticate_plain(b"\0admin\0admin-secret").unwrap(),
+            "admin"
+        );
+        assert_eq!(
+            c.authenticate_plain(b"alice\0alice\0a\"b").unwrap(),
+            "alice"
+        );
+        for bad in [
+            &b"\0admin\0wrong"[..],
+            b"\0nobody\0x",
+            b"bob\0admin\0admin-secret",
+            b"admin",
+        ] {
+            assert!(matches!(
+                c.authenticate_plain(bad),
+                Err(Error::SaslAuthenticationFailed(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn plain_without_users_or_an_unknown_mechanism_stops_start_up() {
+        let props = BTreeMap::new();
+        let e = SaslConfig::from_props(&ListenerProps::new(&props, "SASL")).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("listener.name.sasl.plain.sasl.jaas.config"),
+            "{e}"
+        );
+        let mut props = BTreeMap::new();
+        props.insert("sasl.enabled.mechanisms".to_string(), "GSSAPI".to_string());
+        let e = SaslConfig::from_props(&ListenerProps::new(&props, "SASL")).unwrap_err();
+        assert!(e.to_string().contains("GSSAPI"), "{e}");
+    }
+}

@@ -1,0 +1,220 @@
+//! The TLS server side of an SSL or SASL_SSL listener, with rustls: the listener's key and chain (PEM, from
+//! `ssl.keystore.location` or inline `ssl.keystore.key` + `ssl.keystore.certificate.chain`), client
+//! certificates checked against `ssl.truststore.*` as `ssl.client.auth` asks, `ssl.enabled.protocols`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rustls::server::WebPkiClientVerifier;
+use rustls::{RootCertStore, ServerConfig};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_rustls::TlsAcceptor;
+
+use super::{bad, self_signed, ListenerProps};
+use crate::error::Result;
+
+fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::aws_lc_rs::default_provider())
+}
+
+/// A PEM text given inline (`key` = its name) or in a file (`key` = the location key): its bytes and where it
+/// came from, for errors.
+fn pem_source(key: &str, value: &str, inline: bool) -> Result<(Vec<u8>, String)> {
+    if inline {
+        return Ok((value.as_bytes().to_vec(), format!("{key} (inline)")));
+    }
+    let bytes =
+        std::fs::read(value).map_err(|e| bad(key, value, format!("cannot read {value}: {e}")))?;
+    Ok((bytes, value.to_string()))
+}
+
+fn certificates(
+    key: &str,
+    value: &str,
+    pem: &[u8],
+    from: &str,
+) -> Result<Vec<CertificateDer<'static>>> {
+    let certs = CertificateDer::pem_slice_iter(pem)
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| {
+            bad(
+                key,
+                value,
+                format!("{from}: not a valid PEM certificate: {e}"),
+            )
+        })?;
+    if certs.is_empty() {
+        return Err(bad(key, value, format!("{from} holds no PEM certificate")));
+    }
+    Ok(certs)
+}
+
+fn private_key(key: &str, value: &str, pem: &[u8], from: &str) -> Result<PrivateKeyDer<'static>> {
+    if pem.windows(9).any(|w| w == b"ENCRYPTED") {
+        return Err(bad(
+            key,
+            value,
+            format!("{from}: the private key is encrypted; strata reads unencrypted PEM keys only (ssl.key.password is not used)"),
+        ));
+    }
+    PrivateKeyDer::from_pem_slice(pem)
+        .map_err(|e| bad(key, value, format!("{from}: no PEM private key: {e}")))
+}
+
+fn check_pem_type(props: &ListenerProps<'_>, key: &str) -> Result<()> {
+    let (k, ty) = props.get_or(key, "PEM");
+    if !ty.eq_ignore_ascii_case("PEM") {
+        return Err(bad(
+            &k,
+            ty,
+            "strata reads PEM keystores and truststores only (convert with `openssl pkcs12 -nodes`)",
+        ));
+    }
+    Ok(())
+}
+
+/// The listener's certificate chain and key.
+fn keystore(
+    props: &ListenerProps<'_>,
+    listener: &str,
+    self_signed_dir: Option<&Path>,
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
+    check_pem_type(props, "ssl.keystore.type")?;
+    if let (Some((kk, kv)), Some((ck, cv))) = (
+        props.get("ssl.keystore.key"),
+        props.get("ssl.keystore.certificate.chain"),
+    ) {
+        let key = private_key(&kk, "(hidden)", kv.as_bytes(), &format!("{kk} (inline)"))?;
+        let certs = certificates(&ck, "(inline)", cv.as_bytes(), &format!("{ck} (inline)"))?;
+        return Ok((certs, key));
+    }
+    if let Some((k, v)) = props
+        .get("ssl.keystore.key")
+        .or_else(|| props.get("ssl.keystore.certificate.chain"))
+    {
+        let _ = v;
+        return Err(bad(
+            &k,
+            "(hidden)",
+            "an inline keystore needs both ssl.keystore.key and ssl.keystore.certificate.chain",
+        ));
+    }
+    if let Some((k, path)) = props.get("ssl.keystore.location") {
+        let (pem, from) = pem_source(&k, path, false)?;
+        let certs = certificates(&k, path, &pem, &from)?;
+        let key = private_key(&k, path, &pem, &from)?;
+        return Ok((certs, key));
+    }
+    if let Some(dir) = self_signed_dir {
+        return self_signed::listener_certificate(dir, listener);
+    }
+    Err(bad(
+        &format!("listener.name.{}.ssl.keystore.location", listener.to_ascii_lowercase()),
+        "",
+        format!(
+            "listener {listener} speaks TLS and needs a key and certificate: ssl.keystore.location (a PEM file with \
+             both), or ssl.keystore.key + ssl.keystore.certificate.chain, or ssl.self.signed.enable=true for development"
+        ),
+    ))
+}
+
+/// The CA certificates client certificates are checked against, if any are configured.
+fn truststore(props: &ListenerProps<'_>) -> Result<Option<(String, RootCertStore)>> {
+    check_pem_type(props, "ssl.truststore.type")?;
+    let (k, v, inline) = match (
+        props.get("ssl.truststore.certificates"),
+        props.get("ssl.truststore.location"),
+    ) {
+        (Some((k, v)), _) => (k, v, true),
+        (None, Some((k, v))) => (k, v, false),
+        (None, None) => return Ok(None),
+    };
+    let (pem, from) = pem_source(&k, v, inline)?;
+    let shown = if inline { "(inline)" } else { v };
+    let mut roots = RootCertStore::empty();
+    for cert in certificates(&k, shown, &pem, &from)? {
+        roots.add(cert).map_err(|e| {
+            bad(
+                &k,
+                shown,
+                format!("{from}: not a usable CA certificate: {e}"),
+            )
+        })?;
+    }
+    Ok(Some((k, roots)))
+}
+
+/// `ssl.enabled.protocols` as rustls versions (TLSv1 and TLSv1.1, which rustls does not speak, are left out
+/// with a warning; none left stops start-up).
+fn protocols(props: &ListenerProps<'_>) -> Result<Vec<&'static rustls::SupportedProtocolVersion>> {
+    let (k, v) = props.get_or("ssl.enabled.protocols", "TLSv1.2,TLSv1.3");
+    let mut out = Vec::new();
+    for p in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match p {
+            "TLSv1.3" => out.push(&rustls::version::TLS13),
+            "TLSv1.2" => out.push(&rustls::version::TLS12),
+            other => {
+                tracing::warn!(key = %k, protocol = other, "TLS protocol not supported by rustls, left out")
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(bad(
+            &k,
+            v,
+            "no protocol strata speaks: use TLSv1.2 and/or TLSv1.3",
+        ));
+    }
+    Ok(out)
+}
+
+/// The TLS acceptor of `listener` (the key and certificate from `self_signed_dir`'s developer CA when no
+/// keystore is given and it is `Some`).
+pub fn acceptor(
+    props: &ListenerProps<'_>,
+    listener: &str,
+    self_signed_dir: Option<&Path>,
+) -> Result<TlsAcceptor> {
+    let versions = protocols(props)?;
+    let (certs, key) = keystore(props, listener, self_signed_dir)?;
+    let (auth_key, auth) = props.get_or("ssl.client.auth", "none");
+    let builder = ServerConfig::builder_with_provider(provider())
+        .with_protocol_versions(&versions)
+        .map_err(|e| bad("ssl.enabled.protocols", "", e.to_string()))?;
+    let trust = truststore(props)?;
+    let builder = match auth.to_ascii_lowercase().as_str() {
+        "none" => builder.with_no_client_auth(),
+        mode @ ("requested" | "required") => {
+            let Some((_, roots)) = trust else {
+                return Err(bad(
+                    &auth_key,
+                    auth,
+                    "client certificates need a truststore: ssl.truststore.location or ssl.truststore.certificates",
+                ));
+            };
+            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider());
+            let verifier = if mode == "requested" {
+                verifier.allow_unauthenticated()
+            } else {
+                verifier
+            };
+            let verifier = verifier
+                .build()
+                .map_err(|e| bad(&auth_key, auth, e.to_string()))?;
+            builder.with_client_cert_verifier(verifier)
+        }
+        _ => return Err(bad(&auth_key, auth, "must be none, requested or required")),
+    };
+    let (where_key, where_value) = props
+        .get("ssl.keystore.location")
+        .unwrap_or_else(|| ("ssl.keystore.key".into(), "(inline)"));
+    let config = builder.with_single_cert(certs, key).map_err(|e| {
+        bad(
+            &where_key,
+            where_value,
+            format!("the private key does not fit the certificate chain: {e}"),
+        )
+    })?;
+    Ok(TlsAcceptor::from(Arc::new(config)))
+}

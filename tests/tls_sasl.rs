@@ -1,0 +1,686 @@
+//! TLS and SASL listeners with real clients (librdkafka with OpenSSL) and raw sockets: SSL (with and without a
+//! required client certificate), SASL_PLAINTEXT and SASL_SSL with PLAIN, refusals (wrong password, unknown user,
+//! missing client certificate, a plaintext client or garbage on a TLS port, a stalled handshake) that leave the
+//! other connections alone, and start-up stopped by a bad keystore; SCRAM-SHA-256/512 over SASL_SSL with
+//! credentials made by AlterUserScramCredentials that survive a restart. Certificates are generated here with rcgen.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::raw::{connect, read_frame, request, send_frame};
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::StrBytes;
+use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair};
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::BaseConsumer;
+use rdkafka::producer::{FutureProducer, FutureRecord};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A CA, a server certificate for localhost/127.0.0.1 and a client certificate, as PEM files in a dir.
+struct Pki {
+    ca: PathBuf,
+    server: PathBuf,
+    client_cert: PathBuf,
+    client_key: PathBuf,
+}
+
+fn pki(dir: &Path) -> Pki {
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::default();
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "test CA");
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let leaf = |names: Vec<String>, usage: ExtendedKeyUsagePurpose| {
+        let key = KeyPair::generate().unwrap();
+        let mut p = CertificateParams::new(names).unwrap();
+        p.extended_key_usages = vec![usage];
+        let cert = p.signed_by(&key, &ca, &ca_key).unwrap();
+        (cert.pem(), key.serialize_pem())
+    };
+    let (server_cert, server_key) = leaf(
+        vec!["localhost".into(), "127.0.0.1".into()],
+        ExtendedKeyUsagePurpose::ServerAuth,
+    );
+    let (client_cert, client_key) =
+        leaf(vec!["client".into()], ExtendedKeyUsagePurpose::ClientAuth);
+    let p = Pki {
+        ca: dir.join("ca.pem"),
+        server: dir.join("server.pem"),
+        client_cert: dir.join("client.pem"),
+        client_key: dir.join("client-key.pem"),
+    };
+    std::fs::write(&p.ca, ca.pem()).unwrap();
+    std::fs::write(&p.server, format!("{server_key}{server_cert}")).unwrap();
+    std::fs::write(&p.client_cert, client_cert).unwrap();
+    std::fs::write(&p.client_key, client_key).unwrap();
+    p
+}
+
+const HANDSHAKE_DEADLINE_MS: u64 = 1500;
+
+/// Listeners by index: 0 PLAINTEXT, 1 SSL, 2 MTLS (SSL, client certificate required), 3 SASL (SASL_PLAINTEXT),
+/// 4 SASLTLS (SASL_SSL).
+struct Broker {
+    server: strata_broker::Server,
+    pki: Pki,
+    _certs: tempfile::TempDir,
+}
+
+impl Broker {
+    fn addr(&self, i: usize) -> SocketAddr {
+        self.server.local_addrs()[i]
+    }
+    fn bootstrap(&self, i: usize) -> String {
+        self.addr(i).to_string()
+    }
+}
+
+async fn start(data: &Path) -> Broker {
+    let certs = tempfile::tempdir().unwrap();
+    let pki = pki(certs.path());
+    let (ca, server) = (
+        pki.ca.display().to_string(),
+        pki.server.display().to_string(),
+    );
+    let props = [
+        (
+            "listeners",
+            "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,MTLS://127.0.0.1:0,SASL://127.0.0.1:0,SASLTLS://127.0.0.1:0",
+        ),
+        (
+            "listener.security.protocol.map",
+            "PLAINTEXT:PLAINTEXT,SSL:SSL,MTLS:SSL,SASL:SASL_PLAINTEXT,SASLTLS:SASL_SSL",
+        ),
+        ("ssl.keystore.type", "PEM"),
+        ("ssl.keystore.location", &server),
+        ("listener.name.mtls.ssl.client.auth", "required"),
+        ("listener.name.mtls.ssl.truststore.location", &ca),
+        (
+            "listener.name.sasl.plain.sasl.jaas.config",
+            r#"org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";"#,
+        ),
+        (
+            "sasl.jaas.config",
+            r#"org.apache.kafka.common.security.plain.PlainLoginModule required user_bob="bob-secret";"#,
+        ),
+        ("sasl.enabled.mechanisms", "PLAIN"),
+        (
+            "listener.name.sasltls.sasl.enabled.mechanisms",
+            "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+        ),
+        ("socket.request.read.timeout.ms", "1500"),
+    ];
+    let props: Vec<(&str, &str)> = props.iter().map(|(k, v)| (*k, *v)).collect();
+    Broker {
+        server: common::start_broker_with(data, &props).await,
+        pki,
+        _certs: certs,
+    }
+}
+
+fn config(bootstrap: &str, extra: &[(&str, &str)]) -> ClientConfig {
+    let mut c = common::client_config(bootstrap);
+    for (k, v) in extra {
+        c.set(*k, *v);
+    }
+    c
+}
+
+/// Produces three messages to `topic` and consumes them back, both clients configured with `extra`.
+async fn round_trip(bootstrap: &str, topic: &str, extra: &[(&str, &str)]) {
+    let mut pc = config(bootstrap, extra);
+    pc.set("acks", "all").set("message.timeout.ms", "30000");
+    let p: FutureProducer = pc.create().expect("producer");
+    for i in 0..3 {
+        let v = format!("{topic}-{i}");
+        p.send(
+            FutureRecord::<(), _>::to(topic).payload(&v),
+            Duration::from_secs(30),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("produce over {extra:?}: {e:?}"));
+    }
+    let mut cc = config(bootstrap, extra);
+    cc.set("group.id", format!("g-{topic}"));
+    let c: BaseConsumer = cc.create().expect("consumer");
+    common::assign_from_beginning(&c, topic, 1);
+    let got = common::consume_n(&c, 3, Duration::from_secs(30));
+    let values: Vec<String> = got
+        .iter()
+        .map(|m| String::from_utf8(m.3.clone().unwrap()).unwrap())
+        .collect();
+    assert_eq!(values, [0, 1, 2].map(|i| format!("{topic}-{i}")));
+}
+
+/// Whether a produce with `extra` fails (within a short message timeout).
+async fn produce_fails(bootstrap: &str, topic: &str, extra: &[(&str, &str)]) -> bool {
+    let mut pc = config(bootstrap, extra);
+    pc.set("message.timeout.ms", "4000");
+    let p: FutureProducer = pc.create().expect("producer");
+    p.send(
+        FutureRecord::<(), _>::to(topic).payload("x"),
+        Duration::from_secs(10),
+    )
+    .await
+    .is_err()
+}
+
+#[test]
+fn ssl_listener_serves_produce_and_consume() {
+    runtime().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let b = start(dir.path()).await;
+        let ca = b.pki.ca.display().to_string();
+        round_trip(
+            &b.bootstrap(1),
+            "over-ssl",
+            &[("security.protocol", "ssl"), ("ssl.ca.location", &ca)],
+        )
+        .await;
+        b.server.shutdown().await.unwrap();
+    });
+}
+
+/// Kafka's `ssl.client.auth=required`: the handshake fails without a certificate signed by the truststore.
+#[test]
+fn required_client_certificate_is_checked() {
+    runtime().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let b = start(dir.path()).await;
+        let ca = b.pki.ca.display().to_string();
+        let cert = b.pki.client_cert.display().to_string();
+        let key = b.pki.client_key.display().to_string();
+        round_trip(
+            &b.bootstrap(2),
+            "over-mtls",
+            &[
+                ("security.protocol", "ssl"),
+                ("ssl.ca.location", &ca),
+                ("ssl.certificate.location", &cert),
+                ("ssl.key.location", &key),
+            ],
+        )
+        .await;
+        assert!(
+            produce_fails(
+                &b.bootstrap(2),
+                "over-mtls",
+                &[("security.protocol", "ssl"), ("ssl.ca.location", &ca)]
+            )
+            .await,
+            "a client without a certificate was served"
+        );
+        b.server.shutdown().await.unwrap();
+    });
+}
+
+#[test]
+fn sasl_plaintext_and_sasl_ssl_with_plain_serve_produce_and_consume() {
+    runtime().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let b = start(dir.path()).await;
+        let ca = b.pki.ca.display().to_string();
+        round_trip(
+            &b.bootstrap(3),
+            "over-sasl",
+            &[
+                ("security.protocol", "sasl_plaintext"),
+                ("sasl.mechanism", "PLAIN"),
+                ("sasl.username", "alice"),
+                ("sasl.password", "alice-secret"),
+            ],
+        )
+        .await;
+        // The SASL_SSL listener has no listener-prefixed JAAS line: the global sasl.jaas.config's users.
+        round_trip(
+            &b.bootstrap(4),
+            "over-sasl-ssl",
+            &[
+                ("security.protocol", "sasl_ssl"),
+                ("ssl.ca.location", &ca),
+                ("sasl.mechanism", "PLAIN"),
+                ("sasl.username", "bob"),
+                ("sasl.password", "bob-secret"),
+            ],
+        )
+        .await;
+        assert!(
+            produce_fails(
+                &b.bootstrap(3),
+                "over-sasl",
+                &[
+                    ("security.protocol", "sasl_plaintext"),
+                    ("sasl.mechanism", "PLAIN"),
+                    ("sasl.username", "alice"),
+                    ("sasl.password", "wrong"),
+                ]
+            )
+            .await,
+            "a wrong password was accepted"
+        );
+        b.server.shutdown().await.unwrap();
+    });
+}
+
+async fn handshake(
+    s: &mut tokio::net::TcpStream,
+    mechanism: &'static str,
+) -> SaslHandshakeResponse {
+    request(
+        s,
+        ApiKey::SaslHandshake,
+        1,
+        &SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str(mechanism)),
+    )
+    .await
+    .expect("SaslHandshake answered")
+}
+
+async fn authenticate(
+    s: &mut tokio::net::TcpStream,
+    token: &[u8],
+) -> Option<SaslAuthenticateResponse> {
+    request(
+        s,
+        ApiKey::SaslAuthenticate,
+        2,
+        &SaslAuthenticateRequest::default().with_auth_bytes(bytes::Bytes::copy_from_slice(token)),
+    )
+    .await
+}
+
+async fn metadata(s: &mut tokio::net::TcpStream) -> Option<MetadataResponse> {
+    request(s, ApiKey::Metadata, 12, &MetadataRequest::default()).await
+}
+
+/// Kafka: wrong credentials are answered SASL_AUTHENTICATION_FAILED (58) with a message and the connection is
+/// closed; an unknown mechanism gets UNSUPPORTED_SASL_MECHANISM (33) with the enabled ones; a request other than
+/// ApiVersions/SaslHandshake/SaslAuthenticate before authentication closes the connection. Another authenticated
+/// client on the same listener keeps working throughout.
+#[test]
+fn wrong_credentials_are_refused_while_another_client_keeps_working() {
+    runtime().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let b = start(dir.path()).await;
+        let addr = b.addr(3);
+        let mut good = connect(addr).await;
+        let _: ApiVersionsResponse = request(
+            &mut good,
+            ApiKey::ApiVersions,
+            3,
+            &ApiVersionsRequest::default(),
+        )
+        .await
+        .expect("ApiVersions before authentication");
+        assert_eq!(handshake(&mut good, "PLAIN").await.error_code, 0);
+        let ok = authenticate(&mut good, b"\0alice\0alice-secret")
+            .await
+            .unwrap();
+        assert_eq!(ok.error_code, 0, "{ok:?}");
+        assert!(metadata(&mut good).await.is_some());
+
+        for token in [&b"\0alice\0wrong"[..], b"\0mallory\0alice-secret"] {
+            let mut bad = connect(addr).await;
+            assert_eq!(handshake(&mut bad, "PLAIN").await.error_code, 0);
+            let r = authenticate(&mut bad, token)
+                .await
+                .expect("an answer before the close");
+            assert_eq!(r.error_code, 58, "{r:?}");
+            assert!(
+                r.error_message
+                    .as_deref()
+                    .is_some_and(|m| m.contains("Invalid username or password")),
+                "{r:?}"
+            );
+            assert!(read_frame(&mut bad).await.is_none(), "connection left open");
+            assert!(
+                metadata(&mut good).await.is_some(),
+                "the good client was disturbed"
+            );
+        }
+
+        let mut scram = connect(addr).await;
+        let r = handshake(&mut scram, "SCRAM-SHA-256").await;
+        assert_eq!(r.error_code, 33);
+        assert_eq!(
+            r.mechanisms.iter().map(|m| m.as_str()).collect::<Vec<_>>(),
+            ["PLAIN"]
+        );
+        assert!(read_frame(&mut scram).await.is_none());
+
+        let mut early = connect(addr).await;
+        assert!(
+            metadata(&mut early).await.is_none(),
+            "Metadata served before authentication"
+        );
+        assert!(metadata(&mut good).await.is_some());
+
+        // On a PLAINTEXT listener there is no SASL exchange: ILLEGAL_SASL_STATE (34), as Kafka answers.
+        let mut plain = connect(b.addr(0)).await;
+        assert_eq!(handshake(&mut plain, "PLAIN").await.error_code, 34);
+        b.server.shutdown().await.unwrap();
+    });
+}
+
+/// Reads until the broker closes `s` (or `limit` passes): whether it was closed.
+async fn closed_within(s: &mut tokio::net::TcpStream, limit: Duration) -> bool {
+    let mut buf = [0u8; 1024];
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        match tokio::time::timeout_at(deadline, s.read(&mut buf)).await {
+            Err(_) => return false,
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            Ok(Ok(_)) => {}
+        }
+    }
+}
+
+/// A plaintext Kafka request or garbage in place of a TLS ClientHello closes only that connection; a TLS
+/// client on the same listener keeps producing.
+#[test]
+fn plaintext_client_and_garbage_on_a_tls_port_are_refused_without_disturbing_others() {
+    runtime().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let b = start(dir.path()).await;
+        let ca = b.pki.ca.display().to_string();
+        let tls = [
+            ("security.protocol", "ssl"),
+            ("ssl.ca.location", ca.as_str()),
+        ];
+        round_trip(&b.bootstrap(1), "tls-before", &tls).await;
+
+        let mut plaintext = connect(b.addr(1)).await;
+        let mut body = bytes::BytesMut::new();
+        use kafka_protocol::protocol::Encodable;
+        RequestHeader::default()
+            .with_request_api_key(ApiKey::ApiVersions as i16)
+            .with_request_api_version(0)
+            .encode(&mut body, 1)
+            .unwrap();
+        send_frame(&mut plaintext, &body).await;
+        assert!(closed_within(&mut plaintext, Duration::from_secs(10)).await);
+
+        let mut garbage = connect(b.addr(1)).await;
+        garbage
+            .write_all(&[0x16, 0x03, 0x01, 0xff, 0xff, 1, 2, 3, 4, 5, 6, 7])
+            .await
+            .unwrap();
+        garbage.write_all(&[0xAB; 4096]).await.unwrap();
+        assert!(closed_within(&mut garbage, Duration::from_secs(10)).await);
+
+        round_trip(&b.bootstrap(1), "tls-after", &tls).await;
+        b.server.shutdown().await.unwrap();
+    });
+}
+
+/// A client that connects to a TLS port and never sends its ClientHello does not hold its connection slot:
+/// it is closed once `socket.request.read.timeout.ms` passed since the accept.
+#[test]
+fn a_stalled_tls_handshake_is_closed_after_its_deadline() {
+    runtime().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let b = start(dir.path()).await;
+        let started = Instant::now();
+        let mut stalled = connect(b.addr(4)).await;
+        assert!(
+            closed_within(
+                &mut stalled,
+                Duration::from_millis(HANDSHAKE_DEADLINE_MS * 5)
+            )
+            .await,
+            "a stalled handshake was kept open"
+        );
+        assert!(started.elapsed() >= Duration::from_millis(HANDSHAKE_DEADLINE_MS - 100));
+        b.server.shutdown().await.unwrap();
+    });
+}
+
+fn start_error(data: &Path, extra: &[(&str, &str)]) -> String {
+    let mut props = common::local_props(data, extra);
+    props.insert("listeners".into(), "SSL://127.0.0.1:0".into());
+    runtime()
+        .block_on(strata_broker::Server::start_from_properties(&props))
+        .err()
+        .expect("start-up refused")
+        .to_string()
+}
+
+/// A missing keystore file, a file without a key, and a key that does not belong to the certificate each stop
+/// start-up with an error naming the key and the file.
+#[test]
+fn a_bad_keystore_stops_start_up_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = tempfile::tempdir().unwrap();
+    let p = pki(certs.path());
+    let missing = certs.path().join("missing.pem").display().to_string();
+    let e = start_error(dir.path(), &[("ssl.keystore.location", &missing)]);
+    assert!(
+        e.contains("ssl.keystore.location") && e.contains(&missing),
+        "{e}"
+    );
+
+    let only_cert = p.client_cert.display().to_string();
+    let e = start_error(dir.path(), &[("ssl.keystore.location", &only_cert)]);
+    assert!(e.contains(&only_cert) && e.contains("private key"), "{e}");
+
+    let mismatched = certs.path().join("mismatched.pem");
+    let client_key = std::fs::read_to_string(&p.client_key).unwrap();
+    let server_chain: String = std::fs::read_to_string(&p.server)
+        .unwrap()
+        .split_inclusive("-----END PRIVATE KEY-----\n")
+        .nth(1)
+        .unwrap()
+        .to_string();
+    std::fs::write(&mismatched, format!("{client_key}{server_chain}")).unwrap();
+    let m = mismatched.display().to_string();
+    let e = start_error(dir.path(), &[("ssl.keystore.location", &m)]);
+    assert!(e.contains(&m) && e.contains("does not fit"), "{e}");
+
+    let e = start_error(dir.path(), &[]);
+    assert!(
+        e.contains("ssl.keystore.location") && e.contains("ssl.self.signed.enable"),
+        "{e}"
+    );
+    let e = start_error(
+        dir.path(),
+        &[
+            ("ssl.keystore.type", "PKCS12"),
+            ("ssl.keystore.location", &missing),
+        ],
+    );
+    assert!(e.contains("ssl.keystore.type") && e.contains("PEM"), "{e}");
+}
+
+/// `ssl.self.signed.enable=true`: a CA and a listener certificate are generated into the data dir; a client
+/// trusting the CA file is served, and a restart keeps the same CA.
+#[test]
+fn the_self_signed_switch_generates_a_ca_clients_trust() {
+    runtime().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let props = [
+            ("listeners", "SSL://127.0.0.1:0"),
+            ("ssl.self.signed.enable", "true"),
+        ];
+        let server = common::start_broker_with(dir.path(), &props).await;
+        let ca = dir.path().join("ssl").join("ca.pem");
+        let first = std::fs::read(&ca).expect("ca.pem generated");
+        let ca = ca.display().to_string();
+        round_trip(
+            &server.local_addr().to_string(),
+            "self-signed",
+            &[("security.protocol", "ssl"), ("ssl.ca.location", &ca)],
+        )
+        .await;
+        server.shutdown().await.unwrap();
+        let again = common::start_broker_with(dir.path(), &props).await;
+        assert_eq!(
+            std::fs::read(&ca).unwrap(),
+            first,
+            "the CA changed on restart"
+        );
+        again.shutdown().await.unwrap();
+    });
+}
+
+/// AlterUserScramCredentials upserting `user`'s `mechanism` (1 = SHA-256, 2 = SHA-512) for `password`, as
+/// Kafka's admin client computes it (the broker gets the salted password, never the password).
+fn upsert(
+    user: &str,
+    mechanism: i8,
+    password: &str,
+) -> alter_user_scram_credentials_request::ScramCredentialUpsertion {
+    let salt: Vec<u8> = (0..16).map(|i| (i * 7 + mechanism as u8) as u8).collect();
+    let salted = if mechanism == 1 {
+        pbkdf2::pbkdf2_hmac_array::<sha2::Sha256, 32>(password.as_bytes(), &salt, 4096).to_vec()
+    } else {
+        pbkdf2::pbkdf2_hmac_array::<sha2::Sha512, 64>(password.as_bytes(), &salt, 4096).to_vec()
+    };
+    alter_user_scram_credentials_request::ScramCredentialUpsertion::default()
+        .with_name(StrBytes::from_string(user.to_string()))
+        .with_mechanism(mechanism)
+        .with_iterations(4096)
+        .with_salt(salt.into())
+        .with_salted_password(salted.into())
+}
+
+async fn describe_scram(
+    addr: SocketAddr,
+    users: Option<&[&str]>,
+) -> DescribeUserScramCredentialsResponse {
+    let mut s = connect(addr).await;
+    let req = DescribeUserScramCredentialsRequest::default().with_users(users.map(|u| {
+        u.iter()
+            .map(|n| {
+                describe_user_scram_credentials_request::UserName::default()
+                    .with_name(StrBytes::from_string(n.to_string()))
+            })
+            .collect()
+    }));
+    request(&mut s, ApiKey::DescribeUserScramCredentials, 0, &req)
+        .await
+        .expect("answered")
+}
+
+fn scram(
+    mechanism: &'static str,
+    user: &'static str,
+    password: &'static str,
+    ca: &str,
+) -> Vec<(&'static str, String)> {
+    vec![
+        ("security.protocol", "sasl_ssl".into()),
+        ("ssl.ca.location", ca.to_string()),
+        ("sasl.mechanism", mechanism.into()),
+        ("sasl.username", user.into()),
+        ("sasl.password", password.into()),
+    ]
+}
+
+fn refs<'a>(v: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    v.iter().map(|(k, v)| (*k, v.as_str())).collect()
+}
+
+/// Kafka's SCRAM: credentials created with AlterUserScramCredentials (iterations 4096..=16384), listed by
+/// DescribeUserScramCredentials, authenticate SCRAM-SHA-256 and SCRAM-SHA-512 clients over SASL_SSL, a wrong
+/// password is refused, and they are still there after a restart until deleted.
+#[test]
+fn scram_credentials_from_the_admin_api_authenticate_and_survive_a_restart() {
+    runtime().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let b = start(dir.path()).await;
+        let mut admin = connect(b.addr(0)).await;
+        let req = AlterUserScramCredentialsRequest::default().with_upsertions(vec![
+            upsert("carol", 1, "carol-secret"),
+            upsert("dave", 2, "dave-secret"),
+            upsert("weak", 1, "x").with_iterations(100),
+        ]);
+        let r: AlterUserScramCredentialsResponse =
+            request(&mut admin, ApiKey::AlterUserScramCredentials, 0, &req)
+                .await
+                .unwrap();
+        let codes: Vec<(String, i16)> = r
+            .results
+            .iter()
+            .map(|r| (r.user.to_string(), r.error_code))
+            .collect();
+        assert_eq!(
+            codes,
+            [("carol".into(), 0), ("dave".into(), 0), ("weak".into(), 93)],
+            "{r:?}"
+        );
+
+        let ca = b.pki.ca.display().to_string();
+        round_trip(
+            &b.bootstrap(4),
+            "scram-256",
+            &refs(&scram("SCRAM-SHA-256", "carol", "carol-secret", &ca)),
+        )
+        .await;
+        round_trip(
+            &b.bootstrap(4),
+            "scram-512",
+            &refs(&scram("SCRAM-SHA-512", "dave", "dave-secret", &ca)),
+        )
+        .await;
+        assert!(
+            produce_fails(
+                &b.bootstrap(4),
+                "scram-256",
+                &refs(&scram("SCRAM-SHA-256", "carol", "wrong", &ca))
+            )
+            .await,
+            "a wrong SCRAM password was accepted"
+        );
+        assert!(
+            produce_fails(
+                &b.bootstrap(4),
+                "scram-256",
+                &refs(&scram("SCRAM-SHA-512", "carol", "carol-secret", &ca))
+            )
+            .await,
+            "carol has no SCRAM-SHA-512 credential"
+        );
+        let all = describe_scram(b.addr(0), None).await;
+        let users: Vec<String> = all.results.iter().map(|r| r.user.to_string()).collect();
+        assert_eq!(users, ["carol", "dave"]);
+        b.server.shutdown().await.unwrap();
+
+        let b = start(dir.path()).await;
+        let ca = b.pki.ca.display().to_string();
+        round_trip(
+            &b.bootstrap(4),
+            "scram-after-restart",
+            &refs(&scram("SCRAM-SHA-256", "carol", "carol-secret", &ca)),
+        )
+        .await;
+        let mut admin = connect(b.addr(0)).await;
+        let del = AlterUserScramCredentialsRequest::default().with_deletions(vec![
+            alter_user_scram_credentials_request::ScramCredentialDeletion::default()
+                .with_name(StrBytes::from_static_str("carol"))
+                .with_mechanism(1),
+        ]);
+        let r: AlterUserScramCredentialsResponse =
+            request(&mut admin, ApiKey::AlterUserScramCredentials, 0, &del)
+                .await
+                .unwrap();
+        assert_eq!(r.results[0].error_code, 0, "{r:?}");
+        let carol = describe_scram(b.addr(0), Some(&["carol", "dave"])).await;
+        let codes: Vec<i16> = carol.results.iter().map(|r| r.error_code).collect();
+        assert_eq!(codes, [91, 0], "{carol:?}");
+        assert_eq!(carol.results[1].credential_infos[0].mechanism, 2);
+        b.server.shutdown().await.unwrap();
+    });
+}
