@@ -16,7 +16,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use strata_storage::config_def::{ConfigDef, ConfigError, ConfigKey, Source, Values};
-use strata_storage::{LogConfig, TimestampType};
+use strata_storage::{CleanerConfig, LogConfig, TimestampType};
 
 use crate::error::{Error, Result};
 
@@ -143,6 +143,8 @@ pub struct BrokerConfig {
     pub ignored: Vec<String>,
     /// Not a property: unknown keys given (not under strata's namespaces), each with the closest known key.
     pub unknown: Vec<(String, Option<&'static str>)>,
+    /// The log cleaner (Kafka's `log.cleaner.*` keys; the per-topic defaults are in [`BrokerConfig::log`]).
+    pub cleaner: CleanerConfig,
     /// The parsed values of [`BROKER_DEF`] (sources, synonyms and defaults for DescribeConfigs).
     values: Values,
 }
@@ -288,7 +290,31 @@ impl BrokerConfig {
             _ => unsigned("log.flush.interval.ms"),
         };
         l.remote_storage_enable = v.bool("log.remote.storage.enable");
+        l.cleanup_policy = v
+            .list("log.cleanup.policy")
+            .join(",")
+            .parse()
+            .map_err(|_| {
+                let given = v.list("log.cleanup.policy").join(",");
+                bad(
+                    "log.cleanup.policy",
+                    &given,
+                    "must be a list of delete and compact",
+                )
+            })?;
         l.min_insync_replicas = v.int("min.insync.replicas");
+        l.delete_retention_ms = long("log.cleaner.delete.retention.ms");
+        l.min_cleanable_dirty_ratio = v.double("log.cleaner.min.cleanable.ratio");
+        l.min_compaction_lag_ms = long("log.cleaner.min.compaction.lag.ms");
+        l.max_compaction_lag_ms = long("log.cleaner.max.compaction.lag.ms");
+        let mut cleaner = CleanerConfig::default();
+        cleaner.enable = v.bool("log.cleaner.enable");
+        cleaner.threads = v.int("log.cleaner.threads").max(0) as usize;
+        cleaner.dedupe_buffer_size = unsigned("log.cleaner.dedupe.buffer.size");
+        cleaner.io_buffer_size = v.int("log.cleaner.io.buffer.size").max(0) as usize;
+        cleaner.io_buffer_load_factor = v.double("log.cleaner.io.buffer.load.factor");
+        cleaner.io_max_bytes_per_second = v.double("log.cleaner.io.max.bytes.per.second");
+        cleaner.backoff_ms = unsigned("log.cleaner.backoff.ms");
 
         let socket_request_max_bytes = v.int("socket.request.max.bytes") as usize;
         let queued_max_request_bytes = match v.get("queued.max.request.bytes") {
@@ -339,6 +365,7 @@ impl BrokerConfig {
             group_max_session_timeout_ms: v.int("group.max.session.timeout.ms"),
             group_max_size: v.int("group.max.size") as usize,
             offset_metadata_max_bytes: v.int("offset.metadata.max.bytes") as usize,
+            cleaner,
             explicit,
             given: BTreeSet::new(),
             reserved_dirs: Vec::new(),
@@ -400,6 +427,12 @@ impl BrokerConfig {
                 "must not exceed group.max.session.timeout.ms",
             ));
         }
+        self.cleaner.validate().map_err(|e| match e {
+            strata_storage::Error::InvalidConfig { key, value, reason } => {
+                bad(&key, &value, reason)
+            }
+            other => bad("log.cleaner.*", "", other.to_string()),
+        })?;
         self.log.validate().map_err(|e| match e {
             // The storage names the topic-level key; the broker property is its broker synonym.
             strata_storage::Error::InvalidConfig { key, value, reason } => {
@@ -622,6 +655,46 @@ mod tests {
             msg.contains("num.partitions") && msg.contains("many"),
             "{msg}"
         );
+    }
+
+    /// Kafka's `log.cleaner.*` keys: its defaults, the topic defaults they supply, and a bad value (Kafka's
+    /// validators; threads 0 and a dedupe buffer under 1 MiB per thread as its cleaner refuses) stops start-up
+    /// naming key and value.
+    #[test]
+    fn cleaner_keys_have_kafkas_defaults_and_bad_values_name_key_and_value() {
+        let d = BrokerConfig::default();
+        assert_eq!(d.cleaner, CleanerConfig::default());
+        assert_eq!(d.log.cleanup_policy, strata_storage::CleanupPolicy::Delete);
+        let c = BrokerConfig::from_properties(&props(&[
+            ("log.cleanup.policy", "compact,delete"),
+            ("log.cleaner.threads", "2"),
+            ("log.cleaner.backoff.ms", "50"),
+            ("log.cleaner.min.cleanable.ratio", "0.01"),
+            ("log.cleaner.delete.retention.ms", "10"),
+        ]))
+        .unwrap();
+        assert_eq!((c.cleaner.threads, c.cleaner.backoff_ms), (2, 50));
+        assert_eq!(
+            c.log.cleanup_policy,
+            strata_storage::CleanupPolicy::CompactDelete
+        );
+        assert_eq!(
+            (c.log.min_cleanable_dirty_ratio, c.log.delete_retention_ms),
+            (0.01, 10)
+        );
+        for (key, value) in [
+            ("log.cleaner.threads", "0"),
+            ("log.cleaner.dedupe.buffer.size", "1000"),
+            ("log.cleaner.io.buffer.load.factor", "0"),
+            ("log.cleaner.min.cleanable.ratio", "1.5"),
+            ("log.cleaner.backoff.ms", "-1"),
+            ("log.cleaner.max.compaction.lag.ms", "0"),
+            ("log.cleanup.policy", "shred"),
+        ] {
+            let err = BrokerConfig::from_properties(&props(&[(key, value)])).unwrap_err();
+            let msg = err.to_string();
+            assert!(msg.contains(key) && msg.contains(value), "{key}: {msg}");
+        }
     }
 
     #[test]

@@ -19,6 +19,7 @@
 
 mod config;
 mod http;
+pub use http::MetricsSource;
 pub mod ops;
 mod properties;
 
@@ -259,6 +260,7 @@ impl Tiering {
         config: TieringConfig,
         tasks: &TaskTracker,
         cancel: CancellationToken,
+        extra_metrics: Option<MetricsSource>,
     ) -> Result<Option<Arc<Tiering>>, TieringError> {
         if !config.rlm.system_enable {
             info!("tiered storage off (remote.log.storage.system.enable=false)");
@@ -290,6 +292,7 @@ impl Tiering {
             },
             config,
             rlmm.clone(),
+            extra_metrics,
         )
         .await;
         match started {
@@ -307,6 +310,7 @@ impl Tiering {
         on: Started,
         config: TieringConfig,
         rlmm: Arc<TopicBasedRemoteLogMetadataManager>,
+        extra_metrics: Option<MetricsSource>,
     ) -> Result<Arc<Tiering>, TieringError> {
         let Started {
             logs,
@@ -368,7 +372,9 @@ impl Tiering {
             }
         });
         let http = match config.http_listener {
-            Some(addr) => Some(http::MetricsServer::start(addr, rlm.clone(), &cancel).await?),
+            Some(addr) => {
+                Some(http::MetricsServer::start(addr, rlm.clone(), extra_metrics, &cancel).await?)
+            }
             None => None,
         };
         info!(
