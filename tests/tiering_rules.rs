@@ -88,6 +88,18 @@ fn tiering_config_rules_and_topic_deletion_clean_the_remote_tier() {
         ],
     ));
     assert_eq!(code, 40, "INVALID_CONFIG expected: {msg}");
+    // Kafka refuses compaction on a tiered topic even when the same change turns remote storage off.
+    let (code, msg) = rt.block_on(alter_topic(
+        addr,
+        "disabled",
+        &[
+            ("remote.storage.enable", "false"),
+            ("remote.log.delete.on.disable", "true"),
+            ("cleanup.policy", "compact"),
+        ],
+    ));
+    assert_eq!(code, 40, "INVALID_CONFIG expected: {msg}");
+    assert!(msg.contains("cleanup.policy"), "{msg}");
     assert!(remote_files(&remote, "disabled") > 0, "nothing deleted");
     // With remote.log.delete.on.disable=true it is accepted and the remote data goes.
     let (code, msg) = rt.block_on(alter_topic(

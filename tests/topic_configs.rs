@@ -1,5 +1,5 @@
 //! Topic configs over the wire, all derived from the one topic table (storage's `TOPIC_CONFIG`): Kafka's keys
-//! with no effect on a single node are accepted, unknown keys and compaction keys are INVALID_CONFIG naming the
+//! with no effect on a single node are accepted, unknown keys and bad compaction values are INVALID_CONFIG naming the
 //! key (with Kafka's "did you mean"), and DescribeConfigs reports each key's type, synonyms and documentation as
 //! Kafka's `ConfigHelper` does.
 
@@ -58,11 +58,12 @@ async fn create_one(
 }
 
 /// Kafka rejects an unknown topic key with InvalidConfigurationException (INVALID_CONFIG) naming it, and so
-/// does strata, adding the closest known key; compaction keys stay refused (strata does not compact); keys with
-/// no meaning on one node (replication throttles, unclean leader election) are accepted. Nothing is created by
-/// a refused request, and the connection keeps serving.
+/// does strata, adding the closest known key; compaction keys are accepted with Kafka's validators
+/// (`min.cleanable.dirty.ratio` in [0, 1]); keys with no meaning on one node (replication throttles, unclean
+/// leader election) are accepted. Nothing is created by a refused request, and the connection keeps serving.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unknown_and_compaction_keys_are_invalid_config_and_single_node_keys_are_accepted() {
+async fn unknown_keys_and_bad_compaction_values_are_invalid_config_and_single_node_keys_are_accepted(
+) {
     let dir = tempfile::tempdir().unwrap();
     let broker = common::start_broker(dir.path()).await;
     let mut s = connect(broker.local_addr()).await;
@@ -79,18 +80,41 @@ async fn unknown_and_compaction_keys_are_invalid_config_and_single_node_keys_are
         msg.contains("retention.ms") && msg.contains("soon"),
         "{msg}"
     );
-    let (code, msg) = create_one(&mut s, "typo", &[("min.compaction.lag.ms", "5")]).await;
+    let (code, msg) = create_one(&mut s, "typo", &[("min.cleanable.dirty.ratio", "2")]).await;
     assert_eq!(code, INVALID_CONFIG, "{msg}");
     assert!(
-        msg.contains("min.compaction.lag.ms") && msg.contains("compaction"),
+        msg.contains("min.cleanable.dirty.ratio") && msg.contains('2'),
         "{msg}"
     );
-    let (code, msg) = create_one(&mut s, "typo", &[("cleanup.policy", "compact")]).await;
+    let (code, msg) = create_one(
+        &mut s,
+        "typo",
+        &[
+            ("cleanup.policy", "compact"),
+            ("min.compaction.lag.ms", "-5"),
+        ],
+    )
+    .await;
     assert_eq!(code, INVALID_CONFIG, "{msg}");
+    assert!(msg.contains("min.compaction.lag.ms"), "{msg}");
     assert!(
         broker.broker().topics().get("typo").is_none(),
         "nothing created"
     );
+    let (code, msg) = create_one(
+        &mut s,
+        "compacted",
+        &[
+            ("cleanup.policy", "compact,delete"),
+            ("min.cleanable.dirty.ratio", "0.01"),
+            ("min.compaction.lag.ms", "5"),
+            ("max.compaction.lag.ms", "60000"),
+            ("delete.retention.ms", "100"),
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{msg}");
+    assert!(broker.broker().topics().get("compacted").is_some());
 
     let (code, msg) = create_one(
         &mut s,

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use strata_storage::time::now_ms;
-use strata_storage::{LogConfig, LogManager, UnifiedLog};
+use strata_storage::{LogCleaner, LogConfig, LogManager, UnifiedLog};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
@@ -79,6 +79,7 @@ pub struct Broker {
     tiering: Option<Arc<dyn TieringHooks>>,
     remote_reader: Option<Arc<dyn RemoteLogReader>>,
     scram: Arc<ScramStore>,
+    cleaner: Option<Arc<LogCleaner>>,
     cancel: CancellationToken,
 }
 
@@ -107,6 +108,8 @@ pub struct Parts {
     pub tiering: Option<Arc<dyn TieringHooks>>,
     /// Serves Fetch below the local log start (tiering's reader, or a test's).
     pub remote_reader: Option<Arc<dyn RemoteLogReader>>,
+    /// The log cleaner ([`crate::cleaner`]), told about deleted partitions.
+    pub cleaner: Option<Arc<LogCleaner>>,
     /// Cancelled when the server stops serving (long polls and rebalances waiting end).
     pub cancel: CancellationToken,
 }
@@ -125,6 +128,7 @@ impl Broker {
             meta_dir,
             tiering,
             remote_reader,
+            cleaner,
             cancel,
         } = parts;
         let topics = Arc::new(TopicManager::open(
@@ -132,6 +136,7 @@ impl Broker {
             logs.clone(),
             registry,
             tiering.clone(),
+            cleaner.clone(),
         )?);
         let appended = Arc::new(Notify::new());
         let offsets = OffsetStore::new(OffsetsLog::new(topics.clone(), appended.clone()));
@@ -155,6 +160,7 @@ impl Broker {
             tiering,
             remote_reader,
             scram,
+            cleaner,
             cancel,
         }))
     }
@@ -200,6 +206,11 @@ impl Broker {
             .and_then(|i| self.listeners.get(i))
             .unwrap_or(&self.listeners[0]);
         (&l.advertised_host, l.advertised_port)
+    }
+
+    /// The log cleaner (`None` in a broker assembled without one).
+    pub fn cleaner(&self) -> Option<&Arc<LogCleaner>> {
+        self.cleaner.as_ref()
     }
 
     /// Tiered storage, if it runs.

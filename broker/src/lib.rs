@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 pub mod broker;
+pub mod cleaner;
 pub mod config;
 pub mod config_reference;
 mod connection;

@@ -1,15 +1,16 @@
 //! The server: [`Server`] starts a broker in this process exactly as the `strata` binary does (tests, the demo and
 //! embedding use it too), and owns its shutdown tree.
 //!
-//! Start-up, bottom-up: bind every client listener → open (recover) the logs and the topic registry → start
-//! tiered storage on them → assemble the broker's components ([`Broker::assemble`]: topics, group coordinator
-//! with its offset store, producer ids), handing tiering in through its hooks → serve.
+//! Start-up, bottom-up: bind every client listener → open (recover) the logs and the topic registry → build the
+//! log cleaner ([`crate::cleaner`]) → start tiered storage on them (its `/metrics` also serves the cleaner's
+//! metrics) → assemble the broker's components ([`Broker::assemble`]: topics, group coordinator with its offset
+//! store, producer ids), handing tiering in through its hooks → start the cleaner's threads → serve.
 //!
 //! Shutdown tree: one root [`CancellationToken`] and one [`TaskTracker`], both owned by the server. The serving
 //! task (accept loops of every listener; its own tracker of connections and maintenance loops, drained with a
 //! deadline) and tiering's background work run on the tracker, under child tokens of the root. Order: stop
-//! accepting → drain connections → tiering stop (RLM, `/metrics`, RLMM) → every remaining task ends → logs
-//! flushed and the clean-shutdown marker written.
+//! accepting → drain connections → tiering stop (RLM, `/metrics`, RLMM) → the log cleaner told to stop (root
+//! token) → every remaining task ends → logs flushed and the clean-shutdown marker written.
 //!
 //! Serving: a connection semaphore (`max.connections`, making room by closing the longest-idle connection),
 //! per-IP limits, one task per connection, periodic log maintenance.
@@ -29,6 +30,7 @@ use tokio_util::task::TaskTracker;
 use tracing::{error, info, warn};
 
 use crate::broker::{shutdown_logs, Broker, Listener, Parts};
+use crate::cleaner;
 use crate::config::BrokerConfig;
 use crate::connection;
 use crate::connection_limits::Connections;
@@ -293,6 +295,16 @@ impl Server {
         let (logs, registry, meta_dir) = tokio::task::spawn_blocking(move || open_storage(&c))
             .await
             .map_err(|e| io_error("opening the logs", e))??;
+        let log_cleaner = match cleaner::open(&config, &logs) {
+            Ok(c) => c,
+            Err(e) => {
+                stop_logs(&logs, "after a failed start").await;
+                return Err(e.into());
+            }
+        };
+        let c = log_cleaner.clone();
+        let cleaner_metrics: crate::tiered::MetricsSource =
+            Arc::new(move || cleaner::render_metrics(&c.metrics()));
         let tiering = match Tiering::start(
             logs.clone(),
             registry.clone(),
@@ -300,6 +312,7 @@ impl Server {
             tiering,
             &tasks,
             root.child_token(),
+            Some(cleaner_metrics),
         )
         .await
         {
@@ -321,6 +334,7 @@ impl Server {
             meta_dir,
             tiering: hooks,
             remote_reader,
+            cleaner: Some(log_cleaner.clone()),
             cancel: root.child_token(),
         };
         let assembled = tokio::task::spawn_blocking(move || Broker::assemble(parts))
@@ -346,6 +360,8 @@ impl Server {
                 return Err(e);
             }
         };
+        // Stopped by the root token, which shutdown cancels before the logs are flushed.
+        cleaner::start(&log_cleaner, &tasks, root.child_token());
         let serving = tasks.spawn(run(sockets, security, broker.clone()));
         Ok(Server {
             addrs,

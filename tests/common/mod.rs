@@ -160,7 +160,16 @@ pub struct ChildBroker {
 impl ChildBroker {
     /// Starts `strata` on 127.0.0.1:`port` (0 = any) with data in `dir`; waits for the ready line.
     pub fn spawn(dir: &Path, port: u16) -> ChildBroker {
-        let mut child = Command::new(strata_bin())
+        Self::spawn_with(dir, port, &[])
+    }
+
+    /// Same, with `--override key=value` for each of `overrides`.
+    pub fn spawn_with(dir: &Path, port: u16, overrides: &[(&str, &str)]) -> ChildBroker {
+        let mut cmd = Command::new(strata_bin());
+        for (k, v) in overrides {
+            cmd.args(["--override", &format!("{k}={v}")]);
+        }
+        let mut child = cmd
             .args([
                 "--override",
                 &format!("listeners=PLAINTEXT://127.0.0.1:{port}"),

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Interop checks for the Python clients against a running strata broker.
 
-usage: clients.py BOOTSTRAP {confluent,kafka-python,aiokafka}
+usage: clients.py BOOTSTRAP {confluent,kafka-python,aiokafka,confluent-compact}
 
 Each check creates a topic through the client's admin API, produces N keyed messages, consumes them back in a
-consumer group, commits, reads the committed offsets back, and asserts counts and contents.
+consumer group, commits, reads the committed offsets back, and asserts counts and contents. confluent-compact
+creates a compacted topic, writes every key twice and waits (bounded) until a read from the beginning sees only
+the latest value of each key (the broker's log cleaner ran).
 """
 import asyncio
 import sys
@@ -65,6 +67,71 @@ def confluent(bs):
     c.close()
     groups = admin.list_consumer_groups().result(30)
     assert any(g.group_id == group for g in groups.valid), groups.valid
+
+
+def read_from_beginning(bs, topic):
+    from confluent_kafka import Consumer, TopicPartition
+
+    c = Consumer({"bootstrap.servers": bs, "group.id": f"reader-{uuid.uuid4().hex[:6]}",
+                  "enable.auto.commit": False, "enable.partition.eof": True})
+    c.assign([TopicPartition(topic, 0, 0)])
+    got = []
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        m = c.poll(0.5)
+        if m is None:
+            continue
+        if m.error():
+            if m.error().code() == -191:  # _PARTITION_EOF
+                break
+            raise AssertionError(m.error())
+        got.append((m.offset(), m.key(), m.value()))
+    c.close()
+    return got
+
+
+def confluent_compact(bs):
+    from confluent_kafka import KafkaException, Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    topic = f"compact-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": bs})
+    admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1, config={
+        "cleanup.policy": "compact", "segment.bytes": "1024", "min.cleanable.dirty.ratio": "0.01"})])[topic].result(30)
+    p = Producer({"bootstrap.servers": bs, "acks": "all", "linger.ms": 0})
+    errors = []
+    latest = {}
+    for version in (1, 2):
+        for i in range(30):
+            k, v = f"key-{i}".encode(), f"value-{i}-v{version}-{'x' * 20}".encode()
+            p.produce(topic, key=k, value=v, on_delivery=lambda e, m: e and errors.append(e))
+            latest[k] = v
+        assert p.flush(30) == 0 and not errors, errors
+    # A keyless record is refused on a compacted topic (INVALID_RECORD).
+    p.produce(topic, value=b"no key", on_delivery=lambda e, m: errors.append(e))
+    p.flush(30)
+    assert len(errors) == 1 and errors[0].code() == 87, errors
+    errors.clear()
+    # Later unique keys fill the active segment, so the overwritten ones are in cleanable segments.
+    deadline = time.time() + 60
+    n = 0
+    while True:
+        got = read_from_beginning(bs, topic)
+        offsets = [o for o, _, _ in got]
+        assert offsets == sorted(set(offsets)), "offsets not strictly increasing"
+        seen = {}
+        for _, k, v in got:
+            seen.setdefault(k, []).append(v)
+        for k, v in latest.items():
+            assert seen.get(k, [None])[-1] == v, (k, seen.get(k))
+        if all(len(seen[k]) == 1 for k in latest):
+            return
+        assert time.time() < deadline, f"not compacted: {[(k, len(seen[k])) for k in latest if len(seen[k]) > 1]}"
+        for _ in range(10):
+            p.produce(topic, key=f"filler-{n}".encode(), value=b"f" * 100)
+            n += 1
+        assert p.flush(30) == 0
+        time.sleep(0.2)
 
 
 def kafka_python(bs):
@@ -161,6 +228,8 @@ def main():
         confluent(bs)
     elif which == "kafka-python":
         kafka_python(bs)
+    elif which == "confluent-compact":
+        confluent_compact(bs)
     elif which == "aiokafka":
         asyncio.run(aiokafka_main(bs))
     else:

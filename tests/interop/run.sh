@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs real Kafka clients against the built `strata` binary: kcat (Debian's librdkafka 2.0.2), confluent-kafka,
 # kafka-python, aiokafka and kafkajs each produce, consume, use a consumer group and an admin call, asserting
-# counts and contents; then kcat against a second broker with tiering defaults reads back from the remote tier,
+# counts and contents; confluent-kafka also creates a compacted topic and reads back the latest value per key; then kcat against a second broker with tiering defaults reads back from the remote tier,
 # byte-identical, with /metrics showing remote fetch bytes. Needs tests/interop/install.sh first. Prints "N passed, M failed"; exits non-zero on a failure.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -28,7 +28,7 @@ cleanup() {
 trap cleanup EXIT
 
 RUST_LOG=info "$BIN" --override listeners=PLAINTEXT://127.0.0.1:0 --override "log.dirs=$WORK/data" \
-  2>"$WORK/broker.log" &
+  --override log.cleaner.backoff.ms=100 2>"$WORK/broker.log" &
 PID=$!
 BS=
 for _ in $(seq 1 300); do
@@ -76,7 +76,7 @@ kcat_check() {
 }
 
 check kcat kcat_check
-for c in confluent kafka-python aiokafka; do
+for c in confluent kafka-python aiokafka confluent-compact; do
   check "$c" timeout 180 "$PREFIX/venv/bin/python" "$HERE/clients.py" "$BS" "$c"
 done
 check kafkajs env NODE_PATH="$PREFIX/node/node_modules" KAFKAJS_NO_PARTITIONER_WARNING=1 \
@@ -132,6 +132,9 @@ kcat_tiered_check() {
     grep -Ev 'DEBUG|TRACE' "$WORK/tiered.log" | tail -25
     return 1
   }
+  # The log cleaner's metrics are on the same page (Kafka's kafka.log:type=LogCleaner names).
+  grep -Eq '^kafka_log_LogCleaner_time_since_last_run_ms [0-9]' "$WORK/metrics.txt" || {
+    echo "no log cleaner metrics in /metrics"; return 1; }
   kill -TERM "$PID"; wait "$PID"; PID=
 }
 check kcat-tiered kcat_tiered_check

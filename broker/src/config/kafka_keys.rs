@@ -18,7 +18,7 @@ const WHY5: &str = "ACLs: strata has no authorizer yet, every client may do ever
 const WHY6: &str = "transactions: strata has no transaction coordinator yet";
 const WHY7: &str = "share groups: not implemented in strata";
 const WHY8: &str = "a group coordinator setting strata's coordinator does not have";
-const WHY9: &str = "log compaction: strata has no log cleaner yet";
+const WHY9: &str = "segment file deletion: strata deletes at each topic's file.delete.delay.ms";
 const WHY10: &str =
     "tiered-storage plug-ins and pools: strata has its own RemoteStorageManager and RLMM";
 const WHY11: &str = "quotas and throttling: not implemented in strata";
@@ -142,17 +142,6 @@ pub const KAFKA_ONLY_KEYS: &[ConfigKey] = &[
     no("kafka.metrics.reporters", Type::String, "Yammer KafkaMetricsReporter classes.", WHY12),
     no("leader.imbalance.check.interval.seconds", Type::String, "Interval of the controller's preferred-leader rebalance check.", WHY1),
     no("leader.replication.throttled.rate", Type::String, "Leader replication throttle bytes/s; dynamic-only (DynamicConfig.Broker).", WHY1),
-    no("log.cleaner.backoff.ms", Type::String, "Cleaner sleep when nothing to clean.", WHY9),
-    no("log.cleaner.dedupe.buffer.size", Type::String, "Total dedupe buffer memory across cleaner threads.", WHY9),
-    no("log.cleaner.delete.retention.ms", Type::String, "Tombstone retention for compacted topics.", WHY9),
-    no("log.cleaner.enable", Type::String, "Enable log cleaner (deprecated; do not set false).", WHY9),
-    no("log.cleaner.io.buffer.load.factor", Type::String, "Dedupe buffer load factor.", WHY9),
-    no("log.cleaner.io.buffer.size", Type::String, "Total cleaner I/O buffer memory.", WHY9),
-    no("log.cleaner.io.max.bytes.per.second", Type::String, "Cleaner I/O throttle.", WHY9),
-    no("log.cleaner.max.compaction.lag.ms", Type::String, "Max time a record stays uncompactable.", WHY9),
-    no("log.cleaner.min.cleanable.ratio", Type::String, "Dirty ratio threshold for compaction.", WHY9),
-    no("log.cleaner.min.compaction.lag.ms", Type::String, "Min time a record stays uncompacted.", WHY9),
-    no("log.cleaner.threads", Type::String, "Cleaner thread count.", WHY2),
     no("log.dir.failure.timeout.ms", Type::String, "Shut down if a failed log dir can't be reported for this long.", WHY14),
     no("log.flush.scheduler.interval.ms", Type::String, "How often the flusher checks whether a log needs flushing.", WHY14),
     no("log.flush.start.offset.checkpoint.interval.ms", Type::String, "Interval for writing the log-start-offset checkpoint.", WHY14),

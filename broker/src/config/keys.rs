@@ -175,10 +175,82 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     ConfigKey::new(
         "log.cleanup.policy",
         Type::List,
-        "retention policy of new topics: strata has no log compaction yet, so only delete is accepted",
+        "cleanup policy of new topics: delete (retention by time and size), compact (the log cleaner keeps the \
+         latest record per key) or both",
     )
     .default("delete")
-    .validator(Validator::ListOf(&["delete"])),
+    .validator(Validator::ListOf(&["delete", "compact"])),
+    ConfigKey::new(
+        "log.cleaner.enable",
+        Type::Boolean,
+        "run the log cleaner, which compacts topics with cleanup.policy=compact",
+    )
+    .default("true"),
+    // Kafka's static validator is atLeast(0), but its cleaner needs at least one thread (reconfiguration refuses
+    // fewer); strata refuses 0 at start-up (use log.cleaner.enable=false to stop compaction).
+    ConfigKey::new("log.cleaner.threads", Type::Int, "log cleaner threads")
+        .default("1")
+        .validator(Validator::AtLeast(1)),
+    ConfigKey::new(
+        "log.cleaner.dedupe.buffer.size",
+        Type::Long,
+        "memory of the cleaner's offset maps, all threads together (at least 1 MiB per thread)",
+    )
+    .default("134217728"),
+    ConfigKey::new(
+        "log.cleaner.io.buffer.size",
+        Type::Int,
+        "bytes the cleaner reads and writes at a time",
+    )
+    .default("524288")
+    .validator(Validator::AtLeast(0)),
+    ConfigKey::new(
+        "log.cleaner.io.buffer.load.factor",
+        Type::Double,
+        "how full the cleaner's offset map may get, in (0, 1]",
+    )
+    .default("0.9"),
+    ConfigKey::new(
+        "log.cleaner.io.max.bytes.per.second",
+        Type::Double,
+        "cleaner I/O (read plus written bytes per second, all threads)",
+    )
+    .default("1.7976931348623157E308"),
+    ConfigKey::new(
+        "log.cleaner.backoff.ms",
+        Type::Long,
+        "how long the cleaner sleeps when no log needs cleaning",
+    )
+    .default("15000")
+    .validator(Validator::AtLeast(0)),
+    ConfigKey::new(
+        "log.cleaner.delete.retention.ms",
+        Type::Long,
+        "default delete.retention.ms: how long tombstones stay on compacted topics",
+    )
+    .default("86400000")
+    .validator(Validator::AtLeast(0)),
+    ConfigKey::new(
+        "log.cleaner.min.cleanable.ratio",
+        Type::Double,
+        "default min.cleanable.dirty.ratio: the dirty share of a log that makes the cleaner pick it",
+    )
+    .default("0.5")
+    .validator(Validator::BetweenF(0.0, 1.0)),
+    ConfigKey::new(
+        "log.cleaner.min.compaction.lag.ms",
+        Type::Long,
+        "default min.compaction.lag.ms: the shortest time a record stays uncompacted",
+    )
+    .default("0")
+    .validator(Validator::AtLeast(0)),
+    ConfigKey::new(
+        "log.cleaner.max.compaction.lag.ms",
+        Type::Long,
+        "default max.compaction.lag.ms: the longest time a record stays ineligible for compaction",
+    )
+    .default("9223372036854775807")
+    .validator(Validator::AtLeast(1)),
     ConfigKey::new(
         "message.max.bytes",
         Type::Int,

@@ -16,7 +16,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use strata_storage::config_def::{ConfigDef, ConfigError, ConfigKey, Source, Values};
-use strata_storage::{LogConfig, TimestampType};
+use strata_storage::{CleanerConfig, LogConfig, TimestampType};
 
 use crate::error::{Error, Result};
 
@@ -153,6 +153,8 @@ pub struct BrokerConfig {
     pub ignored: Vec<String>,
     /// Not a property: unknown keys given (not under strata's namespaces), each with the closest known key.
     pub unknown: Vec<(String, Option<&'static str>)>,
+    /// The log cleaner (Kafka's `log.cleaner.*` keys; the per-topic defaults are in [`BrokerConfig::log`]).
+    pub cleaner: CleanerConfig,
     /// The parsed values of [`BROKER_DEF`] (sources, synonyms and defaults for DescribeConfigs).
     values: Values,
 }
@@ -326,7 +328,31 @@ impl BrokerConfig {
             _ => unsigned("log.flush.interval.ms"),
         };
         l.remote_storage_enable = v.bool("log.remote.storage.enable");
+        l.cleanup_policy = v
+            .list("log.cleanup.policy")
+            .join(",")
+            .parse()
+            .map_err(|_| {
+                let given = v.list("log.cleanup.policy").join(",");
+                bad(
+                    "log.cleanup.policy",
+                    &given,
+                    "must be a list of delete and compact",
+                )
+            })?;
         l.min_insync_replicas = v.int("min.insync.replicas");
+        l.delete_retention_ms = long("log.cleaner.delete.retention.ms");
+        l.min_cleanable_dirty_ratio = v.double("log.cleaner.min.cleanable.ratio");
+        l.min_compaction_lag_ms = long("log.cleaner.min.compaction.lag.ms");
+        l.max_compaction_lag_ms = long("log.cleaner.max.compaction.lag.ms");
+        let mut cleaner = CleanerConfig::default();
+        cleaner.enable = v.bool("log.cleaner.enable");
+        cleaner.threads = v.int("log.cleaner.threads").max(0) as usize;
+        cleaner.dedupe_buffer_size = unsigned("log.cleaner.dedupe.buffer.size");
+        cleaner.io_buffer_size = v.int("log.cleaner.io.buffer.size").max(0) as usize;
+        cleaner.io_buffer_load_factor = v.double("log.cleaner.io.buffer.load.factor");
+        cleaner.io_max_bytes_per_second = v.double("log.cleaner.io.max.bytes.per.second");
+        cleaner.backoff_ms = unsigned("log.cleaner.backoff.ms");
 
         let socket_request_max_bytes = v.int("socket.request.max.bytes") as usize;
         let queued_max_request_bytes = match v.get("queued.max.request.bytes") {
@@ -379,6 +405,7 @@ impl BrokerConfig {
             group_max_session_timeout_ms: v.int("group.max.session.timeout.ms"),
             group_max_size: v.int("group.max.size") as usize,
             offset_metadata_max_bytes: v.int("offset.metadata.max.bytes") as usize,
+            cleaner,
             explicit,
             given: BTreeSet::new(),
             reserved_dirs: Vec::new(),
@@ -441,6 +468,12 @@ impl BrokerConfig {
                 "must not exceed group.max.session.timeout.ms",
             ));
         }
+        self.cleaner.validate().map_err(|e| match e {
+            strata_storage::Error::InvalidConfig { key, value, reason } => {
+                bad(&key, &value, reason)
+            }
+            other => bad("log.cleaner.*", "", other.to_string()),
+        })?;
         self.log.validate().map_err(|e| match e {
             // The storage names the topic-level key; the broker property is its broker synonym.
             strata_storage::Error::InvalidConfig { key, value, reason } => {

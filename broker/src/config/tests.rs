@@ -125,3 +125,43 @@ fn listener_parses_kafka_form() {
         BrokerConfig::from_properties(&props(&[("listeners", "TLS://127.0.0.1:1")])).unwrap_err();
     assert!(err.to_string().contains("TLS"), "{err}");
 }
+
+/// Kafka's `log.cleaner.*` keys: its defaults, the topic defaults they supply, and a bad value (Kafka's
+/// validators; threads 0 and a dedupe buffer under 1 MiB per thread as its cleaner refuses) stops start-up
+/// naming key and value.
+#[test]
+fn cleaner_keys_have_kafkas_defaults_and_bad_values_name_key_and_value() {
+    let d = BrokerConfig::default();
+    assert_eq!(d.cleaner, CleanerConfig::default());
+    assert_eq!(d.log.cleanup_policy, strata_storage::CleanupPolicy::Delete);
+    let c = BrokerConfig::from_properties(&props(&[
+        ("log.cleanup.policy", "compact,delete"),
+        ("log.cleaner.threads", "2"),
+        ("log.cleaner.backoff.ms", "50"),
+        ("log.cleaner.min.cleanable.ratio", "0.01"),
+        ("log.cleaner.delete.retention.ms", "10"),
+    ]))
+    .unwrap();
+    assert_eq!((c.cleaner.threads, c.cleaner.backoff_ms), (2, 50));
+    assert_eq!(
+        c.log.cleanup_policy,
+        strata_storage::CleanupPolicy::CompactDelete
+    );
+    assert_eq!(
+        (c.log.min_cleanable_dirty_ratio, c.log.delete_retention_ms),
+        (0.01, 10)
+    );
+    for (key, value) in [
+        ("log.cleaner.threads", "0"),
+        ("log.cleaner.dedupe.buffer.size", "1000"),
+        ("log.cleaner.io.buffer.load.factor", "0"),
+        ("log.cleaner.min.cleanable.ratio", "1.5"),
+        ("log.cleaner.backoff.ms", "-1"),
+        ("log.cleaner.max.compaction.lag.ms", "0"),
+        ("log.cleanup.policy", "shred"),
+    ] {
+        let err = BrokerConfig::from_properties(&props(&[(key, value)])).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains(key) && msg.contains(value), "{key}: {msg}");
+    }
+}

@@ -17,6 +17,9 @@ use tracing::{debug, warn};
 
 use super::TieringError;
 
+/// More Prometheus text appended to the RemoteLogManager's on `/metrics` (the log cleaner's metrics).
+pub type MetricsSource = std::sync::Arc<dyn Fn() -> String + Send + Sync>;
+
 /// Open `/metrics` connections at most; further ones wait in the accept queue.
 const MAX_CONNECTIONS: usize = 16;
 
@@ -27,12 +30,16 @@ pub(crate) struct MetricsServer {
     tracker: TaskTracker,
 }
 
-fn respond(rlm: &RemoteLogManager, req: &Request<Incoming>) -> Response<Full<Bytes>> {
+fn respond(
+    rlm: &RemoteLogManager,
+    extra: Option<&MetricsSource>,
+    req: &Request<Incoming>,
+) -> Response<Full<Bytes>> {
     let (status, ctype, body) = match (req.method(), req.uri().path()) {
         (&Method::GET | &Method::HEAD, "/metrics") => (
             StatusCode::OK,
             "text/plain; version=0.0.4; charset=utf-8",
-            rlm.render_metrics(),
+            rlm.render_metrics() + &extra.map(|f| f()).unwrap_or_default(),
         ),
         (_, "/metrics") => (
             StatusCode::METHOD_NOT_ALLOWED,
@@ -60,6 +67,7 @@ impl MetricsServer {
     pub(crate) async fn start(
         addr: SocketAddr,
         rlm: RemoteLogManager,
+        extra: Option<MetricsSource>,
         parent: &CancellationToken,
     ) -> Result<Self, TieringError> {
         let listener = TcpListener::bind(addr)
@@ -90,10 +98,11 @@ impl MetricsServer {
                     },
                 };
                 let rlm = rlm.clone();
+                let extra = extra.clone();
                 let conn_cancel = c.clone();
                 t.spawn(async move {
                     let service = hyper::service::service_fn(move |req: Request<Incoming>| {
-                        let resp = respond(&rlm, &req);
+                        let resp = respond(&rlm, extra.as_ref(), &req);
                         async move { Ok::<_, Infallible>(resp) }
                     });
                     let conn = hyper::server::conn::http1::Builder::new()

@@ -19,6 +19,7 @@
 
 mod config;
 mod http;
+pub use http::MetricsSource;
 pub mod ops;
 mod properties;
 
@@ -261,6 +262,7 @@ impl Tiering {
         config: TieringConfig,
         tasks: &TaskTracker,
         cancel: CancellationToken,
+        extra_metrics: Option<MetricsSource>,
     ) -> Result<Option<Arc<Tiering>>, TieringError> {
         if !config.rlm.system_enable {
             info!("tiered storage off (remote.log.storage.system.enable=false)");
@@ -292,6 +294,7 @@ impl Tiering {
             },
             config,
             rlmm.clone(),
+            extra_metrics,
         )
         .await;
         match started {
@@ -309,6 +312,7 @@ impl Tiering {
         on: Started,
         config: TieringConfig,
         rlmm: Arc<TopicBasedRemoteLogMetadataManager>,
+        extra_metrics: Option<MetricsSource>,
     ) -> Result<Arc<Tiering>, TieringError> {
         let Started {
             logs,
@@ -370,7 +374,9 @@ impl Tiering {
             }
         });
         let http = match config.http_listener {
-            Some(addr) => Some(http::MetricsServer::start(addr, rlm.clone(), &cancel).await?),
+            Some(addr) => {
+                Some(http::MetricsServer::start(addr, rlm.clone(), extra_metrics, &cancel).await?)
+            }
             None => None,
         };
         info!(

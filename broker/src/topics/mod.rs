@@ -171,6 +171,7 @@ pub struct TopicManager {
     logs: Arc<LogManager>,
     registry: Arc<TopicRegistry>,
     tiering: Option<Arc<dyn TieringHooks>>,
+    cleaner: Option<Arc<strata_storage::LogCleaner>>,
     /// Serializes topic and partition creation (checks, limits, logs and the registry write of one request).
     changes: Mutex<()>,
 }
@@ -192,12 +193,14 @@ impl TopicManager {
         logs: Arc<LogManager>,
         registry: Arc<TopicRegistry>,
         tiering: Option<Arc<dyn TieringHooks>>,
+        cleaner: Option<Arc<strata_storage::LogCleaner>>,
     ) -> Result<TopicManager> {
         let topics = TopicManager {
             config,
             logs,
             registry,
             tiering,
+            cleaner,
             changes: Mutex::new(()),
         };
         topics.repair_topic_registry();
@@ -254,15 +257,16 @@ impl TopicManager {
             cfg.validate_change(old_cfg)?;
         }
         // The tiering rules see the effective remote.storage.enable (log.remote.storage.enable as default).
-        let effective = |m: &BTreeMap<String, String>| {
+        let effective = |m: &BTreeMap<String, String>, remote: bool| {
             let mut m = m.clone();
-            if self.config.log.remote_storage_enable && !internal {
+            if remote && !internal {
                 m.entry("remote.storage.enable".into())
                     .or_insert_with(|| "true".into());
             }
             m
         };
-        let old = old.map(effective);
+        let old =
+            old.map(|o| effective(o, old_cfg.as_ref().is_some_and(|c| c.remote_storage_enable)));
         let was_on = old_cfg.is_some_and(|c| c.remote_storage_enable);
         if !was_on
             && cfg.remote_storage_enable
@@ -278,8 +282,12 @@ impl TopicManager {
                     .into(),
             });
         }
-        let action =
-            check_tiering_rules(self.tiering.is_some(), name, old.as_ref(), &effective(new))?;
+        let action = check_tiering_rules(
+            self.tiering.is_some(),
+            name,
+            old.as_ref(),
+            &effective(new, cfg.remote_storage_enable),
+        )?;
         Ok((cfg, action))
     }
 
@@ -292,7 +300,7 @@ impl TopicManager {
     ) -> Result<LogConfig> {
         if name == CONSUMER_OFFSETS {
             // Compacted, as in Kafka: retention never removes the latest commit of a key; the offset store
-            // compacts it by rewriting (group/offsets.rs). Only this topic may say `compact`.
+            // compacts it by rewriting (group/offsets.rs).
             let mut defaults = self.config.log.clone();
             defaults.remote_storage_enable = false;
             defaults.cleanup_policy = strata_storage::CleanupPolicy::Compact;
@@ -305,7 +313,15 @@ impl TopicManager {
             }
             return topic_config::log_config(&defaults, &overrides);
         }
-        if is_internal(name) && self.config.log.remote_storage_enable {
+        // `log.remote.storage.enable` tiers new topics by default, but not internal or compacted ones (Kafka
+        // tiers no compacted topic; asking for both is refused by the log config's rules).
+        let compacts = overrides
+            .get("cleanup.policy")
+            .map_or(Some(self.config.log.cleanup_policy), |p| p.parse().ok())
+            .is_some_and(|p: strata_storage::CleanupPolicy| p.compacts());
+        if self.config.log.remote_storage_enable
+            && (is_internal(name) || (compacts && !overrides.contains_key("remote.storage.enable")))
+        {
             let mut defaults = self.config.log.clone();
             defaults.remote_storage_enable = false;
             return topic_config::log_config(&defaults, overrides);
@@ -373,8 +389,17 @@ impl TopicManager {
         let meta = self.registry.remove(name)?;
         for p in 0..meta.partitions {
             let tp = TopicPartition::new(name, p);
-            if self.logs.get_log(&tp).is_some() {
+            if let Some(log) = self.logs.get_log(&tp) {
+                let log_dir = log.log_dir().to_path_buf();
+                drop(log);
                 self.logs.delete_log(&tp)?;
+                // Kafka's updateCheckpoints on deletion: a later partition of the same name is cleaned from
+                // its start.
+                if let Some(c) = &self.cleaner {
+                    if let Err(e) = c.forget_log(&log_dir, &tp) {
+                        tracing::warn!(%tp, error = %e, "removing a deleted partition from cleaner-offset-checkpoint");
+                    }
+                }
             }
         }
         Ok(meta)

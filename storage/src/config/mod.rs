@@ -281,6 +281,18 @@ impl LogConfig {
     /// requires `remote.log.delete.on.disable=true` (Kafka's rule, KIP-950), since the remote data is then
     /// deleted; to keep it read-only, keep remote storage on with `remote.log.copy.disable=true`.
     pub fn validate_change(&self, old: &LogConfig) -> Result<()> {
+        // Kafka's LogConfig.validateNoRemoteStorageForCompactedTopic on a change: a tiered topic cannot start
+        // compacting (its remote segments would never be cleaned).
+        if old.remote_storage_enable
+            && self.cleanup_policy.compacts()
+            && !old.cleanup_policy.compacts()
+        {
+            return Err(invalid(
+                "cleanup.policy",
+                self.cleanup_policy.as_str(),
+                "compaction cannot be turned on for a tiered topic (remote.storage.enable=true)",
+            ));
+        }
         if old.remote_storage_enable
             && !self.remote_storage_enable
             && !self.remote_log_delete_on_disable
@@ -503,6 +515,30 @@ mod tests {
             .validate()
             .unwrap();
         }
+    }
+
+    /// Kafka: a tiered topic cannot be switched to compaction (validateNoRemoteStorageForCompactedTopic), even
+    /// when remote storage is turned off in the same change.
+    #[test]
+    fn turning_compaction_on_for_a_tiered_topic_is_refused() {
+        let tiered = LogConfig {
+            remote_storage_enable: true,
+            ..LogConfig::default()
+        };
+        let compacted_untiered = LogConfig {
+            cleanup_policy: CleanupPolicy::Compact,
+            remote_log_delete_on_disable: true,
+            ..LogConfig::default()
+        };
+        let err = compacted_untiered.validate_change(&tiered).unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidConfig { key, .. } if key == "cleanup.policy"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("tiered"), "{err}");
+        compacted_untiered
+            .validate_change(&LogConfig::default())
+            .unwrap();
     }
 
     #[test]

@@ -16,7 +16,6 @@ const fn syn(name: &'static str) -> Synonym {
 }
 
 const HOURS: i64 = 3_600_000;
-const COMPACTION: &str = "log compaction is not implemented (cleanup.policy=compact is refused)";
 const REPLICATION: &str = "a single node has no replicas to throttle";
 const CODEC: &str =
     "batches are stored as the producer compressed them (compression.type=producer)";
@@ -44,7 +43,7 @@ fn gzip_level(v: &Value) -> std::result::Result<(), String> {
 
 /// Every topic key (Kafka 4.x's `LogConfig`), in Kafka's documentation order.
 pub const TOPIC_KEYS: &[ConfigKey] = &[
-    ConfigKey::new("cleanup.policy", Type::List, "delete old segments by time and size (delete) or compact the log (compact: refused, strata does not compact)")
+    ConfigKey::new("cleanup.policy", Type::List, "delete old segments by time and size (delete), keep the latest record per key (compact; the log cleaner), or both (compact,delete)")
         .default("delete")
         .validator(Validator::ListOf(&["delete", "compact"]))
         .server_default(&[syn("log.cleanup.policy")]),
@@ -70,8 +69,7 @@ pub const TOPIC_KEYS: &[ConfigKey] = &[
     ConfigKey::new("delete.retention.ms", Type::Long, "how long tombstones are kept on compacted topics")
         .default("86400000")
         .validator(Validator::AtLeast(0))
-        .server_default(&[syn("log.cleaner.delete.retention.ms")])
-        .effect(Effect::Unsupported(COMPACTION)),
+        .server_default(&[syn("log.cleaner.delete.retention.ms")]),
     ConfigKey::new("file.delete.delay.ms", Type::Long, "delay between renaming a deleted segment .deleted and removing its files")
         .default("60000")
         .validator(Validator::AtLeast(0))
@@ -105,8 +103,7 @@ pub const TOPIC_KEYS: &[ConfigKey] = &[
     ConfigKey::new("max.compaction.lag.ms", Type::Long, "longest time a record stays ineligible for compaction")
         .default("9223372036854775807")
         .validator(Validator::AtLeast(1))
-        .server_default(&[syn("log.cleaner.max.compaction.lag.ms")])
-        .effect(Effect::Unsupported(COMPACTION)),
+        .server_default(&[syn("log.cleaner.max.compaction.lag.ms")]),
     ConfigKey::new("max.message.bytes", Type::Int, "largest record batch accepted")
         .default("1048588")
         .validator(Validator::Between(1, i32::MAX as i64))
@@ -128,13 +125,11 @@ pub const TOPIC_KEYS: &[ConfigKey] = &[
     ConfigKey::new("min.cleanable.dirty.ratio", Type::Double, "dirty ratio that makes a log eligible for compaction")
         .default("0.5")
         .validator(Validator::BetweenF(0.0, 1.0))
-        .server_default(&[syn("log.cleaner.min.cleanable.ratio")])
-        .effect(Effect::Unsupported(COMPACTION)),
+        .server_default(&[syn("log.cleaner.min.cleanable.ratio")]),
     ConfigKey::new("min.compaction.lag.ms", Type::Long, "shortest time a record stays uncompacted")
         .default("0")
         .validator(Validator::AtLeast(0))
-        .server_default(&[syn("log.cleaner.min.compaction.lag.ms")])
-        .effect(Effect::Unsupported(COMPACTION)),
+        .server_default(&[syn("log.cleaner.min.compaction.lag.ms")]),
     ConfigKey::new("min.insync.replicas", Type::Int, "in-sync replicas an acks=all produce needs (a single node has one: more is NOT_ENOUGH_REPLICAS)")
         .default("1")
         .validator(Validator::AtLeast(1))
@@ -319,7 +314,7 @@ pub fn config_error(e: ConfigError, given: &BTreeMap<String, String>) -> Error {
 
 /// A topic's overrides parsed over `defaults` (the broker's topic defaults): every key of [`TOPIC_CONFIG`] with
 /// its value and source ([`Source::Topic`] for an override). An unknown key or a bad value is an error naming
-/// it; so is `cleanup.policy` other than `delete` (strata does not compact).
+/// it.
 pub fn topic_values(defaults: &LogConfig, overrides: &BTreeMap<String, String>) -> Result<Values> {
     let values = TOPIC_CONFIG
         .parse_over(
@@ -331,13 +326,6 @@ pub fn topic_values(defaults: &LogConfig, overrides: &BTreeMap<String, String>) 
         .map_err(|e| config_error(e, overrides))?;
     if let Some(key) = values.unknown().first() {
         return Err(config_error(TOPIC_CONFIG.unknown_error(key), overrides));
-    }
-    if values.is_explicit("cleanup.policy") && values.list("cleanup.policy") != ["delete"] {
-        return Err(Error::InvalidConfig {
-            key: "cleanup.policy".into(),
-            value: overrides.get("cleanup.policy").cloned().unwrap_or_default(),
-            reason: "only cleanup.policy=delete is supported (no log compaction)".into(),
-        });
     }
     Ok(values)
 }
@@ -476,12 +464,43 @@ mod tests {
     }
 
     #[test]
-    fn compaction_and_codecs_stay_refused_and_replication_keys_are_ignored() {
+    fn compaction_keys_are_used_codecs_stay_refused_and_replication_keys_are_ignored() {
+        let c = topic_log_config(
+            &LogConfig::default(),
+            &overrides(&[
+                ("cleanup.policy", "delete, compact"),
+                ("min.cleanable.dirty.ratio", "0.01"),
+                ("delete.retention.ms", "100"),
+                ("min.compaction.lag.ms", "5"),
+                ("max.compaction.lag.ms", "60000"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(c.cleanup_policy, CleanupPolicy::CompactDelete);
+        assert_eq!(
+            (c.min_cleanable_dirty_ratio, c.delete_retention_ms),
+            (0.01, 100)
+        );
+        assert_eq!(
+            (c.min_compaction_lag_ms, c.max_compaction_lag_ms),
+            (5, 60000)
+        );
+        for key in [
+            "cleanup.policy",
+            "delete.retention.ms",
+            "min.cleanable.dirty.ratio",
+        ] {
+            assert_eq!(TOPIC_CONFIG.key(key).unwrap().effect, Effect::Used, "{key}");
+        }
         for (k, v, says) in [
-            ("cleanup.policy", "compact", "no log compaction"),
-            ("cleanup.policy", "delete,compact", "no log compaction"),
+            ("cleanup.policy", "shred", "cleanup.policy"),
             ("compression.type", "zstd", "only compression.type=producer"),
-            ("min.cleanable.dirty.ratio", "0.1", "compaction"),
+            (
+                "min.cleanable.dirty.ratio",
+                "2",
+                "min.cleanable.dirty.ratio",
+            ),
+            ("min.compaction.lag.ms", "-1", "min.compaction.lag.ms"),
         ] {
             let err = topic_log_config(&LogConfig::default(), &overrides(&[(k, v)]))
                 .unwrap_err()
