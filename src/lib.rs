@@ -1,6 +1,10 @@
-//! Root package of the strata workspace. It owns the end-to-end tests in `tests/` and the runnable
-//! examples in `examples/`; the product lives in the member crates, re-exported here for them.
+//! strata: a single-node, Kafka-compatible broker with tiered storage. This root crate embeds it
+//! ([`Broker::builder`], for Rust integration tests and applications) and re-exports the member crates; it also
+//! owns the end-to-end tests in `tests/` and the runnable examples in `examples/`.
 pub use strata_broker as broker;
 pub use strata_metadata as metadata;
 pub use strata_storage as storage;
 pub use strata_tiering as tiering;
+
+mod embedded;
+pub use embedded::{Broker, Builder, Error};

@@ -323,7 +323,7 @@ fn failed(m: Mechanism) -> Error {
     ))
 }
 
-fn attribute<'a>(part: &'a str, name: char) -> Option<&'a str> {
+fn attribute(part: &str, name: char) -> Option<&str> {
     part.strip_prefix(name)?.strip_prefix('=')
 }
 
