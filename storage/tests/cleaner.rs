@@ -2,16 +2,14 @@
 //! `delete.retention.ms`, `min.compaction.lag.ms`, the active segment, keyless records, several passes over a
 //! log larger than one offset map, codecs, and a crash at every step of the `.cleaned` → `.swap` protocol.
 mod common;
+use common::client_batch;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use kafka_protocol::records::{
-    Compression as C, Record, RecordBatchDecoder, RecordBatchEncoder, RecordEncodeOptions,
-    TimestampType as Tt,
-};
+use kafka_protocol::records::{Compression as C, RecordBatchDecoder};
 use strata_storage::cleaner::{CrashPoint, CLEANER_OFFSET_CHECKPOINT};
 use strata_storage::record::Compression;
 use strata_storage::{
@@ -467,36 +465,17 @@ fn a_log_larger_than_one_offset_map_is_cleaned_in_several_passes() {
 }
 
 fn compressed(codec: C, keys: &[(usize, usize)], base_ts: i64) -> Bytes {
-    let records: Vec<Record> = keys
-        .iter()
-        .enumerate()
-        .map(|(i, (k, round))| Record {
-            transactional: false,
-            control: false,
-            delete_horizon: false,
-            partition_leader_epoch: 0,
-            producer_id: -1,
-            producer_epoch: -1,
-            timestamp_type: Tt::Creation,
-            offset: i as i64,
-            sequence: (i as i32) - 1,
-            timestamp: base_ts + i as i64,
-            key: Some(Bytes::from(format!("k{k}"))),
-            value: Some(Bytes::from(format!("v{round}-{k}-{}", "x".repeat(30)))),
-            headers: Default::default(),
-        })
-        .collect();
-    let mut buf = bytes::BytesMut::new();
-    RecordBatchEncoder::encode(
-        &mut buf,
-        &records,
-        &RecordEncodeOptions {
-            version: 2,
-            compression: codec,
-        },
+    client_batch(
+        codec,
+        keys.iter().enumerate().map(|(i, (k, round))| {
+            let value = format!("v{round}-{k}-{}", "x".repeat(30));
+            (
+                base_ts + i as i64,
+                Some(Bytes::from(format!("k{k}"))),
+                Some(Bytes::from(value)),
+            )
+        }),
     )
-    .unwrap();
-    buf.freeze()
 }
 
 /// A batch that loses records is re-encoded with its own codec; a batch that keeps them all is copied byte for

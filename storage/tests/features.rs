@@ -55,38 +55,13 @@ fn timestamp_lookup_finds_first_batch_at_or_after_the_target() {
 
 /// A batch of `n` records with timestamps `ts0 + 10 * i`, compressed with `codec`, as a client would send it.
 fn compressed_batch(codec: kafka_protocol::records::Compression, n: i64, ts0: i64) -> bytes::Bytes {
-    use kafka_protocol::records::{
-        Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType as Tt,
-    };
-    let records: Vec<Record> = (0..n)
-        .map(|i| Record {
-            transactional: false,
-            control: false,
-            delete_horizon: false,
-            partition_leader_epoch: 0,
-            producer_id: -1,
-            producer_epoch: -1,
-            timestamp_type: Tt::Creation,
-            offset: i,
-            // offset - sequence constant keeps the records in one batch; the base sequence is -1 (no producer).
-            sequence: (i - 1) as i32,
-            timestamp: ts0 + 10 * i,
-            key: None,
-            value: Some(bytes::Bytes::from(format!("value-{i}-{}", "x".repeat(40)))),
-            headers: Default::default(),
-        })
-        .collect();
-    let mut buf = bytes::BytesMut::new();
-    RecordBatchEncoder::encode(
-        &mut buf,
-        &records,
-        &RecordEncodeOptions {
-            version: 2,
-            compression: codec,
-        },
+    client_batch(
+        codec,
+        (0..n).map(|i| {
+            let value = format!("value-{i}-{}", "x".repeat(40));
+            (ts0 + 10 * i, None, Some(bytes::Bytes::from(value)))
+        }),
     )
-    .expect("encode");
-    buf.freeze()
 }
 
 /// Kafka's lookup answers the exact record, also inside compressed batches (they are decompressed for it) and

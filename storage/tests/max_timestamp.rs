@@ -33,39 +33,15 @@ fn three_records() -> Bytes {
 
 /// The same three timestamps in a gzip batch, as a client would encode it.
 fn three_records_gzip() -> Bytes {
-    use kafka_protocol::records::{
-        Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-    };
-    let records: Vec<Record> = [1000, 3000, 2000]
-        .iter()
-        .enumerate()
-        .map(|(i, &ts)| Record {
-            transactional: false,
-            control: false,
-            delete_horizon: false,
-            partition_leader_epoch: 0,
-            producer_id: -1,
-            producer_epoch: -1,
-            timestamp_type: TimestampType::Creation,
-            offset: i as i64,
-            sequence: i as i32 - 1,
-            timestamp: ts,
-            key: None,
-            value: Some(Bytes::from_static(b"v")),
-            headers: Default::default(),
-        })
-        .collect();
-    let mut buf = bytes::BytesMut::new();
-    RecordBatchEncoder::encode(
-        &mut buf,
-        &records,
-        &RecordEncodeOptions {
-            version: 2,
-            compression: Compression::Gzip,
-        },
+    let value = || Some(Bytes::from_static(b"v"));
+    client_batch(
+        kafka_protocol::records::Compression::Gzip,
+        [
+            (1000, None, value()),
+            (3000, None, value()),
+            (2000, None, value()),
+        ],
     )
-    .expect("encode");
-    buf.freeze()
 }
 
 #[test]

@@ -61,3 +61,43 @@ pub fn small_segments() -> LogConfig {
     c.index_interval_bytes = 100;
     c
 }
+
+/// One batch as a Java or librdkafka client encodes it (kafka-protocol's encoder, no producer id, record `i` at
+/// offset delta `i`), compressed with `codec`: one record per `(timestamp, key, value)`.
+pub fn client_batch(
+    codec: kafka_protocol::records::Compression,
+    records: impl IntoIterator<Item = (i64, Option<Bytes>, Option<Bytes>)>,
+) -> Bytes {
+    use kafka_protocol::records::{Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType};
+    let records: Vec<Record> = records
+        .into_iter()
+        .enumerate()
+        .map(|(i, (timestamp, key, value))| Record {
+            transactional: false,
+            control: false,
+            delete_horizon: false,
+            partition_leader_epoch: 0,
+            producer_id: -1,
+            producer_epoch: -1,
+            timestamp_type: TimestampType::Creation,
+            offset: i as i64,
+            // offset - sequence constant keeps the records in one batch; the base sequence is -1 (no producer).
+            sequence: i as i32 - 1,
+            timestamp,
+            key,
+            value,
+            headers: Default::default(),
+        })
+        .collect();
+    let mut buf = bytes::BytesMut::new();
+    RecordBatchEncoder::encode(
+        &mut buf,
+        &records,
+        &RecordEncodeOptions {
+            version: 2,
+            compression: codec,
+        },
+    )
+    .expect("encode");
+    buf.freeze()
+}
