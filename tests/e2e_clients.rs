@@ -105,37 +105,6 @@ fn hundred_thousand_messages_over_three_partitions_come_back_byte_identical_and_
     rt.block_on(broker.shutdown()).unwrap();
 }
 
-/// Transactions are not supported: librdkafka's `init_transactions` must fail at once with the broker's reason
-/// (it used to retry FindCoordinator until its timeout).
-#[test]
-fn transactional_producer_init_fails_fast_with_a_clear_error() {
-    use rdkafka::producer::{BaseProducer, Producer};
-    let rt = runtime();
-    let dir = tempfile::tempdir().unwrap();
-    let broker = rt.block_on(start_broker(dir.path()));
-    let bs = bootstrap(&broker);
-    let p: BaseProducer = client_config(&bs)
-        .set("transactional.id", "tx1")
-        .create()
-        .expect("producer");
-    let started = std::time::Instant::now();
-    let err = p
-        .init_transactions(Duration::from_secs(20))
-        .expect_err("init_transactions succeeded without transaction support");
-    let took = started.elapsed();
-    assert!(
-        took < Duration::from_secs(5),
-        "init_transactions took {took:?} to fail: {err}"
-    );
-    assert!(
-        err.to_string()
-            .contains("transactions are not supported by strata"),
-        "unexpected error: {err}"
-    );
-    drop(p);
-    rt.block_on(broker.shutdown()).unwrap();
-}
-
 #[test]
 fn idempotent_producer_writes_each_message_once_in_order() {
     let rt = runtime();

@@ -286,8 +286,8 @@ async fn coordinator_cluster_epochs_and_validate_only_create() {
         .coordinators
         .iter()
         .all(|c| c.error_code == 0 && c.node_id.0 == 1));
-    // Transaction coordinators (key type 1) are refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53), which
-    // librdkafka treats as fatal at once (INVALID_REQUEST made it retry until its timeout), in both forms.
+    // Transaction coordinators (key type 1): this broker, in both forms (the first lookup creates
+    // __transaction_state, as Kafka does); key type 2 (share groups) is INVALID_REQUEST naming the type.
     let r: FindCoordinatorResponse = request(
         &mut s,
         ApiKey::FindCoordinator,
@@ -298,11 +298,7 @@ async fn coordinator_cluster_epochs_and_validate_only_create() {
     )
     .await
     .unwrap();
-    assert_eq!((r.error_code, r.node_id.0), (53, -1));
-    assert_eq!(
-        r.error_message.as_deref(),
-        Some("transactions are not supported by strata")
-    );
+    assert_eq!((r.error_code, r.node_id.0), (0, 1));
     let r: FindCoordinatorResponse = request(
         &mut s,
         ApiKey::FindCoordinator,
@@ -315,10 +311,26 @@ async fn coordinator_cluster_epochs_and_validate_only_create() {
     .unwrap();
     assert_eq!(r.coordinators.len(), 1);
     let c = &r.coordinators[0];
-    assert_eq!((c.error_code, c.node_id.0, &*c.key), (53, -1, "tx"));
-    assert_eq!(
-        c.error_message.as_deref(),
-        Some("transactions are not supported by strata")
+    assert_eq!((c.error_code, c.node_id.0, &*c.key), (0, 1, "tx"));
+    let r: FindCoordinatorResponse = request(
+        &mut s,
+        ApiKey::FindCoordinator,
+        4,
+        &FindCoordinatorRequest::default()
+            .with_key_type(2)
+            .with_coordinator_keys(vec![StrBytes::from_static_str("share")]),
+    )
+    .await
+    .unwrap();
+    let c = &r.coordinators[0];
+    assert_eq!((c.error_code, c.node_id.0), (42, -1));
+    assert!(
+        c.error_message
+            .as_deref()
+            .unwrap_or_default()
+            .contains("key type 2"),
+        "{:?}",
+        c.error_message
     );
 
     let r: DescribeClusterResponse = request(
@@ -431,24 +443,35 @@ async fn idempotent_duplicates_get_the_original_offset_and_gaps_are_out_of_order
     let r: ProduceResponse = request(&mut s, ApiKey::Produce, 9, &send(9)).await.unwrap();
     assert_eq!(code_and_offset(&r).0, 45);
     assert_eq!(log.log_end_offset(), 4);
-    // A transactional id is refused: transactions are not supported.
+    // A transactional id gets its producer id from the transaction coordinator: epoch 0 first, then bumped
+    // (fencing the first producer) by a second InitProducerId.
+    let init = InitProducerIdRequest::default()
+        .with_transactional_id(Some(TransactionalId(StrBytes::from_static_str("tx"))))
+        .with_transaction_timeout_ms(60_000)
+        .with_producer_id(ProducerId(-1))
+        .with_producer_epoch(-1);
+    let first: InitProducerIdResponse = request(&mut s, ApiKey::InitProducerId, 4, &init)
+        .await
+        .unwrap();
+    assert_eq!((first.error_code, first.producer_epoch), (0, 0));
+    assert!(first.producer_id.0 >= 0);
+    let second: InitProducerIdResponse = request(&mut s, ApiKey::InitProducerId, 4, &init)
+        .await
+        .unwrap();
+    assert_eq!(
+        (second.error_code, second.producer_id, second.producer_epoch),
+        (0, first.producer_id, 1)
+    );
+    // transaction.timeout.ms above transaction.max.timeout.ms (900000) is INVALID_TRANSACTION_TIMEOUT.
     let r: InitProducerIdResponse = request(
         &mut s,
         ApiKey::InitProducerId,
         4,
-        &InitProducerIdRequest::default()
-            .with_transactional_id(Some(TransactionalId(StrBytes::from_static_str("tx"))))
-            .with_transaction_timeout_ms(60_000)
-            .with_producer_id(ProducerId(-1))
-            .with_producer_epoch(-1),
+        &init.clone().with_transaction_timeout_ms(900_001),
     )
     .await
     .unwrap();
-    assert_eq!(
-        (r.error_code, r.producer_id.0),
-        (53, -1),
-        "TRANSACTIONAL_ID_AUTHORIZATION_FAILED and no producer id"
-    );
+    assert_eq!((r.error_code, r.producer_id.0), (50, -1));
     broker.shutdown().await.unwrap();
 }
 

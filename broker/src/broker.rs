@@ -24,7 +24,8 @@ use crate::producer_ids::ProducerIdManager;
 use crate::remote::RemoteLogReader;
 use crate::request;
 use crate::scram::ScramStore;
-use crate::topics::{NewTopic, TopicManager, TopicMeta, TopicRegistry};
+use crate::topics::{NewTopic, TopicManager, TopicMeta, TopicRegistry, TRANSACTION_STATE};
+use crate::txn::{BrokerTxnLogs, CoordinatorParts, TransactionCoordinator};
 
 /// One served client listener: its name, the bound address and what clients are told (`advertised.listeners`
 /// for its name, else the bound address, `127.0.0.1` for a wildcard bind).
@@ -74,8 +75,9 @@ pub struct Broker {
     logs: Arc<LogManager>,
     topics: Arc<TopicManager>,
     groups: GroupCoordinator,
+    txn: TransactionCoordinator,
     appended: Arc<Notify>,
-    producer_ids: ProducerIdManager,
+    producer_ids: Arc<ProducerIdManager>,
     tiering: Option<Arc<dyn TieringHooks>>,
     remote_reader: Option<Arc<dyn RemoteLogReader>>,
     scram: Arc<ScramStore>,
@@ -117,7 +119,8 @@ pub struct Parts {
 impl Broker {
     /// Builds the components on the opened logs and registry, bottom-up: topics (repairing the registry,
     /// `__consumer_offsets`), the group coordinator with its offset store (replaying committed offsets),
-    /// producer ids. Blocking.
+    /// producer ids, the transaction coordinator (replaying `__transaction_state` if it exists; else it is
+    /// created on the first transactional request). Blocking.
     pub fn assemble(parts: Parts) -> Result<Arc<Broker>> {
         let started = std::time::Instant::now();
         let Parts {
@@ -142,7 +145,22 @@ impl Broker {
         let offsets = OffsetStore::new(OffsetsLog::new(topics.clone(), appended.clone()));
         let groups = GroupCoordinator::new(&config, offsets);
         groups.load_offsets()?;
-        let producer_ids = open_producer_ids(&config, &logs, &meta_dir)?;
+        let producer_ids = Arc::new(open_producer_ids(&config, &logs, &meta_dir)?);
+        let ids = producer_ids.clone();
+        let txn = TransactionCoordinator::new(CoordinatorParts {
+            logs: Arc::new(BrokerTxnLogs {
+                topics: topics.clone(),
+                offsets: groups.offset_store().clone(),
+            }),
+            producer_ids: Arc::new(move || ids.generate()),
+            state_partitions: config.transaction.state_partitions,
+            max_timeout_ms: config.transaction.max_timeout_ms,
+            appended: appended.clone(),
+        });
+        if topics.topics().get(TRANSACTION_STATE).is_some() {
+            // Transactions found preparing when the broker stopped are completed here.
+            txn.ensure_ready()?;
+        }
         let scram = Arc::new(ScramStore::open(&meta_dir)?);
         info!(
             elapsed_ms = started.elapsed().as_millis() as u64,
@@ -155,6 +173,7 @@ impl Broker {
             logs,
             topics,
             groups,
+            txn,
             appended,
             producer_ids,
             tiering,
@@ -182,6 +201,20 @@ impl Broker {
 
     pub(crate) fn groups(&self) -> &GroupCoordinator {
         &self.groups
+    }
+
+    /// The transaction coordinator.
+    pub fn txn(&self) -> &TransactionCoordinator {
+        &self.txn
+    }
+
+    /// The `__consumer_offsets` partition of `group`.
+    pub fn offsets_partition(&self, group: &str) -> i32 {
+        let partitions = self
+            .topics()
+            .get(crate::topics::CONSUMER_OFFSETS)
+            .map_or(1, |m| m.partitions);
+        crate::group::offsets::partition_for(group, partitions)
     }
 
     /// The SCRAM credentials (AlterUserScramCredentials, SASL SCRAM-SHA-256/512).

@@ -188,6 +188,27 @@ async fn dispatch(
         ApiKey::DescribeLogDirs => {
             call!(DescribeLogDirsRequest, handler::describe_log_dirs::handle)
         }
+        ApiKey::AddPartitionsToTxn => call!(
+            AddPartitionsToTxnRequest,
+            handler::add_partitions_to_txn::handle
+        ),
+        ApiKey::AddOffsetsToTxn => {
+            call!(AddOffsetsToTxnRequest, handler::add_offsets_to_txn::handle)
+        }
+        ApiKey::EndTxn => call!(EndTxnRequest, handler::end_txn::handle),
+        ApiKey::TxnOffsetCommit => {
+            call!(TxnOffsetCommitRequest, handler::txn_offset_commit::handle)
+        }
+        ApiKey::DescribeTransactions => call!(
+            DescribeTransactionsRequest,
+            handler::describe_transactions::describe
+        ),
+        ApiKey::ListTransactions => {
+            call!(
+                ListTransactionsRequest,
+                handler::describe_transactions::list
+            )
+        }
         other => Err(format!(
             "{other:?} is listed as supported but has no handler"
         )),
@@ -247,6 +268,12 @@ pub(crate) fn decode_only(mut body: Bytes) -> bool {
         ApiKey::DescribeUserScramCredentials => dec!(DescribeUserScramCredentialsRequest),
         ApiKey::AlterUserScramCredentials => dec!(AlterUserScramCredentialsRequest),
         ApiKey::DescribeLogDirs => dec!(DescribeLogDirsRequest),
+        ApiKey::AddPartitionsToTxn => dec!(AddPartitionsToTxnRequest),
+        ApiKey::AddOffsetsToTxn => dec!(AddOffsetsToTxnRequest),
+        ApiKey::EndTxn => dec!(EndTxnRequest),
+        ApiKey::TxnOffsetCommit => dec!(TxnOffsetCommitRequest),
+        ApiKey::DescribeTransactions => dec!(DescribeTransactionsRequest),
+        ApiKey::ListTransactions => dec!(ListTransactionsRequest),
         _ => false,
     }
 }

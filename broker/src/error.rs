@@ -162,9 +162,17 @@ pub enum Error {
     /// An attempt to alter broker configs, which are static.
     #[error("broker configs are static: set them in server.properties")]
     StaticBrokerConfigs,
-    /// A transactional request (transactional id, transaction coordinator).
-    #[error("transactions are not supported by strata")]
-    TransactionsUnsupported,
+    /// FindCoordinator for a key type other than group (0) and transaction (1).
+    #[error("coordinator key type {0} is not served (0 = group, 1 = transaction)")]
+    UnknownCoordinatorType(i8),
+    /// A control batch (transaction marker) sent by a client: only the coordinator writes them.
+    #[error("clients are not allowed to write control records ({topic}-{partition})")]
+    ControlBatchFromClient {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+    },
     /// An incremental fetch names a fetch session (KIP-227); strata holds none.
     #[error(
         "fetch session {session_id} (epoch {epoch}) is not held: strata keeps no fetch sessions"
@@ -267,6 +275,22 @@ pub enum TxnError {
         /// The broker's maximum.
         max_ms: i32,
     },
+    /// A transactional write to a partition the producer did not add to its transaction (Kafka's partition
+    /// verification, KIP-890).
+    #[error("partition {topic}-{partition} is not in the open transaction of {transactional_id:?} (AddPartitionsToTxn first)")]
+    PartitionNotInTransaction {
+        /// The id.
+        transactional_id: String,
+        /// The topic written to.
+        topic: String,
+        /// The partition written to.
+        partition: i32,
+    },
+    /// Transactional record batches in a produce request that names no transactional id.
+    #[error(
+        "transactional record batches need the producer's transactional id in the produce request"
+    )]
+    MissingTransactionalId,
     /// A `__transaction_state` record that cannot be read.
     #[error("unreadable __transaction_state record: {reason}")]
     CorruptStateRecord {

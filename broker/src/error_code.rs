@@ -76,9 +76,11 @@ pub const CONCURRENT_TRANSACTIONS: i16 = 51;
 pub const PRODUCER_FENCED: i16 = 90;
 /// TRANSACTIONAL_ID_NOT_FOUND: the coordinator does not know the id.
 pub const TRANSACTIONAL_ID_NOT_FOUND: i16 = 105;
-/// TRANSACTIONAL_ID_AUTHORIZATION_FAILED: the answer to every transactional request (transactions are not
-/// supported); librdkafka treats it as fatal at once instead of retrying until its timeout.
+/// TRANSACTIONAL_ID_AUTHORIZATION_FAILED: transactional batches in a produce request without a transactional id
+/// (Kafka authorizes the id, and a missing one fails).
 pub const TRANSACTIONAL_ID_AUTHORIZATION_FAILED: i16 = 53;
+/// OPERATION_NOT_ATTEMPTED: another part of the request failed, so this part was not tried.
+pub const OPERATION_NOT_ATTEMPTED: i16 = 55;
 /// KAFKA_STORAGE_ERROR.
 pub const KAFKA_STORAGE_ERROR: i16 = 56;
 /// SASL_AUTHENTICATION_FAILED.
@@ -134,7 +136,8 @@ pub fn code(err: &Error) -> i16 {
         | Error::NotThisBroker { .. }
         | Error::NoConfigs(_)
         | Error::StaticBrokerConfigs => INVALID_REQUEST,
-        Error::TransactionsUnsupported => TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+        Error::ControlBatchFromClient { .. } => INVALID_RECORD,
+        Error::UnknownCoordinatorType(_) => INVALID_REQUEST,
         Error::FetchSessionIdNotFound { .. } => FETCH_SESSION_ID_NOT_FOUND,
         Error::UnsupportedVersion { .. } => UNSUPPORTED_VERSION,
         Error::SaslAuthenticationFailed(_) => SASL_AUTHENTICATION_FAILED,
@@ -165,7 +168,18 @@ pub fn txn_code(err: &TxnError, producer_fenced_supported: bool) -> i16 {
         TxnError::ConcurrentTransactions { .. } => CONCURRENT_TRANSACTIONS,
         TxnError::TransactionalIdNotFound { .. } => TRANSACTIONAL_ID_NOT_FOUND,
         TxnError::InvalidTransactionTimeout { .. } => INVALID_TRANSACTION_TIMEOUT,
+        TxnError::PartitionNotInTransaction { .. } => INVALID_TXN_STATE,
+        TxnError::MissingTransactionalId => TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
         TxnError::CorruptStateRecord { .. } => UNKNOWN_SERVER_ERROR,
+    }
+}
+
+/// [`code`] for a transactional request of a version that may predate PRODUCER_FENCED (KIP-588): older versions
+/// get INVALID_PRODUCER_EPOCH for a fenced producer.
+pub fn versioned_txn_code(err: &Error, producer_fenced_supported: bool) -> i16 {
+    match err {
+        Error::Txn(e) => txn_code(e, producer_fenced_supported),
+        e => code(e),
     }
 }
 
@@ -366,6 +380,15 @@ mod tests {
                 },
                 50,
             ),
+            (
+                TxnError::PartitionNotInTransaction {
+                    transactional_id: s(),
+                    topic: s(),
+                    partition: 0,
+                },
+                48,
+            ),
+            (TxnError::MissingTransactionalId, 53),
             (TxnError::CorruptStateRecord { reason: s() }, -1),
         ];
         for (e, want) in &txn_errors {
@@ -459,7 +482,14 @@ mod tests {
             (Error::NotThisBroker { node_id: 1 }, 42),
             (Error::NoConfigs(7), 42),
             (Error::StaticBrokerConfigs, 42),
-            (Error::TransactionsUnsupported, 53),
+            (Error::UnknownCoordinatorType(2), 42),
+            (
+                Error::ControlBatchFromClient {
+                    topic: s(),
+                    partition: 0,
+                },
+                87,
+            ),
             (
                 Error::FetchSessionIdNotFound {
                     session_id: 1,
@@ -566,8 +596,11 @@ mod tests {
     #[test]
     fn error_messages_name_the_refused_value() {
         assert_eq!(
-            message(&Error::TransactionsUnsupported),
-            "transactions are not supported by strata"
+            message(&Error::ControlBatchFromClient {
+                topic: "t".into(),
+                partition: 2
+            }),
+            "clients are not allowed to write control records (t-2)"
         );
         assert_eq!(
             message(&Error::UnknownTopic("t1".into())),

@@ -140,6 +140,15 @@ fn spawn_maintenance(broker: &Arc<Broker>, tracker: &TaskTracker, cancel: Cancel
     tracker.spawn(periodic(every, cancel.clone(), move || {
         b.flush_and_checkpoint()
     }));
+    // Transactions open longer than their transaction.timeout.ms are aborted (their producer fenced).
+    let b = broker.clone();
+    let every = Duration::from_millis(broker.config().transaction.abort_interval_ms);
+    tracker.spawn(periodic(every, cancel.clone(), move || {
+        if b.txn().is_ready() {
+            b.txn().abort_timed_out(strata_storage::time::now_ms())?;
+        }
+        Ok(())
+    }));
     // Group sessions and rebalance deadlines.
     let b = broker.clone();
     tracker.spawn(async move {

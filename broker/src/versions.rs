@@ -31,6 +31,14 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DescribeCluster, 0, 1),
     (ApiKey::DescribeLogDirs, 1, 4),
     (ApiKey::OffsetDelete, 0, 0),
+    // Transactions (crate::txn), up to the versions before KIP-890's transaction version 2 (which moves adding
+    // partitions into Produce v12 and EndTxn v5; clients use them only when the broker finalizes that feature).
+    (ApiKey::AddPartitionsToTxn, 0, 4),
+    (ApiKey::AddOffsetsToTxn, 0, 3),
+    (ApiKey::EndTxn, 0, 4),
+    (ApiKey::TxnOffsetCommit, 0, 4),
+    (ApiKey::DescribeTransactions, 0, 0),
+    (ApiKey::ListTransactions, 0, 1),
     // Advertised on every listener, as Kafka does; served before authentication on SASL listeners
     // (crate::security::sasl), answered ILLEGAL_SASL_STATE elsewhere and once authenticated.
     (ApiKey::SaslHandshake, 0, 1),

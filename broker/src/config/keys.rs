@@ -336,6 +336,42 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     .default_doc("half the soft open-files limit, at most half vm.max_map_count")
     .validator(Validator::AtLeast(16))
     .strata_only(),
+    // The transaction coordinator (crate::txn).
+    ConfigKey::new(
+        "transaction.state.log.num.partitions",
+        Type::Int,
+        "partitions of __transaction_state, created on the first transactional request (Kafka: 50)",
+    )
+    .default("1")
+    .validator(Validator::AtLeast(1)),
+    ConfigKey::new(
+        "transaction.state.log.segment.bytes",
+        Type::Int,
+        "segment.bytes of __transaction_state",
+    )
+    .default("104857600")
+    .validator(Validator::AtLeast(1024)),
+    ConfigKey::new(
+        "transaction.max.timeout.ms",
+        Type::Int,
+        "largest transaction.timeout.ms a producer may ask; InitProducerId above it gets INVALID_TRANSACTION_TIMEOUT",
+    )
+    .default("900000")
+    .validator(Validator::AtLeast(1)),
+    ConfigKey::new(
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+        Type::Int,
+        "how often transactions open longer than their timeout are aborted (their producer is fenced)",
+    )
+    .default("10000")
+    .validator(Validator::AtLeast(1)),
+    ConfigKey::new(
+        "transaction.partition.verification.enable",
+        Type::Boolean,
+        "a transactional batch is appended only to a partition added to its producer's open transaction \
+         (else INVALID_TXN_STATE)",
+    )
+    .default("true"),
     ConfigKey::new(
         "offsets.topic.num.partitions",
         Type::Int,

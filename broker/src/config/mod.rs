@@ -121,6 +121,8 @@ pub struct BrokerConfig {
     /// strata: `log.max.open.files`. Default: None = half the soft `RLIMIT_NOFILE` (at most half of
     /// `vm.max_map_count`). Segment descriptors and index maps the logs keep open at once.
     pub log_max_open_files: Option<usize>,
+    /// The transaction coordinator's keys (`transaction.*`).
+    pub transaction: TransactionConfig,
     /// Kafka: `offsets.topic.num.partitions`. Default: 1 (Kafka: 50).
     pub offsets_topic_num_partitions: i32,
     /// Kafka: `group.initial.rebalance.delay.ms`. Default: 0 (Kafka: 3000).
@@ -399,6 +401,15 @@ impl BrokerConfig {
                 strata_storage::config_def::Value::Null => None,
                 _ => Some(v.int("log.max.open.files") as usize),
             },
+            transaction: TransactionConfig {
+                state_partitions: v.int("transaction.state.log.num.partitions"),
+                state_segment_bytes: v.int("transaction.state.log.segment.bytes"),
+                max_timeout_ms: v.int("transaction.max.timeout.ms"),
+                abort_interval_ms: v
+                    .int("transaction.abort.timed.out.transaction.cleanup.interval.ms")
+                    as u64,
+                partition_verification: v.bool("transaction.partition.verification.enable"),
+            },
             offsets_topic_num_partitions: v.int("offsets.topic.num.partitions"),
             group_initial_rebalance_delay_ms: v.int("group.initial.rebalance.delay.ms") as u64,
             group_min_session_timeout_ms: v.int("group.min.session.timeout.ms"),
@@ -638,6 +649,26 @@ impl BrokerConfig {
                     .to_string(),
             ),
             (
+                "transaction.state.log.num.partitions",
+                self.transaction.state_partitions.to_string(),
+            ),
+            (
+                "transaction.state.log.segment.bytes",
+                self.transaction.state_segment_bytes.to_string(),
+            ),
+            (
+                "transaction.max.timeout.ms",
+                self.transaction.max_timeout_ms.to_string(),
+            ),
+            (
+                "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+                self.transaction.abort_interval_ms.to_string(),
+            ),
+            (
+                "transaction.partition.verification.enable",
+                self.transaction.partition_verification.to_string(),
+            ),
+            (
                 "offsets.topic.num.partitions",
                 self.offsets_topic_num_partitions.to_string(),
             ),
@@ -660,6 +691,21 @@ impl BrokerConfig {
             ),
         ]
     }
+}
+
+/// The transaction coordinator's keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransactionConfig {
+    /// Kafka: `transaction.state.log.num.partitions`. Default: 1 (Kafka: 50).
+    pub state_partitions: i32,
+    /// Kafka: `transaction.state.log.segment.bytes`. Default: 100 MiB.
+    pub state_segment_bytes: i32,
+    /// Kafka: `transaction.max.timeout.ms`. Default: 900000.
+    pub max_timeout_ms: i32,
+    /// Kafka: `transaction.abort.timed.out.transaction.cleanup.interval.ms`. Default: 10000.
+    pub abort_interval_ms: u64,
+    /// Kafka: `transaction.partition.verification.enable`. Default: true.
+    pub partition_verification: bool,
 }
 
 /// Parses `CreateTime` / `LogAppendTime`.

@@ -3,6 +3,7 @@
 
 pub mod offsets;
 pub mod state;
+pub mod txn_offsets;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -64,7 +65,7 @@ pub fn valid_group_id(group: &str) -> bool {
 #[derive(Debug)]
 pub struct GroupCoordinator {
     groups: Mutex<HashMap<String, Group>>,
-    offsets: OffsetStore,
+    offsets: std::sync::Arc<OffsetStore>,
     initial_delay: Duration,
     min_session_ms: i32,
     max_session_ms: i32,
@@ -73,10 +74,10 @@ pub struct GroupCoordinator {
 
 impl GroupCoordinator {
     /// An empty coordinator configured from the broker config, storing committed offsets in `offsets`.
-    pub fn new(c: &BrokerConfig, offsets: OffsetStore) -> Self {
+    pub fn new(c: &BrokerConfig, offsets: impl Into<std::sync::Arc<OffsetStore>>) -> Self {
         GroupCoordinator {
             groups: Mutex::new(HashMap::new()),
-            offsets,
+            offsets: offsets.into(),
             initial_delay: Duration::from_millis(c.group_initial_rebalance_delay_ms),
             min_session_ms: c.group_min_session_timeout_ms,
             max_session_ms: c.group_max_session_timeout_ms,
@@ -86,6 +87,12 @@ impl GroupCoordinator {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Group>> {
         self.groups.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The offset store (shared with the transaction coordinator, whose markers make transactional offsets
+    /// visible).
+    pub fn offset_store(&self) -> &std::sync::Arc<OffsetStore> {
+        &self.offsets
     }
 
     /// Replays committed offsets. Blocking.

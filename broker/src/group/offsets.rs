@@ -89,6 +89,8 @@ pub struct OffsetStore {
     /// Held across an append and its cache update (and a rewrite), so the log orders the writes of a key as
     /// the cache does; per `__consumer_offsets` partition, the records appended since its last rewrite.
     writes: Mutex<HashMap<i32, Written>>,
+    /// Offsets committed in open transactions ([`super::txn_offsets`]).
+    pending: super::txn_offsets::PendingTxnOffsets,
 }
 
 /// Records appended to one `__consumer_offsets` partition since its last rewrite, and the count at which the
@@ -297,6 +299,75 @@ impl OffsetStore {
         Ok(())
     }
 
+    /// TxnOffsetCommit: writes the commits to `__consumer_offsets` in a transactional batch of `producer_id` /
+    /// `epoch`; they become visible when the transaction's COMMIT marker reaches that partition
+    /// ([`OffsetStore::complete_transaction`]). Returns the partition written. Blocking.
+    pub fn commit_transactional(
+        &self,
+        group: &str,
+        producer_id: i64,
+        epoch: i16,
+        entries: Vec<(Tp, OffsetEntry)>,
+    ) -> Result<i32> {
+        let out = self.out()?;
+        let partition = partition_for(group, out.partitions);
+        if entries.is_empty() {
+            return Ok(partition);
+        }
+        let ts = now_ms();
+        let records = entries
+            .iter()
+            .map(|((t, p), e)| {
+                let mut r = record(encode_key(group, t, *p)?, Some(encode_value(e)?), ts);
+                r.transactional = true;
+                r.producer_id = producer_id;
+                r.producer_epoch = epoch;
+                Ok(r)
+            })
+            .collect::<Result<Vec<Record>>>()?;
+        let _writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let mut buf = BytesMut::new();
+        let opts = RecordEncodeOptions {
+            version: 2,
+            compression: Compression::None,
+        };
+        let mut numbered = records;
+        for (i, r) in numbered.iter_mut().enumerate() {
+            r.offset = i as i64;
+        }
+        RecordBatchEncoder::encode(&mut buf, numbered.iter(), &opts).map_err(|e| {
+            Error::Protocol {
+                api: "TxnOffsetCommit".into(),
+                message: e.to_string(),
+            }
+        })?;
+        out.log(partition)?.append_as_leader(buf.freeze(), 0)?;
+        let commits = entries
+            .into_iter()
+            .map(|(tp, e)| (group.to_string(), tp, e))
+            .collect();
+        self.pending.add(partition, producer_id, commits);
+        Ok(partition)
+    }
+
+    /// A marker of `producer_id` was written to `partition`: on COMMIT its pending offsets become the committed
+    /// ones, on ABORT they are dropped.
+    pub fn complete_transaction(&self, partition: i32, producer_id: i64, commit: bool) {
+        let _writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let taken = self.pending.take(partition, producer_id);
+        if commit {
+            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            for (group, tp, e) in taken {
+                cache.entry(group).or_default().insert(tp, e);
+            }
+        }
+    }
+
+    /// Whether `group` has offsets of `tp` waiting for a transaction to end (OffsetFetch `require_stable`).
+    pub fn has_pending(&self, group: &str, tp: &Tp) -> bool {
+        self.pending.has_pending(group, tp)
+    }
+
     /// Deletes every offset of `group` (tombstones). Blocking.
     pub fn delete_group(&self, group: &str) -> Result<()> {
         // The keys are read under the write lock: a commit between reading and tombstoning them would survive
@@ -406,7 +477,8 @@ impl OffsetStore {
     fn after_append(&self, writes: &mut HashMap<i32, Written>, partition: i32, n: usize) {
         let w = writes.entry(partition).or_default();
         w.since_rewrite += n;
-        if w.since_rewrite < w.next_check {
+        // Records of an open transaction must stay in the log until its marker (a restart replays them).
+        if w.since_rewrite < w.next_check || self.pending.holds(partition) {
             return;
         }
         let live = self.live_records(partition);
@@ -528,9 +600,27 @@ impl OffsetStore {
                 let before = offset;
                 for r in sets.into_iter().flat_map(|s| s.records) {
                     offset = offset.max(r.offset + 1);
+                    if r.control {
+                        // A transaction's marker: its pending offsets apply (COMMIT) or go (ABORT).
+                        if let Some(commit) = super::txn_offsets::marker_commits(r.key.as_deref()) {
+                            let taken = self.pending.take(p, r.producer_id);
+                            if commit {
+                                for (g, tp, e) in taken {
+                                    cache.entry(g).or_default().insert(tp, e);
+                                }
+                            }
+                        }
+                        continue;
+                    }
                     let Some((g, t, part)) = r.key.and_then(decode_key) else {
                         continue;
                     };
+                    if r.transactional {
+                        if let Some(e) = r.value.and_then(decode_value) {
+                            self.pending.add(p, r.producer_id, vec![(g, (t, part), e)]);
+                        }
+                        continue;
+                    }
                     match r.value.and_then(decode_value) {
                         Some(e) => {
                             cache.entry(g).or_default().insert((t, part), e);

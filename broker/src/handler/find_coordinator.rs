@@ -1,4 +1,5 @@
-//! FindCoordinator (key 10): this broker coordinates every group (single form v0-3, batched form v4+).
+//! FindCoordinator (key 10): this broker coordinates every group and every transactional id (single form v0-3,
+//! batched form v4+). The first lookup of a transactional id creates `__transaction_state`, as Kafka does.
 
 use std::sync::Arc;
 
@@ -7,13 +8,13 @@ use kafka_protocol::messages::{
     BrokerId, FindCoordinatorRequest, FindCoordinatorResponse, RequestHeader,
 };
 
-use super::sb;
+use super::{blocking, sb};
 use crate::broker::Broker;
 use crate::error::Error;
 use crate::error_code;
 
-/// Answers FindCoordinator. Key type 1 (transactions) is refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
-/// transactions are not supported, and that is the one FindCoordinator error librdkafka does not retry forever.
+/// Answers FindCoordinator for key type 0 (group) and 1 (transactional id); other key types (KIP-932 share
+/// groups) are INVALID_REQUEST.
 pub async fn handle(
     broker: &Arc<Broker>,
     h: &RequestHeader,
@@ -21,12 +22,15 @@ pub async fn handle(
 ) -> FindCoordinatorResponse {
     let (host, port) = broker.advertised();
     let node = BrokerId(broker.config().node_id);
-    let supported = req.key_type == 0;
-    let outcome = if supported {
-        Ok(())
-    } else {
-        Err(Error::TransactionsUnsupported)
+    let outcome = match req.key_type {
+        0 => Ok(()),
+        1 => {
+            let b = broker.clone();
+            blocking(move || b.txn().ensure_ready()).await
+        }
+        other => Err(Error::UnknownCoordinatorType(other)),
     };
+    let supported = outcome.is_ok();
     let code = error_code::of(&outcome);
     let msg = outcome.err().map(|e| sb(error_code::message(&e)));
     if h.request_api_version >= 4 {

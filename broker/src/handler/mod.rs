@@ -1,6 +1,8 @@
 //! One file per Kafka API. Each `handle(broker, header, request)` returns the response; errors are mapped to
 //! Kafka codes through [`crate::error_code`].
 
+pub mod add_offsets_to_txn;
+pub mod add_partitions_to_txn;
 pub mod alter_configs;
 pub mod api_versions;
 pub mod create_partitions;
@@ -12,6 +14,8 @@ pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_log_dirs;
+pub mod describe_transactions;
+pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod heartbeat;
@@ -29,6 +33,7 @@ pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod sasl;
 pub mod sync_group;
+pub mod txn_offset_commit;
 pub mod user_scram_credentials;
 
 use crate::error::{Error, Result};

@@ -1,11 +1,16 @@
 //! Produce (key 0): validated batches appended as the client's bytes; per-partition errors. All partitions of
 //! one request are appended in one blocking section.
+//!
+//! Transactional batches are appended only to a partition in the producer's open transaction (Kafka's
+//! `transaction.partition.verification.enable`, KIP-890): else INVALID_TXN_STATE (a stale epoch
+//! INVALID_PRODUCER_EPOCH), nothing written. Control batches are the coordinator's: a client's is INVALID_RECORD.
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 use kafka_protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse, RequestHeader};
+use strata_storage::RecordBatch;
 use tracing::debug;
 
 use super::{blocking, sb};
@@ -14,7 +19,11 @@ use crate::error::{Error, Result};
 use crate::error_code;
 
 fn failed(topic: &str, partition: i32, e: &Error) -> PartitionProduceResponse {
-    let (code, msg) = (error_code::code(e), error_code::message(e));
+    // Produce answers a fenced transactional producer INVALID_PRODUCER_EPOCH, as Kafka's verification does.
+    let (code, msg) = (
+        error_code::versioned_txn_code(e, false),
+        error_code::message(e),
+    );
     debug!(topic, partition, code, %msg, "produce rejected");
     PartitionProduceResponse::default()
         .with_index(partition)
@@ -37,12 +46,39 @@ fn precheck(broker: &Broker, topic: &str, records: Option<Bytes>) -> Result<Byte
         .ok_or(Error::ProduceWithoutRecords)
 }
 
+/// The producer of the transactional batches in `records`, if any (they all carry the same one: a client
+/// request holds one producer's batches); a control batch is refused. Malformed batches are left to the log's
+/// validation.
+fn transactional_producer(
+    topic: &str,
+    partition: i32,
+    records: &Bytes,
+) -> Result<Option<(i64, i16)>> {
+    let mut producer = None;
+    for batch in RecordBatch::iter(records) {
+        let Ok(batch) = batch else {
+            break;
+        };
+        if batch.is_control() {
+            return Err(Error::ControlBatchFromClient {
+                topic: topic.to_string(),
+                partition,
+            });
+        }
+        if batch.is_transactional() && producer.is_none() {
+            producer = Some((batch.producer_id(), batch.producer_epoch()));
+        }
+    }
+    Ok(producer)
+}
+
 fn append(
     broker: &Broker,
     topic: &str,
     partition: i32,
     records: Bytes,
     acks: i16,
+    transactional_id: Option<&str>,
 ) -> PartitionProduceResponse {
     let log = match broker.log(topic, partition) {
         Ok(log) => log,
@@ -63,7 +99,21 @@ fn append(
         };
         return failed(topic, partition, &e);
     }
-    let result: Result<_> = log.append_as_leader(records, 0).map_err(Error::from);
+    let txn = match transactional_producer(topic, partition, &records) {
+        Ok(t) => t,
+        Err(e) => return failed(topic, partition, &e),
+    };
+    let write = || log.append_as_leader(records, 0).map_err(Error::from);
+    let result: Result<_> = match (txn, transactional_id) {
+        (Some(_), None) => Err(crate::error::TxnError::MissingTransactionalId.into()),
+        (Some((pid, epoch)), Some(id)) if broker.config().transaction.partition_verification => {
+            let tp = (topic.to_string(), partition);
+            broker
+                .txn()
+                .write_in_transaction(id, pid, epoch, &tp, write)
+        }
+        _ => write(),
+    };
     match result {
         Ok(info) => PartitionProduceResponse::default()
             .with_index(partition)
@@ -94,12 +144,15 @@ pub async fn handle(
     }
     let b = broker.clone();
     let acks = req.acks;
+    let transactional_id = req.transactional_id.map(|id| id.0.to_string());
     let done = blocking(move || {
         Ok(work
             .into_iter()
             .map(|(ti, topic, p, item)| {
                 let resp = match item {
-                    Ok(records) => append(&b, &topic, p, records, acks),
+                    Ok(records) => {
+                        append(&b, &topic, p, records, acks, transactional_id.as_deref())
+                    }
                     Err(resp) => resp,
                 };
                 (ti, resp)

@@ -17,7 +17,7 @@ use tracing::{info, warn};
 pub use create::NewTopic;
 pub use registry::{
     colliding, metadata_dir, validate_name, TopicMeta, TopicRegistry, CONSUMER_OFFSETS,
-    REGISTRY_FILE, REMOTE_LOG_METADATA,
+    REGISTRY_FILE, REMOTE_LOG_METADATA, TRANSACTION_STATE,
 };
 
 use crate::config::BrokerConfig;
@@ -25,9 +25,10 @@ use crate::error::{Error, Result};
 use crate::hooks::{check_tiering_rules, TieringHooks};
 use crate::topic_config;
 
-/// Whether `name` is one of the internal topics (`__consumer_offsets`, `__remote_log_metadata`).
+/// Whether `name` is one of the internal topics (`__consumer_offsets`, `__transaction_state`,
+/// `__remote_log_metadata`).
 pub fn is_internal(name: &str) -> bool {
-    name == CONSUMER_OFFSETS || name == REMOTE_LOG_METADATA
+    name == CONSUMER_OFFSETS || name == TRANSACTION_STATE || name == REMOTE_LOG_METADATA
 }
 
 /// Opens the topic registry of `logs` (opened already): the metadata dir's `strata-topics.json`, created when
@@ -207,6 +208,7 @@ impl TopicManager {
         topics.apply_topic_configs();
         topics.ensure_consumer_offsets_topic(topics.config.offsets_topic_num_partitions)?;
         topics.register_internal_topic(REMOTE_LOG_METADATA)?;
+        topics.register_internal_topic(TRANSACTION_STATE)?;
         Ok(topics)
     }
 
@@ -298,9 +300,9 @@ impl TopicManager {
         name: &str,
         overrides: &BTreeMap<String, String>,
     ) -> Result<LogConfig> {
-        if name == CONSUMER_OFFSETS {
-            // Compacted, as in Kafka: retention never removes the latest commit of a key; the offset store
-            // compacts it by rewriting (group/offsets.rs).
+        if name == CONSUMER_OFFSETS || name == TRANSACTION_STATE {
+            // Compacted, as in Kafka: retention never removes the latest record of a key (a commit, a
+            // transactional id's state); the log cleaner compacts them.
             let mut defaults = self.config.log.clone();
             defaults.remote_storage_enable = false;
             defaults.cleanup_policy = strata_storage::CleanupPolicy::Compact;
@@ -476,12 +478,37 @@ impl TopicManager {
     /// Creates `__consumer_offsets` if absent, with Kafka's `cleanup.policy=compact` override (also added to the
     /// registry of a data dir written before the topic was compacted).
     fn ensure_consumer_offsets_topic(&self, partitions: i32) -> Result<()> {
-        let name = CONSUMER_OFFSETS;
+        self.ensure_compacted_internal_topic(CONSUMER_OFFSETS, partitions, BTreeMap::new())
+    }
+
+    /// Creates `__transaction_state` if absent (the transaction coordinator asks on its first request, as Kafka
+    /// creates it): compacted, `transaction.state.log.num.partitions` partitions and
+    /// `transaction.state.log.segment.bytes` segments. Blocking.
+    pub fn ensure_transaction_state_topic(&self) -> Result<()> {
+        let t = &self.config.transaction;
+        let segment = BTreeMap::from([(
+            "segment.bytes".to_string(),
+            t.state_segment_bytes.to_string(),
+        )]);
+        self.ensure_compacted_internal_topic(TRANSACTION_STATE, t.state_partitions, segment)
+    }
+
+    fn ensure_compacted_internal_topic(
+        &self,
+        name: &str,
+        partitions: i32,
+        configs: BTreeMap<String, String>,
+    ) -> Result<()> {
         self.register_internal_topic(name)?;
         let compact = || BTreeMap::from([("cleanup.policy".to_string(), "compact".to_string())]);
         match self.registry.get(name) {
             None => {
-                self.create_topic(name, partitions, compact())?;
+                let mut all = compact();
+                all.extend(configs);
+                match self.create_topic(name, partitions, all) {
+                    Ok(_) | Err(Error::TopicExists(_)) => {}
+                    Err(e) => return Err(e),
+                }
             }
             Some(meta) if !meta.configs.contains_key("cleanup.policy") => {
                 // Only the registry needs it: `topic_log_config` makes this topic compacted either way, and

@@ -51,6 +51,8 @@ pub fn metadata_dir(log_dirs: &[PathBuf]) -> Result<PathBuf> {
 
 /// Name of the consumer offsets topic.
 pub const CONSUMER_OFFSETS: &str = "__consumer_offsets";
+/// Name of the transaction coordinator's topic.
+pub const TRANSACTION_STATE: &str = "__transaction_state";
 /// Name of the KIP-405 metadata topic.
 pub const REMOTE_LOG_METADATA: &str = "__remote_log_metadata";
 

@@ -9,9 +9,14 @@
 //! writes); markers are idempotent for the log (a second marker for a closed transaction changes nothing).
 //!
 //! One lock serialises the coordinator's transitions (a single broker; the markers of one EndTxn are a handful of
-//! appends).
+//! appends). Per transactional id, a guard orders the producer's transactional writes against the end of its
+//! transaction (Kafka's KIP-890 verification guard): a transactional produce or TxnOffsetCommit holds the guard
+//! shared from the check that its partition is in the open transaction until its append returns, and ending the
+//! transaction (EndTxn, a fence, the timeout abort) holds it exclusively, so no write can land after a marker and
+//! open a transaction nobody will end.
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use strata_storage::record::ControlRecordType;
 use strata_storage::time::now_ms;
@@ -23,18 +28,49 @@ use super::state::{EndTxnAction, TransactionMetadata, TransactionState};
 use super::TxnError;
 use crate::error::Result;
 
-/// The internal topic holding the coordinator's state.
-pub const TRANSACTION_STATE: &str = "__transaction_state";
+pub use crate::topics::TRANSACTION_STATE;
 
 /// The partition logs the coordinator writes to.
 pub trait TxnLogs: Send + Sync {
     /// The log of `topic`-`partition`.
     fn log(&self, topic: &str, partition: i32) -> Result<Arc<UnifiedLog>>;
+
+    /// Creates `__transaction_state` if absent; returns its partition count.
+    fn ensure_state_topic(&self) -> Result<i32>;
+
+    /// A marker of `producer_id` was written to `topic`-`partition` (the offset store applies or drops the
+    /// transaction's pending offsets).
+    fn marker_written(&self, _topic: &str, _partition: i32, _producer_id: i64, _commit: bool) {}
 }
 
-impl TxnLogs for crate::topics::TopicManager {
+/// The broker's logs for the coordinator: partitions through the topic component, and the offset store told
+/// about markers written to `__consumer_offsets`.
+pub struct BrokerTxnLogs {
+    /// The topic component.
+    pub topics: Arc<crate::topics::TopicManager>,
+    /// Committed offsets (pending transactional ones become visible at the COMMIT marker).
+    pub offsets: Arc<crate::group::offsets::OffsetStore>,
+}
+
+impl TxnLogs for BrokerTxnLogs {
     fn log(&self, topic: &str, partition: i32) -> Result<Arc<UnifiedLog>> {
-        crate::topics::TopicManager::log(self, topic, partition)
+        self.topics.log(topic, partition)
+    }
+
+    fn ensure_state_topic(&self) -> Result<i32> {
+        self.topics.ensure_transaction_state_topic()?;
+        Ok(self
+            .topics
+            .topics()
+            .get(TRANSACTION_STATE)
+            .map_or(1, |m| m.partitions))
+    }
+
+    fn marker_written(&self, topic: &str, partition: i32, producer_id: i64, commit: bool) {
+        if topic == crate::topics::CONSUMER_OFFSETS {
+            self.offsets
+                .complete_transaction(partition, producer_id, commit);
+        }
     }
 }
 
@@ -59,6 +95,14 @@ pub struct CoordinatorParts {
 pub struct TransactionCoordinator {
     parts: CoordinatorParts,
     txns: Mutex<HashMap<String, TransactionMetadata>>,
+    /// Per transactional id: shared while a transactional write is checked and appended, exclusive while the
+    /// transaction ends (see the module docs).
+    guards: Mutex<HashMap<String, Arc<RwLock<()>>>>,
+    /// `__transaction_state`'s partition count once it exists.
+    state_partitions: AtomicI32,
+    /// Set once `__transaction_state` exists and was replayed.
+    ready: OnceLock<()>,
+    starting: Mutex<()>,
 }
 
 impl std::fmt::Debug for TransactionCoordinator {
@@ -72,10 +116,46 @@ impl std::fmt::Debug for TransactionCoordinator {
 impl TransactionCoordinator {
     /// A coordinator with no state; call [`TransactionCoordinator::load`] before serving.
     pub fn new(parts: CoordinatorParts) -> Self {
+        let state_partitions = AtomicI32::new(parts.state_partitions);
         Self {
             parts,
             txns: Mutex::new(HashMap::new()),
+            guards: Mutex::new(HashMap::new()),
+            state_partitions,
+            ready: OnceLock::new(),
+            starting: Mutex::new(()),
         }
+    }
+
+    /// Creates `__transaction_state` if absent and replays it, once (Kafka creates the topic on the first
+    /// transactional request). Blocking.
+    pub fn ensure_ready(&self) -> Result<()> {
+        if self.ready.get().is_some() {
+            return Ok(());
+        }
+        let _starting = self.starting.lock().unwrap_or_else(|e| e.into_inner());
+        if self.ready.get().is_some() {
+            return Ok(());
+        }
+        let partitions = self.parts.logs.ensure_state_topic()?;
+        self.state_partitions.store(partitions, Ordering::SeqCst);
+        let loaded = self.load()?;
+        tracing::info!(
+            transactional_ids = loaded,
+            partitions,
+            "transaction coordinator loaded __transaction_state"
+        );
+        let _ = self.ready.set(());
+        Ok(())
+    }
+
+    /// The guard of `transactional_id` (see the module docs).
+    fn guard(&self, transactional_id: &str) -> Arc<RwLock<()>> {
+        let mut guards = self.guards.lock().unwrap_or_else(|e| e.into_inner());
+        guards
+            .entry(transactional_id.to_string())
+            .or_default()
+            .clone()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, TransactionMetadata>> {
@@ -88,9 +168,13 @@ impl TransactionCoordinator {
         })
     }
 
+    fn partitions(&self) -> i32 {
+        self.state_partitions.load(Ordering::SeqCst)
+    }
+
     /// Writes `meta` to its `__transaction_state` partition.
-    fn persist(&self, meta: &TransactionMetadata) -> Result<()> {
-        let partition = partition_for(&meta.transactional_id, self.parts.state_partitions);
+    pub(super) fn persist(&self, meta: &TransactionMetadata) -> Result<()> {
+        let partition = partition_for(&meta.transactional_id, self.partitions());
         let log = self.parts.logs.log(TRANSACTION_STATE, partition)?;
         let mut b = RecordBatchBuilder::new();
         b.append(
@@ -107,7 +191,7 @@ impl TransactionCoordinator {
     /// transaction found in PrepareCommit / PrepareAbort. Returns the ids loaded.
     pub fn load(&self) -> Result<usize> {
         let mut loaded: HashMap<String, TransactionMetadata> = HashMap::new();
-        for partition in 0..self.parts.state_partitions {
+        for partition in 0..self.partitions() {
             let log = self.parts.logs.log(TRANSACTION_STATE, partition)?;
             let mut offset = log.log_start_offset().max(log.local_log_start_offset());
             while offset < log.log_end_offset() {
@@ -168,8 +252,15 @@ impl TransactionCoordinator {
 
     /// InitProducerId with a transactional id: a new id gets a new producer id at epoch 0; a known one has its
     /// epoch bumped (fencing the older producer; an open transaction is aborted first and the answer is
-    /// CONCURRENT_TRANSACTIONS, so the producer retries). Returns (producer id, epoch).
-    pub fn init_producer_id(&self, transactional_id: &str, timeout_ms: i32) -> Result<(i64, i16)> {
+    /// CONCURRENT_TRANSACTIONS, so the producer retries). `expected` is the producer id and epoch a KIP-360 client
+    /// sends to bump its own epoch: it must be the id's current pair (or the pair just handed out, a retry of the
+    /// same request, answered again), else PRODUCER_FENCED. Returns (producer id, epoch).
+    pub fn init_producer_id(
+        &self,
+        transactional_id: &str,
+        timeout_ms: i32,
+        expected: Option<(i64, i16)>,
+    ) -> Result<(i64, i16)> {
         if timeout_ms <= 0 || timeout_ms > self.parts.max_timeout_ms {
             return Err(TxnError::InvalidTransactionTimeout {
                 timeout_ms,
@@ -177,6 +268,8 @@ impl TransactionCoordinator {
             }
             .into());
         }
+        let guard = self.guard(transactional_id);
+        let _ending = guard.write().unwrap_or_else(|e| e.into_inner());
         let now = now_ms();
         let mut txns = self.lock();
         let Some(meta) = txns.get_mut(transactional_id) else {
@@ -187,6 +280,23 @@ impl TransactionCoordinator {
             txns.insert(transactional_id.to_string(), meta);
             return Ok((pid, 0));
         };
+        if let Some((pid, epoch)) = expected {
+            let current = (meta.producer_id, meta.producer_epoch);
+            let retry = meta.state == TransactionState::Empty
+                && pid == meta.producer_id
+                && epoch.checked_add(1) == Some(meta.producer_epoch);
+            if retry {
+                return Ok(current);
+            }
+            if (pid, epoch) != current {
+                return Err(TxnError::ProducerFenced {
+                    transactional_id: transactional_id.to_string(),
+                    epoch,
+                    current: meta.producer_epoch,
+                }
+                .into());
+            }
+        }
         let mut next = meta.clone();
         match next.init_producer(timeout_ms, now, || self.new_producer_id()) {
             Ok(()) => {
@@ -247,6 +357,42 @@ impl TransactionCoordinator {
         Ok(meta.partitions.contains(partition))
     }
 
+    /// Runs `write` (a transactional append to `partition`) if `partition` is in the producer's open transaction,
+    /// holding the id's guard so the transaction cannot end before the append returns (see the module docs).
+    /// A partition not added is INVALID_TXN_STATE, a stale epoch PRODUCER_FENCED; nothing is written then.
+    pub fn write_in_transaction<T>(
+        &self,
+        transactional_id: &str,
+        producer_id: i64,
+        epoch: i16,
+        partition: &(String, i32),
+        write: impl FnOnce() -> Result<T>,
+    ) -> Result<T> {
+        let guard = self.guard(transactional_id);
+        let _writing = guard.read().unwrap_or_else(|e| e.into_inner());
+        {
+            let mut txns = self.lock();
+            // Kafka's verification answers an unknown id INVALID_PRODUCER_ID_MAPPING.
+            let meta = txns.get_mut(transactional_id).ok_or_else(|| {
+                TxnError::InvalidProducerIdMapping {
+                    transactional_id: transactional_id.to_string(),
+                    producer_id,
+                    current: -1,
+                }
+            })?;
+            meta.check_ongoing(producer_id, epoch, "write to")?;
+            if !meta.partitions.contains(partition) {
+                return Err(TxnError::PartitionNotInTransaction {
+                    transactional_id: transactional_id.to_string(),
+                    topic: partition.0.clone(),
+                    partition: partition.1,
+                }
+                .into());
+            }
+        }
+        write()
+    }
+
     /// AddOffsetsToTxn: the group's `__consumer_offsets` partition joins the transaction.
     pub fn add_offsets(
         &self,
@@ -275,6 +421,8 @@ impl TransactionCoordinator {
         epoch: i16,
         commit: bool,
     ) -> Result<()> {
+        let guard = self.guard(transactional_id);
+        let _ending = guard.write().unwrap_or_else(|e| e.into_inner());
         let mut txns = self.lock();
         let meta = Self::get(&mut txns, transactional_id)?;
         let mut next = meta.clone();
@@ -291,22 +439,40 @@ impl TransactionCoordinator {
     /// Aborts every transaction open longer than its timeout (the old producer is fenced by the epoch bump).
     /// Returns how many.
     pub fn abort_timed_out(&self, now_ms: i64) -> Result<usize> {
-        let mut txns = self.lock();
-        let ids: Vec<String> = txns
+        let ids: Vec<String> = self
+            .lock()
             .values()
             .filter(|m| m.is_timed_out(now_ms))
             .map(|m| m.transactional_id.clone())
             .collect();
+        let mut aborted = 0;
         for id in &ids {
-            let meta = txns.get_mut(id).expect("listed");
+            let guard = self.guard(id);
+            let _ending = guard.write().unwrap_or_else(|e| e.into_inner());
+            let mut txns = self.lock();
+            // Looked at again under the guard: the producer may have ended it meanwhile.
+            let Some(meta) = txns.get_mut(id).filter(|m| m.is_timed_out(now_ms)) else {
+                continue;
+            };
             let mut next = meta.clone();
             next.fence_and_abort(now_ms, || self.new_producer_id())?;
             self.persist(&next)?;
             *meta = next;
-            tracing::info!(transactional_id = %id, "aborting a timed-out transaction");
+            tracing::info!(transactional_id = %id, timeout_ms = meta.timeout_ms, "aborting a timed-out transaction");
             self.write_markers_and_complete(meta)?;
+            aborted += 1;
         }
-        Ok(ids.len())
+        Ok(aborted)
+    }
+
+    /// Every known transactional id's state (ListTransactions, DescribeTransactions).
+    pub fn list(&self) -> Vec<TransactionMetadata> {
+        self.lock().values().cloned().collect()
+    }
+
+    /// Whether `__transaction_state` was loaded (no transactional request came yet otherwise).
+    pub fn is_ready(&self) -> bool {
+        self.ready.get().is_some()
     }
 
     /// The state of `transactional_id`, if known.
@@ -338,6 +504,12 @@ impl TransactionCoordinator {
                 Err(e) => return Err(e),
             };
             log.append_transaction_marker(kind, meta.producer_id, meta.producer_epoch, 0, 0)?;
+            self.parts.logs.marker_written(
+                topic,
+                *partition,
+                meta.producer_id,
+                kind == ControlRecordType::Commit,
+            );
         }
         self.parts.appended.notify_waiters();
         let mut next = meta.clone();
@@ -345,161 +517,5 @@ impl TransactionCoordinator {
         self.persist(&next)?;
         *meta = next;
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::atomic::{AtomicI64, Ordering};
-    use strata_storage::{LogConfig, LogManager, LogManagerConfig, TopicPartition};
-
-    struct TestLogs(LogManager);
-
-    impl TxnLogs for TestLogs {
-        fn log(&self, topic: &str, partition: i32) -> Result<Arc<UnifiedLog>> {
-            let tp = TopicPartition::new(topic, partition);
-            Ok(self
-                .0
-                .get_or_create_log(&tp, uuid::Uuid::from_u128(1), LogConfig::default())?)
-        }
-    }
-
-    fn coordinator(logs: Arc<TestLogs>) -> TransactionCoordinator {
-        let next = Arc::new(AtomicI64::new(1000));
-        TransactionCoordinator::new(CoordinatorParts {
-            logs,
-            producer_ids: Arc::new(move || Ok(next.fetch_add(1, Ordering::SeqCst))),
-            state_partitions: 3,
-            max_timeout_ms: 900_000,
-            appended: Arc::new(Notify::new()),
-        })
-    }
-
-    fn txn_data(log: &UnifiedLog, pid: i64, epoch: i16, seq: i32) {
-        let mut b = RecordBatchBuilder::new()
-            .producer(pid, epoch, seq)
-            .transactional(true);
-        b.append(now_ms(), None, Some(b"v"), &[]);
-        log.append_as_leader(b.build(), 0).unwrap();
-    }
-
-    /// Kafka's flow: InitProducerId, AddPartitionsToTxn, data, EndTxn(commit) writes a COMMIT marker to each
-    /// partition (the LSO reaches the high watermark); the state survives a restart of the coordinator.
-    #[test]
-    fn commit_writes_markers_and_the_state_is_reloaded() {
-        let dir = tempfile::tempdir().unwrap();
-        let logs = Arc::new(TestLogs(
-            LogManager::open(LogManagerConfig::new(vec![dir.path().to_path_buf()])).unwrap(),
-        ));
-        let c = coordinator(logs.clone());
-        assert_eq!(c.load().unwrap(), 0);
-        let (pid, epoch) = c.init_producer_id("tx", 60_000).unwrap();
-        assert_eq!((pid, epoch), (1000, 0));
-        c.add_partitions("tx", pid, epoch, vec![("a".into(), 0), ("a".into(), 1)])
-            .unwrap();
-        let (a0, a1) = (logs.log("a", 0).unwrap(), logs.log("a", 1).unwrap());
-        txn_data(&a0, pid, epoch, 0);
-        txn_data(&a1, pid, epoch, 0);
-        assert_eq!(a0.last_stable_offset(), 0);
-        c.end_txn("tx", pid, epoch, true).unwrap();
-        for log in [&a0, &a1] {
-            assert_eq!(log.log_end_offset(), 2, "data + marker");
-            assert_eq!(log.last_stable_offset(), 2);
-        }
-        c.end_txn("tx", pid, epoch, true).unwrap(); // a retry
-        assert_eq!(a0.log_end_offset(), 2, "a retry writes nothing");
-        let again = coordinator(logs.clone());
-        assert_eq!(again.load().unwrap(), 1);
-        let meta = again.describe("tx").unwrap();
-        assert_eq!(
-            (meta.state, meta.producer_id),
-            (TransactionState::CompleteCommit, pid)
-        );
-    }
-
-    /// A second InitProducerId fences the first producer (PRODUCER_FENCED on its EndTxn) and aborts its open
-    /// transaction; a timeout above transaction.max.timeout.ms is INVALID_TRANSACTION_TIMEOUT; unknown ids are
-    /// TRANSACTIONAL_ID_NOT_FOUND.
-    #[test]
-    fn a_new_producer_fences_the_old_one_and_aborts_its_transaction() {
-        let dir = tempfile::tempdir().unwrap();
-        let logs = Arc::new(TestLogs(
-            LogManager::open(LogManagerConfig::new(vec![dir.path().to_path_buf()])).unwrap(),
-        ));
-        let c = coordinator(logs.clone());
-        c.load().unwrap();
-        assert!(matches!(
-            c.init_producer_id("tx", 900_001),
-            Err(crate::error::Error::Txn(
-                TxnError::InvalidTransactionTimeout { .. }
-            ))
-        ));
-        assert!(matches!(
-            c.end_txn("nope", 1, 0, true),
-            Err(crate::error::Error::Txn(
-                TxnError::TransactionalIdNotFound { .. }
-            ))
-        ));
-        let (pid, e0) = c.init_producer_id("tx", 60_000).unwrap();
-        c.add_partitions("tx", pid, e0, vec![("a".into(), 0)])
-            .unwrap();
-        let a0 = logs.log("a", 0).unwrap();
-        txn_data(&a0, pid, e0, 0);
-        // The zombie's successor: the open transaction is aborted, the caller retries.
-        assert!(matches!(
-            c.init_producer_id("tx", 60_000),
-            Err(crate::error::Error::Txn(
-                TxnError::ConcurrentTransactions { .. }
-            ))
-        ));
-        assert_eq!(a0.last_stable_offset(), a0.log_end_offset());
-        assert_eq!(a0.collect_aborted(0, 10).unwrap().len(), 1);
-        let (pid2, e2) = c.init_producer_id("tx", 60_000).unwrap();
-        assert_eq!((pid2, e2), (pid, 2));
-        assert!(matches!(
-            c.end_txn("tx", pid, e0, true),
-            Err(crate::error::Error::Txn(TxnError::ProducerFenced { .. }))
-        ));
-    }
-
-    /// A transaction past transaction.timeout.ms is aborted by the broker; one found in PrepareCommit at
-    /// start-up is completed.
-    #[test]
-    fn timed_out_transactions_are_aborted_and_prepared_ones_completed_at_load() {
-        let dir = tempfile::tempdir().unwrap();
-        let logs = Arc::new(TestLogs(
-            LogManager::open(LogManagerConfig::new(vec![dir.path().to_path_buf()])).unwrap(),
-        ));
-        let c = coordinator(logs.clone());
-        c.load().unwrap();
-        let (pid, e) = c.init_producer_id("slow", 1_000).unwrap();
-        c.add_partitions("slow", pid, e, vec![("a".into(), 0)])
-            .unwrap();
-        txn_data(&logs.log("a", 0).unwrap(), pid, e, 0);
-        assert_eq!(c.abort_timed_out(now_ms()).unwrap(), 0);
-        assert_eq!(c.abort_timed_out(now_ms() + 2_000).unwrap(), 1);
-        let meta = c.describe("slow").unwrap();
-        assert_eq!(
-            (meta.state, meta.producer_epoch),
-            (TransactionState::CompleteAbort, 1)
-        );
-        // A PrepareCommit left by a crash.
-        let (pid, e) = c.init_producer_id("crash", 60_000).unwrap();
-        c.add_partitions("crash", pid, e, vec![("b".into(), 0)])
-            .unwrap();
-        let b0 = logs.log("b", 0).unwrap();
-        txn_data(&b0, pid, e, 0);
-        let mut prepared = c.describe("crash").unwrap();
-        prepared.end_txn(pid, e, true, now_ms()).unwrap();
-        c.persist(&prepared).unwrap();
-        let again = coordinator(logs.clone());
-        again.load().unwrap();
-        assert_eq!(
-            again.describe("crash").unwrap().state,
-            TransactionState::CompleteCommit
-        );
-        assert_eq!(b0.last_stable_offset(), b0.log_end_offset());
-        assert_eq!(b0.log_end_offset(), 2, "data + COMMIT marker");
     }
 }

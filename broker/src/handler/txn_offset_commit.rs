@@ -1,0 +1,135 @@
+//! TxnOffsetCommit (key 28): a consumer's position committed inside the producer's transaction (the
+//! consume-transform-produce loop). The offsets are written to the group's `__consumer_offsets` partition as a
+//! transactional batch of the producer and become visible when EndTxn commits (dropped when it aborts). The group's
+//! partition must have joined the transaction (AddOffsetsToTxn), and the producer's epoch must be current; a
+//! request naming a member (v3+) is checked against the group's generation as OffsetCommit is.
+
+use std::sync::Arc;
+
+use kafka_protocol::messages::txn_offset_commit_response::{
+    TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
+};
+use kafka_protocol::messages::{RequestHeader, TxnOffsetCommitRequest, TxnOffsetCommitResponse};
+use strata_storage::time::now_ms;
+
+use super::blocking;
+use crate::broker::Broker;
+use crate::error::{Error, GroupError, Result};
+use crate::error_code;
+use crate::group::offsets::{OffsetEntry, Tp};
+use crate::topics::CONSUMER_OFFSETS;
+
+/// Checks the request and writes its offsets in the transaction. Blocking.
+fn commit(
+    broker: &Broker,
+    req: &TxnOffsetCommitRequest,
+    entries: Vec<(Tp, OffsetEntry)>,
+) -> Result<()> {
+    let group = req.group_id.0.as_str();
+    if !crate::group::valid_group_id(group) {
+        return Err(GroupError::InvalidGroupId(group.to_string()).into());
+    }
+    // Kafka checks the member only when the request names one (TxnOffsetCommit v3+).
+    if !req.member_id.is_empty() || req.generation_id >= 0 {
+        broker.groups().check_commit(
+            group,
+            &req.member_id,
+            req.group_instance_id.as_deref(),
+            req.generation_id,
+        )?;
+    }
+    broker.txn().ensure_ready()?;
+    let partition = (
+        CONSUMER_OFFSETS.to_string(),
+        broker.offsets_partition(group),
+    );
+    let (pid, epoch) = (req.producer_id.0, req.producer_epoch);
+    broker
+        .txn()
+        .write_in_transaction(&req.transactional_id.0, pid, epoch, &partition, || {
+            broker
+                .groups()
+                .offset_store()
+                .commit_transactional(group, pid, epoch, entries)
+                .map(|_| ())
+        })
+}
+
+/// Answers TxnOffsetCommit.
+pub async fn handle(
+    broker: &Arc<Broker>,
+    h: &RequestHeader,
+    req: TxnOffsetCommitRequest,
+) -> TxnOffsetCommitResponse {
+    let max_metadata = broker.config().offset_metadata_max_bytes;
+    let now = now_ms();
+    // Per partition: Ok(entry) to write, or its own error code.
+    let mut per_partition: Vec<(usize, i32, Option<i16>)> = Vec::new();
+    let mut entries = Vec::new();
+    for (ti, t) in req.topics.iter().enumerate() {
+        let known = broker.topics().get(&t.name.0);
+        for p in &t.partitions {
+            let own = if known
+                .as_ref()
+                .is_none_or(|m| p.partition_index < 0 || p.partition_index >= m.partitions)
+            {
+                Some(error_code::code(&Error::UnknownTopicOrPartition(format!(
+                    "{}-{}",
+                    t.name.0.as_str(),
+                    p.partition_index
+                ))))
+            } else if let Some(size) = p
+                .committed_metadata
+                .as_ref()
+                .map(|m| m.len())
+                .filter(|size| *size > max_metadata)
+            {
+                Some(error_code::code(&Error::OffsetMetadataTooLarge {
+                    topic: t.name.0.to_string(),
+                    partition: p.partition_index,
+                    size,
+                    max: max_metadata,
+                }))
+            } else {
+                entries.push((
+                    (t.name.0.to_string(), p.partition_index),
+                    OffsetEntry {
+                        offset: p.committed_offset,
+                        leader_epoch: p.committed_leader_epoch,
+                        metadata: p
+                            .committed_metadata
+                            .as_ref()
+                            .map(|m| m.to_string())
+                            .unwrap_or_default(),
+                        commit_timestamp: now,
+                    },
+                ));
+                None
+            };
+            per_partition.push((ti, p.partition_index, own));
+        }
+    }
+    let fenced_supported = h.request_api_version >= 3;
+    let b = broker.clone();
+    let names: Vec<_> = req.topics.iter().map(|t| t.name.clone()).collect();
+    let r = blocking(move || commit(&b, &req, entries)).await;
+    let shared = match &r {
+        Ok(()) => error_code::NONE,
+        Err(e) => {
+            tracing::debug!(error = %e, "TxnOffsetCommit refused");
+            error_code::versioned_txn_code(e, fenced_supported)
+        }
+    };
+    let mut topics: Vec<TxnOffsetCommitResponseTopic> = names
+        .into_iter()
+        .map(|n| TxnOffsetCommitResponseTopic::default().with_name(n))
+        .collect();
+    for (ti, p, own) in per_partition {
+        topics[ti].partitions.push(
+            TxnOffsetCommitResponsePartition::default()
+                .with_partition_index(p)
+                .with_error_code(own.unwrap_or(shared)),
+        );
+    }
+    TxnOffsetCommitResponse::default().with_topics(topics)
+}

@@ -1,0 +1,166 @@
+//! Unit tests of the transaction coordinator on real logs in a temp dir.
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+
+use strata_storage::time::now_ms;
+use strata_storage::{
+    LogConfig, LogManager, LogManagerConfig, RecordBatchBuilder, TopicPartition, UnifiedLog,
+};
+use tokio::sync::Notify;
+
+use super::coordinator::{CoordinatorParts, TransactionCoordinator, TxnLogs};
+use super::state::TransactionState;
+use super::TxnError;
+use crate::error::Result;
+struct TestLogs(LogManager);
+
+impl TxnLogs for TestLogs {
+    fn log(&self, topic: &str, partition: i32) -> Result<Arc<UnifiedLog>> {
+        let tp = TopicPartition::new(topic, partition);
+        Ok(self
+            .0
+            .get_or_create_log(&tp, uuid::Uuid::from_u128(1), LogConfig::default())?)
+    }
+
+    fn ensure_state_topic(&self) -> Result<i32> {
+        Ok(3)
+    }
+}
+
+fn coordinator(logs: Arc<TestLogs>) -> TransactionCoordinator {
+    let next = Arc::new(AtomicI64::new(1000));
+    TransactionCoordinator::new(CoordinatorParts {
+        logs,
+        producer_ids: Arc::new(move || Ok(next.fetch_add(1, Ordering::SeqCst))),
+        state_partitions: 3,
+        max_timeout_ms: 900_000,
+        appended: Arc::new(Notify::new()),
+    })
+}
+
+fn txn_data(log: &UnifiedLog, pid: i64, epoch: i16, seq: i32) {
+    let mut b = RecordBatchBuilder::new()
+        .producer(pid, epoch, seq)
+        .transactional(true);
+    b.append(now_ms(), None, Some(b"v"), &[]);
+    log.append_as_leader(b.build(), 0).unwrap();
+}
+
+/// Kafka's flow: InitProducerId, AddPartitionsToTxn, data, EndTxn(commit) writes a COMMIT marker to each
+/// partition (the LSO reaches the high watermark); the state survives a restart of the coordinator.
+#[test]
+fn commit_writes_markers_and_the_state_is_reloaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = Arc::new(TestLogs(
+        LogManager::open(LogManagerConfig::new(vec![dir.path().to_path_buf()])).unwrap(),
+    ));
+    let c = coordinator(logs.clone());
+    assert_eq!(c.load().unwrap(), 0);
+    let (pid, epoch) = c.init_producer_id("tx", 60_000, None).unwrap();
+    assert_eq!((pid, epoch), (1000, 0));
+    c.add_partitions("tx", pid, epoch, vec![("a".into(), 0), ("a".into(), 1)])
+        .unwrap();
+    let (a0, a1) = (logs.log("a", 0).unwrap(), logs.log("a", 1).unwrap());
+    txn_data(&a0, pid, epoch, 0);
+    txn_data(&a1, pid, epoch, 0);
+    assert_eq!(a0.last_stable_offset(), 0);
+    c.end_txn("tx", pid, epoch, true).unwrap();
+    for log in [&a0, &a1] {
+        assert_eq!(log.log_end_offset(), 2, "data + marker");
+        assert_eq!(log.last_stable_offset(), 2);
+    }
+    c.end_txn("tx", pid, epoch, true).unwrap(); // a retry
+    assert_eq!(a0.log_end_offset(), 2, "a retry writes nothing");
+    let again = coordinator(logs.clone());
+    assert_eq!(again.load().unwrap(), 1);
+    let meta = again.describe("tx").unwrap();
+    assert_eq!(
+        (meta.state, meta.producer_id),
+        (TransactionState::CompleteCommit, pid)
+    );
+}
+
+/// A second InitProducerId fences the first producer (PRODUCER_FENCED on its EndTxn) and aborts its open
+/// transaction; a timeout above transaction.max.timeout.ms is INVALID_TRANSACTION_TIMEOUT; unknown ids are
+/// TRANSACTIONAL_ID_NOT_FOUND.
+#[test]
+fn a_new_producer_fences_the_old_one_and_aborts_its_transaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = Arc::new(TestLogs(
+        LogManager::open(LogManagerConfig::new(vec![dir.path().to_path_buf()])).unwrap(),
+    ));
+    let c = coordinator(logs.clone());
+    c.load().unwrap();
+    assert!(matches!(
+        c.init_producer_id("tx", 900_001, None),
+        Err(crate::error::Error::Txn(
+            TxnError::InvalidTransactionTimeout { .. }
+        ))
+    ));
+    assert!(matches!(
+        c.end_txn("nope", 1, 0, true),
+        Err(crate::error::Error::Txn(
+            TxnError::TransactionalIdNotFound { .. }
+        ))
+    ));
+    let (pid, e0) = c.init_producer_id("tx", 60_000, None).unwrap();
+    c.add_partitions("tx", pid, e0, vec![("a".into(), 0)])
+        .unwrap();
+    let a0 = logs.log("a", 0).unwrap();
+    txn_data(&a0, pid, e0, 0);
+    // The zombie's successor: the open transaction is aborted, the caller retries.
+    assert!(matches!(
+        c.init_producer_id("tx", 60_000, None),
+        Err(crate::error::Error::Txn(
+            TxnError::ConcurrentTransactions { .. }
+        ))
+    ));
+    assert_eq!(a0.last_stable_offset(), a0.log_end_offset());
+    assert_eq!(a0.collect_aborted(0, 10).unwrap().len(), 1);
+    let (pid2, e2) = c.init_producer_id("tx", 60_000, None).unwrap();
+    assert_eq!((pid2, e2), (pid, 2));
+    assert!(matches!(
+        c.end_txn("tx", pid, e0, true),
+        Err(crate::error::Error::Txn(TxnError::ProducerFenced { .. }))
+    ));
+}
+
+/// A transaction past transaction.timeout.ms is aborted by the broker; one found in PrepareCommit at
+/// start-up is completed.
+#[test]
+fn timed_out_transactions_are_aborted_and_prepared_ones_completed_at_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = Arc::new(TestLogs(
+        LogManager::open(LogManagerConfig::new(vec![dir.path().to_path_buf()])).unwrap(),
+    ));
+    let c = coordinator(logs.clone());
+    c.load().unwrap();
+    let (pid, e) = c.init_producer_id("slow", 1_000, None).unwrap();
+    c.add_partitions("slow", pid, e, vec![("a".into(), 0)])
+        .unwrap();
+    txn_data(&logs.log("a", 0).unwrap(), pid, e, 0);
+    assert_eq!(c.abort_timed_out(now_ms()).unwrap(), 0);
+    assert_eq!(c.abort_timed_out(now_ms() + 2_000).unwrap(), 1);
+    let meta = c.describe("slow").unwrap();
+    assert_eq!(
+        (meta.state, meta.producer_epoch),
+        (TransactionState::CompleteAbort, 1)
+    );
+    // A PrepareCommit left by a crash.
+    let (pid, e) = c.init_producer_id("crash", 60_000, None).unwrap();
+    c.add_partitions("crash", pid, e, vec![("b".into(), 0)])
+        .unwrap();
+    let b0 = logs.log("b", 0).unwrap();
+    txn_data(&b0, pid, e, 0);
+    let mut prepared = c.describe("crash").unwrap();
+    prepared.end_txn(pid, e, true, now_ms()).unwrap();
+    c.persist(&prepared).unwrap();
+    let again = coordinator(logs.clone());
+    again.load().unwrap();
+    assert_eq!(
+        again.describe("crash").unwrap().state,
+        TransactionState::CompleteCommit
+    );
+    assert_eq!(b0.last_stable_offset(), b0.log_end_offset());
+    assert_eq!(b0.log_end_offset(), 2, "data + COMMIT marker");
+}
