@@ -1,9 +1,8 @@
-//! Transactions end to end (KIP-98), with librdkafka consumers and a raw client: read_committed fetches stop at
-//! the last stable offset and carry the aborted transactions, read_uncommitted sees everything, ListOffsets
-//! honours the isolation level.
-//!
-//! Until the transaction coordinator serves clients, the transactional data and the COMMIT/ABORT markers are
-//! written to the partition's log directly, as the coordinator does.
+//! Transactions (KIP-98) with librdkafka consumers and a raw client: read_committed fetches stop at the last
+//! stable offset and carry the aborted transactions, read_uncommitted sees everything, ListOffsets honours the
+//! isolation level (the first test writes data and markers to the log directly, as the coordinator does); the
+//! coordinator's answers to bad requests are Kafka's codes with nothing written; a transaction past its timeout
+//! is aborted by the broker. librdkafka's transactional producer is in `transactions_clients.rs`.
 
 mod common;
 
@@ -149,5 +148,297 @@ async fn read_committed_skips_aborted_data_and_stops_at_the_last_stable_offset()
     let got = common::consume_n(&committed, 2, Duration::from_secs(20));
     assert_eq!(values(&got), ["open", "c2"]);
     assert_eq!(got[0].1, 6);
+    server.shutdown().await.unwrap();
+}
+
+fn txn_batch_epoch(pid: i64, epoch: i16, seq: i32, values: &[&str]) -> bytes::Bytes {
+    let mut b = RecordBatchBuilder::new()
+        .producer(pid, epoch, seq)
+        .transactional(true);
+    let now = strata_storage::time::now_ms();
+    for v in values {
+        b.append(now, None, Some(v.as_bytes()), &[]);
+    }
+    b.build()
+}
+
+fn produce(topic: &str, txn_id: Option<&str>, records: bytes::Bytes) -> ProduceRequest {
+    use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+    ProduceRequest::default()
+        .with_acks(-1)
+        .with_timeout_ms(5000)
+        .with_transactional_id(txn_id.map(|t| TransactionalId(StrBytes::from_string(t.into()))))
+        .with_topic_data(vec![TopicProduceData::default()
+            .with_name(name(topic))
+            .with_partition_data(vec![PartitionProduceData::default()
+                .with_index(0)
+                .with_records(Some(records))])])
+}
+
+fn produce_code(r: &ProduceResponse) -> i16 {
+    r.responses[0].partition_responses[0].error_code
+}
+
+fn tid(s: &str) -> TransactionalId {
+    TransactionalId(StrBytes::from_string(s.into()))
+}
+
+async fn init(s: &mut tokio::net::TcpStream, id: &str, timeout_ms: i32) -> (i64, i16) {
+    let r: InitProducerIdResponse = request(
+        s,
+        ApiKey::InitProducerId,
+        4,
+        &InitProducerIdRequest::default()
+            .with_transactional_id(Some(tid(id)))
+            .with_transaction_timeout_ms(timeout_ms)
+            .with_producer_id(ProducerId(-1))
+            .with_producer_epoch(-1),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.error_code, 0);
+    (r.producer_id.0, r.producer_epoch)
+}
+
+fn add_partitions(id: &str, pid: i64, epoch: i16, topics: &[(&str, i32)]) -> AddPartitionsToTxnRequest {
+    use kafka_protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic;
+    AddPartitionsToTxnRequest::default()
+        .with_v3_and_below_transactional_id(tid(id))
+        .with_v3_and_below_producer_id(ProducerId(pid))
+        .with_v3_and_below_producer_epoch(epoch)
+        .with_v3_and_below_topics(
+            topics
+                .iter()
+                .map(|(t, p)| {
+                    AddPartitionsToTxnTopic::default()
+                        .with_name(name(t))
+                        .with_partitions(vec![*p])
+                })
+                .collect(),
+        )
+}
+
+fn add_codes(r: &AddPartitionsToTxnResponse) -> Vec<(String, i16)> {
+    r.results_by_topic_v3_and_below
+        .iter()
+        .flat_map(|t| {
+            t.results_by_partition
+                .iter()
+                .map(move |p| (t.name.0.to_string(), p.partition_error_code))
+        })
+        .collect()
+}
+
+fn end(id: &str, pid: i64, epoch: i16, commit: bool) -> EndTxnRequest {
+    EndTxnRequest::default()
+        .with_transactional_id(tid(id))
+        .with_producer_id(ProducerId(pid))
+        .with_producer_epoch(epoch)
+        .with_committed(commit)
+}
+
+/// Kafka's coordinator errors, each with nothing written: EndTxn for an unknown id is TRANSACTIONAL_ID_NOT_FOUND;
+/// a wrong epoch is PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before KIP-588's versions); an unknown topic in
+/// AddPartitionsToTxn is UNKNOWN_TOPIC_OR_PARTITION with the rest OPERATION_NOT_ATTEMPTED; a transactional produce
+/// to a partition not in the transaction is INVALID_TXN_STATE (KIP-890 verification), one without a
+/// transactional id TRANSACTIONAL_ID_AUTHORIZATION_FAILED, a client's control batch INVALID_RECORD; committing an
+/// aborted transaction is INVALID_TXN_STATE, a retried commit succeeds again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_transactional_requests_get_kafkas_codes_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::start_broker(dir.path()).await;
+    let bootstrap = common::bootstrap(&server);
+    common::create_topic(&bootstrap, "t", 1).await;
+    let log = server.broker().log("t", 0).unwrap();
+    let mut s = connect(server.local_addr()).await;
+    let (pid, epoch) = init(&mut s, "bad", 60_000).await;
+
+    let r: EndTxnResponse = request(&mut s, ApiKey::EndTxn, 3, &end("nope", pid, epoch, true))
+        .await
+        .unwrap();
+    assert_eq!(r.error_code, 105, "TRANSACTIONAL_ID_NOT_FOUND");
+    let r: AddPartitionsToTxnResponse = request(
+        &mut s,
+        ApiKey::AddPartitionsToTxn,
+        3,
+        &add_partitions("bad", pid, epoch + 1, &[("t", 0)]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(add_codes(&r), [("t".to_string(), 90)], "PRODUCER_FENCED");
+    let r: AddPartitionsToTxnResponse = request(
+        &mut s,
+        ApiKey::AddPartitionsToTxn,
+        1,
+        &add_partitions("bad", pid, epoch + 1, &[("t", 0)]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(add_codes(&r), [("t".to_string(), 47)], "INVALID_PRODUCER_EPOCH below v2");
+    let r: AddPartitionsToTxnResponse = request(
+        &mut s,
+        ApiKey::AddPartitionsToTxn,
+        3,
+        &add_partitions("bad", pid, epoch, &[("t", 0), ("missing", 0)]),
+    )
+    .await
+    .unwrap();
+    let mut codes = add_codes(&r);
+    codes.sort();
+    assert_eq!(codes, [("missing".to_string(), 3), ("t".to_string(), 55)]);
+
+    // Produce: not added / no transactional id / a control batch.
+    let r: ProduceResponse = request(
+        &mut s,
+        ApiKey::Produce,
+        9,
+        &produce("t", Some("bad"), txn_batch_epoch(pid, epoch, 0, &["x"])),
+    )
+    .await
+    .unwrap();
+    assert_eq!(produce_code(&r), 48, "INVALID_TXN_STATE");
+    let r: ProduceResponse = request(
+        &mut s,
+        ApiKey::Produce,
+        9,
+        &produce("t", None, txn_batch_epoch(pid, epoch, 0, &["x"])),
+    )
+    .await
+    .unwrap();
+    assert_eq!(produce_code(&r), 53, "TRANSACTIONAL_ID_AUTHORIZATION_FAILED");
+    let mut control = RecordBatchBuilder::new()
+        .producer(pid, epoch, -1)
+        .transactional(true)
+        .control(true);
+    control.append(strata_storage::time::now_ms(), Some(&[0, 0, 0, 1]), Some(&[0, 0, 0, 0, 0, 0]), &[]);
+    let r: ProduceResponse = request(&mut s, ApiKey::Produce, 9, &produce("t", Some("bad"), control.build()))
+        .await
+        .unwrap();
+    assert_eq!(produce_code(&r), 87, "INVALID_RECORD");
+    assert!(r.responses[0].partition_responses[0]
+        .error_message
+        .as_deref()
+        .unwrap_or_default()
+        .contains("control records"));
+    assert_eq!(log.log_end_offset(), 0, "nothing was written");
+
+    // The proper flow, then the wrong ends.
+    let r: AddPartitionsToTxnResponse = request(
+        &mut s,
+        ApiKey::AddPartitionsToTxn,
+        3,
+        &add_partitions("bad", pid, epoch, &[("t", 0)]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(add_codes(&r), [("t".to_string(), 0)]);
+    let r: ProduceResponse = request(
+        &mut s,
+        ApiKey::Produce,
+        9,
+        &produce("t", Some("bad"), txn_batch_epoch(pid, epoch, 0, &["a", "b"])),
+    )
+    .await
+    .unwrap();
+    assert_eq!(produce_code(&r), 0);
+    assert_eq!(log.last_stable_offset(), 0, "open transaction");
+    let r: EndTxnResponse = request(&mut s, ApiKey::EndTxn, 3, &end("bad", pid, epoch + 1, true))
+        .await
+        .unwrap();
+    assert_eq!(r.error_code, 90, "PRODUCER_FENCED");
+    let r: EndTxnResponse = request(&mut s, ApiKey::EndTxn, 3, &end("bad", pid, epoch, false))
+        .await
+        .unwrap();
+    assert_eq!(r.error_code, 0);
+    assert_eq!((log.log_end_offset(), log.last_stable_offset()), (3, 3));
+    let r: EndTxnResponse = request(&mut s, ApiKey::EndTxn, 3, &end("bad", pid, epoch, false))
+        .await
+        .unwrap();
+    assert_eq!(r.error_code, 0, "a retried abort");
+    let r: EndTxnResponse = request(&mut s, ApiKey::EndTxn, 3, &end("bad", pid, epoch, true))
+        .await
+        .unwrap();
+    assert_eq!(r.error_code, 48, "committing an aborted transaction: INVALID_TXN_STATE");
+    assert_eq!(log.log_end_offset(), 3, "the refused requests wrote nothing");
+    let r: FetchResponse = request(&mut s, ApiKey::Fetch, 11, &fetch("t", 0, 1))
+        .await
+        .unwrap();
+    let p = &r.responses[0].partitions[0];
+    assert_eq!(p.aborted_transactions.as_ref().map(Vec::len), Some(1));
+    server.shutdown().await.unwrap();
+}
+
+/// Kafka's timeout abort: a transaction open past its transaction.timeout.ms is aborted by the broker (every
+/// transaction.abort.timed.out.transaction.cleanup.interval.ms), its producer fenced by the epoch bump, so the
+/// LSO moves on and later data reaches read_committed consumers; DescribeTransactions and ListTransactions show it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transaction_past_its_timeout_is_aborted_and_stops_blocking_the_lso() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::start_broker_with(
+        dir.path(),
+        &[("transaction.abort.timed.out.transaction.cleanup.interval.ms", "100")],
+    )
+    .await;
+    let bootstrap = common::bootstrap(&server);
+    common::create_topic(&bootstrap, "slow", 1).await;
+    let log = server.broker().log("slow", 0).unwrap();
+    let mut s = connect(server.local_addr()).await;
+    let (pid, epoch) = init(&mut s, "stuck", 800).await;
+    let r: AddPartitionsToTxnResponse = request(
+        &mut s,
+        ApiKey::AddPartitionsToTxn,
+        3,
+        &add_partitions("stuck", pid, epoch, &[("slow", 0)]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(add_codes(&r), [("slow".to_string(), 0)]);
+    let r: ProduceResponse = request(
+        &mut s,
+        ApiKey::Produce,
+        9,
+        &produce("slow", Some("stuck"), txn_batch_epoch(pid, epoch, 0, &["never"])),
+    )
+    .await
+    .unwrap();
+    assert_eq!(produce_code(&r), 0);
+    log.append_as_leader(plain(&["later"]), 0).unwrap();
+    assert_eq!(log.last_stable_offset(), 0);
+    let listed: ListTransactionsResponse = request(
+        &mut s,
+        ApiKey::ListTransactions,
+        1,
+        &ListTransactionsRequest::default().with_state_filters(vec![StrBytes::from_static_str("Ongoing")]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(listed.transaction_states.len(), 1);
+    common::wait_until("the timed-out transaction is aborted", Duration::from_secs(20), || {
+        log.last_stable_offset() == log.high_watermark()
+    });
+    let r: EndTxnResponse = request(&mut s, ApiKey::EndTxn, 3, &end("stuck", pid, epoch, true))
+        .await
+        .unwrap();
+    assert_eq!(r.error_code, 90, "the producer was fenced");
+    let d: DescribeTransactionsResponse = request(
+        &mut s,
+        ApiKey::DescribeTransactions,
+        0,
+        &DescribeTransactionsRequest::default().with_transactional_ids(vec![tid("stuck"), tid("unknown")]),
+    )
+    .await
+    .unwrap();
+    let st = &d.transaction_states[0];
+    assert_eq!(
+        (st.error_code, st.transaction_state.as_str(), st.producer_epoch),
+        (0, "CompleteAbort", epoch + 1)
+    );
+    assert_eq!(d.transaction_states[1].error_code, 105);
+    let committed = common::consumer(&bootstrap, "rc", &[("isolation.level", "read_committed")]);
+    common::assign_from_beginning(&committed, "slow", 1);
+    let got = tokio::task::spawn_blocking(move || common::consume_n(&committed, 1, Duration::from_secs(20)))
+        .await
+        .unwrap();
+    assert_eq!(values(&got), ["later"]);
     server.shutdown().await.unwrap();
 }
