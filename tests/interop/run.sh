@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs real Kafka clients against the built `strata` binary: kcat (Debian's librdkafka 2.0.2), confluent-kafka,
 # kafka-python, aiokafka and kafkajs each produce, consume, use a consumer group and an admin call, asserting
-# counts and contents; confluent-kafka also creates a compacted topic and reads back the latest value per key; then kcat against a second broker with tiering defaults reads back from the remote tier,
+# counts and contents; confluent-kafka also creates a compacted topic and reads back the latest value per key;
+# confluent-kafka, kafka-python, aiokafka and kafkajs run transactions (commit, abort, offsets in a transaction)
+# checked with read_committed and read_uncommitted consumers; then kcat against a second broker with tiering defaults reads back from the remote tier,
 # byte-identical, with /metrics showing remote fetch bytes. Needs tests/interop/install.sh first. Prints "N passed, M failed"; exits non-zero on a failure.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -81,6 +83,12 @@ for c in confluent kafka-python aiokafka confluent-compact; do
 done
 check kafkajs env NODE_PATH="$PREFIX/node/node_modules" KAFKAJS_NO_PARTITIONER_WARNING=1 \
   timeout 180 node "$HERE/kafkajs-check.js" "$BS"
+# Transactions: each client's transactional producer commits, aborts and sends offsets to a transaction.
+for c in confluent kafka-python aiokafka; do
+  check "$c-txn" timeout 180 "$PREFIX/venv/bin/python" "$HERE/transactions.py" "$BS" "$c"
+done
+check kafkajs-txn env NODE_PATH="$PREFIX/node/node_modules" KAFKAJS_NO_PARTITIONER_WARNING=1 \
+  timeout 180 node "$HERE/kafkajs-txn.js" "$BS"
 
 # Graceful shutdown writes the clean-shutdown marker.
 kill -TERM "$PID"
