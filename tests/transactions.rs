@@ -200,7 +200,12 @@ async fn init(s: &mut tokio::net::TcpStream, id: &str, timeout_ms: i32) -> (i64,
     (r.producer_id.0, r.producer_epoch)
 }
 
-fn add_partitions(id: &str, pid: i64, epoch: i16, topics: &[(&str, i32)]) -> AddPartitionsToTxnRequest {
+fn add_partitions(
+    id: &str,
+    pid: i64,
+    epoch: i16,
+    topics: &[(&str, i32)],
+) -> AddPartitionsToTxnRequest {
     use kafka_protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic;
     AddPartitionsToTxnRequest::default()
         .with_v3_and_below_transactional_id(tid(id))
@@ -274,7 +279,11 @@ async fn bad_transactional_requests_get_kafkas_codes_and_write_nothing() {
     )
     .await
     .unwrap();
-    assert_eq!(add_codes(&r), [("t".to_string(), 47)], "INVALID_PRODUCER_EPOCH below v2");
+    assert_eq!(
+        add_codes(&r),
+        [("t".to_string(), 47)],
+        "INVALID_PRODUCER_EPOCH below v2"
+    );
     let r: AddPartitionsToTxnResponse = request(
         &mut s,
         ApiKey::AddPartitionsToTxn,
@@ -305,15 +314,29 @@ async fn bad_transactional_requests_get_kafkas_codes_and_write_nothing() {
     )
     .await
     .unwrap();
-    assert_eq!(produce_code(&r), 53, "TRANSACTIONAL_ID_AUTHORIZATION_FAILED");
+    assert_eq!(
+        produce_code(&r),
+        53,
+        "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"
+    );
     let mut control = RecordBatchBuilder::new()
         .producer(pid, epoch, -1)
         .transactional(true)
         .control(true);
-    control.append(strata_storage::time::now_ms(), Some(&[0, 0, 0, 1]), Some(&[0, 0, 0, 0, 0, 0]), &[]);
-    let r: ProduceResponse = request(&mut s, ApiKey::Produce, 9, &produce("t", Some("bad"), control.build()))
-        .await
-        .unwrap();
+    control.append(
+        strata_storage::time::now_ms(),
+        Some(&[0, 0, 0, 1]),
+        Some(&[0, 0, 0, 0, 0, 0]),
+        &[],
+    );
+    let r: ProduceResponse = request(
+        &mut s,
+        ApiKey::Produce,
+        9,
+        &produce("t", Some("bad"), control.build()),
+    )
+    .await
+    .unwrap();
     assert_eq!(produce_code(&r), 87, "INVALID_RECORD");
     assert!(r.responses[0].partition_responses[0]
         .error_message
@@ -336,7 +359,11 @@ async fn bad_transactional_requests_get_kafkas_codes_and_write_nothing() {
         &mut s,
         ApiKey::Produce,
         9,
-        &produce("t", Some("bad"), txn_batch_epoch(pid, epoch, 0, &["a", "b"])),
+        &produce(
+            "t",
+            Some("bad"),
+            txn_batch_epoch(pid, epoch, 0, &["a", "b"]),
+        ),
     )
     .await
     .unwrap();
@@ -358,8 +385,15 @@ async fn bad_transactional_requests_get_kafkas_codes_and_write_nothing() {
     let r: EndTxnResponse = request(&mut s, ApiKey::EndTxn, 3, &end("bad", pid, epoch, true))
         .await
         .unwrap();
-    assert_eq!(r.error_code, 48, "committing an aborted transaction: INVALID_TXN_STATE");
-    assert_eq!(log.log_end_offset(), 3, "the refused requests wrote nothing");
+    assert_eq!(
+        r.error_code, 48,
+        "committing an aborted transaction: INVALID_TXN_STATE"
+    );
+    assert_eq!(
+        log.log_end_offset(),
+        3,
+        "the refused requests wrote nothing"
+    );
     let r: FetchResponse = request(&mut s, ApiKey::Fetch, 11, &fetch("t", 0, 1))
         .await
         .unwrap();
@@ -376,7 +410,10 @@ async fn a_transaction_past_its_timeout_is_aborted_and_stops_blocking_the_lso() 
     let dir = tempfile::tempdir().unwrap();
     let server = common::start_broker_with(
         dir.path(),
-        &[("transaction.abort.timed.out.transaction.cleanup.interval.ms", "100")],
+        &[(
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+            "100",
+        )],
     )
     .await;
     let bootstrap = common::bootstrap(&server);
@@ -397,7 +434,11 @@ async fn a_transaction_past_its_timeout_is_aborted_and_stops_blocking_the_lso() 
         &mut s,
         ApiKey::Produce,
         9,
-        &produce("slow", Some("stuck"), txn_batch_epoch(pid, epoch, 0, &["never"])),
+        &produce(
+            "slow",
+            Some("stuck"),
+            txn_batch_epoch(pid, epoch, 0, &["never"]),
+        ),
     )
     .await
     .unwrap();
@@ -408,14 +449,17 @@ async fn a_transaction_past_its_timeout_is_aborted_and_stops_blocking_the_lso() 
         &mut s,
         ApiKey::ListTransactions,
         1,
-        &ListTransactionsRequest::default().with_state_filters(vec![StrBytes::from_static_str("Ongoing")]),
+        &ListTransactionsRequest::default()
+            .with_state_filters(vec![StrBytes::from_static_str("Ongoing")]),
     )
     .await
     .unwrap();
     assert_eq!(listed.transaction_states.len(), 1);
-    common::wait_until("the timed-out transaction is aborted", Duration::from_secs(20), || {
-        log.last_stable_offset() == log.high_watermark()
-    });
+    common::wait_until(
+        "the timed-out transaction is aborted",
+        Duration::from_secs(20),
+        || log.last_stable_offset() == log.high_watermark(),
+    );
     let r: EndTxnResponse = request(&mut s, ApiKey::EndTxn, 3, &end("stuck", pid, epoch, true))
         .await
         .unwrap();
@@ -424,21 +468,28 @@ async fn a_transaction_past_its_timeout_is_aborted_and_stops_blocking_the_lso() 
         &mut s,
         ApiKey::DescribeTransactions,
         0,
-        &DescribeTransactionsRequest::default().with_transactional_ids(vec![tid("stuck"), tid("unknown")]),
+        &DescribeTransactionsRequest::default()
+            .with_transactional_ids(vec![tid("stuck"), tid("unknown")]),
     )
     .await
     .unwrap();
     let st = &d.transaction_states[0];
     assert_eq!(
-        (st.error_code, st.transaction_state.as_str(), st.producer_epoch),
+        (
+            st.error_code,
+            st.transaction_state.as_str(),
+            st.producer_epoch
+        ),
         (0, "CompleteAbort", epoch + 1)
     );
     assert_eq!(d.transaction_states[1].error_code, 105);
     let committed = common::consumer(&bootstrap, "rc", &[("isolation.level", "read_committed")]);
     common::assign_from_beginning(&committed, "slow", 1);
-    let got = tokio::task::spawn_blocking(move || common::consume_n(&committed, 1, Duration::from_secs(20)))
-        .await
-        .unwrap();
+    let got = tokio::task::spawn_blocking(move || {
+        common::consume_n(&committed, 1, Duration::from_secs(20))
+    })
+    .await
+    .unwrap();
     assert_eq!(values(&got), ["later"]);
     server.shutdown().await.unwrap();
 }

@@ -30,4 +30,16 @@ pub trait RemoteLogReader: Send + Sync + 'static {
         offset: i64,
         max_bytes: usize,
     ) -> BoxFuture<std::io::Result<Bytes>>;
+
+    /// The aborted transactions of `log`'s remote segments overlapping `[from, to)`, which a read_committed fetch
+    /// served from remote storage carries (Kafka's `collectAbortedTransactions`). The default is for tiers that
+    /// never hold transactional data (test readers).
+    fn aborted(
+        &self,
+        _log: Arc<UnifiedLog>,
+        _from: i64,
+        _to: i64,
+    ) -> BoxFuture<std::io::Result<Vec<strata_storage::index::AbortedTxn>>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
 }

@@ -18,6 +18,7 @@ use super::blocking;
 use crate::broker::Broker;
 use crate::error::{Error, Result};
 use crate::error_code;
+use crate::remote::RemoteLogReader;
 
 struct Wanted {
     topic: String,
@@ -125,26 +126,70 @@ fn read_one(
     }
 }
 
+/// The aborted transactions overlapping remote `records` read from `offset`: those of the remote segments' indexes
+/// and, for a transaction whose ABORT marker is already in a local segment, the local indexes' (Kafka's
+/// `collectAbortedTransactions` walks both).
+async fn aborted_in(
+    reader: &dyn RemoteLogReader,
+    log: &Arc<UnifiedLog>,
+    offset: i64,
+    records: &Bytes,
+) -> std::io::Result<Vec<AbortedTransaction>> {
+    let end = RecordBatch::iter(records)
+        .filter_map(|b| b.ok())
+        .last()
+        .map_or(offset, |b| b.next_offset());
+    let mut all = reader.aborted(log.clone(), offset, end).await?;
+    all.extend(
+        log.collect_aborted(offset, end)
+            .map_err(|e| std::io::Error::other(e.to_string()))?,
+    );
+    all.sort_by_key(|t| (t.first_offset, t.producer_id));
+    all.dedup();
+    Ok(all
+        .into_iter()
+        .map(|t| {
+            AbortedTransaction::default()
+                .with_producer_id(ProducerId(t.producer_id))
+                .with_first_offset(t.first_offset)
+        })
+        .collect())
+}
+
 /// Reads the tiered partitions concurrently and puts their records (or errors) into `parts`.
 async fn read_remote(
     broker: &Broker,
     parts: &mut [Vec<PartitionData>],
     remote: Vec<RemoteRead>,
+    read_committed: bool,
 ) -> usize {
     let Some(reader) = broker.remote_log_reader() else {
         return 0;
     };
     let reads = remote.into_iter().map(|(ti, pi, log, offset, budget)| {
         let f = reader.read(log.clone(), offset, budget);
-        async move { (ti, pi, log, offset, f.await) }
+        async move {
+            let r = match f.await {
+                Ok(records) if read_committed => {
+                    aborted_in(reader.as_ref(), &log, offset, &records)
+                        .await
+                        .map(|a| (records, Some(a)))
+                }
+                r => r.map(|records| (records, None)),
+            };
+            (ti, pi, log, offset, r)
+        }
     });
     let mut total = 0;
     for (ti, pi, log, offset, result) in futures::future::join_all(reads).await {
         let p = &mut parts[ti][pi];
         match result {
-            Ok(records) => {
+            Ok((records, aborted)) => {
                 total += records.len();
                 p.records = Some(records);
+                if let Some(aborted) = aborted {
+                    p.aborted_transactions = Some(aborted);
+                }
             }
             Err(e) => {
                 // Remote retention may have moved the log start past the offset since the range check: the
@@ -220,7 +265,7 @@ pub async fn handle(broker: &Arc<Broker>, _h: &RequestHeader, req: FetchRequest)
                 Err(e) => return FetchResponse::default().with_error_code(error_code::code(&e)),
             };
         if !remote.is_empty() {
-            total += read_remote(broker, &mut parts, remote).await;
+            total += read_remote(broker, &mut parts, remote, read_committed).await;
         }
         let has_error = parts.iter().flatten().any(|p| p.error_code != 0);
         if min_bytes == 0

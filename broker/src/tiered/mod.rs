@@ -208,6 +208,24 @@ impl RemoteLogReader for RlmReader {
             }
         })
     }
+
+    fn aborted(
+        &self,
+        log: Arc<UnifiedLog>,
+        from: i64,
+        to: i64,
+    ) -> BoxFuture<std::io::Result<Vec<strata_storage::index::AbortedTxn>>> {
+        let rlm = self.0.clone();
+        Box::pin(async move {
+            let tp = log.topic_partition().clone();
+            rlm.aborted_transactions(&tp, from, to)
+                .await
+                .map_err(|e| match e.is_permanent() {
+                    true => std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+                    false => std::io::Error::other(e),
+                })
+        })
+    }
 }
 
 static SLOW_READ_WARNINGS: RateLimit = RateLimit::new(10_000);

@@ -18,7 +18,9 @@ use memmap2::MmapMut;
 
 pub use offset_index::{OffsetIndex, OffsetPosition};
 pub use time_index::{TimeIndex, TimestampOffset};
-pub use txn_index::{AbortedTxn, TransactionIndex, ABORTED_TXN_SIZE};
+pub use txn_index::{
+    parse_entries as parse_aborted_txns, AbortedTxn, TransactionIndex, ABORTED_TXN_SIZE,
+};
 
 use crate::error::io_err;
 use crate::handles::{HandleCache, HandleToken};

@@ -66,6 +66,25 @@ impl AbortedTxn {
     }
 }
 
+/// The entries of a `.txnindex` file's bytes (`path` names the file in errors: a local path, or the remote
+/// segment the bytes were fetched for).
+pub fn parse_entries(path: &Path, bytes: &[u8]) -> Result<Vec<AbortedTxn>> {
+    if bytes.len() % ABORTED_TXN_SIZE != 0 {
+        return Err(Error::CorruptFile {
+            path: path.to_path_buf(),
+            reason: format!(
+                "{} bytes is not a whole number of {ABORTED_TXN_SIZE}-byte entries",
+                bytes.len()
+            ),
+        });
+    }
+    bytes
+        .chunks(ABORTED_TXN_SIZE)
+        .enumerate()
+        .map(|(i, e)| AbortedTxn::decode(path, i * ABORTED_TXN_SIZE, e))
+        .collect()
+}
+
 /// A segment's `.txnindex`.
 #[derive(Debug)]
 pub struct TransactionIndex {
@@ -139,20 +158,7 @@ impl TransactionIndex {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(io_err(&self.path)(e)),
         };
-        if bytes.len() % ABORTED_TXN_SIZE != 0 {
-            return Err(Error::CorruptFile {
-                path: self.path.clone(),
-                reason: format!(
-                    "{} bytes is not a whole number of {ABORTED_TXN_SIZE}-byte entries",
-                    bytes.len()
-                ),
-            });
-        }
-        bytes
-            .chunks(ABORTED_TXN_SIZE)
-            .enumerate()
-            .map(|(i, e)| AbortedTxn::decode(&self.path, i * ABORTED_TXN_SIZE, e))
-            .collect()
+        parse_entries(&self.path, &bytes)
     }
 
     /// The entries overlapping `[from, to)`: marker at or after `from`, first offset before `to` (Kafka's

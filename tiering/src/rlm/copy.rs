@@ -57,10 +57,13 @@ pub(crate) fn restore(inner: &Inner, log: &UnifiedLog, tip: &TopicIdPartition) -
     Ok(())
 }
 
-/// Rolled segments not yet in remote storage, in offset order.
+/// Rolled segments not yet in remote storage, in offset order, up to the last stable offset: as Kafka, a segment
+/// holding data of a transaction still open is copied only once the transaction ended (its aborted-transaction
+/// entries are then final in the segment's `.txnindex`).
 pub(crate) fn pending_segments(log: &UnifiedLog) -> Vec<RolledSegment> {
     let highest = log.highest_offset_in_remote_storage();
     let log_start = log.log_start_offset();
+    let lso = log.last_stable_offset();
     log.rolled_segments()
         .into_iter()
         .filter(|s| {
@@ -68,6 +71,7 @@ pub(crate) fn pending_segments(log: &UnifiedLog) -> Vec<RolledSegment> {
                 && s.next_offset - 1 > highest
                 && s.next_offset > log_start
         })
+        .take_while(|s| s.next_offset <= lso)
         .collect()
 }
 
@@ -174,7 +178,7 @@ async fn copy_one(
     }
     let entries = log.leader_epoch_entries();
     let id = RemoteLogSegmentId::generate_new(tip.clone());
-    let meta = RemoteLogSegmentMetadata::new(
+    let mut meta = RemoteLogSegmentMetadata::new(
         id.clone(),
         seg.base_offset,
         seg.next_offset - 1,
@@ -185,6 +189,8 @@ async fn copy_one(
         segment_epochs(&entries, seg.base_offset, seg.next_offset),
     )
     .map_err(Error::meta("build segment metadata"))?;
+    // KIP-405: readers skip fetching the transaction index of a segment recorded without one.
+    meta.txn_idx_empty = seg.txn_index_file.is_none();
     let producer_snapshot = match &seg.producer_snapshot_file {
         Some(p) => p.clone(),
         None => {

@@ -30,6 +30,8 @@ pub struct RemoteSegmentListing {
     pub end_offset: i64,
     /// `.log` bytes.
     pub size_bytes: u64,
+    /// Whether the segment has a transaction index (aborted transactions) in remote storage.
+    pub txn_index: bool,
     /// Largest record timestamp.
     pub max_timestamp_ms: i64,
     /// Leader epoch → first offset.
@@ -41,18 +43,19 @@ pub struct RemoteSegmentListing {
 impl RemoteSegmentListing {
     /// The header line matching `Display`.
     pub const HEADER: &'static str =
-        "PARTITION  START_OFFSET  END_OFFSET  SIZE_BYTES  STATE                   SEGMENT_ID              OBJECT_KEYS";
+        "PARTITION  START_OFFSET  END_OFFSET  SIZE_BYTES  TXN_INDEX  STATE                   SEGMENT_ID              OBJECT_KEYS";
 }
 
 impl fmt::Display for RemoteSegmentListing {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{:<9}  {:<12}  {:<10}  {:<10}  {:<22}  {:<22}  {}",
+            "{:<9}  {:<12}  {:<10}  {:<10}  {:<9}  {:<22}  {:<22}  {}",
             self.partition,
             self.start_offset,
             self.end_offset,
             self.size_bytes,
+            if self.txn_index { "yes" } else { "no" },
             self.state,
             self.segment_id,
             self.object_keys.join(" ")
@@ -79,6 +82,7 @@ pub fn remote_ls(
                 start_offset: s.start_offset,
                 end_offset: s.end_offset,
                 size_bytes: s.segment_size_in_bytes,
+                txn_index: !s.txn_idx_empty,
                 max_timestamp_ms: s.max_timestamp_ms,
                 leader_epochs: s.segment_leader_epochs.clone(),
                 object_keys: rsm

@@ -225,6 +225,41 @@ impl RemoteLogManager {
         Ok(local)
     }
 
+    /// The aborted transactions of the remote segments overlapping `[from, to)` (their marker at or after
+    /// `from`, their first offset before `to`), from each segment's transaction index fetched through the RSM
+    /// (cached like the offset index); segments recorded with `txn_idx_empty` are skipped. Kafka's
+    /// `collectAbortedTransactions` for a read_committed fetch served from the remote tier; the caller adds the
+    /// local segments' ones.
+    pub async fn aborted_transactions(
+        &self,
+        tp: &TopicPartition,
+        from: i64,
+        to: i64,
+    ) -> Result<Vec<strata_storage::index::AbortedTxn>> {
+        let inner = &self.inner;
+        let log = inner.log(tp)?;
+        let tip = tip_of(&log);
+        let mut out = Vec::new();
+        for seg in finished_segments(inner, &tip)?
+            .iter()
+            .filter(|s| !s.txn_idx_empty && s.end_offset >= from)
+        {
+            let bytes = cached_index(inner, seg, IndexType::Transaction).await?;
+            let name = std::path::PathBuf::from(format!(
+                "remote segment {} .txnindex",
+                seg.remote_log_segment_id.id
+            ));
+            let entries = strata_storage::index::parse_aborted_txns(&name, &bytes)
+                .map_err(|e| corrupt(seg, e.to_string()))?;
+            out.extend(
+                entries
+                    .into_iter()
+                    .filter(|t| t.last_offset >= from && t.first_offset < to),
+            );
+        }
+        Ok(out)
+    }
+
     /// ListOffsets -4 (EARLIEST_LOCAL_TIMESTAMP): the local log start offset and the leader epoch of that offset
     /// (-1 when unknown).
     pub fn earliest_local(&self, tp: &TopicPartition) -> Result<(i64, i32)> {
@@ -443,6 +478,7 @@ async fn cached_index(
     let load = || inner.timed("fetch_index", inner.rsm.fetch_index(seg, t));
     let tag = match t {
         IndexType::Offset => 0u8,
+        IndexType::Transaction => 2u8,
         _ => 1u8,
     };
     match &inner.index_cache {
