@@ -106,6 +106,9 @@ pub(crate) enum SequenceCheck {
 pub(crate) struct ProducerStateManager {
     producers: HashMap<i64, ProducerEntry>,
     max_producer_id: i64,
+    /// (first offset, producer id) of every open transaction, ordered: the first is the first unstable offset
+    /// (Kafka's `ongoingTxns`), so the LSO costs no scan of every producer on each fetch.
+    ongoing: std::collections::BTreeSet<(i64, i64)>,
 }
 
 impl ProducerStateManager {
@@ -113,6 +116,21 @@ impl ProducerStateManager {
         Self {
             producers: HashMap::new(),
             max_producer_id: -1,
+            ongoing: std::collections::BTreeSet::new(),
+        }
+    }
+
+    /// Keeps [`Self::ongoing`] in line with a producer's open transaction moving from `old` to `new` (first
+    /// offsets, -1 for none).
+    fn track_ongoing(&mut self, pid: i64, old: i64, new: i64) {
+        if old == new {
+            return;
+        }
+        if old >= 0 {
+            self.ongoing.remove(&(old, pid));
+        }
+        if new >= 0 {
+            self.ongoing.insert((new, pid));
         }
     }
 
@@ -120,6 +138,7 @@ impl ProducerStateManager {
         let mut m = Self::new();
         for (pid, e) in entries {
             m.max_producer_id = m.max_producer_id.max(pid);
+            m.track_ongoing(pid, -1, e.current_txn_first_offset);
             m.producers.insert(pid, e);
         }
         m
@@ -224,6 +243,11 @@ impl ProducerStateManager {
     pub(crate) fn commit(&mut self, pending: HashMap<i64, ProducerEntry>) {
         for (pid, e) in pending {
             self.max_producer_id = self.max_producer_id.max(pid);
+            let old = self
+                .producers
+                .get(&pid)
+                .map_or(-1, |o| o.current_txn_first_offset);
+            self.track_ongoing(pid, old, e.current_txn_first_offset);
             self.producers.insert(pid, e);
         }
     }
@@ -239,16 +263,24 @@ impl ProducerStateManager {
             .producers
             .entry(pid)
             .or_insert_with(|| ProducerEntry::new(batch.producer_epoch()));
-        apply(pid, entry, batch, batch.base_offset())
+        let old = entry.current_txn_first_offset;
+        let completed = apply(pid, entry, batch, batch.base_offset());
+        let new = entry.current_txn_first_offset;
+        self.track_ongoing(pid, old, new);
+        completed
     }
 
     /// The first offset of the oldest open transaction (Kafka's `firstUnstableOffset`), if any.
     pub(crate) fn first_unstable_offset(&self) -> Option<i64> {
-        self.producers
-            .values()
-            .map(|e| e.current_txn_first_offset)
-            .filter(|&o| o >= 0)
-            .min()
+        debug_assert_eq!(
+            self.ongoing.first().map(|(o, _)| *o),
+            self.producers
+                .values()
+                .map(|e| e.current_txn_first_offset)
+                .filter(|&o| o >= 0)
+                .min()
+        );
+        self.ongoing.first().map(|(o, _)| *o)
     }
 
     /// The last stable offset given the high watermark `hw`.

@@ -1,0 +1,146 @@
+//! Transactional produce (a commit every 1,000 messages) against plain idempotent produce on the same in-process
+//! broker, with librdkafka producers, and read_committed consumption of each:
+//! `cargo run --release --example txn_throughput [-- MESSAGES [BYTES [ROUNDS]]]` (default 200000 messages of 512
+//! bytes, 3 rounds alternating the two). Prints MB/s per round and the median ratio. Not a test.
+
+use std::time::{Duration, Instant};
+
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+use rdkafka::Message;
+
+const PER_TXN: usize = 1000;
+const T: Duration = Duration::from_secs(120);
+
+fn client(bootstrap: &str) -> ClientConfig {
+    let mut c = ClientConfig::new();
+    c.set("bootstrap.servers", bootstrap).set("log_level", "3");
+    c
+}
+
+fn send_all(p: &BaseProducer, topic: &str, payload: &[u8], n: usize) {
+    for _ in 0..n {
+        let mut rec = BaseRecord::<(), [u8]>::to(topic).payload(payload);
+        loop {
+            match p.send(rec) {
+                Ok(()) => break,
+                Err((_, r)) => {
+                    rec = r;
+                    p.poll(Duration::from_millis(1));
+                }
+            }
+        }
+        p.poll(Duration::ZERO);
+    }
+}
+
+/// Produce MB/s of `n` messages to `topic`; transactional (commit every PER_TXN) when `txn_id` is given.
+fn produce(bootstrap: &str, topic: &str, n: usize, size: usize, txn_id: Option<&str>) -> f64 {
+    let payload = vec![b'x'; size];
+    let mut c = client(bootstrap);
+    c.set("enable.idempotence", "true")
+        .set("linger.ms", "5")
+        .set("batch.size", "1000000")
+        .set("queue.buffering.max.messages", "1000000")
+        .set("compression.type", "none");
+    if let Some(id) = txn_id {
+        c.set("transactional.id", id);
+    }
+    let p: BaseProducer = c.create().expect("producer");
+    if txn_id.is_some() {
+        p.init_transactions(T).expect("init_transactions");
+    }
+    let started = Instant::now();
+    if txn_id.is_some() {
+        let mut left = n;
+        while left > 0 {
+            let k = left.min(PER_TXN);
+            p.begin_transaction().expect("begin");
+            send_all(&p, topic, &payload, k);
+            // Delivery reports are served by polling (rust-rdkafka uses librdkafka's event API): flushing here
+            // keeps commit_transaction's own flush from waiting for reports nobody polls.
+            p.flush(T).expect("flush");
+            p.commit_transaction(T).expect("commit");
+            left -= k;
+        }
+    } else {
+        send_all(&p, topic, &payload, n);
+        p.flush(T).expect("flush");
+    }
+    (n * size) as f64 / 1e6 / started.elapsed().as_secs_f64()
+}
+
+/// read_committed consume MB/s of `n` messages of `topic`.
+fn consume(bootstrap: &str, topic: &str, n: usize, size: usize) -> f64 {
+    let mut cc = client(bootstrap);
+    cc.set("group.id", format!("bench-{topic}"))
+        .set("auto.offset.reset", "earliest")
+        .set("enable.auto.commit", "false")
+        .set("isolation.level", "read_committed")
+        .set("fetch.max.bytes", "52428800");
+    let c: BaseConsumer = cc.create().expect("consumer");
+    c.subscribe(&[topic]).expect("subscribe");
+    let started = Instant::now();
+    let mut got = 0;
+    while got < n {
+        match c.poll(Duration::from_millis(500)) {
+            Some(Ok(m)) => {
+                assert_eq!(m.payload().map(<[u8]>::len), Some(size));
+                got += 1;
+            }
+            Some(Err(e)) => panic!("consume: {e}"),
+            None => assert!(started.elapsed() < T, "consume stalled at {got}"),
+        }
+    }
+    (n * size) as f64 / 1e6 / started.elapsed().as_secs_f64()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let n = args.first().copied().unwrap_or(200_000);
+    let size = args.get(1).copied().unwrap_or(512);
+    let rounds = args.get(2).copied().unwrap_or(3);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let mut props = std::collections::BTreeMap::new();
+    props.insert(
+        "listeners".to_string(),
+        "PLAINTEXT://127.0.0.1:0".to_string(),
+    );
+    props.insert("remote.log.storage.system.enable".into(), "false".into());
+    props.insert("log.dirs".into(), dir.path().display().to_string());
+    let server = rt
+        .block_on(strata_broker::Server::start_from_properties(&props))
+        .expect("broker starts");
+    let bs = server.local_addr().to_string();
+    println!("{n} messages of {size} bytes per run, one partition, acks=all; transactions commit every {PER_TXN}");
+    let (mut ratios_p, mut ratios_c) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let plain = format!("idem-{round}");
+        let txn = format!("txn-{round}");
+        let ip = produce(&bs, &plain, n, size, None);
+        let tp = produce(&bs, &txn, n, size, Some(&format!("bench-{round}")));
+        let ic = consume(&bs, &plain, n, size);
+        let tc = consume(&bs, &txn, n, size);
+        println!(
+            "round {round}: idempotent produce {ip:7.1} MB/s consume {ic:7.1} MB/s | transactional produce {tp:7.1} MB/s consume {tc:7.1} MB/s"
+        );
+        ratios_p.push(tp / ip);
+        ratios_c.push(tc / ic);
+    }
+    println!(
+        "transactional / idempotent (median of {rounds}): produce {:.0} %, read_committed consume {:.0} %",
+        100.0 * median(ratios_p),
+        100.0 * median(ratios_c)
+    );
+    rt.block_on(server.shutdown()).expect("shutdown");
+}
