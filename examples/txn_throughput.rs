@@ -1,7 +1,8 @@
 //! Transactional produce (a commit every 1,000 messages) against plain idempotent produce on the same in-process
 //! broker, with librdkafka producers, and read_committed consumption of each:
-//! `cargo run --release --example txn_throughput [-- MESSAGES [BYTES [ROUNDS]]]` (default 200000 messages of 512
-//! bytes, 3 rounds alternating the two). Prints MB/s per round and the median ratio. Not a test.
+//! `cargo run --release --example txn_throughput [-- MESSAGES [BYTES [ROUNDS [LINGER_MS]]]]` (default 200000
+//! messages of 512 bytes, 3 rounds alternating the two, `linger.ms=5` for both producers). Prints MB/s per round
+//! and the median ratio. Not a test.
 
 use std::time::{Duration, Instant};
 
@@ -45,11 +46,18 @@ fn drain(p: &BaseProducer) {
 }
 
 /// Produce MB/s of `n` messages to `topic`; transactional (commit every PER_TXN) when `txn_id` is given.
-fn produce(bootstrap: &str, topic: &str, n: usize, size: usize, txn_id: Option<&str>) -> f64 {
+fn produce(
+    bootstrap: &str,
+    topic: &str,
+    n: usize,
+    size: usize,
+    linger_ms: usize,
+    txn_id: Option<&str>,
+) -> f64 {
     let payload = vec![b'x'; size];
     let mut c = client(bootstrap);
     c.set("enable.idempotence", "true")
-        .set("linger.ms", "5")
+        .set("linger.ms", linger_ms.to_string())
         .set("batch.size", "1000000")
         .set("queue.buffering.max.messages", "1000000")
         .set("compression.type", "none");
@@ -76,7 +84,12 @@ fn produce(bootstrap: &str, topic: &str, n: usize, size: usize, txn_id: Option<&
             let t2 = Instant::now();
             p.commit_transaction(T).expect("commit");
             if std::env::var_os("TXN_TRACE").is_some() && left > n - 5 * PER_TXN {
-                eprintln!("send {:?} flush {:?} commit {:?}", t1 - t0, t2 - t1, t2.elapsed());
+                eprintln!(
+                    "send {:?} flush {:?} commit {:?}",
+                    t1 - t0,
+                    t2 - t1,
+                    t2.elapsed()
+                );
             }
             left -= k;
         }
@@ -125,6 +138,7 @@ fn main() {
     let n = args.first().copied().unwrap_or(200_000);
     let size = args.get(1).copied().unwrap_or(512);
     let rounds = args.get(2).copied().unwrap_or(3);
+    let linger_ms = args.get(3).copied().unwrap_or(5);
     let dir = tempfile::tempdir().expect("tempdir");
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let mut props = std::collections::BTreeMap::new();
@@ -138,13 +152,23 @@ fn main() {
         .block_on(strata_broker::Server::start_from_properties(&props))
         .expect("broker starts");
     let bs = server.local_addr().to_string();
-    println!("{n} messages of {size} bytes per run, one partition, acks=all; transactions commit every {PER_TXN}");
+    println!(
+        "{n} messages of {size} bytes per run, one partition, acks=all, linger.ms={linger_ms}; transactions commit \
+         every {PER_TXN}"
+    );
     let (mut ratios_p, mut ratios_c) = (Vec::new(), Vec::new());
     for round in 0..rounds {
         let plain = format!("idem-{round}");
         let txn = format!("txn-{round}");
-        let ip = produce(&bs, &plain, n, size, None);
-        let tp = produce(&bs, &txn, n, size, Some(&format!("bench-{round}")));
+        let ip = produce(&bs, &plain, n, size, linger_ms, None);
+        let tp = produce(
+            &bs,
+            &txn,
+            n,
+            size,
+            linger_ms,
+            Some(&format!("bench-{round}")),
+        );
         let ic = consume(&bs, &plain, n, size);
         let tc = consume(&bs, &txn, n, size);
         println!(
