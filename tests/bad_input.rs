@@ -158,7 +158,7 @@ async fn api_versions_newer_than_supported_gets_a_v0_answer_with_the_table() {
         .iter()
         .find(|k| k.api_key == 0)
         .expect("Produce listed");
-    assert_eq!((produce.min_version, produce.max_version), (3, 11));
+    assert_eq!((produce.min_version, produce.max_version), (3, 13));
     broker.shutdown().await.unwrap();
 }
 

@@ -4,10 +4,10 @@ use kafka_protocol::messages::ApiKey;
 
 /// (API, lowest version, highest version) the broker answers. Floors are `kafka-protocol`'s (KIP-896).
 pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
-    (ApiKey::Produce, 3, 11),
-    (ApiKey::Fetch, 4, 12),
-    (ApiKey::ListOffsets, 1, 9),
-    (ApiKey::Metadata, 0, 12),
+    (ApiKey::Produce, 3, 13),
+    (ApiKey::Fetch, 4, 18),
+    (ApiKey::ListOffsets, 1, 10),
+    (ApiKey::Metadata, 0, 13),
     (ApiKey::OffsetCommit, 2, 9),
     (ApiKey::OffsetFetch, 1, 9),
     (ApiKey::FindCoordinator, 0, 6),
@@ -19,7 +19,7 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::ListGroups, 0, 4),
     (ApiKey::ApiVersions, 0, 4),
     (ApiKey::CreateTopics, 2, 7),
-    (ApiKey::DeleteTopics, 1, 5),
+    (ApiKey::DeleteTopics, 1, 6),
     (ApiKey::DeleteRecords, 0, 2),
     (ApiKey::InitProducerId, 0, 5),
     (ApiKey::OffsetForLeaderEpoch, 2, 4),
@@ -28,7 +28,7 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::CreatePartitions, 0, 3),
     (ApiKey::DeleteGroups, 0, 2),
     (ApiKey::IncrementalAlterConfigs, 0, 1),
-    (ApiKey::DescribeCluster, 0, 1),
+    (ApiKey::DescribeCluster, 0, 2),
     (ApiKey::DescribeLogDirs, 1, 4),
     (ApiKey::OffsetDelete, 0, 0),
     // Advertised on every listener, as Kafka does; served before authentication on SASL listeners

@@ -85,12 +85,18 @@ pub async fn handle(
     let mut work: Vec<(usize, String, i32, Result<Bytes, PartitionProduceResponse>)> = Vec::new();
     let mut names = Vec::with_capacity(req.topic_data.len());
     for (ti, t) in req.topic_data.into_iter().enumerate() {
-        let topic = t.name.0.to_string();
+        // Produce v13+ (KIP-516) names topics by id.
+        let (topic, unknown_id) = super::metadata::topic_by_name_or_id(broker, &t.name, t.topic_id);
         for p in t.partition_data {
-            let item = precheck(broker, &topic, p.records).map_err(|e| failed(&topic, p.index, &e));
+            let item = match &unknown_id {
+                Some(e) => Err(failed(&topic, p.index, e)),
+                None => {
+                    precheck(broker, &topic, p.records).map_err(|e| failed(&topic, p.index, &e))
+                }
+            };
             work.push((ti, topic.clone(), p.index, item));
         }
-        names.push(t.name);
+        names.push((t.name, t.topic_id));
     }
     let b = broker.clone();
     let acks = req.acks;
@@ -114,9 +120,10 @@ pub async fn handle(
             return ProduceResponse::default().with_responses(
                 names
                     .into_iter()
-                    .map(|n| {
+                    .map(|(n, id)| {
                         TopicProduceResponse::default()
                             .with_name(n)
+                            .with_topic_id(id)
                             .with_partition_responses(vec![failed("", 0, &e)])
                     })
                     .collect(),
@@ -134,9 +141,10 @@ pub async fn handle(
     let responses = names
         .into_iter()
         .zip(per_topic)
-        .map(|(n, parts)| {
+        .map(|((n, id), parts)| {
             TopicProduceResponse::default()
                 .with_name(n)
+                .with_topic_id(id)
                 .with_partition_responses(parts)
         })
         .collect();
