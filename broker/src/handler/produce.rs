@@ -43,6 +43,7 @@ fn append(
     partition: i32,
     records: Bytes,
     acks: i16,
+    version: i16,
 ) -> PartitionProduceResponse {
     let log = match broker.log(topic, partition) {
         Ok(log) => log,
@@ -63,6 +64,11 @@ fn append(
         };
         return failed(topic, partition, &e);
     }
+    // Old message formats up-converted, the topic's codec applied (see records.rs).
+    let records = match super::records::for_append(&log.config(), records, version) {
+        Ok(r) => r,
+        Err(e) => return failed(topic, partition, &e),
+    };
     let result: Result<_> = log.append_as_leader(records, 0).map_err(Error::from);
     match result {
         Ok(info) => PartitionProduceResponse::default()
@@ -78,7 +84,7 @@ fn append(
 /// `min.insync.replicas` asks for more than one replica).
 pub async fn handle(
     broker: &Arc<Broker>,
-    _h: &RequestHeader,
+    h: &RequestHeader,
     req: ProduceRequest,
 ) -> ProduceResponse {
     // (topic index, partition, Ok(records) to append | Err(response))
@@ -100,12 +106,13 @@ pub async fn handle(
     }
     let b = broker.clone();
     let acks = req.acks;
+    let version = h.request_api_version;
     let done = blocking(move || {
         Ok(work
             .into_iter()
             .map(|(ti, topic, p, item)| {
                 let resp = match item {
-                    Ok(records) => append(&b, &topic, p, records, acks),
+                    Ok(records) => append(&b, &topic, p, records, acks, version),
                     Err(resp) => resp,
                 };
                 (ti, resp)
