@@ -558,3 +558,41 @@ async fn old_clients_and_new_clients_read_each_others_records() {
     }
     broker.shutdown().await.unwrap();
 }
+
+/// Cut-short and random bodies at every old version close (or answer) only that connection; the broker keeps
+/// serving and nothing is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cut_and_random_old_version_bodies_never_hurt_the_broker() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let addr = broker.local_addr();
+    common::create_topic(&addr.to_string(), "old", 1).await;
+    let full = produce_body(0, "old", &message_set(0, &[b"a"], 0));
+    let mut rng = 0x2545_f491_4f6c_dd1du64;
+    for (api, versions) in [(0i16, 0..=2i16), (1, 0..=3), (2, 0..=0), (32, 0..=0)] {
+        for v in versions {
+            for len in [0usize, 1, 5, 11, 17, 40] {
+                let mut b = header(api, v, 9);
+                if api == 0 && len == 40 {
+                    // A real produce body cut inside its message set.
+                    b = produce_body(v, "old", &message_set(0, &[b"a"], 0));
+                    b.truncate(full.len() - 3);
+                } else {
+                    for _ in 0..len {
+                        rng ^= rng << 13;
+                        rng ^= rng >> 7;
+                        rng ^= rng << 17;
+                        b.put_u8(rng as u8);
+                    }
+                }
+                let mut s = connect(addr).await;
+                send_frame(&mut s, &b).await;
+                let _ = read_frame(&mut s).await;
+            }
+        }
+    }
+    let mut s = connect(addr).await;
+    let (code, hw, _) = parse_fetch(0, call(&mut s, fetch_body(0, "old", 0), 42).await, "old");
+    assert_eq!((code, hw), (0, 0), "still serving, nothing written");
+    broker.shutdown().await.unwrap();
+}
