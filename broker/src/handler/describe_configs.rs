@@ -172,7 +172,7 @@ fn synonym_entries<'a>(
                 None
             };
             let (value, source) = if given {
-                (scaled(&values.get(k.name)), SOURCE_STATIC_BROKER)
+                (scaled(values.get(k.name)), SOURCE_STATIC_BROKER)
             } else {
                 (default.clone(), SOURCE_DEFAULT)
             };
