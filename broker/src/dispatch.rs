@@ -92,6 +92,12 @@ pub(crate) async fn handle(broker: &Arc<Broker>, mut body: Bytes) -> Result<Opti
     }
 
     let span = tracing::debug_span!("request", api = ?api, version, correlation_id = header.correlation_id);
+    if versions::below_codec(api, version) {
+        // Kafka 3.9's oldest versions, below the codec's floor.
+        return handler::legacy::handle(broker, api, version, header, body)
+            .instrument(span)
+            .await;
+    }
     dispatch(broker, api, version, header, body)
         .instrument(span)
         .await

@@ -2,12 +2,14 @@
 
 use kafka_protocol::messages::ApiKey;
 
-/// (API, lowest version, highest version) the broker answers. Floors are `kafka-protocol`'s (KIP-896).
+/// (API, lowest version, highest version) the broker answers. Floors are `kafka-protocol`'s (Kafka 4.0's, KIP-896),
+/// except Kafka 3.9's older versions of Produce, Fetch, ListOffsets and DescribeConfigs, which
+/// `crate::handler::legacy` answers.
 pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
-    (ApiKey::Produce, 3, 11),
-    (ApiKey::Fetch, 4, 12),
-    (ApiKey::ListOffsets, 1, 9),
-    (ApiKey::Metadata, 0, 12),
+    (ApiKey::Produce, 0, 13),
+    (ApiKey::Fetch, 0, 18),
+    (ApiKey::ListOffsets, 0, 10),
+    (ApiKey::Metadata, 0, 13),
     (ApiKey::OffsetCommit, 2, 9),
     (ApiKey::OffsetFetch, 1, 9),
     (ApiKey::FindCoordinator, 0, 6),
@@ -19,16 +21,16 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::ListGroups, 0, 4),
     (ApiKey::ApiVersions, 0, 4),
     (ApiKey::CreateTopics, 2, 7),
-    (ApiKey::DeleteTopics, 1, 5),
+    (ApiKey::DeleteTopics, 1, 6),
     (ApiKey::DeleteRecords, 0, 2),
     (ApiKey::InitProducerId, 0, 5),
     (ApiKey::OffsetForLeaderEpoch, 2, 4),
-    (ApiKey::DescribeConfigs, 1, 4),
+    (ApiKey::DescribeConfigs, 0, 4),
     (ApiKey::AlterConfigs, 0, 2),
     (ApiKey::CreatePartitions, 0, 3),
     (ApiKey::DeleteGroups, 0, 2),
     (ApiKey::IncrementalAlterConfigs, 0, 1),
-    (ApiKey::DescribeCluster, 0, 1),
+    (ApiKey::DescribeCluster, 0, 2),
     (ApiKey::DescribeLogDirs, 1, 4),
     (ApiKey::OffsetDelete, 0, 0),
     // Transactions (crate::txn), up to the versions before KIP-890's transaction version 2 (which moves adding
@@ -46,6 +48,22 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DescribeUserScramCredentials, 0, 0),
     (ApiKey::AlterUserScramCredentials, 0, 0),
 ];
+
+/// APIs whose Kafka 3.9 versions below the codec's floor (the version given here) strata answers itself
+/// (`crate::handler::legacy`): Produce v0-2, Fetch v0-3, ListOffsets v0, DescribeConfigs v0.
+pub const BELOW_CODEC: &[(ApiKey, i16)] = &[
+    (ApiKey::Produce, 3),
+    (ApiKey::Fetch, 4),
+    (ApiKey::ListOffsets, 1),
+    (ApiKey::DescribeConfigs, 1),
+];
+
+/// Whether `version` of `key` is below the codec's floor and answered by `crate::handler::legacy`.
+pub fn below_codec(key: ApiKey, version: i16) -> bool {
+    BELOW_CODEC
+        .iter()
+        .any(|(k, floor)| *k == key && (0..*floor).contains(&version))
+}
 
 /// The supported range of `key`, if the broker answers it at all.
 pub fn supported(key: ApiKey) -> Option<(i16, i16)> {
@@ -68,8 +86,12 @@ mod tests {
     fn table_is_within_the_codec_ranges() {
         for (key, lo, hi) in SUPPORTED {
             let range = key.valid_versions();
+            let floor = match BELOW_CODEC.iter().find(|(k, _)| k == key) {
+                Some((_, f)) if *f == range.min => 0,
+                _ => range.min,
+            };
             assert!(
-                *lo >= range.min && *hi <= range.max && lo <= hi,
+                *lo >= floor && *hi <= range.max && lo <= hi,
                 "{key:?} {lo}..{hi} vs {range}"
             );
         }

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Interop checks for the Python clients against a running strata broker.
 
-usage: clients.py BOOTSTRAP {confluent,kafka-python,aiokafka,confluent-compact}
+usage: clients.py BOOTSTRAP {confluent,kafka-python,kafka-python-0.9,kafka-python-0.10,aiokafka,confluent-compact}
 
 Each check creates a topic through the client's admin API, produces N keyed messages, consumes them back in a
 consumer group, commits, reads the committed offsets back, and asserts counts and contents. confluent-compact
 creates a compacted topic, writes every key twice and waits (bounded) until a read from the beginning sees only
-the latest value of each key (the broker's log cleaner ran).
+the latest value of each key (the broker's log cleaner ran). kafka-python-0.9 / -0.10 pin kafka-python to a 0.9 /
+0.10 broker's protocol (Produce v1 / v2 with message format v0 / v1, Fetch v1 / v2 with down-converted data,
+ListOffsets v0), as old tools do, and read back what a current producer wrote too.
 """
 import asyncio
 import sys
@@ -179,6 +181,41 @@ def kafka_python(bs):
     admin.close()
 
 
+def kafka_python_old(bs, version):
+    """kafka-python speaking only a 0.9 / 0.10 broker's versions (Kafka 3.9's oldest, below KIP-896's floor)."""
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    topic = f"kpold-{uuid.uuid4().hex[:8]}"
+    admin = KafkaAdminClient(bootstrap_servers=bs)
+    admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=1)])
+    admin.close()
+    old = KafkaProducer(bootstrap_servers=bs, acks="all", api_version=version, compression_type="gzip")
+    items = list(expected().items())
+    for k, v in items[: N // 2]:
+        old.send(topic, key=k, value=v)
+    old.flush(30)
+    old.close()
+    new = KafkaProducer(bootstrap_servers=bs, acks="all")
+    for k, v in items[N // 2:]:
+        new.send(topic, key=k, value=v)
+    new.flush(30)
+    new.close()
+    for reader_version in (version, None):
+        kw = {"api_version": reader_version} if reader_version else {}
+        c = KafkaConsumer(bootstrap_servers=bs, auto_offset_reset="earliest", enable_auto_commit=False,
+                          consumer_timeout_ms=20000, **kw)
+        c.assign([TopicPartition(topic, i) for i in range(PARTITIONS)])
+        c.seek_to_beginning()
+        got = []
+        for m in c:
+            got.append((m.key, m.value))
+            if len(got) == N:
+                break
+        check(got, f"kafka-python {version} (reader {reader_version or 'current'})")
+        c.close()
+
+
 async def aiokafka_main(bs):
     from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
     from aiokafka.admin import AIOKafkaAdminClient, NewTopic
@@ -228,6 +265,10 @@ def main():
         confluent(bs)
     elif which == "kafka-python":
         kafka_python(bs)
+    elif which == "kafka-python-0.9":
+        kafka_python_old(bs, (0, 9))
+    elif which == "kafka-python-0.10":
+        kafka_python_old(bs, (0, 10, 0))
     elif which == "confluent-compact":
         confluent_compact(bs)
     elif which == "aiokafka":

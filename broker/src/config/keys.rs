@@ -166,6 +166,35 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     .default("60000")
     .validator(Validator::AtLeast(1)),
     ConfigKey::new(
+        "compression.type",
+        Type::String,
+        "codec new topics store batches in (a batch in another codec is re-encoded on append); producer keeps \
+         the producer's",
+    )
+    .default("producer")
+    .validator(Validator::OneOf(&["uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"])),
+    ConfigKey::new(
+        "compression.gzip.level",
+        Type::Int,
+        "gzip level of new topics when compression.type=gzip (-1: the codec's default)",
+    )
+    .default("-1")
+    .validator(Validator::Between(-1, 9)),
+    ConfigKey::new(
+        "compression.lz4.level",
+        Type::Int,
+        "lz4 level of new topics when compression.type=lz4",
+    )
+    .default("9")
+    .validator(Validator::Between(1, 17)),
+    ConfigKey::new(
+        "compression.zstd.level",
+        Type::Int,
+        "zstd level of new topics when compression.type=zstd",
+    )
+    .default("3")
+    .validator(Validator::Between(-131072, 22)),
+    ConfigKey::new(
         "log.message.timestamp.type",
         Type::String,
         "timestamp of new records",

@@ -324,6 +324,13 @@ impl BrokerConfig {
             Some("LogAppendTime") => TimestampType::LogAppendTime,
             _ => TimestampType::CreateTime,
         };
+        l.compression = v
+            .string("compression.type")
+            .and_then(strata_storage::compression_from_name)
+            .unwrap_or(None);
+        l.compression_gzip_level = v.int("compression.gzip.level");
+        l.compression_lz4_level = v.int("compression.lz4.level");
+        l.compression_zstd_level = v.int("compression.zstd.level");
         l.flush_messages = unsigned("log.flush.interval.messages");
         l.flush_ms = match v.get("log.flush.interval.ms") {
             strata_storage::config_def::Value::Null => u64::MAX,
@@ -605,6 +612,22 @@ impl BrokerConfig {
                 },
             ),
             ("message.max.bytes", self.log.max_message_bytes.to_string()),
+            (
+                "compression.type",
+                strata_storage::compression_name(self.log.compression).into(),
+            ),
+            (
+                "compression.gzip.level",
+                self.log.compression_gzip_level.to_string(),
+            ),
+            (
+                "compression.lz4.level",
+                self.log.compression_lz4_level.to_string(),
+            ),
+            (
+                "compression.zstd.level",
+                self.log.compression_zstd_level.to_string(),
+            ),
             (
                 "socket.request.max.bytes",
                 self.socket_request_max_bytes.to_string(),

@@ -142,6 +142,64 @@ fn broker_entries<'a>(
         })
 }
 
+/// The broker keys strata knows as another key's synonym (`log.retention.hours` and `.minutes`, `log.roll.hours`,
+/// `broker.id`, `log.dir`), each listed under its own name as Kafka's DescribeConfigs lists every broker key: the
+/// value given (STATIC_BROKER_CONFIG, in the key's own unit), else Kafka's default (DEFAULT_CONFIG): the main
+/// key's default in hours for the `.hours` keys (168 for `log.retention.hours`), null for the others.
+fn synonym_entries<'a>(
+    broker: &'a Broker,
+    keys: &'a Option<Vec<kafka_protocol::protocol::StrBytes>>,
+    want: Want,
+) -> impl Iterator<Item = DescribeConfigsResourceResult> + 'a {
+    let config = broker.config();
+    BROKER_KEYS
+        .iter()
+        .flat_map(|k| k.synonyms.iter().map(move |s| (k, s)))
+        .filter(move |(_, s)| wanted(keys, s.name))
+        .map(move |(k, s)| {
+            let values = config.config_values();
+            let scaled = |v: &Value| match v {
+                Value::Long(n) => Some((n / s.scale).to_string()),
+                Value::Int(n) => Some((*n as i64 / s.scale).to_string()),
+                other => other.to_text(),
+            };
+            let given = config.was_given(s.name);
+            let default = if s.name.ends_with(".hours") {
+                k.default
+                    .and_then(|d| k.parse_value(d).ok())
+                    .and_then(|v| scaled(&v))
+            } else {
+                None
+            };
+            let (value, source) = if given {
+                (scaled(values.get(k.name)), SOURCE_STATIC_BROKER)
+            } else {
+                (default.clone(), SOURCE_DEFAULT)
+            };
+            let mut syn = Vec::new();
+            if given {
+                syn.push(synonym(s.name, value.clone(), SOURCE_STATIC_BROKER));
+            }
+            if default.is_some() {
+                syn.push(synonym(s.name, default, SOURCE_DEFAULT));
+            }
+            let e = DescribeConfigsResourceResult::default()
+                .with_name(sb(s.name))
+                .with_value(value.map(sb))
+                .with_read_only(true)
+                .with_is_sensitive(false)
+                .with_config_source(source);
+            let doc = format!("{} (in the unit of {}; see {})", k.doc, s.name, k.name);
+            // Kafka's types: the unit keys are INT, log.dir a STRING.
+            let ty = match k.ty {
+                _ if s.scale != 1 => Type::Int,
+                Type::List => Type::String,
+                t => t,
+            };
+            want.finish(e, syn, ty, &doc)
+        })
+}
+
 /// The tiered-storage properties `strata --help` lists, as (name, value, given explicitly, sensitive). Secrets
 /// have no value (Kafka reports sensitive configs as null).
 /// `remote.log.storage.system.enable` is whether tiered storage runs on this broker.
@@ -296,6 +354,7 @@ pub async fn handle(
                     continue;
                 }
                 let configs = broker_entries(broker, &r.configuration_keys, want)
+                    .chain(synonym_entries(broker, &r.configuration_keys, want))
                     .chain(
                         tiering_values(broker)
                             .filter(|(k, ..)| wanted(&r.configuration_keys, k))

@@ -22,6 +22,8 @@ use crate::remote::RemoteLogReader;
 
 struct Wanted {
     topic: String,
+    /// Fetch v13+ names topics by id: an id the broker does not know (answered UNKNOWN_TOPIC_ID).
+    unknown_id: Option<uuid::Uuid>,
     partition: i32,
     offset: i64,
     max_bytes: usize,
@@ -66,6 +68,9 @@ fn read_one(
 ) -> (PartitionData, Option<Arc<UnifiedLog>>) {
     let base = PartitionData::default().with_partition_index(w.partition);
     let result: Result<(PartitionData, Option<Arc<UnifiedLog>>)> = (|| {
+        if let Some(id) = w.unknown_id {
+            return Err(Error::UnknownTopicId(id));
+        }
         let log = broker.log(&w.topic, w.partition)?;
         let hw = log.high_watermark();
         let lso = log.last_stable_offset();
@@ -213,7 +218,7 @@ async fn read_remote(
 }
 
 /// Answers Fetch.
-pub async fn handle(broker: &Arc<Broker>, _h: &RequestHeader, req: FetchRequest) -> FetchResponse {
+pub async fn handle(broker: &Arc<Broker>, h: &RequestHeader, req: FetchRequest) -> FetchResponse {
     // Fetch sessions (KIP-227): strata keeps none. A full fetch (epoch 0 asks for a session, -1 for none) is
     // answered sessionless (session id 0), which tells the client to send full fetches from then on; an
     // incremental fetch (epoch > 0) names a session that does not exist, as Kafka answers for an evicted one.
@@ -224,15 +229,27 @@ pub async fn handle(broker: &Arc<Broker>, _h: &RequestHeader, req: FetchRequest)
         };
         return FetchResponse::default().with_error_code(error_code::code(&e));
     }
-    let names: Vec<_> = req.topics.iter().map(|t| t.topic.clone()).collect();
+    // Fetch v13+ (KIP-516) names topics by id; the response carries the id back.
+    let by_id = h.request_api_version >= 13;
+    let names: Vec<_> = req
+        .topics
+        .iter()
+        .map(|t| (t.topic.clone(), t.topic_id))
+        .collect();
     let wanted: Vec<Vec<Wanted>> = req
         .topics
         .iter()
         .map(|t| {
+            let resolved = if by_id {
+                broker.topics().name_of(t.topic_id)
+            } else {
+                Some(t.topic.0.to_string())
+            };
             t.partitions
                 .iter()
                 .map(|p| Wanted {
-                    topic: t.topic.0.to_string(),
+                    topic: resolved.clone().unwrap_or_default(),
+                    unknown_id: resolved.is_none().then_some(t.topic_id),
                     partition: p.partition,
                     offset: p.fetch_offset,
                     max_bytes: p.partition_max_bytes.max(0) as usize,
@@ -286,9 +303,10 @@ pub async fn handle(broker: &Arc<Broker>, _h: &RequestHeader, req: FetchRequest)
     let responses = names
         .into_iter()
         .zip(partitions)
-        .map(|(topic, partitions)| {
+        .map(|((topic, topic_id), partitions)| {
             FetchableTopicResponse::default()
                 .with_topic(topic)
+                .with_topic_id(topic_id)
                 .with_partitions(partitions)
         })
         .collect();

@@ -40,6 +40,22 @@ pub(crate) fn topic_entry(broker: &Broker, name: &str, meta: &TopicMeta) -> Meta
         )
 }
 
+/// The topic a request names by `name` (requests before the topic-id versions) or by `id` (KIP-516 versions,
+/// where the name is empty): (name, `Some(UNKNOWN_TOPIC_ID error)` when no topic has the id).
+pub(crate) fn topic_by_name_or_id(
+    broker: &Broker,
+    name: &TopicName,
+    id: Uuid,
+) -> (String, Option<Error>) {
+    if id.is_nil() || !name.0.is_empty() {
+        return (name.0.to_string(), None);
+    }
+    match broker.topics().name_of(id) {
+        Some(n) => (n, None),
+        None => (String::new(), Some(Error::UnknownTopicId(id))),
+    }
+}
+
 fn error_entry(name: Option<&str>, id: Uuid, e: &Error) -> MetadataResponseTopic {
     MetadataResponseTopic::default()
         .with_name(name.map(|n| TopicName(sb(n))))
@@ -47,13 +63,29 @@ fn error_entry(name: Option<&str>, id: Uuid, e: &Error) -> MetadataResponseTopic
         .with_error_code(error_code::code(e))
 }
 
-/// Answers Metadata.
+/// Answers Metadata. Authorized operations (cluster's in v8-10, each topic's in v8+) are every supported one, as
+/// Kafka answers without an authorizer (see describe_cluster).
 pub async fn handle(
     broker: &Arc<Broker>,
     h: &RequestHeader,
     req: MetadataRequest,
 ) -> MetadataResponse {
     let version = h.request_api_version;
+    let cluster_ops = version <= 10 && req.include_cluster_authorized_operations;
+    let topic_ops = version >= 8 && req.include_topic_authorized_operations;
+    let mut resp = answer(broker, version, req).await;
+    if cluster_ops {
+        resp.cluster_authorized_operations = super::describe_cluster::CLUSTER_OPERATIONS;
+    }
+    if topic_ops {
+        for t in resp.topics.iter_mut().filter(|t| t.error_code == 0) {
+            t.topic_authorized_operations = super::describe_cluster::TOPIC_OPERATIONS;
+        }
+    }
+    resp
+}
+
+async fn answer(broker: &Arc<Broker>, version: i16, req: MetadataRequest) -> MetadataResponse {
     let (host, port) = broker.advertised();
     let node = BrokerId(broker.config().node_id);
     let mut resp = MetadataResponse::default()

@@ -79,6 +79,7 @@ fn append(
     records: Bytes,
     acks: i16,
     transactional_id: Option<&str>,
+    version: i16,
 ) -> PartitionProduceResponse {
     let log = match broker.log(topic, partition) {
         Ok(log) => log,
@@ -99,6 +100,11 @@ fn append(
         };
         return failed(topic, partition, &e);
     }
+    // Old message formats up-converted, the topic's codec applied (see records.rs).
+    let records = match super::records::for_append(&log.config(), records, version) {
+        Ok(r) => r,
+        Err(e) => return failed(topic, partition, &e),
+    };
     let txn = match transactional_producer(topic, partition, &records) {
         Ok(t) => t,
         Err(e) => return failed(topic, partition, &e),
@@ -128,31 +134,44 @@ fn append(
 /// `min.insync.replicas` asks for more than one replica).
 pub async fn handle(
     broker: &Arc<Broker>,
-    _h: &RequestHeader,
+    h: &RequestHeader,
     req: ProduceRequest,
 ) -> ProduceResponse {
     // (topic index, partition, Ok(records) to append | Err(response))
     let mut work: Vec<(usize, String, i32, Result<Bytes, PartitionProduceResponse>)> = Vec::new();
     let mut names = Vec::with_capacity(req.topic_data.len());
     for (ti, t) in req.topic_data.into_iter().enumerate() {
-        let topic = t.name.0.to_string();
+        // Produce v13+ (KIP-516) names topics by id.
+        let (topic, unknown_id) = super::metadata::topic_by_name_or_id(broker, &t.name, t.topic_id);
         for p in t.partition_data {
-            let item = precheck(broker, &topic, p.records).map_err(|e| failed(&topic, p.index, &e));
+            let item = match &unknown_id {
+                Some(e) => Err(failed(&topic, p.index, e)),
+                None => {
+                    precheck(broker, &topic, p.records).map_err(|e| failed(&topic, p.index, &e))
+                }
+            };
             work.push((ti, topic.clone(), p.index, item));
         }
-        names.push(t.name);
+        names.push((t.name, t.topic_id));
     }
     let b = broker.clone();
     let acks = req.acks;
     let transactional_id = req.transactional_id.map(|id| id.0.to_string());
+    let version = h.request_api_version;
     let done = blocking(move || {
         Ok(work
             .into_iter()
             .map(|(ti, topic, p, item)| {
                 let resp = match item {
-                    Ok(records) => {
-                        append(&b, &topic, p, records, acks, transactional_id.as_deref())
-                    }
+                    Ok(records) => append(
+                        &b,
+                        &topic,
+                        p,
+                        records,
+                        acks,
+                        transactional_id.as_deref(),
+                        version,
+                    ),
                     Err(resp) => resp,
                 };
                 (ti, resp)
@@ -167,9 +186,10 @@ pub async fn handle(
             return ProduceResponse::default().with_responses(
                 names
                     .into_iter()
-                    .map(|n| {
+                    .map(|(n, id)| {
                         TopicProduceResponse::default()
                             .with_name(n)
+                            .with_topic_id(id)
                             .with_partition_responses(vec![failed("", 0, &e)])
                     })
                     .collect(),
@@ -187,9 +207,10 @@ pub async fn handle(
     let responses = names
         .into_iter()
         .zip(per_topic)
-        .map(|(n, parts)| {
+        .map(|((n, id), parts)| {
             TopicProduceResponse::default()
                 .with_name(n)
+                .with_topic_id(id)
                 .with_partition_responses(parts)
         })
         .collect();

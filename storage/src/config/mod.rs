@@ -162,6 +162,18 @@ pub struct LogConfig {
     /// Kafka: `max.compaction.lag.ms`. Default: Long.MAX_VALUE. A log whose oldest dirty record is older is
     /// cleaned whatever its dirty ratio.
     pub max_compaction_lag_ms: i64,
+    /// Kafka: `compression.type`. Default: `producer` (`None`: batches are stored as the producer sent them);
+    /// otherwise the codec every batch is stored in (a batch in another codec is re-encoded on append).
+    pub compression: Option<crate::record::Compression>,
+    /// Kafka: `compression.gzip.level`. Default: -1 (the codec's default).
+    pub compression_gzip_level: i32,
+    /// Kafka: `compression.lz4.level`. Default: 9.
+    pub compression_lz4_level: i32,
+    /// Kafka: `compression.zstd.level`. Default: 3.
+    pub compression_zstd_level: i32,
+    /// Kafka 3.x: `message.downconversion.enable`. Default: true. When false, fetches at versions that need
+    /// v0/v1 messages (Fetch v0-3) are answered UNSUPPORTED_VERSION for this topic.
+    pub message_downconversion_enable: bool,
 }
 
 /// Seven days in milliseconds.
@@ -192,7 +204,54 @@ impl Default for LogConfig {
             min_cleanable_dirty_ratio: 0.5,
             min_compaction_lag_ms: 0,
             max_compaction_lag_ms: i64::MAX,
+            compression: None,
+            compression_gzip_level: -1,
+            compression_lz4_level: 9,
+            compression_zstd_level: 3,
+            message_downconversion_enable: true,
         }
+    }
+}
+
+/// Kafka's `compression.type` values: `producer` is `None`.
+pub fn compression_from_name(name: &str) -> Option<Option<crate::record::Compression>> {
+    use crate::record::Compression;
+    Some(match name {
+        "producer" => None,
+        "uncompressed" => Some(Compression::None),
+        "gzip" => Some(Compression::Gzip),
+        "snappy" => Some(Compression::Snappy),
+        "lz4" => Some(Compression::Lz4),
+        "zstd" => Some(Compression::Zstd),
+        _ => return None,
+    })
+}
+
+/// The `compression.type` value naming `c`.
+pub fn compression_name(c: Option<crate::record::Compression>) -> &'static str {
+    use crate::record::Compression;
+    match c {
+        None => "producer",
+        Some(Compression::None) => "uncompressed",
+        Some(Compression::Gzip) => "gzip",
+        Some(Compression::Snappy) => "snappy",
+        Some(Compression::Lz4) => "lz4",
+        Some(Compression::Zstd) => "zstd",
+    }
+}
+
+impl LogConfig {
+    /// The codec and level batches are stored in; `None` for `compression.type=producer`.
+    pub fn target_codec(&self) -> Option<crate::record::TargetCodec> {
+        use crate::record::Compression;
+        let codec = self.compression?;
+        let level = match codec {
+            Compression::Gzip => Some(self.compression_gzip_level),
+            Compression::Lz4 => Some(self.compression_lz4_level),
+            Compression::Zstd => Some(self.compression_zstd_level),
+            Compression::None | Compression::Snappy => None,
+        };
+        Some(crate::record::TargetCodec { codec, level })
     }
 }
 

@@ -17,21 +17,7 @@ const fn syn(name: &'static str) -> Synonym {
 
 const HOURS: i64 = 3_600_000;
 const REPLICATION: &str = "a single node has no replicas to throttle";
-const CODEC: &str =
-    "batches are stored as the producer compressed them (compression.type=producer)";
 const CLOCK: &str = "CreateTime timestamps are not checked against the broker's clock";
-
-/// Today's refusal of a topic codec: batches are kept as the producer compressed them.
-fn producer_codec_only(v: &Value) -> std::result::Result<(), String> {
-    match v {
-        Value::String(s) if s == "producer" => Ok(()),
-        _ => Err(
-            "only compression.type=producer is supported: batches are stored as the producer \
-                  compressed them (set the codec on the producer)"
-                .into(),
-        ),
-    }
-}
 
 /// Kafka's `GzipCompression.LevelValidator`: 1..=9 or -1 (the codec's default).
 fn gzip_level(v: &Value) -> std::result::Result<(), String> {
@@ -50,22 +36,19 @@ pub const TOPIC_KEYS: &[ConfigKey] = &[
     ConfigKey::new("compression.gzip.level", Type::Int, "gzip level when compression.type=gzip")
         .default("-1")
         .validator(Validator::Custom(gzip_level))
-        .server_default(&[syn("compression.gzip.level")])
-        .effect(Effect::NoEffect(CODEC)),
+        .server_default(&[syn("compression.gzip.level")]),
     ConfigKey::new("compression.lz4.level", Type::Int, "lz4 level when compression.type=lz4")
         .default("9")
         .validator(Validator::Between(1, 17))
-        .server_default(&[syn("compression.lz4.level")])
-        .effect(Effect::NoEffect(CODEC)),
-    ConfigKey::new("compression.type", Type::String, "the topic's codec; producer keeps the producer's (the only one strata supports)")
+        .server_default(&[syn("compression.lz4.level")]),
+    ConfigKey::new("compression.type", Type::String, "the codec batches are stored in (a batch in another is re-encoded on append); producer keeps the producer's")
         .default("producer")
-        .validator(Validator::Custom(producer_codec_only))
+        .validator(Validator::OneOf(&["uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"]))
         .server_default(&[syn("compression.type")]),
     ConfigKey::new("compression.zstd.level", Type::Int, "zstd level when compression.type=zstd")
         .default("3")
         .validator(Validator::Between(-131072, 22))
-        .server_default(&[syn("compression.zstd.level")])
-        .effect(Effect::NoEffect(CODEC)),
+        .server_default(&[syn("compression.zstd.level")]),
     ConfigKey::new("delete.retention.ms", Type::Long, "how long tombstones are kept on compacted topics")
         .default("86400000")
         .validator(Validator::AtLeast(0))
@@ -108,6 +91,12 @@ pub const TOPIC_KEYS: &[ConfigKey] = &[
         .default("1048588")
         .validator(Validator::Between(1, i32::MAX as i64))
         .server_default(&[syn("message.max.bytes")]),
+    // Kafka 3.x keys removed in 4.0 that older tools still send.
+    ConfigKey::new("message.downconversion.enable", Type::Boolean, "down-convert to v0/v1 messages for Fetch v0-3 (false: those fetches get UNSUPPORTED_VERSION)")
+        .default("true"),
+    ConfigKey::new("message.format.version", Type::String, "deprecated (Kafka 3.x): the stored format is always v2")
+        .default("3.0-IV1")
+        .effect(Effect::NoEffect("deprecated since Kafka 3.0: batches are always stored in message format v2")),
     ConfigKey::new("message.timestamp.after.max.ms", Type::Long, "largest future skew of a CreateTime timestamp")
         .default("3600000")
         .validator(Validator::AtLeast(0))
@@ -209,7 +198,11 @@ impl LogConfig {
                     .map(String::from)
                     .collect(),
             ),
-            "compression.type" => Value::String("producer".into()),
+            "compression.type" => Value::String(super::compression_name(self.compression).into()),
+            "compression.gzip.level" => Value::Int(self.compression_gzip_level),
+            "compression.lz4.level" => Value::Int(self.compression_lz4_level),
+            "compression.zstd.level" => Value::Int(self.compression_zstd_level),
+            "message.downconversion.enable" => Value::Bool(self.message_downconversion_enable),
             "file.delete.delay.ms" => long(self.file_delete_delay_ms),
             "flush.messages" => long(self.flush_messages),
             "flush.ms" => long(self.flush_ms),
@@ -270,6 +263,14 @@ impl LogConfig {
             min_cleanable_dirty_ratio: v.double("min.cleanable.dirty.ratio"),
             min_compaction_lag_ms: v.long("min.compaction.lag.ms"),
             max_compaction_lag_ms: v.long("max.compaction.lag.ms"),
+            compression: v
+                .string("compression.type")
+                .and_then(super::compression_from_name)
+                .unwrap_or(None),
+            compression_gzip_level: v.int("compression.gzip.level"),
+            compression_lz4_level: v.int("compression.lz4.level"),
+            compression_zstd_level: v.int("compression.zstd.level"),
+            message_downconversion_enable: v.bool("message.downconversion.enable"),
         }
     }
 
@@ -426,7 +427,9 @@ mod tests {
         ] {
             assert!(TOPIC_CONFIG.key(name).is_some(), "{name}");
         }
-        assert_eq!(TOPIC_CONFIG.keys().count(), 33);
+        // Plus the two Kafka 3.x keys older tools still send (message.downconversion.enable,
+        // message.format.version).
+        assert_eq!(TOPIC_CONFIG.keys().count(), 35);
     }
 
     #[test]
@@ -494,7 +497,8 @@ mod tests {
         }
         for (k, v, says) in [
             ("cleanup.policy", "shred", "cleanup.policy"),
-            ("compression.type", "zstd", "only compression.type=producer"),
+            ("compression.type", "brotli", "compression.type"),
+            ("compression.zstd.level", "23", "compression.zstd.level"),
             (
                 "min.cleanable.dirty.ratio",
                 "2",
@@ -517,5 +521,60 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c, LogConfig::default());
+    }
+
+    #[test]
+    fn a_topic_codec_and_its_level_are_parsed_and_reported() {
+        use crate::record::{Compression, TargetCodec};
+        let c = topic_log_config(
+            &LogConfig::default(),
+            &overrides(&[
+                ("compression.type", "zstd"),
+                ("compression.zstd.level", "7"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            c.target_codec(),
+            Some(TargetCodec {
+                codec: Compression::Zstd,
+                level: Some(7)
+            })
+        );
+        assert_eq!(
+            c.value("compression.type"),
+            Some(Value::String("zstd".into()))
+        );
+        for (name, codec) in [
+            ("uncompressed", Compression::None),
+            ("gzip", Compression::Gzip),
+            ("snappy", Compression::Snappy),
+            ("lz4", Compression::Lz4),
+        ] {
+            let c = topic_log_config(
+                &LogConfig::default(),
+                &overrides(&[("compression.type", name)]),
+            )
+            .unwrap();
+            assert_eq!(c.target_codec().map(|t| t.codec), Some(codec), "{name}");
+        }
+        assert_eq!(LogConfig::default().target_codec(), None, "producer");
+        // Kafka 3.x's deprecated keys are accepted; message.format.version changes nothing.
+        let c = topic_log_config(
+            &LogConfig::default(),
+            &overrides(&[
+                ("message.format.version", "0.10.2"),
+                ("message.downconversion.enable", "false"),
+            ]),
+        )
+        .unwrap();
+        assert!(!c.message_downconversion_enable);
+        assert_eq!(
+            LogConfig {
+                message_downconversion_enable: true,
+                ..c
+            },
+            LogConfig::default()
+        );
     }
 }

@@ -222,11 +222,26 @@ impl Read for Lz4Frame<'_> {
 /// `Lz4BlockOutputStream`), zstd at level 3 (Kafka's default). Used by the log cleaner when it re-encodes a batch
 /// it dropped records from: the batch keeps its codec.
 pub(crate) fn compress(codec: Compression, data: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
+    compress_at(codec, None, data, out)
+}
+
+/// [`compress`] at `level` (Kafka's `compression.gzip.level` -1 or 1..=9, `compression.lz4.level` 1..=17,
+/// `compression.zstd.level`); `None` or gzip's -1 is the codec's default. Snappy has no level.
+pub(crate) fn compress_at(
+    codec: Compression,
+    level: Option<i32>,
+    data: &[u8],
+    out: &mut Vec<u8>,
+) -> io::Result<()> {
     use std::io::Write;
     match codec {
         Compression::None => out.extend_from_slice(data),
         Compression::Gzip => {
-            let mut e = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+            let level = match level {
+                Some(l @ 1..=9) => flate2::Compression::new(l as u32),
+                _ => flate2::Compression::default(),
+            };
+            let mut e = flate2::write::GzEncoder::new(out, level);
             e.write_all(data)?;
             e.finish()?;
         }
@@ -249,13 +264,14 @@ pub(crate) fn compress(codec: Compression, data: &[u8], out: &mut Vec<u8>) -> io
                 .block_mode(lz4::BlockMode::Independent)
                 .block_checksum(lz4::liblz4::BlockChecksum::NoBlockChecksum)
                 .checksum(lz4::ContentChecksum::NoChecksum)
+                .level(level.map_or(0, |l| l.clamp(1, 17) as u32))
                 .build(out)?;
             e.write_all(data)?;
             let (_, res) = e.finish();
             res?;
         }
         Compression::Zstd => {
-            let mut e = zstd::stream::write::Encoder::new(out, 3)?;
+            let mut e = zstd::stream::write::Encoder::new(out, level.unwrap_or(3))?;
             e.write_all(data)?;
             e.finish()?;
         }

@@ -7,6 +7,8 @@ mod batch;
 mod builder;
 mod compression;
 mod control;
+pub mod legacy;
+mod recompress;
 pub(crate) mod varint;
 mod walker;
 
@@ -18,6 +20,7 @@ pub use builder::{Header, Record, RecordBatchBuilder, RecordIter};
 pub(crate) use compression::compress;
 pub use compression::{SNAPPY_MAX_EXPANSION, ZSTD_WINDOW_LOG_MAX};
 pub use control::{ControlRecordKey, ControlRecordType};
+pub use recompress::{recompress_batch, recompress_records, TargetCodec};
 pub(crate) use walker::walk_records;
 
 /// The most decompressed record bytes one append (one partition's records in a produce request) may carry: 100 MiB,
