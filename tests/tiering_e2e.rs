@@ -153,16 +153,13 @@ fn offloaded_segments_are_served_remotely_before_and_after_a_restart() {
             > 0,
         "the consume was not served from the remote tier"
     );
-    let metrics_addr = server
-        .tiering()
-        .and_then(|t| t.metrics_addr())
-        .expect("/metrics bound");
+    let metrics_addr = server.http_addr().expect("/metrics bound");
     let text = http_get(metrics_addr, "/metrics");
     assert!(text.starts_with("HTTP/1.1 200"), "{text}");
     for name in [
-        "RemoteCopyBytesPerSec",
-        "RemoteFetchBytesPerSec",
-        "RemoteLogSizeBytes",
+        "kafka_server_brokertopicmetrics_remotecopybytes_total",
+        "kafka_server_brokertopicmetrics_remotefetchbytes_total",
+        "kafka_server_brokertopicmetrics_remotelogsizebytes",
     ] {
         assert!(text.contains(name), "/metrics lacks {name}");
     }

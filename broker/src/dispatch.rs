@@ -92,9 +92,12 @@ pub(crate) async fn handle(broker: &Arc<Broker>, mut body: Bytes) -> Result<Opti
     }
 
     let span = tracing::debug_span!("request", api = ?api, version, correlation_id = header.correlation_id);
-    dispatch(broker, api, version, header, body)
+    let timer = broker.metrics().request_started(api);
+    let result = dispatch(broker, api, version, header, body)
         .instrument(span)
-        .await
+        .await;
+    broker.metrics().request_done(timer, result.is_err());
+    result
 }
 
 /// The one `match` over API keys.

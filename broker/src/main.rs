@@ -237,7 +237,7 @@ fn main() -> anyhow::Result<()> {
             listeners = %listeners.join(","),
             advertised = %format!("{host}:{port}"),
             log_dirs = %dirs.join(","),
-            metrics = ?server.tiering().and_then(|t| t.metrics_addr()),
+            console = ?server.http_addr().map(|a| format!("http://{a}/")),
             startup_ms = started.elapsed().as_millis() as u64,
             "strata ready: bootstrap.servers={host}:{port}"
         );

@@ -238,6 +238,7 @@ pub async fn handle(broker: &Arc<Broker>, _h: &RequestHeader, req: FetchRequest)
         }
     };
 
+    broker.metrics().fetched(&names, &partitions);
     let responses = names
         .into_iter()
         .zip(partitions)

@@ -99,7 +99,11 @@ pub async fn handle(
             .into_iter()
             .map(|(ti, topic, p, item)| {
                 let resp = match item {
-                    Ok(records) => append(&b, &topic, p, records, acks),
+                    Ok(records) => b.metrics().produced(
+                        &topic,
+                        &records.clone(),
+                        append(&b, &topic, p, records, acks),
+                    ),
                     Err(resp) => resp,
                 };
                 (ti, resp)
