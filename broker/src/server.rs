@@ -369,6 +369,9 @@ impl Server {
             }
             None => None,
         };
+        if let (Some(h), Some(dir)) = (&http, config.log_dirs.first()) {
+            crate::http::client::write_addr(dir, h.local_addr());
+        }
         let serving = tasks.spawn(run(sockets, security, broker.clone()));
         Ok(Server {
             addrs,
@@ -415,6 +418,9 @@ impl Server {
         }
         if let Some(h) = &self.http {
             h.stop();
+            if let Some(dir) = self.broker.config().log_dirs.first() {
+                crate::http::client::remove_addr(dir);
+            }
         }
         let tiered = match &self.tiering {
             Some(t) => t.shutdown().await,

@@ -7,7 +7,7 @@
 //! | `GET topics/{t}/partitions?offset=&limit=` | a page of partitions: log start, local log start, HW, LEO, highest offset in remote storage, sizes, copy lag |
 //! | `GET topics/{t}/partitions/{p}/segments` | the partition's segments, local and remote merged, with states |
 //! | `GET topics/{t}/remote-segments` | the topic's remote segments as `strata remote ls` lists them |
-//! | `GET rlmm?topic=&partition=&limit=` | the latest `__remote_log_metadata` records (of one partition, or all) |
+//! | `GET rlmm?topic=&partition=&limit=&order=` | the latest `__remote_log_metadata` records (of one partition, or all), oldest first by event time (`order=offset`: as stored) |
 //! | `GET groups` | consumer groups with members and lag per partition |
 //! | `GET topics/{t}/partitions/{p}/records?offset=&limit=` | records (tail: the last `limit` when no offset) |
 //! | `POST topics/{t}/produce` `{"partition":0,"key":"k","value":"v"}` | appends one record: its offset |
@@ -412,7 +412,7 @@ fn remote_segments(ctx: &HttpContext, t: &str) -> Result<Value, Reply> {
 }
 
 fn rlmm_records(ctx: &HttpContext, p: &HashMap<String, String>) -> Result<Value, Reply> {
-    let limit = num(p, "limit", 100usize)?.min(MAX_PAGE);
+    let limit = num(p, "limit", 100usize)?;
     let topic = p.get("topic").filter(|t| !t.is_empty());
     let partition: Option<i32> = match p.get("partition").filter(|v| !v.is_empty()) {
         Some(v) => Some(partition_arg(v)?),
@@ -450,9 +450,13 @@ fn rlmm_records(ctx: &HttpContext, p: &HashMap<String, String>) -> Result<Value,
             "end_offset": v.get("end_offset"),
             "event_timestamp_ms": v.get("event_timestamp_ms"),
             "record": v,
+            "raw": r.json,
         }));
     }
-    rows.sort_by_key(|r| r["event_timestamp_ms"].as_i64().unwrap_or(0));
+    // Oldest first: by event time (the console's feed), or as stored (`order=offset`, `strata remote ls`).
+    if p.get("order").is_none_or(|o| o != "offset") {
+        rows.sort_by_key(|r| r["event_timestamp_ms"].as_i64().unwrap_or(0));
+    }
     let skip = rows.len().saturating_sub(limit);
     Ok(json!({ "total": rows.len(), "records": rows.split_off(skip) }))
 }

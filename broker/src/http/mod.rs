@@ -7,6 +7,7 @@
 //! with the server's root token.
 
 pub mod api;
+pub mod client;
 pub mod metrics;
 
 use std::convert::Infallible;
