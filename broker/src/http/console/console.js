@@ -241,6 +241,7 @@ async function refresh() {
     await partitions();
     await partition();
     if (tick % 2 === 0) { await groups(); await events(); }
+    document.body.dataset.refreshes = String(tick + 1);
     $("live").className = "live";
     $("live").textContent = "● live";
   } catch (e) {
