@@ -85,7 +85,10 @@ fn main() -> anyhow::Result<()> {
     let created = rt.block_on(admin.create_topics(&[wide, orders], &AdminOptions::new()))?;
     println!("created {created:?}");
 
-    let p: FutureProducer = client(&bs).set("linger.ms", "5").create()?;
+    let p: FutureProducer = client(&bs)
+        .set("linger.ms", "5")
+        .set("batch.size", "2048")
+        .create()?;
     rt.block_on(async {
         let mut pending = Vec::new();
         for i in 0..4000u32 {

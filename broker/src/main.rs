@@ -262,6 +262,7 @@ fn main() -> anyhow::Result<()> {
             listeners = %listeners.join(","),
             advertised = %format!("{host}:{port}"),
             log_dirs = %dirs.join(","),
+            metrics = ?server.http_addr(),
             console = ?server.http_addr().map(|a| format!("http://{a}/")),
             startup_ms = started.elapsed().as_millis() as u64,
             "strata ready: bootstrap.servers={host}:{port}"
