@@ -105,13 +105,8 @@ fn main() -> anyhow::Result<()> {
             );
             let part = (i % PARTITIONS as u32) as i32;
             pending.push(
-                p.send_result(
-                    FutureRecord::to("wide")
-                        .key(&k)
-                        .payload(&v)
-                        .partition(part),
-                )
-                .map_err(|(e, _)| e)?,
+                p.send_result(FutureRecord::to("wide").key(&k).payload(&v).partition(part))
+                    .map_err(|(e, _)| e)?,
             );
         }
         for f in pending {

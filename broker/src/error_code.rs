@@ -582,7 +582,10 @@ mod tests {
     #[test]
     fn names_are_kafkas_constant_names() {
         assert_eq!(name(NONE), "NONE");
-        assert_eq!(name(UNKNOWN_TOPIC_OR_PARTITION), "UNKNOWN_TOPIC_OR_PARTITION");
+        assert_eq!(
+            name(UNKNOWN_TOPIC_OR_PARTITION),
+            "UNKNOWN_TOPIC_OR_PARTITION"
+        );
         assert_eq!(name(UNKNOWN_SERVER_ERROR), "UNKNOWN_SERVER_ERROR");
         assert_eq!(name(i16::MAX), "UNKNOWN");
     }
