@@ -248,13 +248,13 @@ fn console_shows_a_tiered_topic_upload_and_delete_locally_without_a_reload() {
     page.wait(
         "the topic",
         Duration::from_secs(20),
-        &format!("!!document.querySelector('#topics li[data-topic=\"{TOPIC}\"]') && !!document.querySelector('#timeline .seg')"),
+        &format!("!!document.querySelector('#topics li[data-topic=\"{TOPIC}\"]') && !!document.querySelector('#timeline .seg') && !!document.body.dataset.refreshes"),
     );
     // Empty so far: only the active segment, nothing remote. A marker that a reload would wipe.
     assert_eq!(page.eval("document.querySelectorAll('#timeline .seg.remote, #timeline .seg.local-remote').length"), json!(0));
     page.eval("window.__notReloaded = true; true");
     let refreshes_before: u64 = page
-        .eval("Number(document.body.dataset.refreshes)")
+        .eval("Number(document.body.dataset.refreshes || 0)")
         .as_u64()
         .unwrap();
 
@@ -284,14 +284,20 @@ fn console_shows_a_tiered_topic_upload_and_delete_locally_without_a_reload() {
         "!!document.querySelector('#rlmm li[data-state=\"COPY_SEGMENT_FINISHED\"]')",
     );
     let log = log_of(&server, TOPIC, 0);
-    page.wait(
-        "the local log start",
-        Duration::from_secs(10),
-        &format!(
-            "document.querySelector('#offsets').textContent.includes('local log start {}')",
-            log.local_log_start_offset()
-        ),
-    );
+    // The broker's local log start (it may still move while local segments are deleted: compared afresh).
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let want = format!("local log start {}", log.local_log_start_offset());
+        let shown = page.eval("document.querySelector('#offsets').textContent");
+        if shown.as_str().is_some_and(|t| t.contains(&want)) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the page shows {shown}, not {want}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let title = page.eval("document.querySelector('#timeline .seg').title");
     assert!(
         title.as_str().unwrap().starts_with("remote: offsets 0–"),
@@ -309,7 +315,7 @@ fn console_shows_a_tiered_topic_upload_and_delete_locally_without_a_reload() {
         "the page was reloaded"
     );
     let refreshes_after = page
-        .eval("Number(document.body.dataset.refreshes)")
+        .eval("Number(document.body.dataset.refreshes || 0)")
         .as_u64()
         .unwrap();
     assert!(
