@@ -82,10 +82,21 @@ fn api_and_metrics_follow_a_tiered_topic_through_roll_upload_and_local_delete() 
             .any(|g| g["state"] == "remote")
             && s["local_log_start_offset"].as_i64().unwrap() > 0
     });
-    wait_for("copy lag 0", Duration::from_secs(20), || {
-        let p = api(addr, &format!("topics/{TOPIC}/partitions"));
-        p["partitions"][0]["copy_lag_segments"] == 0
-    });
+    // Settled: every rolled segment copied and its local copy deleted (nothing changes after that).
+    wait_for(
+        "every rolled segment remote only",
+        Duration::from_secs(30),
+        || {
+            let s = api(addr, &format!("topics/{TOPIC}/partitions/0/segments"));
+            let p = api(addr, &format!("topics/{TOPIC}/partitions"));
+            p["partitions"][0]["copy_lag_segments"] == 0
+                && s["segments"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|g| g["state"] == "remote" || g["state"] == "active")
+        },
+    );
 
     // Segments: offsets contiguous from 0 to the log end, the active one last, remote ones named by the RLMM.
     let s = api(addr, &format!("topics/{TOPIC}/partitions/0/segments"));
