@@ -147,8 +147,8 @@ async fn run() -> anyhow::Result<()> {
         started.elapsed().as_secs_f64(),
         data.display()
     );
-    if let Some(m) = tiering.metrics_addr() {
-        println!("          metrics on http://{m}/metrics");
+    if let Some(m) = server.http_addr() {
+        println!("          console on http://{m}/ (metrics on http://{m}/metrics)");
     }
 
     // 1. A tiered topic: 64 KiB segments, keep (almost) nothing locally once a segment is remote.

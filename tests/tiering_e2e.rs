@@ -153,16 +153,13 @@ fn offloaded_segments_are_served_remotely_before_and_after_a_restart() {
             > 0,
         "the consume was not served from the remote tier"
     );
-    let metrics_addr = server
-        .tiering()
-        .and_then(|t| t.metrics_addr())
-        .expect("/metrics bound");
+    let metrics_addr = server.http_addr().expect("/metrics bound");
     let text = http_get(metrics_addr, "/metrics");
     assert!(text.starts_with("HTTP/1.1 200"), "{text}");
     for name in [
-        "RemoteCopyBytesPerSec",
-        "RemoteFetchBytesPerSec",
-        "RemoteLogSizeBytes",
+        "kafka_server_brokertopicmetrics_remotecopybytes_total",
+        "kafka_server_brokertopicmetrics_remotefetchbytes_total",
+        "kafka_server_brokertopicmetrics_remotelogsizebytes",
     ] {
         assert!(text.contains(name), "/metrics lacks {name}");
     }
@@ -309,11 +306,32 @@ fn strata_remote_ls_and_verify_print_segments_of_a_stopped_broker() {
         args.push("--override".into());
         args.push(format!("{k}={v}"));
     }
-    // While the broker runs its dir is locked: refused, saying why.
-    let busy = strata_remote(&["remote", "ls", "--topic", "cli"], &args);
+    // While the broker runs its dir is locked: verify is refused, saying why; ls asks the broker's API.
+    let busy = strata_remote(&["remote", "verify"], &args);
     let err = String::from_utf8_lossy(&busy.stderr);
     assert!(!busy.status.success(), "{err}");
     assert!(err.contains("another broker"), "{err}");
+    wait_for(
+        "every rolled segment copied",
+        Duration::from_secs(15),
+        || {
+            server
+                .tiering()
+                .map(|t| {
+                    t.rlm()
+                        .metrics()
+                        .partition_gauges(&strata_storage::TopicPartition::new("cli", 0))
+                })
+                .is_some_and(|g| g.copy_lag_segments == 0)
+        },
+    );
+    let online = strata_remote(&["remote", "ls", "--topic", "cli"], &args);
+    let online_out = String::from_utf8_lossy(&online.stdout).into_owned();
+    assert!(
+        online.status.success(),
+        "{online_out} {}",
+        String::from_utf8_lossy(&online.stderr)
+    );
     rt.block_on(server.shutdown()).expect("clean shutdown");
 
     let ls = strata_remote(&["remote", "ls", "--topic", "cli"], &args);
@@ -325,6 +343,11 @@ fn strata_remote_ls_and_verify_print_segments_of_a_stopped_broker() {
     );
     assert!(out.contains("COPY_SEGMENT_FINISHED"), "{out}");
     assert!(out.contains(".rsm-manifest"), "{out}");
+    // The running broker's API listed exactly what the data dir holds once it stopped.
+    assert_eq!(
+        online_out, out,
+        "strata remote ls through the API differs from the offline listing"
+    );
 
     let verify = strata_remote(&["remote", "verify"], &args);
     let out = String::from_utf8_lossy(&verify.stdout);

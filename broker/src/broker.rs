@@ -20,6 +20,7 @@ use crate::error::Result;
 use crate::group::offsets::{OffsetStore, OffsetsLog};
 use crate::group::GroupCoordinator;
 use crate::hooks::TieringHooks;
+use crate::metrics::BrokerMetrics;
 use crate::producer_ids::ProducerIdManager;
 use crate::remote::RemoteLogReader;
 use crate::request;
@@ -83,6 +84,7 @@ pub struct Broker {
     scram: Arc<ScramStore>,
     cleaner: Option<Arc<LogCleaner>>,
     cancel: CancellationToken,
+    metrics: Arc<BrokerMetrics>,
 }
 
 impl std::fmt::Debug for Broker {
@@ -181,7 +183,13 @@ impl Broker {
             scram,
             cleaner,
             cancel,
+            metrics: Arc::new(BrokerMetrics::default()),
         }))
+    }
+
+    /// Request, byte and connection counters (`/metrics`).
+    pub fn metrics(&self) -> &Arc<BrokerMetrics> {
+        &self.metrics
     }
 
     /// The broker config.

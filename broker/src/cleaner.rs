@@ -1,10 +1,15 @@
 //! The log cleaner as the server runs it: storage's [`LogCleaner`] (Kafka's compaction of
 //! `cleanup.policy=compact` logs) on `log.cleaner.threads` blocking threads of the server's tracker, stopped when
-//! the server's root token is cancelled (before the logs are flushed), and its Kafka metrics as Prometheus text
-//! for `/metrics`.
+//! the server's root token is cancelled (before the logs are flushed), and its Kafka metrics for `/metrics`
+//! ([`CleanerCollector`]).
 
-use std::fmt::Write as _;
 use std::sync::Arc;
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::registry::Registry;
 
 use strata_storage::{CleanerMetrics, LogCleaner, LogManager};
 use tokio_util::sync::CancellationToken;
@@ -55,71 +60,99 @@ pub fn start(cleaner: &Arc<LogCleaner>, tasks: &TaskTracker, cancel: Cancellatio
     );
 }
 
-/// The cleaner's metrics as Prometheus text, under Kafka's names (`kafka.log:type=LogCleaner,name=…` →
-/// `kafka_log_LogCleaner_…`, as `/metrics` names the RemoteLogManager's `kafka_server_BrokerTopicMetrics_…`).
-pub fn render_metrics(m: &CleanerMetrics) -> String {
-    let gauges: [(&str, &str, String); 6] = [
-        (
-            "LogCleaner_max_dirty_percent",
-            "highest dirty ratio of the compacted logs at the last check, in percent",
-            m.max_dirty_percent.to_string(),
-        ),
-        (
-            "LogCleaner_time_since_last_run_ms",
-            "milliseconds since the last cleaning ended (or the cleaner started)",
-            m.time_since_last_run_ms.to_string(),
-        ),
-        (
-            "LogCleaner_cleaner_recopy_percent",
-            "share of the bytes read that the last cleaning wrote again, in percent",
-            m.cleaner_recopy_percent.to_string(),
-        ),
-        (
-            "LogCleaner_max_buffer_utilization_percent",
-            "how full the offset map got in the last cleaning, in percent",
-            m.max_buffer_utilization_percent.to_string(),
-        ),
-        (
-            "LogCleaner_max_clean_time_secs",
-            "duration of the last cleaning in seconds",
-            m.max_clean_time_secs.to_string(),
-        ),
-        (
-            "LogCleanerManager_uncleanable_partitions_count",
-            "logs whose cleaning failed (skipped until restart)",
-            m.uncleanable_partitions_count.to_string(),
-        ),
-    ];
-    let counters: [(&str, &str, u64); 3] = [
-        (
-            "LogCleaner_cleaned_bytes_read_total",
-            "bytes read by all cleanings",
-            m.bytes_read_total,
-        ),
-        (
-            "LogCleaner_cleaned_bytes_written_total",
-            "bytes written by all cleanings",
-            m.bytes_written_total,
-        ),
-        (
-            "LogCleaner_cleanings_total",
-            "cleanings completed",
-            m.cleanings_total,
-        ),
-    ];
+/// Encodes the cleaner's metrics (read at each scrape) under the names the Strimzi JMX-exporter rules give
+/// Kafka's `kafka.log:type=LogCleaner,name=…` and `kafka.log:type=LogCleanerManager,name=…` MBeans
+/// (`kafka_log_logcleaner_max_dirty_percent`, …); the running totals are counters (`_total`).
+#[derive(Debug)]
+pub struct CleanerCollector(pub Arc<LogCleaner>);
+
+/// (name, help, value) of the gauges, then of the counters.
+#[allow(clippy::type_complexity)]
+fn cleaner_series(
+    m: &CleanerMetrics,
+) -> (
+    [(&'static str, &'static str, f64); 7],
+    [(&'static str, &'static str, u64); 3],
+) {
+    (
+        [
+            (
+                "kafka_log_logcleaner_max_dirty_percent",
+                "Highest dirty ratio of the compacted logs at the last check, in percent.",
+                m.max_dirty_percent,
+            ),
+            (
+                "kafka_log_logcleaner_time_since_last_run_ms",
+                "Milliseconds since the last cleaning ended (or the cleaner started).",
+                m.time_since_last_run_ms as f64,
+            ),
+            (
+                "kafka_log_logcleaner_cleaner_recopy_percent",
+                "Share of the bytes read that the last cleaning wrote again, in percent.",
+                m.cleaner_recopy_percent,
+            ),
+            (
+                "kafka_log_logcleaner_max_buffer_utilization_percent",
+                "How full the offset map got in the last cleaning, in percent.",
+                m.max_buffer_utilization_percent,
+            ),
+            (
+                "kafka_log_logcleaner_max_clean_time_secs",
+                "Duration of the last cleaning in seconds.",
+                m.max_clean_time_secs,
+            ),
+            (
+                "kafka_log_logcleaner_max_compaction_delay_secs",
+                "Longest delay past max.compaction.lag.ms of a log at the last check, in seconds.",
+                m.max_compaction_delay_secs,
+            ),
+            (
+                "kafka_log_logcleanermanager_uncleanable_partitions_count",
+                "Logs whose cleaning failed (skipped until restart).",
+                m.uncleanable_partitions_count as f64,
+            ),
+        ],
+        [
+            (
+                "kafka_log_logcleaner_cleaned_bytes_read",
+                "Bytes read by all cleanings.",
+                m.bytes_read_total,
+            ),
+            (
+                "kafka_log_logcleaner_cleaned_bytes_written",
+                "Bytes written by all cleanings.",
+                m.bytes_written_total,
+            ),
+            (
+                "kafka_log_logcleaner_cleanings",
+                "Cleanings completed.",
+                m.cleanings_total,
+            ),
+        ],
+    )
+}
+
+impl Collector for CleanerCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> std::fmt::Result {
+        let (gauges, counters) = cleaner_series(&self.0.metrics());
+        for (name, help, v) in gauges {
+            let g = ConstGauge::new(v);
+            g.encode(encoder.encode_descriptor(name, help, None, g.metric_type())?)?;
+        }
+        for (name, help, v) in counters {
+            let c = ConstCounter::new(v);
+            c.encode(encoder.encode_descriptor(name, help, None, c.metric_type())?)?;
+        }
+        Ok(())
+    }
+}
+
+/// The cleaner's metrics alone as OpenMetrics text (what `/metrics` shows of them).
+pub fn render_metrics(cleaner: &Arc<LogCleaner>) -> String {
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(CleanerCollector(cleaner.clone())));
     let mut out = String::new();
-    for (name, help, value) in gauges {
-        let family = format!("kafka_log_{name}");
-        let _ = writeln!(out, "# HELP {family} Kafka's {name}: {help}.");
-        let _ = writeln!(out, "# TYPE {family} gauge");
-        let _ = writeln!(out, "{family} {value}");
-    }
-    for (name, help, value) in counters {
-        let family = format!("kafka_log_{name}");
-        let _ = writeln!(out, "# HELP {family} {help} (a running total; use rate()).");
-        let _ = writeln!(out, "# TYPE {family} counter");
-        let _ = writeln!(out, "{family} {value}");
-    }
+    let _ = prometheus_client::encoding::text::encode(&mut out, &registry);
     out
 }
 
@@ -128,25 +161,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn metrics_use_kafkas_log_cleaner_names() {
+    fn metrics_use_the_strimzi_names_of_kafkas_log_cleaner_mbeans() {
         let m = CleanerMetrics {
             max_dirty_percent: 42.5,
             uncleanable_partitions_count: 2,
             cleanings_total: 3,
             ..CleanerMetrics::default()
         };
-        let text = render_metrics(&m);
-        for line in [
-            "kafka_log_LogCleaner_max_dirty_percent 42.5",
-            "kafka_log_LogCleaner_time_since_last_run_ms 0",
-            "kafka_log_LogCleaner_cleaner_recopy_percent 0",
-            "kafka_log_LogCleaner_max_buffer_utilization_percent 0",
-            "kafka_log_LogCleaner_max_clean_time_secs 0",
-            "kafka_log_LogCleanerManager_uncleanable_partitions_count 2",
-            "kafka_log_LogCleaner_cleanings_total 3",
-            "# TYPE kafka_log_LogCleaner_max_dirty_percent gauge",
-        ] {
-            assert!(text.lines().any(|l| l == line), "{line} missing in\n{text}");
+        let (gauges, counters) = cleaner_series(&m);
+        assert!(gauges.contains(&("kafka_log_logcleaner_max_dirty_percent", gauges[0].1, 42.5)));
+        assert!(gauges.iter().any(|g| g.0
+            == "kafka_log_logcleanermanager_uncleanable_partitions_count"
+            && g.2 == 2.0));
+        assert!(counters
+            .iter()
+            .any(|c| c.0 == "kafka_log_logcleaner_cleanings" && c.2 == 3));
+        for (name, _, _) in gauges {
+            assert_eq!(name, name.to_lowercase());
         }
     }
 }

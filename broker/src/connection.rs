@@ -178,6 +178,7 @@ pub(crate) async fn serve(
     conn: Registered,
 ) {
     let _ = socket.set_nodelay(true);
+    let _open = broker.metrics().connection_opened(&security.name);
     let Some(acceptor) = security.tls.clone() else {
         let (rd, wr) = socket.into_split();
         return serve_stream(rd, wr, peer, listener, security, broker, conn).await;

@@ -92,15 +92,19 @@ pub(crate) async fn handle(broker: &Arc<Broker>, mut body: Bytes) -> Result<Opti
     }
 
     let span = tracing::debug_span!("request", api = ?api, version, correlation_id = header.correlation_id);
-    if versions::below_codec(api, version) {
+    let timer = broker.metrics().request_started(api);
+    let result = if versions::below_codec(api, version) {
         // Kafka 3.9's oldest versions, below the codec's floor.
-        return handler::legacy::handle(broker, api, version, header, body)
+        handler::legacy::handle(broker, api, version, header, body)
             .instrument(span)
-            .await;
-    }
-    dispatch(broker, api, version, header, body)
-        .instrument(span)
-        .await
+            .await
+    } else {
+        dispatch(broker, api, version, header, body)
+            .instrument(span)
+            .await
+    };
+    broker.metrics().request_done(timer, result.is_err());
+    result
 }
 
 /// The one `match` over API keys.

@@ -24,6 +24,8 @@ pub mod error_code;
 pub mod group;
 pub mod handler;
 pub mod hooks;
+pub mod http;
+pub mod metrics;
 pub mod producer_ids;
 pub mod remote;
 mod request;

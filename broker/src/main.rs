@@ -1,5 +1,6 @@
 //! The `strata` binary: `strata [--config server.properties] [--override key=value]...` runs the broker;
-//! `strata remote ls --topic T` and `strata remote verify` inspect tiered storage while the broker is stopped.
+//! `strata remote ls --topic T` and `strata remote verify` inspect tiered storage while the broker is stopped
+//! (`ls` asks the running broker's `/api/v1/` when one serves the log dirs).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -7,6 +8,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use strata_broker::http::client;
 use strata_broker::tiered::{self, ops::OfflineTier, TIERING_KEYS};
 use strata_broker::{BrokerConfig, Server};
 use tracing::info;
@@ -54,8 +56,8 @@ struct Args {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Inspects tiered storage (reads the log dirs and the remote store; run it while the broker on these log
-    /// dirs is stopped: a running broker holds their .lock and the command then fails naming the dir).
+    /// Inspects tiered storage (reads the log dirs and the remote store; `ls` asks a broker running on these log
+    /// dirs through its http.listener API, `verify` needs the broker stopped: it holds their .lock).
     Remote {
         #[command(subcommand)]
         command: RemoteCommand,
@@ -141,7 +143,16 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("starting the tokio runtime")
 }
 
-/// `strata remote ...`: opens the data dir and the remote store, prints, closes. Exit code 1 on problems.
+fn print_ls(topic: &str, rows: &[String]) {
+    println!("{}", strata_tiering::rlm::ops::RemoteSegmentListing::HEADER);
+    for r in rows {
+        println!("{r}");
+    }
+    println!("{} remote segment(s) of {topic}", rows.len());
+}
+
+/// `strata remote ...`: opens the data dir and the remote store, prints, closes (`ls` asks a running broker's
+/// API when one serves these log dirs). Exit code 1 on problems.
 async fn remote(
     broker: BrokerConfig,
     tiering: tiered::TieringConfig,
@@ -152,18 +163,32 @@ async fn remote(
         .iter()
         .map(|d| d.display().to_string())
         .collect();
+    // A broker running on these log dirs holds them locked: `ls` asks its API instead.
+    if let (RemoteCommand::Ls { topic, records }, Some(addr)) = (
+        &cmd,
+        broker
+            .log_dirs
+            .first()
+            .and_then(|d| client::recorded_addr(d)),
+    ) {
+        if let Ok(rows) = client::remote_ls_rows(addr, topic) {
+            print_ls(topic, &rows);
+            if *records {
+                client::metadata_record_lines(addr)?
+                    .iter()
+                    .for_each(|l| println!("{l}"));
+            }
+            return Ok(0);
+        }
+    }
     let tier = OfflineTier::open(&broker, tiering)
         .await
         .with_context(|| format!("opening log.dirs={}", dirs.join(",")))?;
     let result = async {
         match cmd {
             RemoteCommand::Ls { topic, records } => {
-                let rows = tier.ls(&topic)?;
-                println!("{}", strata_tiering::rlm::ops::RemoteSegmentListing::HEADER);
-                for r in &rows {
-                    println!("{r}");
-                }
-                println!("{} remote segment(s) of {topic}", rows.len());
+                let rows: Vec<String> = tier.ls(&topic)?.iter().map(|r| r.to_string()).collect();
+                print_ls(&topic, &rows);
                 if records {
                     for line in tier.metadata_records()? {
                         println!("{line}");
@@ -237,7 +262,8 @@ fn main() -> anyhow::Result<()> {
             listeners = %listeners.join(","),
             advertised = %format!("{host}:{port}"),
             log_dirs = %dirs.join(","),
-            metrics = ?server.tiering().and_then(|t| t.metrics_addr()),
+            metrics = ?server.http_addr(),
+            console = ?server.http_addr().map(|a| format!("http://{a}/")),
             startup_ms = started.elapsed().as_millis() as u64,
             "strata ready: bootstrap.servers={host}:{port}"
         );

@@ -2,14 +2,15 @@
 //! embedding use it too), and owns its shutdown tree.
 //!
 //! Start-up, bottom-up: bind every client listener → open (recover) the logs and the topic registry → build the
-//! log cleaner ([`crate::cleaner`]) → start tiered storage on them (its `/metrics` also serves the cleaner's
-//! metrics) → assemble the broker's components ([`Broker::assemble`]: topics, group coordinator with its offset
-//! store, producer ids), handing tiering in through its hooks → start the cleaner's threads → serve.
+//! log cleaner ([`crate::cleaner`]) → start tiered storage on them → assemble the broker's components
+//! ([`Broker::assemble`]: topics, group coordinator with its offset store, producer ids), handing tiering in
+//! through its hooks → start the cleaner's threads → serve `http.listener` ([`crate::http`]: console, JSON API,
+//! `/metrics`; a taken port is a WARN) → serve.
 //!
 //! Shutdown tree: one root [`CancellationToken`] and one [`TaskTracker`], both owned by the server. The serving
 //! task (accept loops of every listener; its own tracker of connections and maintenance loops, drained with a
 //! deadline) and tiering's background work run on the tracker, under child tokens of the root. Order: stop
-//! accepting → drain connections → tiering stop (RLM, `/metrics`, RLMM) → the log cleaner told to stop (root
+//! accepting → drain connections → tiering stop (RLM, RLMM) → the log cleaner told to stop (root
 //! token) → every remaining task ends → logs flushed and the clean-shutdown marker written.
 //!
 //! Serving: a connection semaphore (`max.connections`, making room by closing the longest-idle connection),
@@ -36,6 +37,7 @@ use crate::connection;
 use crate::connection_limits::Connections;
 use crate::error::Result;
 use crate::hooks::TieringHooks;
+use crate::http::{HttpContext, HttpServer};
 use crate::remote::RemoteLogReader;
 use crate::security::{self, ListenerSecurity};
 use crate::tiered::{configs_from_properties, Tiering, TieringConfig, TieringError};
@@ -208,6 +210,7 @@ pub struct Server {
     addrs: Vec<SocketAddr>,
     broker: Arc<Broker>,
     tiering: Option<Arc<Tiering>>,
+    http: Option<HttpServer>,
     root: CancellationToken,
     tasks: TaskTracker,
     serving: Option<tokio::task::JoinHandle<()>>,
@@ -311,9 +314,7 @@ impl Server {
                 return Err(e.into());
             }
         };
-        let c = log_cleaner.clone();
-        let cleaner_metrics: crate::tiered::MetricsSource =
-            Arc::new(move || cleaner::render_metrics(&c.metrics()));
+        let http_listener = tiering.http_listener;
         let tiering = match Tiering::start(
             logs.clone(),
             registry.clone(),
@@ -321,7 +322,6 @@ impl Server {
             tiering,
             &tasks,
             root.child_token(),
-            Some(cleaner_metrics),
         )
         .await
         {
@@ -371,11 +371,22 @@ impl Server {
         };
         // Stopped by the root token, which shutdown cancels before the logs are flushed.
         cleaner::start(&log_cleaner, &tasks, root.child_token());
+        let http = match http_listener {
+            Some(addr) => {
+                let ctx = Arc::new(HttpContext::new(broker.clone(), tiering.clone()));
+                HttpServer::start(addr, ctx, &tasks, root.child_token()).await
+            }
+            None => None,
+        };
+        if let (Some(h), Some(dir)) = (&http, config.log_dirs.first()) {
+            crate::http::client::write_addr(dir, h.local_addr());
+        }
         let serving = tasks.spawn(run(sockets, security, broker.clone()));
         Ok(Server {
             addrs,
             broker,
             tiering,
+            http,
             root,
             tasks,
             serving: Some(serving),
@@ -397,6 +408,11 @@ impl Server {
         &self.broker
     }
 
+    /// The bound `http.listener` (console, `/api/v1/`, `/metrics`); `None` when off or its port was taken.
+    pub fn http_addr(&self) -> Option<SocketAddr> {
+        self.http.as_ref().map(HttpServer::local_addr)
+    }
+
     /// Tiered storage (`None` when `remote.log.storage.system.enable=false`).
     pub fn tiering(&self) -> Option<&Arc<Tiering>> {
         self.tiering.as_ref()
@@ -408,6 +424,12 @@ impl Server {
         self.broker.cancel_token().cancel();
         if let Some(serving) = self.serving.take() {
             let _ = serving.await;
+        }
+        if let Some(h) = &self.http {
+            h.stop();
+            if let Some(dir) = self.broker.config().log_dirs.first() {
+                crate::http::client::remove_addr(dir);
+            }
         }
         let tiered = match &self.tiering {
             Some(t) => t.shutdown().await,

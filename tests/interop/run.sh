@@ -131,18 +131,18 @@ kcat_tiered_check() {
   # curl had written the whole page: SIGPIPE, the flake seen once in CI).
   for _ in $(seq 1 50); do
     curl -sf --max-time 5 "http://$metrics/metrics" > "$WORK/metrics.txt" || true
-    grep -Eq '^kafka_server_BrokerTopicMetrics_RemoteFetchBytesPerSec [1-9]' "$WORK/metrics.txt" && break
+    grep -Eq "^kafka_server_brokertopicmetrics_remotefetchbytes_total\\{topic=\"$t\"\\} [1-9]" "$WORK/metrics.txt" && break
     sleep 0.2
   done
-  grep -Eq '^kafka_server_BrokerTopicMetrics_RemoteFetchBytesPerSec [1-9]' "$WORK/metrics.txt" || {
+  grep -Eq "^kafka_server_brokertopicmetrics_remotefetchbytes_total\\{topic=\"$t\"\\} [1-9]" "$WORK/metrics.txt" || {
     echo "no remote fetch bytes in /metrics ($metrics)"
-    grep -E 'RemoteFetch|RemoteCopyBytes|DelayedRemoteFetch' "$WORK/metrics.txt" | grep -v '^#'
+    grep -E 'remotefetch|remotecopybytes|delayedremotefetch' "$WORK/metrics.txt" | grep -v '^#'
     ls -la "$data/$t-0"
     grep -Ev 'DEBUG|TRACE' "$WORK/tiered.log" | tail -25
     return 1
   }
-  # The log cleaner's metrics are on the same page (Kafka's kafka.log:type=LogCleaner names).
-  grep -Eq '^kafka_log_LogCleaner_time_since_last_run_ms [0-9]' "$WORK/metrics.txt" || {
+  # The log cleaner's metrics are on the same page (Kafka's kafka.log:type=LogCleaner names, as Strimzi's rules).
+  grep -Eq '^kafka_log_logcleaner_time_since_last_run_ms [0-9]' "$WORK/metrics.txt" || {
     echo "no log cleaner metrics in /metrics"; return 1; }
   kill -TERM "$PID"; wait "$PID"; PID=
 }

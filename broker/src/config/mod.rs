@@ -202,7 +202,7 @@ fn from_config_error(e: ConfigError) -> Error {
 const STRATA_TIERING_KEYS: &[ConfigKey] = &[ConfigKey::new(
     "http.listener", // tiered::HTTP_LISTENER_KEY (tiering depends on config, not the reverse)
     strata_storage::config_def::Type::String,
-    "",
+    "127.0.0.1:9464", // tiered::HTTP_LISTENER_DEFAULT
 )];
 
 /// Whether `key` is a listener-prefixed TLS/SASL key strata reads (`listener.name.<l>.ssl.keystore.location`,

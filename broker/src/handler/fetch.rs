@@ -300,6 +300,8 @@ pub async fn handle(broker: &Arc<Broker>, h: &RequestHeader, req: FetchRequest) 
         }
     };
 
+    let topic_names: Vec<_> = names.iter().map(|(name, _)| name.clone()).collect();
+    broker.metrics().fetched(&topic_names, &partitions);
     let responses = names
         .into_iter()
         .zip(partitions)

@@ -163,15 +163,19 @@ pub async fn handle(
             .into_iter()
             .map(|(ti, topic, p, item)| {
                 let resp = match item {
-                    Ok(records) => append(
-                        &b,
-                        &topic,
-                        p,
-                        records,
-                        acks,
-                        transactional_id.as_deref(),
-                        version,
-                    ),
+                    Ok(records) => {
+                        let size = crate::metrics::BrokerMetrics::measure(&records);
+                        let resp = append(
+                            &b,
+                            &topic,
+                            p,
+                            records,
+                            acks,
+                            transactional_id.as_deref(),
+                            version,
+                        );
+                        b.metrics().produced(&topic, size, resp)
+                    }
                     Err(resp) => resp,
                 };
                 (ti, resp)

@@ -29,8 +29,10 @@ pub const RSM_PREFIX_KEY: &str = "remote.log.storage.manager.impl.prefix";
 pub const RLMM_PREFIX_KEY: &str = "remote.log.metadata.manager.impl.prefix";
 /// Default of [`RSM_PREFIX_KEY`].
 pub const DEFAULT_RSM_PREFIX: &str = "rsm.config.";
-/// strata: `http.listener`, the `/metrics` endpoint.
+/// strata: `http.listener`, the console, the JSON API and `/metrics` ([`crate::http`]).
 pub const HTTP_LISTENER_KEY: &str = "http.listener";
+/// Default of [`HTTP_LISTENER_KEY`]: on, for a developer's broker (loopback only).
+pub const HTTP_LISTENER_DEFAULT: &str = "127.0.0.1:9464";
 
 /// strata's default of `remote.log.storage.system.enable` (Kafka's is false): `strata` with no arguments tiers.
 pub const SYSTEM_ENABLE_DEFAULT: &str = "true";
@@ -52,8 +54,8 @@ const PREFIX_KEYS: &[(&str, &str, &str)] = &[
 /// `http.listener`, listed after the RSM and RLMM keys.
 const HTTP_LISTENER_HELP: (&str, &str, &str) = (
     "http.listener",
-    "(off)",
-    "host:port serving GET /metrics (Prometheus text)",
+    HTTP_LISTENER_DEFAULT,
+    "host:port serving the console (/), its JSON API (/api/v1/) and GET /metrics (Prometheus); empty turns it off; a port in use is a WARN and the broker runs without it",
 );
 
 /// The tiering properties `strata --help` lists, with defaults: [`RLM_CONFIG`] and the prefixes, then every key of the
@@ -216,7 +218,7 @@ impl TieringConfig {
         rlm.system_enable = SYSTEM_ENABLE_DEFAULT == "true";
         let mut rsm_props: BTreeMap<String, String> = BTreeMap::new();
         let mut rlmm_props: Vec<(String, String)> = Vec::new();
-        let mut http_listener = None;
+        let mut http_listener = parse_http_listener(HTTP_LISTENER_DEFAULT)?;
         for (key, value) in props {
             if key == RSM_PREFIX_KEY || key == RLMM_PREFIX_KEY {
                 continue;
@@ -276,7 +278,7 @@ mod tests {
         for (key, default, _) in TIERING_KEYS {
             let literal = !(default.starts_with('(') || default.starts_with('<'));
             let value = if literal { *default } else { "x" };
-            let mut p = props(&[(key, value)]);
+            let p = props(&[(key, value)]);
             if key.starts_with("rsm.config.storage.s3.")
                 || key.starts_with("rsm.config.storage.aws.")
             {
@@ -285,9 +287,7 @@ mod tests {
             if *key == "rsm.config.encryption.key.file" {
                 continue; // needs an existing key file; covered by the RSM tests
             }
-            if *key == "http.listener" {
-                p.insert(key.to_string(), "127.0.0.1:0".into());
-            }
+
             let c = TieringConfig::from_properties(&p, &dirs)
                 .unwrap_or_else(|e| panic!("{key}={value} refused: {e}"));
             if literal {
@@ -310,6 +310,17 @@ mod tests {
             c.rsm.filesystem_root,
             PathBuf::from("./strata-data").join("remote")
         );
+        assert_eq!(c.http_listener, Some("127.0.0.1:9464".parse().unwrap()));
+    }
+
+    /// `http.listener=` (empty) turns the console, API and `/metrics` off.
+    #[test]
+    fn an_empty_http_listener_turns_the_endpoint_off() {
+        let c = TieringConfig::from_properties(
+            &props(&[("http.listener", "")]),
+            &[PathBuf::from("/d")],
+        )
+        .unwrap();
         assert_eq!(c.http_listener, None);
     }
 

@@ -1,5 +1,6 @@
 //! Tiered storage (KIP-405) wired into the broker: the topic-based RLMM on the broker's `LogManager`, the RSM
-//! over `object_store`, the RemoteLogManager, the remote log reader Fetch uses, and `/metrics`.
+//! over `object_store`, the RemoteLogManager and the remote log reader Fetch uses (its metrics, segments and
+//! metadata records are served on `http.listener` by [`crate::http`]).
 //!
 //! Start-up ([`Tiering::start`], on the opened logs and topic registry, before the broker's components are
 //! assembled; they reach it through [`TieringHooks`]):
@@ -8,18 +9,15 @@
 //! 2. build the RSM (metered for `/metrics`) and run its connectivity probe: an unreachable or misconfigured
 //!    store stops start-up with the probe's error;
 //! 3. build and start the [`RemoteLogManager`], give it each topic's policy, resume remote deletions a previous
-//!    run left pending; its [`RemoteLogReader`] serves Fetch below the local log start;
-//! 4. serve `GET /metrics` on `http.listener` when set.
+//!    run left pending; its [`RemoteLogReader`] serves Fetch below the local log start.
 //!
 //! Background work (resumed and new remote deletions) runs on the server's task tracker and ends with the
 //! cancellation token the server hands in.
 //!
 //! Shutdown ([`Tiering::shutdown`], after the server stopped serving, before the logs are flushed):
-//! RLM stop → `/metrics` stop → RLMM close (final snapshot); the caller then shuts the `LogManager` down.
+//! RLM stop → RLMM close (final snapshot); the caller then shuts the `LogManager` down.
 
 mod config;
-mod http;
-pub use http::MetricsSource;
 pub mod ops;
 mod properties;
 
@@ -139,7 +137,6 @@ pub struct Tiering {
     rsm: Arc<ObjectStoreRsm>,
     cancel: CancellationToken,
     tasks: TaskTracker,
-    http: Option<http::MetricsServer>,
     broker_id: i32,
 }
 
@@ -147,7 +144,6 @@ impl std::fmt::Debug for Tiering {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tiering")
             .field("rsm", &self.rsm)
-            .field("metrics_addr", &self.metrics_addr())
             .finish_non_exhaustive()
     }
 }
@@ -280,7 +276,6 @@ impl Tiering {
         config: TieringConfig,
         tasks: &TaskTracker,
         cancel: CancellationToken,
-        extra_metrics: Option<MetricsSource>,
     ) -> Result<Option<Arc<Tiering>>, TieringError> {
         if !config.rlm.system_enable {
             info!("tiered storage off (remote.log.storage.system.enable=false)");
@@ -312,7 +307,6 @@ impl Tiering {
             },
             config,
             rlmm.clone(),
-            extra_metrics,
         )
         .await;
         match started {
@@ -330,7 +324,6 @@ impl Tiering {
         on: Started,
         config: TieringConfig,
         rlmm: Arc<TopicBasedRemoteLogMetadataManager>,
-        extra_metrics: Option<MetricsSource>,
     ) -> Result<Arc<Tiering>, TieringError> {
         let Started {
             logs,
@@ -391,16 +384,9 @@ impl Tiering {
                 Err(e) => warn!(error = %e, "resuming remote partition deletions failed"),
             }
         });
-        let http = match config.http_listener {
-            Some(addr) => {
-                Some(http::MetricsServer::start(addr, rlm.clone(), extra_metrics, &cancel).await?)
-            }
-            None => None,
-        };
         info!(
             backend = rsm.backend().backend,
             location = %rsm.backend().bucket,
-            metrics = ?http.as_ref().map(|h| h.local_addr()),
             "tiered storage started"
         );
         Ok(Arc::new(Tiering {
@@ -409,7 +395,6 @@ impl Tiering {
             rsm,
             cancel,
             tasks,
-            http,
             broker_id: node_id,
         }))
     }
@@ -427,11 +412,6 @@ impl Tiering {
     /// The remote storage manager.
     pub fn rsm(&self) -> &Arc<ObjectStoreRsm> {
         &self.rsm
-    }
-
-    /// The bound `/metrics` address, when `http.listener` is set.
-    pub fn metrics_addr(&self) -> Option<std::net::SocketAddr> {
-        self.http.as_ref().map(|h| h.local_addr())
     }
 
     /// After a topic's configs were applied (CreateTopics, AlterConfigs): its policy reaches the RLM; a disable
@@ -582,14 +562,11 @@ impl Tiering {
         Ok(self.rlm.find_offset_by_timestamp(tp, ts).await?)
     }
 
-    /// Stops in Kafka's order: the RLM (copies in flight are abandoned and cleaned at the next start), the
-    /// `/metrics` endpoint, then the RLMM (final snapshot). The caller flushes the logs afterwards.
+    /// Stops in Kafka's order: the RLM (copies in flight are abandoned and cleaned at the next start), then the
+    /// RLMM (final snapshot). The caller flushes the logs afterwards.
     pub async fn shutdown(&self) -> Result<(), TieringError> {
         self.cancel.cancel();
         self.rlm.shutdown(RLM_STOP_DEADLINE).await;
-        if let Some(h) = &self.http {
-            h.stop().await;
-        }
         self.rlmm.close().await?;
         info!("tiered storage stopped");
         Ok(())

@@ -90,6 +90,37 @@ const GAUGES: [GaugeDef; 6] = [
     ("RemoteLogMetadataCount", |g| g.metadata_count),
 ];
 
+/// Requests, failed requests and seconds spent of one remote storage or object-store operation.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct OpTotals {
+    /// Requests made.
+    pub requests: u64,
+    /// Requests that failed.
+    pub errors: u64,
+    /// Seconds spent in them, summed.
+    pub seconds: f64,
+}
+
+/// Every tiering metric at one moment (see [`RemoteLogMetrics::snapshot`]).
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct MetricsSnapshot {
+    /// Kafka meter name (`RemoteCopyBytesPerSec`, ...) → running total per topic.
+    pub meters: Vec<(&'static str, BTreeMap<String, u64>)>,
+    /// The lag and size gauges per partition.
+    pub partitions: BTreeMap<TopicPartition, PartitionGauges>,
+    /// RSM calls per operation (`copy`, `fetch`, `fetch_index`, `delete`).
+    pub storage_ops: BTreeMap<&'static str, OpTotals>,
+    /// Object-store requests per operation (`put`, `get`, `delete`, `list`, ...).
+    pub store_ops: BTreeMap<&'static str, OpTotals>,
+    /// Bytes kept locally because uploads fail.
+    pub local_bytes_held: u64,
+    /// Remote reads that outlived `remote.fetch.max.wait.ms`.
+    pub fetch_expires: u64,
+    /// Remote reads not started because the fetch quota was used up.
+    pub quota_deferrals: u64,
+}
+
 #[derive(Clone, Copy, Debug, Default)]
 struct OpStats {
     requests: u64,
@@ -234,6 +265,36 @@ impl RemoteLogMetrics {
             .get(operation)
             .map(|o| (o.requests, o.errors))
             .unwrap_or_default()
+    }
+
+    /// A copy of every metric now, for an exporter (the broker's `/metrics` encodes it with
+    /// `prometheus-client` under the Strimzi JMX-exporter names) and the console.
+    pub fn snapshot(&self) -> MetricsSnapshot {
+        let s = self.lock();
+        let op = |o: &OpStats| OpTotals {
+            requests: o.requests,
+            errors: o.errors,
+            seconds: o.seconds,
+        };
+        MetricsSnapshot {
+            meters: METERS
+                .iter()
+                .map(|(meter, name)| {
+                    let per_topic = s
+                        .meters
+                        .iter()
+                        .map(|(t, m)| (t.clone(), m[*meter as usize]))
+                        .collect();
+                    (*name, per_topic)
+                })
+                .collect(),
+            partitions: s.gauges.clone(),
+            storage_ops: s.ops.iter().map(|(k, o)| (*k, op(o))).collect(),
+            store_ops: s.store_ops.iter().map(|(k, o)| (*k, op(o))).collect(),
+            local_bytes_held: s.local_bytes_held.values().sum(),
+            fetch_expires: s.fetch_expires,
+            quota_deferrals: s.quota_deferrals,
+        }
     }
 
     /// Prometheus text exposition format (version 0.0.4) of every metric.

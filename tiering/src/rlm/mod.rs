@@ -123,7 +123,7 @@ use uuid::Uuid;
 
 pub use config::{RemoteLogManagerConfig, RLM_CONFIG, RLM_KEYS};
 pub use metered::MeteredStore;
-pub use metrics::{PartitionGauges, RemoteLogMetrics};
+pub use metrics::{MetricsSnapshot, OpTotals, PartitionGauges, RemoteLogMetrics};
 pub use read::RemoteReadRequest;
 pub use validate::{validate_topic_config, ConfigChangeAction, TopicRemoteConfig};
 
