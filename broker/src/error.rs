@@ -330,6 +330,12 @@ pub enum GroupError {
     /// The group is rebalancing: the member must (re)join.
     #[error("the group is rebalancing")]
     RebalanceInProgress,
+    /// KIP-394: a new member must join again with the member id it is given.
+    #[error("member id required: join again with member id {member:?}")]
+    MemberIdRequired {
+        /// The member id handed out.
+        member: String,
+    },
     /// A group with members cannot be deleted (nor its offsets of a non-consumer group).
     #[error("group {group} is not empty")]
     GroupNotEmpty {

@@ -89,6 +89,8 @@ pub const NON_EMPTY_GROUP: i16 = 68;
 pub const GROUP_ID_NOT_FOUND: i16 = 69;
 /// FETCH_SESSION_ID_NOT_FOUND: an incremental fetch names a session this broker does not hold (it holds none).
 pub const FETCH_SESSION_ID_NOT_FOUND: i16 = 70;
+/// MEMBER_ID_REQUIRED: a new member joins again with the member id it is given (KIP-394).
+pub const MEMBER_ID_REQUIRED: i16 = 79;
 /// GROUP_MAX_SIZE_REACHED.
 pub const GROUP_MAX_SIZE_REACHED: i16 = 81;
 /// FENCED_INSTANCE_ID: a newer member holds this static member's `group.instance.id` (KIP-345).
@@ -187,6 +189,7 @@ pub fn group_code(err: &GroupError) -> i16 {
         GroupError::UnknownMemberId { .. } => UNKNOWN_MEMBER_ID,
         GroupError::IllegalGeneration { .. } => ILLEGAL_GENERATION,
         GroupError::RebalanceInProgress => REBALANCE_IN_PROGRESS,
+        GroupError::MemberIdRequired { .. } => MEMBER_ID_REQUIRED,
         GroupError::GroupNotEmpty { .. } => NON_EMPTY_GROUP,
         GroupError::GroupIdNotFound { .. } => GROUP_ID_NOT_FOUND,
         GroupError::GroupSubscribedToTopic { .. } => GROUP_SUBSCRIBED_TO_TOPIC,
@@ -311,6 +314,7 @@ mod tests {
                 22,
             ),
             (GroupError::RebalanceInProgress, 27),
+            (GroupError::MemberIdRequired { member: s() }, 79),
             (GroupError::GroupNotEmpty { group: s() }, 68),
             (GroupError::GroupIdNotFound { group: s() }, 69),
             (
