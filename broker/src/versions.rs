@@ -31,6 +31,8 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DescribeCluster, 0, 1),
     (ApiKey::DescribeLogDirs, 1, 4),
     (ApiKey::OffsetDelete, 0, 0),
+    (ApiKey::ConsumerGroupHeartbeat, 0, 1),
+    (ApiKey::ConsumerGroupDescribe, 0, 1),
     // Advertised on every listener, as Kafka does; served before authentication on SASL listeners
     // (crate::security::sasl), answered ILLEGAL_SASL_STATE elsewhere and once authenticated.
     (ApiKey::SaslHandshake, 0, 1),

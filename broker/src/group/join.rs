@@ -36,6 +36,15 @@ impl GroupCoordinator {
             refuse(tx, bad, &req.member_id);
             return rx;
         }
+        if self.is_consumer_group(&req.group_id) {
+            // A KIP-848 group is refused to classic members (Kafka with group.consumer.migration.policy=disabled).
+            let other = GroupError::WrongGroupType {
+                group: req.group_id.clone(),
+                wanted: "classic",
+            };
+            refuse(tx, other, &req.member_id);
+            return rx;
+        }
         let mut groups = self.lock();
         // A member id for a group that does not exist: UNKNOWN_MEMBER_ID (the group is not created).
         if !req.member_id.is_empty() && !groups.contains_key(&req.group_id) {

@@ -1,7 +1,9 @@
 //! The group coordinator for the classic protocol: JoinGroup / SyncGroup / Heartbeat / LeaveGroup with session
 //! and rebalance timeouts, and committed offsets in `__consumer_offsets`.
 
+pub mod consumer;
 mod join;
+mod kip848;
 pub mod offsets;
 pub mod record;
 pub mod state;
@@ -91,6 +93,12 @@ pub struct GroupCoordinator {
     max_size: usize,
     /// Serializes writes of group metadata records (see [`persist_dirty`](Self::persist_dirty)).
     persist: Mutex<()>,
+    /// KIP-848 consumer groups (see `kip848.rs`); locked after `groups` when both are.
+    consumer: Mutex<HashMap<String, consumer::ConsumerGroup>>,
+    consumer_enabled: bool,
+    consumer_assignors: Vec<String>,
+    consumer_session_ms: i32,
+    consumer_heartbeat_ms: i32,
 }
 
 impl GroupCoordinator {
@@ -104,6 +112,11 @@ impl GroupCoordinator {
             max_session_ms: c.group_max_session_timeout_ms,
             max_size: c.group_max_size,
             persist: Mutex::new(()),
+            consumer: Mutex::new(HashMap::new()),
+            consumer_enabled: c.group_rebalance_protocols.iter().any(|p| p == "consumer"),
+            consumer_assignors: c.group_consumer_assignors.clone(),
+            consumer_session_ms: c.group_consumer_session_timeout_ms,
+            consumer_heartbeat_ms: c.group_consumer_heartbeat_interval_ms,
         }
     }
 
@@ -325,10 +338,13 @@ impl GroupCoordinator {
     /// Periodic: session expiry and rebalance deadlines.
     pub fn tick(&self) {
         let now = Instant::now();
-        let mut groups = self.lock();
-        for g in groups.values_mut() {
-            g.tick(now, self.initial_delay);
+        {
+            let mut groups = self.lock();
+            for g in groups.values_mut() {
+                g.tick(now, self.initial_delay);
+            }
         }
+        self.consumer_tick();
     }
 
     /// Checks that a commit from (member, generation) is allowed, as Kafka's `validateOffsetCommit`: generation
@@ -344,6 +360,9 @@ impl GroupCoordinator {
         instance: Option<&str>,
         generation: i32,
     ) -> Result<(), GroupError> {
+        if let Some(checked) = self.check_consumer_commit(group_id, member_id, generation) {
+            return checked;
+        }
         let groups = self.lock();
         let Some(group) = groups.get(group_id) else {
             if generation < 0 {
@@ -474,6 +493,10 @@ impl GroupCoordinator {
                 });
             }
         }
+        drop(groups);
+        let consumer = self.list_consumer_groups();
+        out.retain(|g| !consumer.iter().any(|c| c.group_id == g.group_id));
+        out.extend(consumer);
         out.sort_by(|a, b| a.group_id.cmp(&b.group_id));
         out
     }
