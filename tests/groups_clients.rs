@@ -400,3 +400,115 @@ async fn running_consumers_go_on_across_a_broker_restart_without_a_rebalance() {
     drop((a, b));
     server.shutdown().await.unwrap();
 }
+
+/// Members churning under produce load (one leaves and one joins every second): every produced record is
+/// consumed (at least once; commits on revocation), and at no instant do two members own the same partition.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "open: a few records (one per partition, at a churn) are never consumed, e.g. 4 of 1685; not yet \
+            known whether broker or client side (auto commit on revocation); run with --ignored"]
+async fn churning_members_under_load_consume_every_record_and_never_share_a_partition() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_broker_with(dir.path(), BROKER).await;
+    let bs = bootstrap(&server);
+    create_topic(&bs, "churn", 6).await;
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let prod = producer(&bs, &[("linger.ms", "5")]);
+    let stop2 = stop.clone();
+    let produced = tokio::spawn(async move {
+        let mut n = 0u64;
+        while !stop2.load(std::sync::atomic::Ordering::Relaxed) {
+            let v = format!("r{n}");
+            let rec = FutureRecord::<(), _>::to("churn")
+                .payload(&v)
+                .partition((n % 6) as i32);
+            prod.send(rec, Duration::from_secs(10))
+                .await
+                .expect("produce");
+            n += 1;
+            if n % 50 == 0 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        n
+    });
+    let bs2 = bs.clone();
+    let stop3 = stop.clone();
+    let consumed = tokio::task::spawn_blocking(move || {
+        let cfg = [
+            ("enable.auto.commit", "true"),
+            ("auto.commit.interval.ms", "200"),
+        ];
+        let mut members: Vec<Member> = (0..4)
+            .map(|_| member(&bs2, "churn-g", "churn", &cfg).0)
+            .collect();
+        let mut got: BTreeSet<(i32, i64)> = BTreeSet::new();
+        let started = Instant::now();
+        let mut last_churn = Instant::now();
+        let poll_all = |members: &[Member], got: &mut BTreeSet<(i32, i64)>| {
+            for m in members {
+                while let Some(r) = m.poll(Duration::from_millis(5)) {
+                    if let Ok(msg) = r {
+                        got.insert((msg.partition(), msg.offset()));
+                    }
+                }
+            }
+            let mut seen: BTreeMap<Tp, usize> = BTreeMap::new();
+            for (i, m) in members.iter().enumerate() {
+                for tp in owned(m) {
+                    if let Some(other) = seen.insert(tp.clone(), i) {
+                        panic!("{tp:?} owned by members {other} and {i} at once");
+                    }
+                }
+            }
+        };
+        while started.elapsed() < Duration::from_secs(12) {
+            poll_all(&members, &mut got);
+            if last_churn.elapsed() >= Duration::from_secs(1) {
+                members.remove(0);
+                members.push(member(&bs2, "churn-g", "churn", &cfg).0);
+                last_churn = Instant::now();
+            }
+        }
+        stop3.store(true, std::sync::atomic::Ordering::Relaxed);
+        (members, got)
+    })
+    .await
+    .unwrap();
+    let total = produced.await.unwrap();
+    let (members, mut got) = consumed;
+    let per_partition = move |p: u64| total / 6 + u64::from(p < total % 6);
+    tokio::task::spawn_blocking(move || {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            for m in &members {
+                while let Some(r) = m.poll(Duration::from_millis(5)) {
+                    if let Ok(msg) = r {
+                        got.insert((msg.partition(), msg.offset()));
+                    }
+                }
+            }
+            let complete =
+                (0..6).all(|p| (0..per_partition(p as u64) as i64).all(|o| got.contains(&(p, o))));
+            if complete {
+                break;
+            }
+            let gr = &got;
+            let missing: Vec<(i32, i64)> = (0..6)
+                .flat_map(|p| {
+                    (0..per_partition(p as u64) as i64)
+                        .filter(move |o| !gr.contains(&(p, *o)))
+                        .map(move |o| (p, o))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            assert!(
+                Instant::now() < deadline,
+                "{} of {total} records never consumed: {missing:?}",
+                missing.len()
+            );
+        }
+    })
+    .await
+    .unwrap();
+    server.shutdown().await.unwrap();
+}

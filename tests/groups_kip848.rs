@@ -239,6 +239,58 @@ async fn a_group_of_one_protocol_is_refused_to_the_other() {
         69,
         "GROUP_ID_NOT_FOUND"
     );
+
+    // ListGroups v5 (KIP-848): the group type, and the type and state filters (case-insensitive).
+    let list = |types: &[&str], states: &[&str]| {
+        ListGroupsRequest::default()
+            .with_types_filter(types.iter().map(|t| s(t)).collect())
+            .with_states_filter(states.iter().map(|t| s(t)).collect())
+    };
+    let mut c = connect(addr).await;
+    let all: ListGroupsResponse = request(&mut c, ApiKey::ListGroups, 5, &list(&[], &[]))
+        .await
+        .unwrap();
+    let typed: BTreeSet<(String, String)> = all
+        .groups
+        .iter()
+        .map(|g| (g.group_id.0.to_string(), g.group_type.to_string()))
+        .collect();
+    assert_eq!(
+        typed,
+        BTreeSet::from([
+            ("g-new".to_string(), "consumer".to_string()),
+            ("g-old".to_string(), "classic".to_string())
+        ])
+    );
+    let only: ListGroupsResponse =
+        request(&mut c, ApiKey::ListGroups, 5, &list(&["Consumer"], &[]))
+            .await
+            .unwrap();
+    assert_eq!(only.groups.len(), 1);
+    assert_eq!(only.groups[0].group_id.0.as_str(), "g-new");
+    let none: ListGroupsResponse = request(
+        &mut c,
+        ApiKey::ListGroups,
+        5,
+        &list(&["classic"], &["empty"]),
+    )
+    .await
+    .unwrap();
+    assert!(none.groups.is_empty(), "g-old is not empty: {none:?}");
+
+    // DescribeGroups v6 (KIP-1043): an unknown group is GROUP_ID_NOT_FOUND.
+    let d: DescribeGroupsResponse = request(
+        &mut c,
+        ApiKey::DescribeGroups,
+        6,
+        &DescribeGroupsRequest::default().with_groups(vec![GroupId(s("nope"))]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        (d.groups[0].error_code, d.groups[0].group_state.as_str()),
+        (69, "Dead")
+    );
     server.shutdown().await.unwrap();
 }
 

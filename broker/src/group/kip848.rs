@@ -26,6 +26,16 @@ impl GroupCoordinator {
             .is_some_and(|g| !g.members.is_empty())
     }
 
+    /// Drops an empty consumer group (DeleteGroups); whether there was one.
+    pub(crate) fn forget_consumer_group(&self, group_id: &str) -> bool {
+        let mut groups = self.consumer_groups();
+        if groups.get(group_id).is_some_and(|g| g.members.is_empty()) {
+            groups.remove(group_id);
+            return true;
+        }
+        false
+    }
+
     /// ConsumerGroupHeartbeat. `topics`: the broker's topics and partition counts.
     pub fn consumer_heartbeat(
         &self,

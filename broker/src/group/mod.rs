@@ -558,6 +558,10 @@ impl GroupCoordinator {
 
     /// Deletes an empty group and its offsets. Blocking.
     pub fn delete(&self, group_id: &str) -> Result<()> {
+        if self.is_consumer_group(group_id) {
+            return Err(not_empty(group_id).into());
+        }
+        let was_consumer_group = self.forget_consumer_group(group_id);
         {
             let mut groups = self.lock();
             match groups.get(group_id) {
@@ -565,7 +569,7 @@ impl GroupCoordinator {
                 Some(_) => {
                     groups.remove(group_id);
                 }
-                None if !self.offsets.groups().iter().any(|g| g == group_id) => {
+                None if !was_consumer_group && !self.offsets.has_offsets(group_id) => {
                     return Err(not_found(group_id).into())
                 }
                 None => {}
