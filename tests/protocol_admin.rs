@@ -624,6 +624,12 @@ async fn offset_delete_removes_unsubscribed_partitions_only() {
     let joined: JoinGroupResponse = request(&mut member, ApiKey::JoinGroup, 5, &join)
         .await
         .unwrap();
+    // KIP-394: from JoinGroup v4 a new member joins again with the member id it is given.
+    assert_eq!(joined.error_code, 79, "MEMBER_ID_REQUIRED");
+    let join = join.with_member_id(joined.member_id);
+    let joined: JoinGroupResponse = request(&mut member, ApiKey::JoinGroup, 5, &join)
+        .await
+        .unwrap();
     assert_eq!(joined.error_code, 0);
     let r = offset_delete(&mut s, "g-od", "od-b", &[0]).await;
     assert_eq!(r.error_code, 0);

@@ -166,6 +166,14 @@ async fn dispatch(
         ApiKey::DescribeGroups => call!(DescribeGroupsRequest, handler::describe_groups::handle),
         ApiKey::ListGroups => call!(ListGroupsRequest, handler::list_groups::handle),
         ApiKey::DeleteGroups => call!(DeleteGroupsRequest, handler::delete_groups::handle),
+        ApiKey::ConsumerGroupHeartbeat => call!(
+            ConsumerGroupHeartbeatRequest,
+            handler::consumer_group_heartbeat::handle
+        ),
+        ApiKey::ConsumerGroupDescribe => call!(
+            ConsumerGroupDescribeRequest,
+            handler::consumer_group_describe::handle
+        ),
         ApiKey::CreateTopics => call!(CreateTopicsRequest, handler::create_topics::handle),
         ApiKey::DeleteTopics => call!(DeleteTopicsRequest, handler::delete_topics::handle),
         ApiKey::CreatePartitions => {
@@ -264,6 +272,8 @@ pub(crate) fn decode_only(mut body: Bytes) -> bool {
         ApiKey::DescribeGroups => dec!(DescribeGroupsRequest),
         ApiKey::ListGroups => dec!(ListGroupsRequest),
         ApiKey::DeleteGroups => dec!(DeleteGroupsRequest),
+        ApiKey::ConsumerGroupHeartbeat => dec!(ConsumerGroupHeartbeatRequest),
+        ApiKey::ConsumerGroupDescribe => dec!(ConsumerGroupDescribeRequest),
         ApiKey::CreateTopics => dec!(CreateTopicsRequest),
         ApiKey::DeleteTopics => dec!(DeleteTopicsRequest),
         ApiKey::CreatePartitions => dec!(CreatePartitionsRequest),

@@ -354,6 +354,60 @@ pub enum GroupError {
     /// The group is rebalancing: the member must (re)join.
     #[error("the group is rebalancing")]
     RebalanceInProgress,
+    /// KIP-848: a heartbeat with an epoch that is not the member's (it must rejoin with epoch 0).
+    #[error("member {member:?} is fenced: epoch {epoch} is not its current epoch {current}")]
+    FencedMemberEpoch {
+        /// The member.
+        member: String,
+        /// The epoch sent.
+        epoch: i32,
+        /// The member's epoch.
+        current: i32,
+    },
+    /// KIP-848: an OffsetCommit with an epoch other than the member's.
+    #[error("member {member:?} commits with epoch {epoch}; its epoch is {current}")]
+    StaleMemberEpoch {
+        /// The member.
+        member: String,
+        /// The epoch sent.
+        epoch: i32,
+        /// The member's epoch.
+        current: i32,
+    },
+    /// KIP-848: a static instance id another member holds and has not released (epoch -2).
+    #[error("instance id {instance:?} is held by another member that has not left")]
+    UnreleasedInstanceId {
+        /// The instance id.
+        instance: String,
+    },
+    /// KIP-848: a server assignor the broker does not have (`group.consumer.assignors`).
+    #[error("server assignor {name:?} is not one of group.consumer.assignors {known:?}")]
+    UnsupportedAssignor {
+        /// The assignor asked for.
+        name: String,
+        /// The broker's assignors.
+        known: Vec<String>,
+    },
+    /// KIP-848: a heartbeat that cannot be served (a missing field on join, a bad regex).
+    #[error("invalid ConsumerGroupHeartbeat: {0}")]
+    InvalidHeartbeat(String),
+    /// KIP-848: `group.coordinator.rebalance.protocols` does not include `consumer`.
+    #[error("group.coordinator.rebalance.protocols does not include consumer")]
+    ConsumerProtocolDisabled,
+    /// KIP-848: the group exists with the other protocol (classic vs consumer), or the protocol is disabled.
+    #[error("group {group} is not a {wanted} group")]
+    WrongGroupType {
+        /// The group.
+        group: String,
+        /// The protocol asked for.
+        wanted: &'static str,
+    },
+    /// KIP-394: a new member must join again with the member id it is given.
+    #[error("member id required: join again with member id {member:?}")]
+    MemberIdRequired {
+        /// The member id handed out.
+        member: String,
+    },
     /// A group with members cannot be deleted (nor its offsets of a non-consumer group).
     #[error("group {group} is not empty")]
     GroupNotEmpty {

@@ -91,6 +91,16 @@ pub const NON_EMPTY_GROUP: i16 = 68;
 pub const GROUP_ID_NOT_FOUND: i16 = 69;
 /// FETCH_SESSION_ID_NOT_FOUND: an incremental fetch names a session this broker does not hold (it holds none).
 pub const FETCH_SESSION_ID_NOT_FOUND: i16 = 70;
+/// MEMBER_ID_REQUIRED: a new member joins again with the member id it is given (KIP-394).
+pub const MEMBER_ID_REQUIRED: i16 = 79;
+/// FENCED_MEMBER_EPOCH (KIP-848).
+pub const FENCED_MEMBER_EPOCH: i16 = 110;
+/// UNRELEASED_INSTANCE_ID (KIP-848).
+pub const UNRELEASED_INSTANCE_ID: i16 = 111;
+/// UNSUPPORTED_ASSIGNOR (KIP-848).
+pub const UNSUPPORTED_ASSIGNOR: i16 = 112;
+/// STALE_MEMBER_EPOCH (KIP-848).
+pub const STALE_MEMBER_EPOCH: i16 = 113;
 /// GROUP_MAX_SIZE_REACHED.
 pub const GROUP_MAX_SIZE_REACHED: i16 = 81;
 /// FENCED_INSTANCE_ID: a newer member holds this static member's `group.instance.id` (KIP-345).
@@ -257,6 +267,17 @@ pub fn group_code(err: &GroupError) -> i16 {
         GroupError::UnknownMemberId { .. } => UNKNOWN_MEMBER_ID,
         GroupError::IllegalGeneration { .. } => ILLEGAL_GENERATION,
         GroupError::RebalanceInProgress => REBALANCE_IN_PROGRESS,
+        GroupError::MemberIdRequired { .. } => MEMBER_ID_REQUIRED,
+        GroupError::FencedMemberEpoch { .. } => FENCED_MEMBER_EPOCH,
+        GroupError::StaleMemberEpoch { .. } => STALE_MEMBER_EPOCH,
+        GroupError::UnreleasedInstanceId { .. } => UNRELEASED_INSTANCE_ID,
+        GroupError::UnsupportedAssignor { .. } => UNSUPPORTED_ASSIGNOR,
+        GroupError::InvalidHeartbeat(_) => INVALID_REQUEST,
+        GroupError::ConsumerProtocolDisabled => UNSUPPORTED_VERSION,
+        GroupError::WrongGroupType {
+            wanted: "consumer", ..
+        } => GROUP_ID_NOT_FOUND,
+        GroupError::WrongGroupType { .. } => INCONSISTENT_GROUP_PROTOCOL,
         GroupError::GroupNotEmpty { .. } => NON_EMPTY_GROUP,
         GroupError::GroupIdNotFound { .. } => GROUP_ID_NOT_FOUND,
         GroupError::GroupSubscribedToTopic { .. } => GROUP_SUBSCRIBED_TO_TOPIC,
@@ -381,6 +402,47 @@ mod tests {
                 22,
             ),
             (GroupError::RebalanceInProgress, 27),
+            (GroupError::MemberIdRequired { member: s() }, 79),
+            (
+                GroupError::FencedMemberEpoch {
+                    member: s(),
+                    epoch: 1,
+                    current: 2,
+                },
+                110,
+            ),
+            (
+                GroupError::StaleMemberEpoch {
+                    member: s(),
+                    epoch: 1,
+                    current: 2,
+                },
+                113,
+            ),
+            (GroupError::UnreleasedInstanceId { instance: s() }, 111),
+            (
+                GroupError::UnsupportedAssignor {
+                    name: s(),
+                    known: vec![],
+                },
+                112,
+            ),
+            (GroupError::InvalidHeartbeat(s()), 42),
+            (GroupError::ConsumerProtocolDisabled, 35),
+            (
+                GroupError::WrongGroupType {
+                    group: s(),
+                    wanted: "consumer",
+                },
+                69,
+            ),
+            (
+                GroupError::WrongGroupType {
+                    group: s(),
+                    wanted: "classic",
+                },
+                23,
+            ),
             (GroupError::GroupNotEmpty { group: s() }, 68),
             (GroupError::GroupIdNotFound { group: s() }, 69),
             (

@@ -158,7 +158,12 @@ fn spawn_maintenance(broker: &Arc<Broker>, tracker: &TaskTracker, cancel: Cancel
         loop {
             tokio::select! {
                 _ = cancel.cancelled() => return,
-                _ = tick.tick() => b.groups().tick(),
+                _ = tick.tick() => {
+                    b.groups().tick();
+                    // Groups that became empty by expiry are stored, off the async workers.
+                    let b = b.clone();
+                    let _ = tokio::task::spawn_blocking(move || b.groups().persist_dirty()).await;
+                }
             }
         }
     });

@@ -17,8 +17,8 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::Heartbeat, 0, 4),
     (ApiKey::LeaveGroup, 0, 5),
     (ApiKey::SyncGroup, 0, 5),
-    (ApiKey::DescribeGroups, 0, 5),
-    (ApiKey::ListGroups, 0, 4),
+    (ApiKey::DescribeGroups, 0, 6),
+    (ApiKey::ListGroups, 0, 5),
     (ApiKey::ApiVersions, 0, 4),
     (ApiKey::CreateTopics, 2, 7),
     (ApiKey::DeleteTopics, 1, 6),
@@ -33,6 +33,8 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DescribeCluster, 0, 2),
     (ApiKey::DescribeLogDirs, 1, 4),
     (ApiKey::OffsetDelete, 0, 0),
+    (ApiKey::ConsumerGroupHeartbeat, 0, 1),
+    (ApiKey::ConsumerGroupDescribe, 0, 1),
     // Transactions (crate::txn), up to the versions before KIP-890's transaction version 2 (which moves adding
     // partitions into Produce v12 and EndTxn v5; clients use them only when the broker finalizes that feature).
     (ApiKey::AddPartitionsToTxn, 0, 4),

@@ -431,6 +431,34 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
         .default("2147483647")
         .validator(Validator::AtLeast(1)),
     ConfigKey::new(
+        "group.coordinator.rebalance.protocols",
+        Type::List,
+        "group protocols served: classic (JoinGroup/SyncGroup) and consumer (KIP-848 ConsumerGroupHeartbeat)",
+    )
+    .default("classic,consumer")
+    .validator(Validator::ListOf(&["classic", "consumer"])),
+    ConfigKey::new(
+        "group.consumer.session.timeout.ms",
+        Type::Int,
+        "KIP-848 consumer groups: a member with no heartbeat for this long is removed",
+    )
+    .default("45000")
+    .validator(Validator::AtLeast(1)),
+    ConfigKey::new(
+        "group.consumer.heartbeat.interval.ms",
+        Type::Int,
+        "KIP-848 consumer groups: the heartbeat interval given to members",
+    )
+    .default("5000")
+    .validator(Validator::AtLeast(1)),
+    ConfigKey::new(
+        "group.consumer.assignors",
+        Type::List,
+        "KIP-848 server-side assignors, the first the default: uniform, range (Kafka's class names accepted)",
+    )
+    .default("uniform,range")
+    .validator(Validator::NonEmpty),
+    ConfigKey::new(
         "offset.metadata.max.bytes",
         Type::Int,
         "longest metadata string of a committed offset; longer commits get OFFSET_METADATA_TOO_LARGE",

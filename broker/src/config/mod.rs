@@ -133,6 +133,14 @@ pub struct BrokerConfig {
     pub group_max_session_timeout_ms: i32,
     /// Kafka: `group.max.size`. Default: i32::MAX.
     pub group_max_size: usize,
+    /// Kafka: `group.coordinator.rebalance.protocols`. Default: classic, consumer.
+    pub group_rebalance_protocols: Vec<String>,
+    /// Kafka: `group.consumer.session.timeout.ms`. Default: 45000.
+    pub group_consumer_session_timeout_ms: i32,
+    /// Kafka: `group.consumer.heartbeat.interval.ms`. Default: 5000.
+    pub group_consumer_heartbeat_interval_ms: i32,
+    /// Kafka: `group.consumer.assignors` (short names). Default: uniform, range.
+    pub group_consumer_assignors: Vec<String>,
     /// Kafka: `offset.metadata.max.bytes`. Default: 4096; at most 32767 (an i16-length string in
     /// `__consumer_offsets`).
     pub offset_metadata_max_bytes: usize,
@@ -422,6 +430,20 @@ impl BrokerConfig {
             group_min_session_timeout_ms: v.int("group.min.session.timeout.ms"),
             group_max_session_timeout_ms: v.int("group.max.session.timeout.ms"),
             group_max_size: v.int("group.max.size") as usize,
+            group_rebalance_protocols: v.list("group.coordinator.rebalance.protocols").to_vec(),
+            group_consumer_session_timeout_ms: v.int("group.consumer.session.timeout.ms"),
+            group_consumer_heartbeat_interval_ms: v.int("group.consumer.heartbeat.interval.ms"),
+            group_consumer_assignors: v
+                .list("group.consumer.assignors")
+                .iter()
+                .map(|a| {
+                    // org.apache.kafka.coordinator.group.assignor.UniformAssignor -> uniform
+                    let last = a.rsplit('.').next().unwrap_or(a);
+                    last.strip_suffix("Assignor")
+                        .unwrap_or(last)
+                        .to_ascii_lowercase()
+                })
+                .collect(),
             offset_metadata_max_bytes: v.int("offset.metadata.max.bytes") as usize,
             cleaner,
             explicit,
@@ -708,6 +730,22 @@ impl BrokerConfig {
                 self.group_max_session_timeout_ms.to_string(),
             ),
             ("group.max.size", self.group_max_size.to_string()),
+            (
+                "group.coordinator.rebalance.protocols",
+                self.group_rebalance_protocols.join(","),
+            ),
+            (
+                "group.consumer.session.timeout.ms",
+                self.group_consumer_session_timeout_ms.to_string(),
+            ),
+            (
+                "group.consumer.heartbeat.interval.ms",
+                self.group_consumer_heartbeat_interval_ms.to_string(),
+            ),
+            (
+                "group.consumer.assignors",
+                self.group_consumer_assignors.join(","),
+            ),
             (
                 "offset.metadata.max.bytes",
                 self.offset_metadata_max_bytes.to_string(),

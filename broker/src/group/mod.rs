@@ -1,7 +1,11 @@
 //! The group coordinator for the classic protocol: JoinGroup / SyncGroup / Heartbeat / LeaveGroup with session
 //! and rebalance timeouts, and committed offsets in `__consumer_offsets`.
 
+pub mod consumer;
+mod join;
+mod kip848;
 pub mod offsets;
+pub mod record;
 pub mod state;
 pub mod txn_offsets;
 
@@ -15,7 +19,7 @@ use tokio::sync::oneshot;
 use crate::config::BrokerConfig;
 use crate::error::{GroupError, Result};
 use offsets::{OffsetEntry, OffsetStore, Tp};
-use state::{Group, GroupState, JoinResult, Member, SyncResult};
+use state::{Group, GroupState, SyncResult};
 
 /// A JoinGroup request, decoded from any version.
 #[derive(Debug)]
@@ -40,6 +44,8 @@ pub struct JoinRequest {
     pub protocols: Vec<(String, Bytes)>,
     /// JoinGroup v9+ (KIP-814): the client can be told to skip the assignment as leader.
     pub supports_skip_assignment: bool,
+    /// JoinGroup v4+ (KIP-394): a new dynamic member is first answered MEMBER_ID_REQUIRED with its id.
+    pub requires_known_member_id: bool,
 }
 
 /// A group's description for DescribeGroups.
@@ -53,6 +59,22 @@ pub struct GroupDescription {
     pub protocol: String,
     /// (member id, instance id, client id, host, metadata, assignment).
     pub members: Vec<(String, Option<String>, String, String, Bytes, Bytes)>,
+}
+
+/// Kafka's group type of classic-protocol groups (ListGroups v5, KIP-848).
+pub const CLASSIC: &str = "classic";
+
+/// One group as ListGroups reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedGroup {
+    /// Group id.
+    pub group_id: String,
+    /// Protocol type ("consumer"; "" for a group with only committed offsets).
+    pub protocol_type: String,
+    /// Kafka's state name.
+    pub state: &'static str,
+    /// "classic" or "consumer".
+    pub group_type: &'static str,
 }
 
 /// Whether a group id can be stored: non-empty and at most i16::MAX bytes (the `__consumer_offsets` key
@@ -70,6 +92,14 @@ pub struct GroupCoordinator {
     min_session_ms: i32,
     max_session_ms: i32,
     max_size: usize,
+    /// Serializes writes of group metadata records (see [`persist_dirty`](Self::persist_dirty)).
+    persist: Mutex<()>,
+    /// KIP-848 consumer groups (see `kip848.rs`); locked after `groups` when both are.
+    consumer: Mutex<HashMap<String, consumer::ConsumerGroup>>,
+    consumer_enabled: bool,
+    consumer_assignors: Vec<String>,
+    consumer_session_ms: i32,
+    consumer_heartbeat_ms: i32,
 }
 
 impl GroupCoordinator {
@@ -82,6 +112,12 @@ impl GroupCoordinator {
             min_session_ms: c.group_min_session_timeout_ms,
             max_session_ms: c.group_max_session_timeout_ms,
             max_size: c.group_max_size,
+            persist: Mutex::new(()),
+            consumer: Mutex::new(HashMap::new()),
+            consumer_enabled: c.group_rebalance_protocols.iter().any(|p| p == "consumer"),
+            consumer_assignors: c.group_consumer_assignors.clone(),
+            consumer_session_ms: c.group_consumer_session_timeout_ms,
+            consumer_heartbeat_ms: c.group_consumer_heartbeat_interval_ms,
         }
     }
 
@@ -95,155 +131,57 @@ impl GroupCoordinator {
         &self.offsets
     }
 
-    /// Replays committed offsets. Blocking.
+    /// Replays committed offsets and the stored classic groups (their generation, leader and members, whose
+    /// sessions start now: members that do not come back expire, as after a Kafka coordinator failover).
+    /// Blocking.
     pub fn load_offsets(&self) -> Result<()> {
-        self.offsets.load()
+        self.offsets.load()?;
+        let now = Instant::now();
+        let mut groups = self.lock();
+        for (id, value) in self.offsets.stored_groups() {
+            match record::decode_value(value) {
+                Some(v) => {
+                    let g = Group::from_record(v, now);
+                    tracing::info!(group = %id, generation = g.generation, members = g.members.len(),
+                        state = g.state.name(), "group loaded");
+                    groups.insert(id, g);
+                }
+                None => tracing::warn!(group = %id, "unreadable group metadata record skipped"),
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the metadata record of every group whose stored record is out of date (a generation completed by
+    /// the leader's SyncGroup, a replaced static member, a group that became empty), as Kafka's `storeGroup`.
+    /// A failed write is logged and retried at the next call. Blocking.
+    pub fn persist_dirty(&self) {
+        let _one_writer = self.persist.lock().unwrap_or_else(|p| p.into_inner());
+        // Snapshots are taken under the writer lock, so the last record written is of the newest state.
+        let snapshots: Vec<(String, Bytes)> = {
+            let mut groups = self.lock();
+            groups
+                .iter_mut()
+                .filter(|(_, g)| g.dirty)
+                .map(|(id, g)| {
+                    g.dirty = false;
+                    (id.clone(), record::encode_value(&g.to_record()))
+                })
+                .collect()
+        };
+        for (id, value) in snapshots {
+            if let Err(e) = self.offsets.store_group(&id, Some(value)) {
+                tracing::warn!(group = %id, error = %e, "storing group metadata failed; retried later");
+                if let Some(g) = self.lock().get_mut(&id) {
+                    g.dirty = true;
+                }
+            }
+        }
     }
 
     /// Removes every group's committed offsets of a deleted topic. Blocking.
     pub fn delete_topic_offsets(&self, topic: &str) -> Result<()> {
         self.offsets.delete_topic(topic)
-    }
-
-    /// Joins (or rejoins) a member; the receiver completes when the rebalance does.
-    pub fn join(&self, req: JoinRequest) -> oneshot::Receiver<JoinResult> {
-        let (tx, rx) = oneshot::channel();
-        let now = Instant::now();
-        if !valid_group_id(&req.group_id) {
-            let _ = tx.send(JoinResult::error(
-                GroupError::InvalidGroupId(req.group_id.clone()),
-                &req.member_id,
-            ));
-            return rx;
-        }
-        if req.session_timeout_ms < self.min_session_ms
-            || req.session_timeout_ms > self.max_session_ms
-        {
-            let bad = GroupError::InvalidSessionTimeout {
-                timeout_ms: req.session_timeout_ms,
-                min_ms: self.min_session_ms,
-                max_ms: self.max_session_ms,
-            };
-            let _ = tx.send(JoinResult::error(bad, &req.member_id));
-            return rx;
-        }
-        let mut groups = self.lock();
-        let group = groups.entry(req.group_id.clone()).or_default();
-        if !group.supports(&req.protocol_type, &req.protocols) {
-            let bad = GroupError::InconsistentGroupProtocol {
-                member: req.member_id.clone(),
-                protocol_type: req.protocol_type.clone(),
-            };
-            let _ = tx.send(JoinResult::error(bad, &req.member_id));
-            return rx;
-        }
-        // Static membership (KIP-345): a join without a member id under a known instance id takes over the old
-        // member's entry (a restarted or duplicate instance); the old member id is fenced from then on.
-        let mut member_id = req.member_id.clone();
-        let mut replaced = false;
-        let leader_before = group.leader.clone();
-        if let Some(inst) = &req.instance_id {
-            if let Some(old) = group.static_member(inst).map(str::to_string) {
-                if member_id.is_empty() {
-                    let new = format!("{inst}-{}", uuid::Uuid::new_v4());
-                    tracing::info!(
-                        group = %req.group_id, instance = %inst, old = %old, new = %new,
-                        "static member replaced; the old member id is fenced"
-                    );
-                    group.replace_static_member(&old, &new);
-                    member_id = new;
-                    replaced = true;
-                } else if member_id != old {
-                    let fenced = GroupError::FencedInstanceId {
-                        member: member_id.clone(),
-                    };
-                    let _ = tx.send(JoinResult::error(fenced, &member_id));
-                    return rx;
-                }
-            }
-        }
-        if member_id.is_empty() {
-            if group.members.len() >= self.max_size {
-                let full = GroupError::GroupMaxSizeReached { max: self.max_size };
-                let _ = tx.send(JoinResult::error(full, ""));
-                return rx;
-            }
-            member_id = format!("{}-{}", req.client_id, uuid::Uuid::new_v4());
-        } else if !group.members.contains_key(&member_id) {
-            let unknown = GroupError::UnknownMemberId {
-                member: member_id.clone(),
-            };
-            let _ = tx.send(JoinResult::error(unknown, &member_id));
-            return rx;
-        }
-        if group.members.is_empty() {
-            group.protocol_type = Some(req.protocol_type.clone());
-        }
-        let member = group
-            .members
-            .entry(member_id.clone())
-            .or_insert_with(|| Member {
-                id: member_id.clone(),
-                instance_id: req.instance_id.clone(),
-                client_id: req.client_id.clone(),
-                client_host: req.client_host.clone(),
-                session_timeout: Duration::ZERO,
-                rebalance_timeout: Duration::ZERO,
-                protocols: Vec::new(),
-                assignment: Bytes::new(),
-                last_seen: now,
-                join_waiter: None,
-                sync_waiter: None,
-            });
-        member.session_timeout = Duration::from_millis(req.session_timeout_ms.max(0) as u64);
-        // The join phase waits at most the group's largest rebalance timeout (JoinGroup v0 has none: the handler
-        // passes the session timeout, as Kafka does), then drops members that did not rejoin.
-        member.rebalance_timeout = Duration::from_millis(req.rebalance_timeout_ms.max(0) as u64);
-        member.protocols = req.protocols;
-        member.last_seen = now;
-        if let Some(old) = member.join_waiter.replace(tx) {
-            // A second join of the same member id replaces the pending one.
-            let replaced = GroupError::UnknownMemberId {
-                member: member_id.clone(),
-            };
-            let _ = old.send(JoinResult::error(replaced, &member_id));
-        }
-        if replaced && group.state == GroupState::Stable {
-            // A replaced static member of a stable group gets the current generation at once, with no rebalance,
-            // unless its protocols change the group's choice (as Kafka).
-            let leader = group.leader.clone().unwrap_or_default();
-            if group.select_protocol(&leader) == group.protocol_name {
-                let protocol = group.protocol_name.clone().unwrap_or_default();
-                // A replaced leader learns it leads only if it can skip the assignment (v9): an older client
-                // would run its assignor (with side effects) for an assignment the stable group never hands
-                // out, so it is answered as a follower with the leader id from before the replacement.
-                let is_leader = leader == member_id && req.supports_skip_assignment;
-                let (leader, members) = if is_leader {
-                    (leader, group.member_metadata(&protocol))
-                } else if leader == member_id {
-                    (leader_before.unwrap_or_default(), Vec::new())
-                } else {
-                    (leader, Vec::new())
-                };
-                let m = group.members.get_mut(&member_id).expect("inserted above");
-                if let Some(w) = m.join_waiter.take() {
-                    let _ = w.send(JoinResult {
-                        error: None,
-                        generation_id: group.generation,
-                        protocol_type: group.protocol_type.clone(),
-                        protocol_name: group.protocol_name.clone(),
-                        leader,
-                        member_id: member_id.clone(),
-                        members,
-                        skip_assignment: is_leader,
-                    });
-                }
-                return rx;
-            }
-        }
-        group.prepare_rebalance(now, self.initial_delay);
-        group.maybe_complete_join(now);
-        rx
     }
 
     /// SyncGroup: the leader hands out assignments; everyone receives theirs.
@@ -267,12 +205,16 @@ impl GroupCoordinator {
         }
         let (pt, pn) = (group.protocol_type.clone(), group.protocol_name.clone());
         match group.state {
-            GroupState::Empty | GroupState::PreparingRebalance => {
+            GroupState::Empty => {
+                let _ = tx.send(Err(unknown_member(member_id)));
+            }
+            GroupState::PreparingRebalance => {
                 let _ = tx.send(Err(GroupError::RebalanceInProgress));
             }
             GroupState::Stable => {
                 let m = group.members.get_mut(member_id).expect("checked above");
                 m.last_seen = Instant::now();
+                m.pending_sync = false;
                 let _ = tx.send(Ok((pt, pn, m.assignment.clone())));
             }
             GroupState::CompletingRebalance => {
@@ -280,6 +222,7 @@ impl GroupCoordinator {
                 {
                     let m = group.members.get_mut(member_id).expect("checked above");
                     m.last_seen = now;
+                    m.pending_sync = false;
                     m.sync_waiter = Some(tx);
                 }
                 if group.leader.as_deref() == Some(member_id) {
@@ -290,14 +233,48 @@ impl GroupCoordinator {
                             let _ = w.send(Ok((pt.clone(), pn.clone(), m.assignment.clone())));
                         }
                     }
-                    group.state = GroupState::Stable;
+                    group.transition(GroupState::Stable);
+                    // Kafka stores the group with its assignment before answering.
+                    group.dirty = true;
                 }
             }
         }
         rx
     }
 
-    /// Heartbeat: keeps the session alive and tells the member about rebalances.
+    /// SyncGroup v5: the protocol type and name a member sends, if any, must be the group's
+    /// (INCONSISTENT_GROUP_PROTOCOL otherwise), checked after the member and its generation as Kafka does.
+    pub fn check_sync_protocol(
+        &self,
+        group_id: &str,
+        member: (&str, Option<&str>),
+        generation: i32,
+        protocol: (Option<&str>, Option<&str>),
+    ) -> Result<(), GroupError> {
+        let (protocol_type, protocol_name) = protocol;
+        let groups = self.lock();
+        let Some(g) = groups.get(group_id) else {
+            return Err(unknown_member(member.0));
+        };
+        check_member(g, member.0, member.1, generation)?;
+        if g.state == GroupState::Empty {
+            return Err(unknown_member(member.0));
+        }
+        let differs = |sent: Option<&str>, have: &Option<String>| {
+            sent.is_some_and(|s| have.as_deref() != Some(s))
+        };
+        if differs(protocol_type, &g.protocol_type) || differs(protocol_name, &g.protocol_name) {
+            return Err(GroupError::InconsistentGroupProtocol {
+                member: String::new(),
+                protocol_type: protocol_type.unwrap_or_default().to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Heartbeat: keeps the session alive and tells the member about rebalances. Kafka's order: the member
+    /// (FENCED_INSTANCE_ID / UNKNOWN_MEMBER_ID), then its generation (ILLEGAL_GENERATION), then the state
+    /// (REBALANCE_IN_PROGRESS while members rejoin; accepted while the assignment is being handed out).
     pub fn heartbeat(
         &self,
         group_id: &str,
@@ -309,30 +286,27 @@ impl GroupCoordinator {
         let Some(group) = groups.get_mut(group_id) else {
             return Err(unknown_member(member_id));
         };
-        if group.is_fenced(member_id, instance) {
-            return Err(GroupError::FencedInstanceId {
-                member: member_id.to_string(),
+        group.validate_member(member_id, instance)?;
+        if generation != group.generation {
+            return Err(GroupError::IllegalGeneration {
+                generation,
+                current: group.generation,
             });
         }
         let state = group.state;
-        let current = group.generation;
-        let Some(m) = group.members.get_mut(member_id) else {
+        if state == GroupState::Empty {
             return Err(unknown_member(member_id));
-        };
-        m.last_seen = Instant::now();
-        if generation != current {
-            return Err(GroupError::IllegalGeneration {
-                generation,
-                current,
-            });
         }
+        let m = group.members.get_mut(member_id).expect("validated");
+        m.last_seen = Instant::now();
         match state {
             GroupState::PreparingRebalance => Err(GroupError::RebalanceInProgress),
             _ => Ok(()),
         }
     }
 
-    /// LeaveGroup of one member (by member id, or by instance id when member id is empty).
+    /// LeaveGroup of one member: by member id, or by instance id (KIP-345; with a member id too, it must be the
+    /// one holding the instance, else FENCED_INSTANCE_ID). A KIP-394 member id not yet joined is forgotten.
     pub fn leave(
         &self,
         group_id: &str,
@@ -343,22 +317,22 @@ impl GroupCoordinator {
         let Some(group) = groups.get_mut(group_id) else {
             return Err(unknown_member(member_id));
         };
-        let id = if member_id.is_empty() {
-            match instance_id.and_then(|i| {
-                group
-                    .members
-                    .values()
-                    .find(|m| m.instance_id.as_deref() == Some(i))
-            }) {
-                Some(m) => m.id.clone(),
+        let id = match instance_id {
+            Some(i) => match group.static_member(i) {
                 None => return Err(unknown_member(member_id)),
+                Some(holder) if !member_id.is_empty() && holder != member_id => {
+                    return Err(GroupError::FencedInstanceId {
+                        member: member_id.to_string(),
+                    })
+                }
+                Some(holder) => holder.to_string(),
+            },
+            None => {
+                if group.pending.remove(member_id).is_some() {
+                    return Ok(());
+                }
+                member_id.to_string()
             }
-        } else if group.is_fenced(member_id, instance_id) {
-            return Err(GroupError::FencedInstanceId {
-                member: member_id.to_string(),
-            });
-        } else {
-            member_id.to_string()
         };
         if !group.members.contains_key(&id) {
             return Err(unknown_member(&id));
@@ -371,13 +345,21 @@ impl GroupCoordinator {
     /// Periodic: session expiry and rebalance deadlines.
     pub fn tick(&self) {
         let now = Instant::now();
-        let mut groups = self.lock();
-        for g in groups.values_mut() {
-            g.tick(now, self.initial_delay);
+        {
+            let mut groups = self.lock();
+            for g in groups.values_mut() {
+                g.tick(now, self.initial_delay);
+            }
         }
+        self.consumer_tick();
     }
 
-    /// Checks that a commit from (member, generation) is allowed.
+    /// Checks that a commit from (member, generation) is allowed, as Kafka's `validateOffsetCommit`: generation
+    /// -1 commits (admin tools, `assign()` consumers) while the group is empty or unknown; otherwise the member
+    /// must hold its place (FENCED_INSTANCE_ID / UNKNOWN_MEMBER_ID: a member that left or was removed commits
+    /// nothing) in the current generation (ILLEGAL_GENERATION), and not while the assignment is being handed
+    /// out (REBALANCE_IN_PROGRESS). A group that does not exist is GROUP_ID_NOT_FOUND (OffsetCommit before v9
+    /// answers ILLEGAL_GENERATION instead).
     pub fn check_commit(
         &self,
         group_id: &str,
@@ -385,21 +367,28 @@ impl GroupCoordinator {
         instance: Option<&str>,
         generation: i32,
     ) -> Result<(), GroupError> {
-        let groups = self.lock();
-        let group = groups.get(group_id);
-        let has_members = group.is_some_and(|g| !g.members.is_empty());
-        if generation < 0 && member_id.is_empty() {
-            // A commit from outside the group (admin tools, assign() consumers) is allowed while it is empty.
-            return if has_members {
-                Err(unknown_member(member_id))
-            } else {
-                Ok(())
-            };
+        if let Some(checked) = self.check_consumer_commit(group_id, member_id, generation) {
+            return checked;
         }
-        let Some(group) = group else {
-            return Err(unknown_member(member_id));
+        let groups = self.lock();
+        let Some(group) = groups.get(group_id) else {
+            if generation < 0 {
+                return Ok(());
+            }
+            if self.offsets.has_offsets(group_id) {
+                // An Empty group (offsets only): no member is in it.
+                return Err(unknown_member(member_id));
+            }
+            return Err(not_found(group_id));
         };
-        check_member(group, member_id, instance, generation)?;
+        if generation < 0 && group.state == GroupState::Empty {
+            return Ok(());
+        }
+        if generation >= 0 || !member_id.is_empty() || instance.is_some() {
+            check_member(group, member_id, instance, generation)?;
+        } else if group.state != GroupState::Empty {
+            return Err(unknown_member(member_id));
+        }
         if group.state == GroupState::CompletingRebalance {
             return Err(GroupError::RebalanceInProgress);
         }
@@ -438,28 +427,33 @@ impl GroupCoordinator {
         let groups = self.lock();
         match groups.get(group_id) {
             Some(g) => {
-                let protocol = g.protocol_name.clone().unwrap_or_default();
+                // As Kafka: the protocol, the members' metadata and assignments only of a Stable group.
+                let stable = g.state == GroupState::Stable;
+                let protocol = g
+                    .protocol_name
+                    .clone()
+                    .filter(|_| stable)
+                    .unwrap_or_default();
                 GroupDescription {
                     state: g.state.name(),
                     protocol_type: g.protocol_type.clone().unwrap_or_default(),
-                    protocol: if g.state == GroupState::Stable
-                        || g.state == GroupState::CompletingRebalance
-                    {
-                        protocol.clone()
-                    } else {
-                        String::new()
-                    },
+                    protocol: protocol.clone(),
                     members: g
                         .members
                         .values()
                         .map(|m| {
+                            let (meta, assignment) = if stable {
+                                (m.metadata(&protocol), m.assignment.clone())
+                            } else {
+                                Default::default()
+                            };
                             (
                                 m.id.clone(),
                                 m.instance_id.clone(),
                                 m.client_id.clone(),
                                 m.client_host.clone(),
-                                m.metadata(&protocol),
-                                m.assignment.clone(),
+                                meta,
+                                assignment,
                             )
                         })
                         .collect(),
@@ -480,26 +474,37 @@ impl GroupCoordinator {
         }
     }
 
-    /// Every group: (id, protocol type, state).
-    pub fn list(&self) -> Vec<(String, String, &'static str)> {
+    /// Every group, as ListGroups reports it. A group known only by its committed offsets is an Empty classic
+    /// group with no protocol type (Kafka's "simple" group).
+    pub fn list(&self) -> Vec<ListedGroup> {
         let groups = self.lock();
-        let mut out: Vec<(String, String, &'static str)> = groups
+        let mut out: Vec<ListedGroup> = groups
             .iter()
-            .filter(|(id, g)| !g.members.is_empty() || self.offsets.groups().contains(id))
-            .map(|(id, g)| {
-                (
-                    id.clone(),
-                    g.protocol_type.clone().unwrap_or_default(),
-                    g.state.name(),
-                )
+            .filter(|(id, g)| {
+                !g.members.is_empty() || g.generation > 0 || self.offsets.has_offsets(id)
+            })
+            .map(|(id, g)| ListedGroup {
+                group_id: id.clone(),
+                protocol_type: g.protocol_type.clone().unwrap_or_default(),
+                state: g.state.name(),
+                group_type: CLASSIC,
             })
             .collect();
         for id in self.offsets.groups() {
             if !groups.contains_key(&id) {
-                out.push((id, "consumer".to_string(), "Empty"));
+                out.push(ListedGroup {
+                    group_id: id,
+                    protocol_type: String::new(),
+                    state: "Empty",
+                    group_type: CLASSIC,
+                });
             }
         }
-        out.sort();
+        drop(groups);
+        let consumer = self.list_consumer_groups();
+        out.retain(|g| !consumer.iter().any(|c| c.group_id == g.group_id));
+        out.extend(consumer);
+        out.sort_by(|a, b| a.group_id.cmp(&b.group_id));
         out
     }
 
@@ -560,6 +565,10 @@ impl GroupCoordinator {
 
     /// Deletes an empty group and its offsets. Blocking.
     pub fn delete(&self, group_id: &str) -> Result<()> {
+        if self.is_consumer_group(group_id) {
+            return Err(not_empty(group_id).into());
+        }
+        let was_consumer_group = self.forget_consumer_group(group_id);
         {
             let mut groups = self.lock();
             match groups.get(group_id) {
@@ -567,12 +576,13 @@ impl GroupCoordinator {
                 Some(_) => {
                     groups.remove(group_id);
                 }
-                None if !self.offsets.groups().iter().any(|g| g == group_id) => {
+                None if !was_consumer_group && !self.offsets.has_offsets(group_id) => {
                     return Err(not_found(group_id).into())
                 }
                 None => {}
             }
         }
+        self.offsets.store_group(group_id, None)?;
         self.offsets.delete_group(group_id)
     }
 }
@@ -603,14 +613,7 @@ fn check_member(
     instance: Option<&str>,
     generation: i32,
 ) -> Result<(), GroupError> {
-    if group.is_fenced(member_id, instance) {
-        return Err(GroupError::FencedInstanceId {
-            member: member_id.to_string(),
-        });
-    }
-    if !group.members.contains_key(member_id) {
-        return Err(unknown_member(member_id));
-    }
+    group.validate_member(member_id, instance)?;
     if generation != group.generation {
         return Err(GroupError::IllegalGeneration {
             generation,

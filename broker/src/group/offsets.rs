@@ -86,6 +86,9 @@ pub struct OffsetStore {
     /// `None` only in tests of the coordinator alone: every write is then refused.
     log: Option<OffsetsLog>,
     cache: Mutex<HashMap<String, BTreeMap<Tp, OffsetEntry>>>,
+    /// The latest group metadata record value of each classic group (see [`super::record`]), kept so a rewrite
+    /// carries it over and a restart knows the group.
+    group_metadata: Mutex<HashMap<String, Bytes>>,
     /// Held across an append and its cache update (and a rewrite), so the log orders the writes of a key as
     /// the cache does; per `__consumer_offsets` partition, the records appended since its last rewrite.
     writes: Mutex<HashMap<i32, Written>>,
@@ -502,25 +505,74 @@ impl OffsetStore {
         }
     }
 
-    /// Every live offset of the groups that `partition` holds, as commit records.
+    /// Every live group metadata record and offset of the groups that `partition` holds.
     fn live_records(&self, partition: i32) -> Vec<Record> {
         let partitions = self.partitions();
-        let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         let ts = now_ms();
-        cache
-            .iter()
-            .filter(|(g, _)| partition_for(g, partitions) == partition)
-            .flat_map(|(g, tps)| {
-                tps.iter().filter_map(move |((t, p), e)| {
-                    // Stored entries were encodable when committed.
-                    Some(record(
-                        encode_key(g, t, *p).ok()?,
-                        Some(encode_value(e).ok()?),
-                        ts,
-                    ))
-                })
-            })
-            .collect()
+        let mut out: Vec<Record> = {
+            let meta = self
+                .group_metadata
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            meta.iter()
+                .filter(|(g, _)| partition_for(g, partitions) == partition)
+                .map(|(g, v)| record(super::record::encode_key(g), Some(v.clone()), ts))
+                .collect()
+        };
+        let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        out.extend(
+            cache
+                .iter()
+                .filter(|(g, _)| partition_for(g, partitions) == partition)
+                .flat_map(|(g, tps)| {
+                    tps.iter().filter_map(move |((t, p), e)| {
+                        // Stored entries were encodable when committed.
+                        Some(record(
+                            encode_key(g, t, *p).ok()?,
+                            Some(encode_value(e).ok()?),
+                            ts,
+                        ))
+                    })
+                }),
+        );
+        out
+    }
+
+    /// Stores a classic group's metadata record (`None`: a tombstone, the group is deleted). Blocking.
+    pub fn store_group(&self, group: &str, value: Option<Bytes>) -> Result<()> {
+        let mut writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        {
+            let meta = self
+                .group_metadata
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if meta.get(group) == value.as_ref() || (value.is_none() && !meta.contains_key(group)) {
+                return Ok(());
+            }
+        }
+        let rec = record(super::record::encode_key(group), value.clone(), now_ms());
+        let partition = self.append(group, std::slice::from_ref(&rec))?;
+        {
+            let mut meta = self
+                .group_metadata
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            match value {
+                Some(v) => meta.insert(group.to_string(), v),
+                None => meta.remove(group),
+            };
+        }
+        self.after_append(&mut writes, partition, 1);
+        Ok(())
+    }
+
+    /// The group metadata records replayed by [`load`](Self::load) (and stored since).
+    pub fn stored_groups(&self) -> Vec<(String, Bytes)> {
+        let meta = self
+            .group_metadata
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        meta.iter().map(|(g, v)| (g.clone(), v.clone())).collect()
     }
 
     /// Compacts `partition` by rewriting its live offsets (see the module docs). Called with `writes` held.
@@ -560,6 +612,12 @@ impl OffsetStore {
     pub fn all(&self, group: &str) -> BTreeMap<Tp, OffsetEntry> {
         let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         cache.get(group).cloned().unwrap_or_default()
+    }
+
+    /// Whether `group` has committed offsets.
+    pub fn has_offsets(&self, group: &str) -> bool {
+        let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        cache.get(group).is_some_and(|g| !g.is_empty())
     }
 
     /// Groups that have committed offsets.
@@ -610,6 +668,17 @@ impl OffsetStore {
                                 }
                             }
                         }
+                        continue;
+                    }
+                    if let Some(g) = r.key.clone().and_then(super::record::decode_key) {
+                        let mut meta = self
+                            .group_metadata
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner());
+                        match r.value {
+                            Some(v) => meta.insert(g, v),
+                            None => meta.remove(&g),
+                        };
                         continue;
                     }
                     let Some((g, t, part)) = r.key.and_then(decode_key) else {

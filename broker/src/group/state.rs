@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::sync::oneshot;
 
+use super::record::{GroupMetadataValue, MemberMetadataValue};
 use crate::error::GroupError;
 
 /// The group's state, named as Kafka prints it.
@@ -92,7 +93,7 @@ pub fn subscribed_topics(metadata: &Bytes) -> Option<Vec<String>> {
     Some(s.topics.iter().map(|t| t.to_string()).collect())
 }
 
-/// One member./// One member.
+/// One member.
 #[derive(Debug)]
 pub struct Member {
     /// Member id.
@@ -117,6 +118,9 @@ pub struct Member {
     pub join_waiter: Option<oneshot::Sender<JoinResult>>,
     /// Pending SyncGroup.
     pub sync_waiter: Option<oneshot::Sender<SyncResult>>,
+    /// Joined the current generation but has not sent its SyncGroup yet (Kafka's pending-sync members: removed
+    /// when the rebalance timeout passes first).
+    pub pending_sync: bool,
 }
 
 impl Member {
@@ -149,8 +153,22 @@ pub struct Group {
     pub join_deadline: Instant,
     /// Earliest completion of the first join of an empty group (group.initial.rebalance.delay.ms).
     pub join_not_before: Instant,
-    /// When the leader's SyncGroup must have arrived.
+    /// When every member's SyncGroup must have arrived (the rebalance timeout after the join phase).
     pub sync_deadline: Instant,
+    /// KIP-394: member ids handed out with MEMBER_ID_REQUIRED, with when they expire unless the member joins
+    /// with them (its session timeout).
+    pub pending: BTreeMap<String, Instant>,
+    /// `group.initial.rebalance.delay.ms`: how much longer the first join may still be delayed (up to the
+    /// rebalance timeout) while new members keep arriving, as Kafka's `InitialDelayedJoin`.
+    pub delay_left: Duration,
+    /// A new member joined since the initial delay last started.
+    pub new_member_added: bool,
+    /// The initial delay of the current join phase (zero unless the group was empty).
+    pub initial_delay: Duration,
+    /// When the group entered its state (ms since the epoch), stored as `current_state_timestamp`.
+    pub state_since_ms: i64,
+    /// The stored group metadata record is out of date (see [`GroupCoordinator::persist_dirty`](super::GroupCoordinator::persist_dirty)).
+    pub dirty: bool,
 }
 
 impl Group {
@@ -167,6 +185,41 @@ impl Group {
             join_deadline: now,
             join_not_before: now,
             sync_deadline: now,
+            pending: BTreeMap::new(),
+            delay_left: Duration::ZERO,
+            new_member_added: false,
+            initial_delay: Duration::ZERO,
+            state_since_ms: strata_storage::time::now_ms(),
+            dirty: false,
+        }
+    }
+
+    /// Moves to `state`, noting when.
+    pub fn transition(&mut self, state: GroupState) {
+        if self.state != state {
+            self.state = state;
+            self.state_since_ms = strata_storage::time::now_ms();
+        }
+    }
+
+    /// The join answer of the current generation for `member_id` (a member whose join repeats the current
+    /// generation gets it again): the leader gets every member's metadata.
+    pub fn current_join_result(&self, member_id: &str) -> JoinResult {
+        let leader = self.leader.clone().unwrap_or_default();
+        let protocol = self.protocol_name.clone().unwrap_or_default();
+        JoinResult {
+            error: None,
+            generation_id: self.generation,
+            protocol_type: self.protocol_type.clone(),
+            protocol_name: self.protocol_name.clone(),
+            members: if leader == member_id {
+                self.member_metadata(&protocol)
+            } else {
+                Vec::new()
+            },
+            leader,
+            member_id: member_id.to_string(),
+            skip_assignment: false,
         }
     }
 
@@ -189,14 +242,33 @@ impl Group {
                 let _ = w.send(Err(GroupError::RebalanceInProgress));
             }
         }
-        self.state = GroupState::PreparingRebalance;
-        self.join_deadline = now + self.max_rebalance_timeout();
-        self.join_not_before = if was_empty { now + initial_delay } else { now };
+        self.transition(GroupState::PreparingRebalance);
+        let timeout = self.max_rebalance_timeout();
+        self.join_deadline = now + timeout;
+        self.new_member_added = false;
+        if was_empty {
+            self.join_not_before = now + initial_delay;
+            self.initial_delay = initial_delay;
+            self.delay_left = timeout.saturating_sub(initial_delay);
+        } else {
+            self.join_not_before = now;
+            self.initial_delay = Duration::ZERO;
+            self.delay_left = Duration::ZERO;
+        }
     }
 
     /// Completes the join phase if every member has rejoined (after the initial delay) or the deadline passed.
     pub fn maybe_complete_join(&mut self, now: Instant) {
         if self.state != GroupState::PreparingRebalance {
+            return;
+        }
+        if now >= self.join_not_before && self.new_member_added && !self.delay_left.is_zero() {
+            // Kafka's InitialDelayedJoin: members keep arriving, so wait another delay (bounded by the
+            // rebalance timeout) before the first generation.
+            let step = self.delay_left.min(self.initial_delay);
+            self.join_not_before = now + step;
+            self.delay_left -= step;
+            self.new_member_added = false;
             return;
         }
         let all_joined = self.members.values().all(|m| m.join_waiter.is_some());
@@ -208,12 +280,19 @@ impl Group {
 
     fn complete_join(&mut self, now: Instant) {
         // Members that did not rejoin in time are removed.
-        self.members.retain(|_, m| m.join_waiter.is_some());
+        self.members.retain(|id, m| {
+            if m.join_waiter.is_none() {
+                tracing::info!(member = %id, "member did not rejoin within the rebalance timeout; removed");
+            }
+            m.join_waiter.is_some()
+        });
         self.generation += 1;
         if self.members.is_empty() {
-            self.state = GroupState::Empty;
+            // Kafka stores the empty group (its generation survives a restart).
+            self.transition(GroupState::Empty);
             self.leader = None;
             self.protocol_name = None;
+            self.dirty = true;
             return;
         }
         if self
@@ -229,6 +308,7 @@ impl Group {
         let all = self.member_metadata(&protocol);
         for m in self.members.values_mut() {
             m.last_seen = now;
+            m.pending_sync = true;
             if let Some(w) = m.join_waiter.take() {
                 let _ = w.send(JoinResult {
                     error: None,
@@ -246,7 +326,7 @@ impl Group {
                 });
             }
         }
-        self.state = GroupState::CompletingRebalance;
+        self.transition(GroupState::CompletingRebalance);
         self.sync_deadline = now + self.max_rebalance_timeout();
     }
 
@@ -266,12 +346,25 @@ impl Group {
             .map(|m| m.id.as_str())
     }
 
-    /// KIP-345: whether `member_id` claims static instance `instance` that a newer member id holds now (the
-    /// request gets FENCED_INSTANCE_ID, which clients treat as fatal: a duplicate instance stops).
-    pub fn is_fenced(&self, member_id: &str, instance: Option<&str>) -> bool {
-        instance
-            .and_then(|i| self.static_member(i))
-            .is_some_and(|holder| holder != member_id)
+    /// Kafka's `validateMember`: a static member's instance id must be held by `member_id` (FENCED_INSTANCE_ID
+    /// when another member id holds it, UNKNOWN_MEMBER_ID when nobody does); a dynamic member must be in the
+    /// group (UNKNOWN_MEMBER_ID).
+    pub fn validate_member(
+        &self,
+        member_id: &str,
+        instance: Option<&str>,
+    ) -> Result<(), GroupError> {
+        let unknown = || GroupError::UnknownMemberId {
+            member: member_id.to_string(),
+        };
+        match instance.map(|i| self.static_member(i)) {
+            Some(None) => Err(unknown()),
+            Some(Some(holder)) if holder != member_id => Err(GroupError::FencedInstanceId {
+                member: member_id.to_string(),
+            }),
+            _ if !self.members.contains_key(member_id) => Err(unknown()),
+            _ => Ok(()),
+        }
     }
 
     /// Gives static member `old`'s entry (assignment, place in the group, leadership) to `new`; `old`'s pending
@@ -350,13 +443,17 @@ impl Group {
         self.maybe_complete_join(now);
     }
 
-    /// Periodic check: expired sessions, join and sync deadlines.
+    /// Periodic check: expired KIP-394 member ids, expired sessions (members waiting for their JoinGroup or
+    /// SyncGroup answer are kept alive, as Kafka does), join deadline, and members that did not send SyncGroup
+    /// within the rebalance timeout (removed, and the group rebalances, as Kafka's pending-sync expiry).
     pub fn tick(&mut self, now: Instant, initial_delay: Duration) {
+        self.pending.retain(|_, expires| *expires > now);
         let expired: Vec<String> = self
             .members
             .values()
             .filter(|m| {
                 m.join_waiter.is_none()
+                    && m.sync_waiter.is_none()
                     && now.saturating_duration_since(m.last_seen) > m.session_timeout
             })
             .map(|m| m.id.clone())
@@ -366,9 +463,86 @@ impl Group {
             self.remove_member(&id, now, initial_delay);
         }
         self.maybe_complete_join(now);
-        if self.state == GroupState::CompletingRebalance && now >= self.sync_deadline {
-            self.prepare_rebalance(now, initial_delay);
+        if matches!(
+            self.state,
+            GroupState::CompletingRebalance | GroupState::Stable
+        ) && now >= self.sync_deadline
+        {
+            let unsynced: Vec<String> = self
+                .members
+                .values()
+                .filter(|m| m.pending_sync)
+                .map(|m| m.id.clone())
+                .collect();
+            for id in unsynced {
+                tracing::info!(member = %id, "member sent no SyncGroup within the rebalance timeout; removed");
+                self.remove_member(&id, now, initial_delay);
+            }
         }
+    }
+
+    /// The group as its `__consumer_offsets` record.
+    pub fn to_record(&self) -> GroupMetadataValue {
+        let protocol = self.protocol_name.clone().unwrap_or_default();
+        GroupMetadataValue {
+            protocol_type: self.protocol_type.clone().unwrap_or_default(),
+            generation: self.generation,
+            protocol: self.protocol_name.clone(),
+            leader: self.leader.clone(),
+            current_state_timestamp: self.state_since_ms,
+            members: self
+                .members
+                .values()
+                .map(|m| MemberMetadataValue {
+                    member_id: m.id.clone(),
+                    group_instance_id: m.instance_id.clone(),
+                    client_id: m.client_id.clone(),
+                    client_host: m.client_host.clone(),
+                    rebalance_timeout: m.rebalance_timeout.as_millis().min(i32::MAX as u128) as i32,
+                    session_timeout: m.session_timeout.as_millis().min(i32::MAX as u128) as i32,
+                    subscription: m.metadata(&protocol),
+                    assignment: m.assignment.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// A group loaded from its record: Stable with its members (whose sessions start now, so members that
+    /// do not come back expire), or Empty, as Kafka loads it.
+    pub fn from_record(v: GroupMetadataValue, now: Instant) -> Self {
+        let mut g = Group::new();
+        g.generation = v.generation;
+        g.protocol_type = Some(v.protocol_type).filter(|t| !t.is_empty());
+        g.protocol_name = v.protocol.clone();
+        g.leader = v.leader;
+        g.state_since_ms = v.current_state_timestamp;
+        let protocol = v.protocol.unwrap_or_default();
+        for m in v.members {
+            let ms = |x: i32| Duration::from_millis(x.max(0) as u64);
+            g.members.insert(
+                m.member_id.clone(),
+                Member {
+                    id: m.member_id,
+                    instance_id: m.group_instance_id,
+                    client_id: m.client_id,
+                    client_host: m.client_host,
+                    session_timeout: ms(m.session_timeout),
+                    rebalance_timeout: ms(m.rebalance_timeout),
+                    protocols: vec![(protocol.clone(), m.subscription)],
+                    assignment: m.assignment,
+                    last_seen: now,
+                    join_waiter: None,
+                    sync_waiter: None,
+                    pending_sync: false,
+                },
+            );
+        }
+        g.state = if g.members.is_empty() {
+            GroupState::Empty
+        } else {
+            GroupState::Stable
+        };
+        g
     }
 }
 

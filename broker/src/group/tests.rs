@@ -17,6 +17,7 @@ fn join_req(member: &str) -> JoinRequest {
         protocol_type: "consumer".into(),
         protocols: vec![("range".into(), Bytes::from_static(b"meta"))],
         supports_skip_assignment: true,
+        requires_known_member_id: false,
     }
 }
 
@@ -308,4 +309,186 @@ fn expired_session_removes_the_member() {
             member: a.member_id.clone()
         })
     );
+}
+
+/// KIP-394: from JoinGroup v4 a new dynamic member first gets MEMBER_ID_REQUIRED with its id, and is only a
+/// member once it joins with that id; leaving with the id before that just forgets it.
+#[test]
+fn a_new_member_must_join_again_with_the_member_id_it_is_given() {
+    let c = coordinator();
+    let first = c
+        .join(JoinRequest {
+            requires_known_member_id: true,
+            ..join_req("")
+        })
+        .try_recv()
+        .unwrap();
+    assert!(
+        matches!(&first.error, Some(GroupError::MemberIdRequired { member }) if *member == first.member_id),
+        "{first:?}"
+    );
+    assert_eq!(c.describe("g").members.len(), 0, "not a member yet");
+    let joined = c.join(join_req(&first.member_id)).try_recv().unwrap();
+    assert_eq!((joined.error, joined.generation_id), (None, 1));
+    assert_eq!(joined.member_id, first.member_id);
+}
+
+/// Kafka: a follower rejoining a Stable group with unchanged metadata gets the current generation back without
+/// a rebalance; changed metadata (e.g. a cooperative member's owned partitions) starts one.
+#[test]
+fn a_follower_rejoining_with_the_same_metadata_does_not_rebalance() {
+    let c = coordinator();
+    let a = c.join(join_req("")).try_recv().unwrap();
+    let mut b = c.join(join_req(""));
+    let _ = c.join(join_req(&a.member_id)).try_recv().unwrap();
+    let b = b.try_recv().unwrap();
+    let mut sb = c.sync("g", (&b.member_id, None), 2, vec![]);
+    c.sync("g", (&a.member_id, None), 2, vec![]);
+    assert!(sb.try_recv().unwrap().is_ok());
+    assert_eq!(c.describe("g").state, "Stable");
+    let again = c.join(join_req(&b.member_id)).try_recv().unwrap();
+    assert_eq!((again.error, again.generation_id), (None, 2));
+    assert_eq!(c.describe("g").state, "Stable");
+    let changed = JoinRequest {
+        protocols: vec![("range".into(), Bytes::from_static(b"owned:p1"))],
+        ..join_req(&b.member_id)
+    };
+    let mut pending = c.join(changed);
+    assert!(
+        pending.try_recv().is_err(),
+        "waits for the leader to rejoin"
+    );
+    assert_eq!(c.describe("g").state, "PreparingRebalance");
+}
+
+/// Kafka's pending-sync expiry: a member that joined a generation but sends no SyncGroup within the rebalance
+/// timeout is removed and the group rebalances.
+#[test]
+fn a_member_that_never_syncs_is_removed_at_the_rebalance_timeout() {
+    let c = coordinator();
+    let quick = JoinRequest {
+        rebalance_timeout_ms: 50,
+        ..join_req("")
+    };
+    let a = c.join(quick).try_recv().unwrap();
+    assert_eq!(c.describe("g").state, "CompletingRebalance");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while c.describe("g").state != "Empty" {
+        assert!(Instant::now() < deadline, "the unsynced member stayed");
+        c.tick();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        c.heartbeat("g", &a.member_id, None, 1),
+        Err(GroupError::UnknownMemberId {
+            member: a.member_id.clone()
+        })
+    );
+}
+
+/// Kafka's `validateOffsetCommit`: generation -1 commits only while the group is empty; a member of another
+/// generation is ILLEGAL_GENERATION; commits wait out CompletingRebalance; an unknown group with a generation
+/// is GROUP_ID_NOT_FOUND.
+#[test]
+fn commit_checks_follow_kafka() {
+    let c = coordinator();
+    assert_eq!(
+        c.check_commit("nobody", "m", None, 3),
+        Err(GroupError::GroupIdNotFound {
+            group: "nobody".into()
+        })
+    );
+    assert_eq!(c.check_commit("nobody", "", None, -1), Ok(()));
+    let a = c.join(join_req("")).try_recv().unwrap();
+    assert_eq!(
+        c.check_commit("g", &a.member_id, None, 1),
+        Err(GroupError::RebalanceInProgress),
+        "CompletingRebalance"
+    );
+    assert!(c
+        .sync("g", (&a.member_id, None), 1, vec![])
+        .try_recv()
+        .unwrap()
+        .is_ok());
+    assert_eq!(c.check_commit("g", &a.member_id, None, 1), Ok(()));
+    assert_eq!(
+        c.check_commit("g", "", None, -1),
+        Err(GroupError::UnknownMemberId { member: "".into() }),
+        "an outside commit to a group with members"
+    );
+    assert_eq!(
+        c.check_commit("g", &a.member_id, None, 0),
+        Err(GroupError::IllegalGeneration {
+            generation: 0,
+            current: 1
+        })
+    );
+    assert_eq!(
+        c.check_commit("g", &a.member_id, Some("nobody"), 1),
+        Err(GroupError::UnknownMemberId {
+            member: a.member_id.clone()
+        }),
+        "an instance id nobody holds"
+    );
+}
+
+/// The stored record of a stable group loads as the same group: Stable, same generation, leader, members and
+/// assignments; its members go on heartbeating.
+#[test]
+fn a_group_loaded_from_its_record_is_the_group_that_was_stored() {
+    let c = coordinator();
+    let a = c.join(static_join("", "i1")).try_recv().unwrap();
+    let given = vec![(a.member_id.clone(), Bytes::from_static(b"p0"))];
+    assert!(c
+        .sync("g", (&a.member_id, Some("i1")), 1, given)
+        .try_recv()
+        .unwrap()
+        .is_ok());
+    let value = {
+        let groups = c.lock();
+        let g = &groups["g"];
+        assert!(g.dirty, "a completed generation is to be stored");
+        record::encode_value(&g.to_record())
+    };
+    let loaded = Group::from_record(record::decode_value(value).unwrap(), Instant::now());
+    assert_eq!(loaded.state, GroupState::Stable);
+    assert_eq!(loaded.generation, 1);
+    assert_eq!(loaded.leader.as_deref(), Some(a.member_id.as_str()));
+    let m = &loaded.members[&a.member_id];
+    assert_eq!(m.instance_id.as_deref(), Some("i1"));
+    assert_eq!(m.assignment, Bytes::from_static(b"p0"));
+    assert_eq!(m.metadata("range"), Bytes::from_static(b"meta"));
+
+    let c2 = coordinator();
+    c2.lock().insert("g".into(), loaded);
+    assert_eq!(c2.heartbeat("g", &a.member_id, Some("i1"), 1), Ok(()));
+}
+
+/// Kafka's InitialDelayedJoin: each member arriving during `group.initial.rebalance.delay.ms` extends the wait by
+/// another delay (up to the rebalance timeout).
+#[test]
+fn members_arriving_during_the_initial_delay_extend_it() {
+    let mut cfg = BrokerConfig::default();
+    cfg.group_initial_rebalance_delay_ms = 200;
+    let c = GroupCoordinator::new(&cfg, OffsetStore::default());
+    let started = Instant::now();
+    let mut a = c.join(join_req(""));
+    std::thread::sleep(Duration::from_millis(150));
+    let mut b = c.join(join_req(""));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let a = loop {
+        c.tick();
+        if let Ok(r) = a.try_recv() {
+            break r;
+        }
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert!(
+        started.elapsed() >= Duration::from_millis(400),
+        "extended once: {:?}",
+        started.elapsed()
+    );
+    let b = b.try_recv().unwrap();
+    assert_eq!((a.generation_id, b.generation_id), (1, 1));
 }

@@ -7,8 +7,11 @@ use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse, Re
 
 use super::sb;
 use crate::broker::Broker;
+use crate::error::GroupError;
+use crate::error_code;
 
-/// Answers DescribeGroups; unknown groups are reported as "Dead", as Kafka does before v6.
+/// Answers DescribeGroups; unknown groups are reported as "Dead", from v6 with GROUP_ID_NOT_FOUND (KIP-1043),
+/// as Kafka does.
 pub async fn handle(
     broker: &Arc<Broker>,
     h: &RequestHeader,
@@ -37,7 +40,17 @@ pub async fn handle(
                     }
                 })
                 .collect();
+            let missing = (version >= 6 && d.state == "Dead").then(|| {
+                let e = GroupError::GroupIdNotFound {
+                    group: id.0.to_string(),
+                };
+                (error_code::group_code(&e), e.to_string())
+            });
+            let (code, message) =
+                missing.map_or((error_code::NONE, None), |(c, m)| (c, Some(sb(m))));
             DescribedGroup::default()
+                .with_error_code(code)
+                .with_error_message(message)
                 .with_group_id(id)
                 .with_group_state(sb(d.state))
                 .with_protocol_type(sb(d.protocol_type))

@@ -41,6 +41,7 @@ pub async fn handle(
             .map(|p| (p.name.to_string(), p.metadata))
             .collect(),
         supports_skip_assignment: version >= 9,
+        requires_known_member_id: version >= 4,
     };
     let rx = broker.groups().join(join);
     let cancel = broker.cancel_token();
@@ -48,6 +49,7 @@ pub async fn handle(
         r = rx => r.ok(),
         _ = cancel.cancelled() => None,
     };
+    persist(broker).await;
     let Some(r) = result else {
         // Shutting down: the member is told to rejoin (elsewhere or after the restart).
         return JoinGroupResponse::default()
@@ -82,4 +84,14 @@ pub async fn handle(
         resp.skip_assignment = r.skip_assignment;
     }
     resp
+}
+
+/// Stores the groups a join changed (a replaced static member, a group that became empty).
+pub(crate) async fn persist(broker: &Arc<Broker>) {
+    let b = broker.clone();
+    let _ = super::blocking(move || {
+        b.groups().persist_dirty();
+        Ok(())
+    })
+    .await;
 }

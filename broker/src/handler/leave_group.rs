@@ -17,6 +17,7 @@ pub async fn handle(
     let group = req.group_id.0.to_string();
     if h.request_api_version < 3 {
         let left = broker.groups().leave(&group, &req.member_id, None);
+        super::join_group::persist(broker).await;
         return LeaveGroupResponse::default().with_error_code(error_code::of(&left));
     }
     let members: Vec<MemberResponse> = req
@@ -32,6 +33,7 @@ pub async fn handle(
                 .with_error_code(error_code::of(&left))
         })
         .collect();
+    super::join_group::persist(broker).await;
     let top = if members.iter().all(|m| m.error_code == error_code::NONE) {
         error_code::NONE
     } else if members.len() == 1 {

@@ -1,4 +1,4 @@
-//! ListGroups (key 16), with the v4 state filter.
+//! ListGroups (key 16), with the v4 state filter and the v5 type filter and group type (KIP-848).
 
 use std::sync::Arc;
 
@@ -8,32 +8,36 @@ use kafka_protocol::messages::{GroupId, ListGroupsRequest, ListGroupsResponse, R
 use super::sb;
 use crate::broker::Broker;
 
-/// Answers ListGroups.
+/// Answers ListGroups. As Kafka, both filters compare case-insensitively, and an unknown state or type
+/// matches no group.
 pub async fn handle(
     broker: &Arc<Broker>,
     h: &RequestHeader,
     req: ListGroupsRequest,
 ) -> ListGroupsResponse {
     let version = h.request_api_version;
-    let filter: Vec<String> = req
-        .states_filter
-        .iter()
-        .map(|s| s.to_ascii_lowercase())
-        .collect();
+    let lower = |v: &[kafka_protocol::protocol::StrBytes]| -> Vec<String> {
+        v.iter().map(|s| s.to_ascii_lowercase()).collect()
+    };
+    let states = lower(&req.states_filter);
+    let types = lower(&req.types_filter);
     let groups = broker
         .groups()
         .list()
         .into_iter()
-        .filter(|(_, _, state)| filter.is_empty() || filter.contains(&state.to_ascii_lowercase()))
-        .map(|(id, pt, state)| {
-            let g = ListedGroup::default()
-                .with_group_id(GroupId(sb(id)))
-                .with_protocol_type(sb(pt));
+        .filter(|g| states.is_empty() || states.contains(&g.state.to_ascii_lowercase()))
+        .filter(|g| types.is_empty() || types.contains(&g.group_type.to_string()))
+        .map(|g| {
+            let mut l = ListedGroup::default()
+                .with_group_id(GroupId(sb(g.group_id)))
+                .with_protocol_type(sb(g.protocol_type));
             if version >= 4 {
-                g.with_group_state(sb(state))
-            } else {
-                g
+                l = l.with_group_state(sb(g.state));
             }
+            if version >= 5 {
+                l = l.with_group_type(sb(g.group_type));
+            }
+            l
         })
         .collect();
     ListGroupsResponse::default().with_groups(groups)

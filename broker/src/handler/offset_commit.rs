@@ -19,9 +19,19 @@ use crate::group::offsets::OffsetEntry;
 /// Answers OffsetCommit.
 pub async fn handle(
     broker: &Arc<Broker>,
-    _h: &RequestHeader,
+    h: &RequestHeader,
     req: OffsetCommitRequest,
 ) -> OffsetCommitResponse {
+    let version = h.request_api_version;
+    // Kafka answers a commit to a group that does not exist GROUP_ID_NOT_FOUND from v9, ILLEGAL_GENERATION
+    // before.
+    let for_version = |e: GroupError| match e {
+        GroupError::GroupIdNotFound { .. } if version < 9 => GroupError::IllegalGeneration {
+            generation: req.generation_id_or_member_epoch,
+            current: -1,
+        },
+        e => e,
+    };
     let group = req.group_id.0.to_string();
     let allowed = if crate::group::valid_group_id(&group) {
         broker.groups().check_commit(
@@ -32,7 +42,8 @@ pub async fn handle(
         )
     } else {
         Err(GroupError::InvalidGroupId(group.clone()))
-    };
+    }
+    .map_err(for_version);
     let code = error_code::of(&allowed);
     let max_metadata = broker.config().offset_metadata_max_bytes;
     let now = now_ms();
@@ -94,6 +105,10 @@ pub async fn handle(
             b.groups().commit_offsets(&g, member, generation, entries)
         })
         .await;
+        let stored = stored.map_err(|e| match e {
+            Error::Group(g) => Error::Group(for_version(g)),
+            e => e,
+        });
         let c = error_code::of(&stored);
         if c != error_code::NONE {
             for x in per_partition.iter_mut().filter(|x| x.2 == error_code::NONE) {

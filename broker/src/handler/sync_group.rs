@@ -15,6 +15,17 @@ pub async fn handle(
     h: &RequestHeader,
     req: SyncGroupRequest,
 ) -> SyncGroupResponse {
+    if h.request_api_version >= 5 {
+        // SyncGroup v5: the protocol the member thinks it syncs must be the group's.
+        if let Err(e) = broker.groups().check_sync_protocol(
+            &req.group_id.0,
+            (&req.member_id, req.group_instance_id.as_deref()),
+            req.generation_id,
+            (req.protocol_type.as_deref(), req.protocol_name.as_deref()),
+        ) {
+            return SyncGroupResponse::default().with_error_code(error_code::group_code(&e));
+        }
+    }
     let assignments = req
         .assignments
         .into_iter()
@@ -31,6 +42,8 @@ pub async fn handle(
         r = rx => r.ok(),
         _ = cancel.cancelled() => None,
     };
+    // The leader's assignment is stored (Kafka stores it before answering).
+    super::join_group::persist(broker).await;
     // Shutting down: the member is told to rejoin.
     let result = result.unwrap_or(Err(GroupError::RebalanceInProgress));
     let code = error_code::of(&result);

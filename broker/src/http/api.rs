@@ -468,7 +468,8 @@ fn groups(ctx: &HttpContext) -> Value {
         .groups()
         .list()
         .into_iter()
-        .map(|(id, protocol_type, state)| {
+        .map(|g| {
+            let (id, protocol_type, state) = (g.group_id, g.protocol_type, g.state);
             let d = b.groups().describe(&id);
             let members: Vec<Value> = d
                 .members
@@ -489,6 +490,7 @@ fn groups(ctx: &HttpContext) -> Value {
                 "group": id,
                 "protocol_type": protocol_type,
                 "state": state,
+                "type": g.group_type,
                 "protocol": d.protocol,
                 "members": members,
                 "total_lag": lags.iter().filter(|l| l.group == id).map(|l| l.lag).sum::<i64>(),

@@ -216,7 +216,7 @@ impl GroupLag {
 /// Every group's committed offsets on existing partitions, with lag.
 pub fn group_lags(b: &Broker) -> Vec<GroupLag> {
     let mut out = Vec::new();
-    for (group, _, _) in b.groups().list() {
+    for group in b.groups().list().into_iter().map(|g| g.group_id) {
         for ((topic, partition), entry) in b.groups().committed_all(&group) {
             let Ok(log) = b.log(&topic, partition) else {
                 continue;

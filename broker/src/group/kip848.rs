@@ -1,0 +1,156 @@
+//! The coordinator's KIP-848 side: consumer groups next to classic ones (a group id belongs to one protocol;
+//! the other is refused as Kafka does with `group.consumer.migration.policy=disabled`), their session expiry and
+//! offset commit checks.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use super::consumer::{ConsumerGroup, Heartbeat, HeartbeatAnswer};
+use super::{valid_group_id, GroupCoordinator, ListedGroup};
+use crate::error::GroupError;
+
+/// Kafka's group type of KIP-848 groups.
+pub const CONSUMER: &str = "consumer";
+
+impl GroupCoordinator {
+    fn consumer_groups(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, ConsumerGroup>> {
+        self.consumer.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether `group_id` is a non-empty KIP-848 group (a classic JoinGroup for it is refused).
+    pub(crate) fn is_consumer_group(&self, group_id: &str) -> bool {
+        self.consumer_groups()
+            .get(group_id)
+            .is_some_and(|g| !g.members.is_empty())
+    }
+
+    /// Drops an empty consumer group (DeleteGroups); whether there was one.
+    pub(crate) fn forget_consumer_group(&self, group_id: &str) -> bool {
+        let mut groups = self.consumer_groups();
+        if groups.get(group_id).is_some_and(|g| g.members.is_empty()) {
+            groups.remove(group_id);
+            return true;
+        }
+        false
+    }
+
+    /// ConsumerGroupHeartbeat. `topics`: the broker's topics and partition counts.
+    pub fn consumer_heartbeat(
+        &self,
+        hb: Heartbeat,
+        topics: &BTreeMap<String, i32>,
+    ) -> Result<HeartbeatAnswer, GroupError> {
+        if !valid_group_id(&hb.group_id) {
+            return Err(GroupError::InvalidGroupId(hb.group_id));
+        }
+        if hb.member_epoch == 0 {
+            // Kafka's join validation: a member id (v1: the client's), a rebalance timeout, a subscription.
+            if hb.rebalance_timeout_ms < 0 {
+                return Err(GroupError::InvalidHeartbeat(
+                    "RebalanceTimeoutMs must be provided when joining".into(),
+                ));
+            }
+            if hb.subscribed_topic_names.is_none() && hb.subscribed_topic_regex.is_none() {
+                return Err(GroupError::InvalidHeartbeat(
+                    "SubscribedTopicNames or SubscribedTopicRegex must be set when joining".into(),
+                ));
+            }
+        }
+        if let Some(r) = &hb.subscribed_topic_regex {
+            if regex::Regex::new(r).is_err() {
+                return Err(GroupError::InvalidHeartbeat(format!(
+                    "SubscribedTopicRegex {r:?} is not a valid regular expression"
+                )));
+            }
+        }
+        if let Some(a) = &hb.server_assignor {
+            if !self.consumer_assignors.contains(a) {
+                return Err(GroupError::UnsupportedAssignor {
+                    name: a.clone(),
+                    known: self.consumer_assignors.clone(),
+                });
+            }
+        }
+        if self.has_classic_members(&hb.group_id) {
+            return Err(GroupError::WrongGroupType {
+                group: hb.group_id,
+                wanted: CONSUMER,
+            });
+        }
+        let default_assignor = self
+            .consumer_assignors
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "uniform".into());
+        let mut groups = self.consumer_groups();
+        let group = groups.entry(hb.group_id.clone()).or_default();
+        group.heartbeat(hb, topics, &default_assignor, Instant::now())
+    }
+
+    fn has_classic_members(&self, group_id: &str) -> bool {
+        self.lock()
+            .get(group_id)
+            .is_some_and(|g| !g.members.is_empty())
+    }
+
+    /// Periodic: KIP-848 members past `group.consumer.session.timeout.ms` are removed, and the target is
+    /// recomputed over the topics the group subscribed to.
+    pub(crate) fn consumer_tick(&self) {
+        let session = Duration::from_millis(self.consumer_session_ms.max(0) as u64);
+        let now = Instant::now();
+        let mut groups = self.consumer_groups();
+        for g in groups.values_mut() {
+            if g.expire(now, session) {
+                let topics = g.topics_seen.clone();
+                g.after_expiry(&topics);
+            }
+        }
+    }
+
+    /// The KIP-848 commit check of `group_id`, if it is a consumer group.
+    pub(crate) fn check_consumer_commit(
+        &self,
+        group_id: &str,
+        member_id: &str,
+        epoch: i32,
+    ) -> Option<Result<(), GroupError>> {
+        let groups = self.consumer_groups();
+        let g = groups.get(group_id)?;
+        Some(g.check_commit(member_id, epoch))
+    }
+
+    /// Runs `f` on a consumer group (ConsumerGroupDescribe).
+    pub fn with_consumer_group<T>(
+        &self,
+        group_id: &str,
+        f: impl FnOnce(&ConsumerGroup) -> T,
+    ) -> Option<T> {
+        self.consumer_groups().get(group_id).map(f)
+    }
+
+    /// The consumer groups, for ListGroups.
+    pub(crate) fn list_consumer_groups(&self) -> Vec<ListedGroup> {
+        self.consumer_groups()
+            .iter()
+            .filter(|(id, g)| !g.members.is_empty() || g.epoch > 0 || self.offsets.has_offsets(id))
+            .map(|(id, g)| ListedGroup {
+                group_id: id.clone(),
+                protocol_type: "consumer".into(),
+                state: g.state(),
+                group_type: CONSUMER,
+            })
+            .collect()
+    }
+
+    /// The KIP-848 heartbeat interval (ms) given to members.
+    pub fn consumer_heartbeat_interval_ms(&self) -> i32 {
+        self.consumer_heartbeat_ms
+    }
+
+    /// Whether the consumer protocol is enabled (`group.coordinator.rebalance.protocols`).
+    pub fn consumer_protocol_enabled(&self) -> bool {
+        self.consumer_enabled
+    }
+}

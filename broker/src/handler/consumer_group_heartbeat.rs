@@ -1,0 +1,103 @@
+//! ConsumerGroupHeartbeat (key 68, KIP-848): joins, heartbeats and leaves a consumer group; the answer carries
+//! the member's epoch and, when it changed, its assignment (by topic id).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kafka_protocol::messages::consumer_group_heartbeat_response::{Assignment, TopicPartitions};
+use kafka_protocol::messages::{
+    ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, RequestHeader,
+};
+
+use super::sb;
+use crate::broker::Broker;
+use crate::error::GroupError;
+use crate::error_code;
+use crate::group::consumer::Heartbeat;
+
+/// Answers ConsumerGroupHeartbeat.
+pub async fn handle(
+    broker: &Arc<Broker>,
+    h: &RequestHeader,
+    req: ConsumerGroupHeartbeatRequest,
+) -> ConsumerGroupHeartbeatResponse {
+    let groups = broker.groups();
+    let refuse = |e: GroupError| {
+        ConsumerGroupHeartbeatResponse::default()
+            .with_error_code(error_code::group_code(&e))
+            .with_error_message(Some(sb(e.to_string())))
+            .with_member_epoch(-1)
+    };
+    if !groups.consumer_protocol_enabled() {
+        return refuse(GroupError::ConsumerProtocolDisabled);
+    }
+    let topics = broker.topics();
+    let all: Vec<(String, crate::topics::TopicMeta)> = topics.all();
+    let counts: BTreeMap<String, i32> = all
+        .iter()
+        .filter(|(_, m)| !m.internal)
+        .map(|(t, m)| (t.clone(), m.partitions))
+        .collect();
+    let mut member_id = req.member_id.to_string();
+    if member_id.is_empty() && req.member_epoch == 0 {
+        if h.request_api_version >= 1 {
+            // KIP-1082: from v1 the client chooses its member id.
+            return refuse(GroupError::InvalidHeartbeat(
+                "MemberId must be set from ConsumerGroupHeartbeat v1".into(),
+            ));
+        }
+        member_id = uuid::Uuid::new_v4().simple().to_string();
+    }
+    let owned = req.topic_partitions.as_ref().map(|tps| {
+        tps.iter()
+            .filter_map(|tp| {
+                let name = topics.name_of(tp.topic_id)?;
+                Some((name, tp.partitions.iter().copied().collect()))
+            })
+            .collect()
+    });
+    let hb = Heartbeat {
+        group_id: req.group_id.0.to_string(),
+        member_id,
+        member_epoch: req.member_epoch,
+        instance_id: req.instance_id.map(|s| s.to_string()),
+        rack_id: req.rack_id.map(|s| s.to_string()),
+        rebalance_timeout_ms: req.rebalance_timeout_ms,
+        subscribed_topic_names: req
+            .subscribed_topic_names
+            .map(|ts| ts.into_iter().map(|t| t.0.to_string()).collect()),
+        subscribed_topic_regex: req.subscribed_topic_regex.map(|s| s.to_string()),
+        server_assignor: req.server_assignor.map(|s| s.to_string()),
+        owned,
+        client_id: h
+            .client_id
+            .as_ref()
+            .map(|s| s.to_string())
+            .unwrap_or_default(),
+        client_host: crate::request::peer_host(),
+    };
+    match groups.consumer_heartbeat(hb, &counts) {
+        Err(e) => refuse(e),
+        Ok(a) => {
+            let assignment = a.assignment.map(|asg| {
+                Assignment::default().with_topic_partitions(
+                    asg.into_iter()
+                        .filter_map(|(t, ps)| {
+                            let id = all.iter().find(|(n, _)| *n == t)?.1.id;
+                            Some(
+                                TopicPartitions::default()
+                                    .with_topic_id(id)
+                                    .with_partitions(ps.into_iter().collect()),
+                            )
+                        })
+                        .collect(),
+                )
+            });
+            ConsumerGroupHeartbeatResponse::default()
+                .with_member_id(Some(sb(a.member_id)))
+                .with_member_epoch(a.member_epoch)
+                .with_heartbeat_interval_ms(groups.consumer_heartbeat_interval_ms())
+                .with_assignment(assignment)
+        }
+    }
+}

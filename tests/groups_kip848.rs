@@ -1,0 +1,376 @@
+//! KIP-848 consumer groups: ConsumerGroupHeartbeat / ConsumerGroupDescribe at the wire (member epochs,
+//! revocation before assignment, assignors, regex subscriptions, the two protocols side by side) and with
+//! librdkafka consumers (`group.protocol=consumer`).
+
+mod common;
+#[path = "groups/raw.rs"]
+mod group_raw;
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use kafka_protocol::messages::consumer_group_heartbeat_request::TopicPartitions;
+use kafka_protocol::messages::{
+    ApiKey, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse,
+    ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, DescribeGroupsRequest,
+    DescribeGroupsResponse, GroupId, ListGroupsRequest, ListGroupsResponse, TopicName,
+};
+use kafka_protocol::protocol::StrBytes;
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
+use rdkafka::producer::FutureRecord;
+
+use common::raw::{connect, request};
+use common::{bootstrap, client_config, create_topic, producer, start_broker_with};
+use group_raw::RawMember;
+
+const BROKER: &[(&str, &str)] = &[("group.consumer.heartbeat.interval.ms", "300")];
+
+fn s(x: &str) -> StrBytes {
+    StrBytes::from_string(x.to_string())
+}
+
+/// One raw KIP-848 member.
+struct Cgh {
+    conn: tokio::net::TcpStream,
+    group: String,
+    id: String,
+    epoch: i32,
+    owned: BTreeSet<(uuid::Uuid, i32)>,
+}
+
+impl Cgh {
+    async fn new(addr: std::net::SocketAddr, group: &str) -> Cgh {
+        Cgh {
+            conn: connect(addr).await,
+            group: group.into(),
+            id: uuid::Uuid::new_v4().simple().to_string(),
+            epoch: 0,
+            owned: BTreeSet::new(),
+        }
+    }
+
+    async fn send(&mut self, req: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse {
+        let r: ConsumerGroupHeartbeatResponse =
+            request(&mut self.conn, ApiKey::ConsumerGroupHeartbeat, 1, &req)
+                .await
+                .expect("heartbeat response");
+        if r.error_code == 0 {
+            self.epoch = r.member_epoch;
+            if let Some(a) = &r.assignment {
+                self.owned = a
+                    .topic_partitions
+                    .iter()
+                    .flat_map(|t| t.partitions.iter().map(move |p| (t.topic_id, *p)))
+                    .collect();
+            }
+        }
+        r
+    }
+
+    fn base(&self) -> ConsumerGroupHeartbeatRequest {
+        ConsumerGroupHeartbeatRequest::default()
+            .with_group_id(GroupId(s(&self.group)))
+            .with_member_id(s(&self.id))
+            .with_member_epoch(self.epoch)
+            .with_rebalance_timeout_ms(-1)
+    }
+
+    async fn join(
+        &mut self,
+        topics: &[&str],
+        regex: Option<&str>,
+        assignor: Option<&str>,
+    ) -> ConsumerGroupHeartbeatResponse {
+        let req = self
+            .base()
+            .with_member_epoch(0)
+            .with_rebalance_timeout_ms(30_000)
+            .with_subscribed_topic_names(Some(topics.iter().map(|t| TopicName(s(t))).collect()))
+            .with_subscribed_topic_regex(regex.map(s))
+            .with_server_assignor(assignor.map(s))
+            .with_topic_partitions(Some(vec![]));
+        self.send(req).await
+    }
+
+    /// A heartbeat reporting what the member owns.
+    async fn beat(&mut self) -> ConsumerGroupHeartbeatResponse {
+        let mut by_topic: std::collections::BTreeMap<uuid::Uuid, Vec<i32>> = Default::default();
+        for (t, p) in &self.owned {
+            by_topic.entry(*t).or_default().push(*p);
+        }
+        let owned = by_topic
+            .into_iter()
+            .map(|(t, ps)| {
+                TopicPartitions::default()
+                    .with_topic_id(t)
+                    .with_partitions(ps)
+            })
+            .collect();
+        let req = self.base().with_topic_partitions(Some(owned));
+        self.send(req).await
+    }
+}
+
+async fn describe(addr: std::net::SocketAddr, group: &str) -> ConsumerGroupDescribeResponse {
+    let mut c = connect(addr).await;
+    let req = ConsumerGroupDescribeRequest::default().with_group_ids(vec![GroupId(s(group))]);
+    request(&mut c, ApiKey::ConsumerGroupDescribe, 0, &req)
+        .await
+        .expect("describe response")
+}
+
+/// KIP-848: a member gets the partitions the target gives it only once the member holding them has revoked
+/// them; the revoking member keeps its epoch until it reports them gone; a wrong epoch is FENCED_MEMBER_EPOCH,
+/// a commit with a past epoch STALE_MEMBER_EPOCH; leaving with epoch -1 hands the partitions back.
+#[tokio::test]
+async fn partitions_move_only_after_their_owner_revoked_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_broker_with(dir.path(), BROKER).await;
+    create_topic(&bootstrap(&server), "k", 4).await;
+    let addr = server.local_addr();
+    let mut a = Cgh::new(addr, "g848").await;
+    let r = a.join(&["k"], None, None).await;
+    assert_eq!((r.error_code, r.member_epoch), (0, 1));
+    assert_eq!(a.owned.len(), 4);
+
+    let mut b = Cgh::new(addr, "g848").await;
+    let r = b.join(&["k"], None, None).await;
+    assert_eq!((r.error_code, r.member_epoch), (0, 2));
+    assert!(b.owned.is_empty(), "a still holds every partition");
+
+    let r = a.beat().await;
+    assert_eq!(r.member_epoch, 1, "revoking keeps the epoch");
+    assert_eq!(a.owned.len(), 2, "told to keep two of four");
+    let r = a.beat().await;
+    assert_eq!(r.member_epoch, 2, "revocation reported: the target epoch");
+    let r = b.beat().await;
+    assert_eq!(r.error_code, 0);
+    assert_eq!(b.owned.len(), 2);
+    assert!(a.owned.is_disjoint(&b.owned));
+    let d = describe(addr, "g848").await;
+    assert_eq!(d.groups[0].group_state.as_str(), "Stable");
+    assert_eq!(d.groups[0].assignor_name.as_str(), "uniform");
+    assert_eq!(d.groups[0].members.len(), 2);
+
+    // Wrong epochs.
+    let mut bad = a.base().with_member_epoch(7);
+    bad.topic_partitions = None;
+    let r = a.send(bad).await;
+    assert_eq!(r.error_code, 110, "FENCED_MEMBER_EPOCH");
+    let mut commit = RawMember::new(addr, "g848", None).await;
+    assert_eq!(
+        commit.commit_as(9, &a.id, 1, "k", 5).await,
+        113,
+        "STALE_MEMBER_EPOCH"
+    );
+    assert_eq!(commit.commit_as(9, &a.id, 2, "k", 5).await, 0);
+    assert_eq!(
+        commit.commit_as(9, "nobody", 2, "k", 5).await,
+        25,
+        "UNKNOWN_MEMBER_ID"
+    );
+
+    // a leaves: b gets everything.
+    let leave = a.base().with_member_epoch(-1);
+    assert_eq!(a.send(leave).await.error_code, 0);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while b.owned.len() < 4 {
+        assert!(Instant::now() < deadline, "b never got a's partitions");
+        b.beat().await;
+    }
+    server.shutdown().await.unwrap();
+}
+
+/// Kafka's server-side assignors: `range` gives each subscriber a contiguous range per topic; an unknown
+/// assignor is UNSUPPORTED_ASSIGNOR; a regex subscription matches whole topic names.
+#[tokio::test]
+async fn range_assignor_and_regex_subscriptions() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_broker_with(dir.path(), BROKER).await;
+    let bs = bootstrap(&server);
+    create_topic(&bs, "orders-eu", 2).await;
+    create_topic(&bs, "orders-us", 2).await;
+    create_topic(&bs, "payments", 2).await;
+    let addr = server.local_addr();
+    let mut x = Cgh::new(addr, "g-re").await;
+    assert_eq!(x.join(&[], None, Some("sticky")).await.error_code, 112);
+    let r = x.join(&[], Some("orders-.*"), Some("range")).await;
+    assert_eq!(r.error_code, 0);
+    assert_eq!(x.owned.len(), 4, "both orders topics, not payments");
+    let d = describe(addr, "g-re").await;
+    let m = &d.groups[0].members[0];
+    let names: BTreeSet<String> = m
+        .assignment
+        .topic_partitions
+        .iter()
+        .map(|t| t.topic_name.0.to_string())
+        .collect();
+    assert_eq!(
+        names,
+        BTreeSet::from(["orders-eu".to_string(), "orders-us".to_string()])
+    );
+    assert_eq!(d.groups[0].assignor_name.as_str(), "range");
+    server.shutdown().await.unwrap();
+}
+
+/// Kafka (`group.consumer.migration.policy=disabled`): a group id in use by one protocol is refused to the
+/// other: JoinGroup to a consumer group is INCONSISTENT_GROUP_PROTOCOL, ConsumerGroupHeartbeat to a classic group
+/// with members is GROUP_ID_NOT_FOUND.
+#[tokio::test]
+async fn a_group_of_one_protocol_is_refused_to_the_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_broker_with(dir.path(), BROKER).await;
+    create_topic(&bootstrap(&server), "p", 1).await;
+    let addr = server.local_addr();
+    let mut new = Cgh::new(addr, "g-new").await;
+    assert_eq!(new.join(&["p"], None, None).await.error_code, 0);
+    let mut classic = RawMember::new(addr, "g-new", None).await;
+    assert_eq!(
+        classic.join().await.error_code,
+        23,
+        "INCONSISTENT_GROUP_PROTOCOL"
+    );
+
+    let mut old = RawMember::new(addr, "g-old", None).await;
+    assert_eq!(old.join().await.error_code, 0);
+    let mut other = Cgh::new(addr, "g-old").await;
+    assert_eq!(
+        other.join(&["p"], None, None).await.error_code,
+        69,
+        "GROUP_ID_NOT_FOUND"
+    );
+
+    // ListGroups v5 (KIP-848): the group type, and the type and state filters (case-insensitive).
+    let list = |types: &[&str], states: &[&str]| {
+        ListGroupsRequest::default()
+            .with_types_filter(types.iter().map(|t| s(t)).collect())
+            .with_states_filter(states.iter().map(|t| s(t)).collect())
+    };
+    let mut c = connect(addr).await;
+    let all: ListGroupsResponse = request(&mut c, ApiKey::ListGroups, 5, &list(&[], &[]))
+        .await
+        .unwrap();
+    let typed: BTreeSet<(String, String)> = all
+        .groups
+        .iter()
+        .map(|g| (g.group_id.0.to_string(), g.group_type.to_string()))
+        .collect();
+    assert_eq!(
+        typed,
+        BTreeSet::from([
+            ("g-new".to_string(), "consumer".to_string()),
+            ("g-old".to_string(), "classic".to_string())
+        ])
+    );
+    let only: ListGroupsResponse =
+        request(&mut c, ApiKey::ListGroups, 5, &list(&["Consumer"], &[]))
+            .await
+            .unwrap();
+    assert_eq!(only.groups.len(), 1);
+    assert_eq!(only.groups[0].group_id.0.as_str(), "g-new");
+    let none: ListGroupsResponse = request(
+        &mut c,
+        ApiKey::ListGroups,
+        5,
+        &list(&["classic"], &["empty"]),
+    )
+    .await
+    .unwrap();
+    assert!(none.groups.is_empty(), "g-old is not empty: {none:?}");
+
+    // DescribeGroups v6 (KIP-1043): an unknown group is GROUP_ID_NOT_FOUND.
+    let d: DescribeGroupsResponse = request(
+        &mut c,
+        ApiKey::DescribeGroups,
+        6,
+        &DescribeGroupsRequest::default().with_groups(vec![GroupId(s("nope"))]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        (d.groups[0].error_code, d.groups[0].group_state.as_str()),
+        (69, "Dead")
+    );
+    server.shutdown().await.unwrap();
+}
+
+fn consumer848(bs: &str, group: &str) -> BaseConsumer {
+    let mut c = client_config(bs);
+    c.set("group.id", group)
+        .set("group.protocol", "consumer")
+        .set("auto.offset.reset", "earliest")
+        .set("enable.auto.commit", "false");
+    let c: BaseConsumer = c.create().expect("consumer");
+    c.subscribe(&["r848"]).expect("subscribe");
+    c
+}
+
+fn owned(c: &BaseConsumer) -> usize {
+    c.assignment().map(|t| t.count()).unwrap_or(0)
+}
+
+/// librdkafka with `group.protocol=consumer`: two members share the partitions, consume every record once,
+/// commit with their member epoch, and the one left takes over when the other closes.
+#[tokio::test(flavor = "multi_thread")]
+async fn rdkafka_consumers_with_the_consumer_protocol_share_and_take_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_broker_with(dir.path(), BROKER).await;
+    let bs = bootstrap(&server);
+    create_topic(&bs, "r848", 4).await;
+    let prod = producer(&bs, &[]);
+    for p in 0..4 {
+        for i in 0..5 {
+            let v = format!("v{i}");
+            let rec = FutureRecord::<(), _>::to("r848").payload(&v).partition(p);
+            prod.send(rec, Duration::from_secs(10))
+                .await
+                .expect("produce");
+        }
+    }
+    let addr = server.local_addr();
+    let bs2 = bs.clone();
+    let (a, b, got) = tokio::task::spawn_blocking(move || {
+        let a = consumer848(&bs2, "g-rd848");
+        let b = consumer848(&bs2, "g-rd848");
+        let mut got = BTreeSet::new();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !(owned(&a) == 2 && owned(&b) == 2 && got.len() == 20) {
+            assert!(
+                Instant::now() < deadline,
+                "a owns {}, b owns {}, consumed {}",
+                owned(&a),
+                owned(&b),
+                got.len()
+            );
+            for c in [&a, &b] {
+                if let Some(Ok(m)) = c.poll(Duration::from_millis(50)) {
+                    use rdkafka::Message;
+                    assert!(got.insert((m.partition(), m.offset())), "consumed twice");
+                }
+            }
+        }
+        for c in [&a, &b] {
+            c.commit_consumer_state(CommitMode::Sync)
+                .expect("commit with the member epoch");
+        }
+        (a, b, got)
+    })
+    .await
+    .unwrap();
+    assert_eq!(got.len(), 20);
+    let d = describe(addr, "g-rd848").await;
+    assert_eq!(d.groups[0].members.len(), 2);
+    let b = tokio::task::spawn_blocking(move || {
+        drop(a);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while owned(&b) < 4 {
+            assert!(Instant::now() < deadline, "b owns {}", owned(&b));
+            let _ = b.poll(Duration::from_millis(50));
+        }
+        b
+    })
+    .await
+    .unwrap();
+    drop(b);
+    server.shutdown().await.unwrap();
+}
