@@ -493,3 +493,83 @@ async fn a_transaction_past_its_timeout_is_aborted_and_stops_blocking_the_lso() 
     assert_eq!(values(&got), ["later"]);
     server.shutdown().await.unwrap();
 }
+
+/// KIP-447: offsets sent to an open transaction are invisible to OffsetFetch until the commit; a fetch with
+/// `require_stable` gets UNSTABLE_OFFSET_COMMIT (retriable) for those partitions meanwhile, and the committed
+/// offset once the transaction commits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offsets_in_an_open_transaction_are_unstable_until_it_commits() {
+    use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
+    use kafka_protocol::messages::txn_offset_commit_request::{
+        TxnOffsetCommitRequestPartition, TxnOffsetCommitRequestTopic,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::start_broker(dir.path()).await;
+    let bootstrap = common::bootstrap(&server);
+    common::create_topic(&bootstrap, "src", 1).await;
+    let mut s = connect(server.local_addr()).await;
+    let (pid, epoch) = init(&mut s, "ctp", 60_000).await;
+    let group = GroupId(StrBytes::from_static_str("g"));
+    let r: AddOffsetsToTxnResponse = request(
+        &mut s,
+        ApiKey::AddOffsetsToTxn,
+        3,
+        &AddOffsetsToTxnRequest::default()
+            .with_transactional_id(tid("ctp"))
+            .with_producer_id(ProducerId(pid))
+            .with_producer_epoch(epoch)
+            .with_group_id(group.clone()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.error_code, 0);
+    let r: TxnOffsetCommitResponse = request(
+        &mut s,
+        ApiKey::TxnOffsetCommit,
+        3,
+        &TxnOffsetCommitRequest::default()
+            .with_transactional_id(tid("ctp"))
+            .with_group_id(group.clone())
+            .with_producer_id(ProducerId(pid))
+            .with_producer_epoch(epoch)
+            .with_generation_id(-1)
+            .with_topics(vec![TxnOffsetCommitRequestTopic::default()
+                .with_name(name("src"))
+                .with_partitions(vec![TxnOffsetCommitRequestPartition::default()
+                    .with_partition_index(0)
+                    .with_committed_offset(42)
+                    .with_committed_leader_epoch(-1)])]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.topics[0].partitions[0].error_code, 0);
+    let fetch_offsets = |stable: bool| {
+        OffsetFetchRequest::default()
+            .with_group_id(group.clone())
+            .with_require_stable(stable)
+            .with_topics(Some(vec![OffsetFetchRequestTopic::default()
+                .with_name(name("src"))
+                .with_partition_indexes(vec![0])]))
+    };
+    let answer = |r: &OffsetFetchResponse| {
+        let p = &r.topics[0].partitions[0];
+        (p.error_code, p.committed_offset)
+    };
+    let r: OffsetFetchResponse = request(&mut s, ApiKey::OffsetFetch, 7, &fetch_offsets(true))
+        .await
+        .unwrap();
+    assert_eq!(answer(&r), (88, -1), "UNSTABLE_OFFSET_COMMIT");
+    let r: OffsetFetchResponse = request(&mut s, ApiKey::OffsetFetch, 7, &fetch_offsets(false))
+        .await
+        .unwrap();
+    assert_eq!(answer(&r), (0, -1), "not visible before the commit");
+    let r: EndTxnResponse = request(&mut s, ApiKey::EndTxn, 3, &end("ctp", pid, epoch, true))
+        .await
+        .unwrap();
+    assert_eq!(r.error_code, 0);
+    let r: OffsetFetchResponse = request(&mut s, ApiKey::OffsetFetch, 7, &fetch_offsets(true))
+        .await
+        .unwrap();
+    assert_eq!(answer(&r), (0, 42));
+    server.shutdown().await.unwrap();
+}

@@ -162,6 +162,20 @@ pub enum Error {
     /// An attempt to alter broker configs, which are static.
     #[error("broker configs are static: set them in server.properties")]
     StaticBrokerConfigs,
+    /// OffsetFetch with `require_stable` for a partition whose offsets wait for a transaction to end (KIP-447).
+    #[error("offsets of {group} for {topic}-{partition} wait for a transaction to end")]
+    UnstableOffsetCommit {
+        /// The group.
+        group: String,
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+    },
+    /// A part of a request not tried because another part of it failed (AddPartitionsToTxn with an unknown
+    /// partition).
+    #[error("not attempted: another part of the request failed")]
+    OperationNotAttempted,
     /// FindCoordinator for a key type other than group (0) and transaction (1).
     #[error("coordinator key type {0} is not served (0 = group, 1 = transaction)")]
     UnknownCoordinatorType(i8),

@@ -79,6 +79,8 @@ pub const TRANSACTIONAL_ID_NOT_FOUND: i16 = 105;
 /// TRANSACTIONAL_ID_AUTHORIZATION_FAILED: transactional batches in a produce request without a transactional id
 /// (Kafka authorizes the id, and a missing one fails).
 pub const TRANSACTIONAL_ID_AUTHORIZATION_FAILED: i16 = 53;
+/// UNSTABLE_OFFSET_COMMIT: offsets wait for a transaction to end (OffsetFetch `require_stable`); retriable.
+pub const UNSTABLE_OFFSET_COMMIT: i16 = 88;
 /// OPERATION_NOT_ATTEMPTED: another part of the request failed, so this part was not tried.
 pub const OPERATION_NOT_ATTEMPTED: i16 = 55;
 /// KAFKA_STORAGE_ERROR.
@@ -204,6 +206,8 @@ pub fn code(err: &Error) -> i16 {
         | Error::StaticBrokerConfigs => INVALID_REQUEST,
         Error::ControlBatchFromClient { .. } => INVALID_RECORD,
         Error::UnknownCoordinatorType(_) => INVALID_REQUEST,
+        Error::OperationNotAttempted => OPERATION_NOT_ATTEMPTED,
+        Error::UnstableOffsetCommit { .. } => UNSTABLE_OFFSET_COMMIT,
         Error::FetchSessionIdNotFound { .. } => FETCH_SESSION_ID_NOT_FOUND,
         Error::UnsupportedVersion { .. } => UNSUPPORTED_VERSION,
         Error::SaslAuthenticationFailed(_) => SASL_AUTHENTICATION_FAILED,
@@ -601,6 +605,15 @@ mod tests {
             (Error::NoConfigs(7), 42),
             (Error::StaticBrokerConfigs, 42),
             (Error::UnknownCoordinatorType(2), 42),
+            (Error::OperationNotAttempted, 55),
+            (
+                Error::UnstableOffsetCommit {
+                    group: s(),
+                    topic: s(),
+                    partition: 0,
+                },
+                88,
+            ),
             (
                 Error::ControlBatchFromClient {
                     topic: s(),

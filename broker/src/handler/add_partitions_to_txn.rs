@@ -60,6 +60,7 @@ fn add(broker: &Broker, part: &Part, fenced_supported: bool) -> Codes {
         .collect();
     if !unknown.is_empty() {
         let codes = error_code::code(&Error::UnknownTopicOrPartition(String::new()));
+        let not_attempted = error_code::code(&Error::OperationNotAttempted);
         return part
             .topics
             .iter()
@@ -71,14 +72,7 @@ fn add(broker: &Broker, part: &Part, fenced_supported: bool) -> Codes {
                         let bad = unknown
                             .iter()
                             .any(|(n, q)| n == t.name.0.as_str() && q == p);
-                        (
-                            *p,
-                            if bad {
-                                codes
-                            } else {
-                                error_code::OPERATION_NOT_ATTEMPTED
-                            },
-                        )
+                        (*p, if bad { codes } else { not_attempted })
                     })
                     .collect();
                 (t.name.clone(), parts)

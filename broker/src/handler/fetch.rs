@@ -300,7 +300,17 @@ pub async fn handle(broker: &Arc<Broker>, h: &RequestHeader, req: FetchRequest) 
         }
     };
 
-    let topic_names: Vec<_> = names.iter().map(|(name, _)| name.clone()).collect();
+    // Metrics by topic name, also for a fetch by topic id (v13+, whose request names carry no name).
+    let topic_names: Vec<_> = names
+        .iter()
+        .zip(wanted.iter())
+        .map(|((name, _), w)| match w.first() {
+            Some(w) if !w.topic.is_empty() => {
+                kafka_protocol::messages::TopicName(super::sb(w.topic.clone()))
+            }
+            _ => name.clone(),
+        })
+        .collect();
     broker.metrics().fetched(&topic_names, &partitions);
     let responses = names
         .into_iter()

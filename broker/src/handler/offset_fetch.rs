@@ -10,6 +10,8 @@ use kafka_protocol::messages::{OffsetFetchRequest, OffsetFetchResponse, RequestH
 
 use super::sb;
 use crate::broker::Broker;
+use crate::error::Error;
+use crate::error_code;
 
 /// (topic, partitions); `None` = every committed partition of the group.
 fn wanted(
@@ -32,11 +34,28 @@ fn wanted(
     }
 }
 
-/// (offset, leader epoch, metadata) of one partition; -1 / -1 / "" when nothing was committed.
-fn lookup(broker: &Broker, group: &str, topic: &str, p: i32) -> (i64, i32, String) {
+/// (offset, leader epoch, metadata, error code) of one partition; -1 / -1 / "" when nothing was committed. With
+/// `require_stable` (KIP-447, v7+), a partition whose offsets wait for a transaction to end is
+/// UNSTABLE_OFFSET_COMMIT (the consumer retries) instead of answering the older offset.
+fn lookup(
+    broker: &Broker,
+    group: &str,
+    topic: &str,
+    p: i32,
+    require_stable: bool,
+) -> (i64, i32, String, i16) {
+    let tp = (topic.to_string(), p);
+    if require_stable && broker.groups().offset_store().has_pending(group, &tp) {
+        let e = Error::UnstableOffsetCommit {
+            group: group.to_string(),
+            topic: topic.to_string(),
+            partition: p,
+        };
+        return (-1, -1, String::new(), error_code::code(&e));
+    }
     match broker.groups().committed(group, topic, p) {
-        Some(e) => (e.offset, e.leader_epoch, e.metadata),
-        None => (-1, -1, String::new()),
+        Some(e) => (e.offset, e.leader_epoch, e.metadata, error_code::NONE),
+        None => (-1, -1, String::new(), error_code::NONE),
     }
 }
 
@@ -47,6 +66,7 @@ pub async fn handle(
     req: OffsetFetchRequest,
 ) -> OffsetFetchResponse {
     let version = h.request_api_version;
+    let require_stable = version >= 7 && req.require_stable;
     if version >= 8 {
         let groups = req
             .groups
@@ -64,9 +84,11 @@ pub async fn handle(
                         let partitions = parts
                             .into_iter()
                             .map(|p| {
-                                let (o, e, m) = lookup(broker, &id, &name.0, p);
+                                let (o, e, m, code) =
+                                    lookup(broker, &id, &name.0, p, require_stable);
                                 OffsetFetchResponsePartitions::default()
                                     .with_partition_index(p)
+                                    .with_error_code(code)
                                     .with_committed_offset(o)
                                     .with_committed_leader_epoch(e)
                                     .with_metadata(Some(sb(m)))
@@ -96,9 +118,10 @@ pub async fn handle(
             let partitions = parts
                 .into_iter()
                 .map(|p| {
-                    let (o, e, m) = lookup(broker, &id, &name.0, p);
+                    let (o, e, m, code) = lookup(broker, &id, &name.0, p, require_stable);
                     let r = OffsetFetchResponsePartition::default()
                         .with_partition_index(p)
+                        .with_error_code(code)
                         .with_committed_offset(o)
                         .with_metadata(Some(sb(m)));
                     if version >= 5 {

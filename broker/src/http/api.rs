@@ -403,8 +403,10 @@ fn remote_segments(ctx: &HttpContext, t: &str) -> Result<Value, Reply> {
                 "start_offset": s.start_offset,
                 "end_offset": s.end_offset,
                 "size_bytes": s.size_bytes,
+                "txn_index": s.txn_index,
                 "max_timestamp_ms": s.max_timestamp_ms,
                 "object_keys": s.object_keys,
+                "line": s.to_string(),
             })
         })
         .collect();

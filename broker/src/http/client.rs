@@ -60,8 +60,8 @@ pub fn get_json(addr: SocketAddr, path: &str) -> std::io::Result<Value> {
     Ok(json)
 }
 
-/// `strata remote ls --topic T` from a running broker: the rows as the offline listing prints them
-/// (`RemoteSegmentListing`'s `Display`).
+/// `strata remote ls --topic T` from a running broker: the rows as the offline listing prints them (the API
+/// sends each segment's `RemoteSegmentListing` `Display` line).
 pub fn remote_ls_rows(addr: SocketAddr, topic: &str) -> std::io::Result<Vec<String>> {
     let path = format!(
         "/api/v1/topics/{}/remote-segments",
@@ -81,26 +81,7 @@ pub fn remote_ls_rows(addr: SocketAddr, topic: &str) -> std::io::Result<Vec<Stri
         .map(Vec::as_slice)
         .unwrap_or_default()
         .iter()
-        .map(|s| {
-            let keys: Vec<&str> = s["object_keys"]
-                .as_array()
-                .map(Vec::as_slice)
-                .unwrap_or_default()
-                .iter()
-                .filter_map(Value::as_str)
-                .collect();
-            let n = |k: &str| s[k].to_string();
-            format!(
-                "{:<9}  {:<12}  {:<10}  {:<10}  {:<22}  {:<22}  {}",
-                n("partition"),
-                n("start_offset"),
-                n("end_offset"),
-                n("size_bytes"),
-                s["state"].as_str().unwrap_or_default(),
-                s["segment_id"].as_str().unwrap_or_default(),
-                keys.join(" ")
-            )
-        })
+        .map(|s| s["line"].as_str().unwrap_or_default().to_string())
         .collect())
 }
 
