@@ -35,6 +35,11 @@ const RESPONSE_QUEUE: usize = 32;
 /// not `RESPONSE_QUEUE` full fetch responses; Kafka mutes such a connection after one request.
 const RESPONSE_QUEUE_BYTES: usize = 4 << 20;
 
+/// Bytes read from the socket at once under TLS. rustls asks its transport for 4 KiB at a time (one recv
+/// call each); reading the socket through a buffer of this size takes a 1 MB produce request in 16 calls, not
+/// 256, as the PLAINTEXT path does.
+const TLS_READ_BUFFER: usize = 64 * 1024;
+
 /// Why a frame could not be read.
 #[derive(Debug)]
 enum FrameError {
@@ -187,7 +192,7 @@ pub(crate) async fn serve(
     let close = conn.state().close_token().clone();
     let handshake = tokio::select! {
         _ = close.cancelled() => return,
-        h = tokio::time::timeout(deadline, acceptor.accept(socket)) => h,
+        h = tokio::time::timeout(deadline, acceptor.accept(BufReader::with_capacity(TLS_READ_BUFFER, socket))) => h,
     };
     match handshake {
         Ok(Ok(tls)) => {
