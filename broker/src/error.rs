@@ -159,9 +159,9 @@ pub enum Error {
     /// A config request for a resource type that has no configs here.
     #[error("resource type {0} has no configs here")]
     NoConfigs(i8),
-    /// An attempt to alter broker configs, which are static.
-    #[error("broker configs are static: set them in server.properties")]
-    StaticBrokerConfigs,
+    /// Broker configs Kafka does not change at run time (Kafka's answer to AlterConfigs on the BROKER resource).
+    #[error("Cannot update these configs dynamically: {}", .0.join(", "))]
+    NotDynamicConfigs(Vec<String>),
     /// FindCoordinator for a key type other than group (0) and transaction (1).
     #[error("coordinator key type {0} is not served (0 = group, 1 = transaction)")]
     UnknownCoordinatorType(i8),
