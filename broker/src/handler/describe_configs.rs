@@ -1,4 +1,5 @@
-//! DescribeConfigs (key 32): topic configs (override or default, with synonyms) and the broker's static config.
+//! DescribeConfigs (key 32): topic configs (override or default, with synonyms) and the broker's config (static,
+//! and the dynamic broker configs: DYNAMIC_BROKER_CONFIG / DYNAMIC_DEFAULT_BROKER_CONFIG).
 
 use std::sync::Arc;
 

@@ -244,6 +244,23 @@ mod tests {
     }
 
     #[test]
+    fn every_dynamic_key_is_a_broker_key() {
+        for k in TOPIC_CONFIG.keys() {
+            for s in k
+                .server_default
+                .iter()
+                .filter(|s| dynamic_key(s.name).is_some())
+            {
+                assert!(
+                    BROKER_DEF.key(s.name).is_some(),
+                    "{} is not in the broker table",
+                    s.name
+                );
+            }
+        }
+    }
+
+    #[test]
     fn per_broker_beats_default_and_hours_are_scaled() {
         let c = DynamicConfigs {
             default: m(&[("log.retention.hours", "2"), ("log.segment.bytes", "1000")]),
