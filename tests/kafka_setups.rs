@@ -431,11 +431,12 @@ fn describe_configs_reports_file_environment_and_override_as_static_broker_confi
     );
     assert_eq!(
         get("log.retention.ms"),
-        (Some("7200000".into()), static_broker.clone(), true)
+        // Not read-only: a dynamic broker config (Kafka's DynamicLogConfig).
+        (Some("7200000".into()), static_broker.clone(), false)
     );
     assert_eq!(
         get("message.max.bytes"),
-        (Some("2000000".into()), static_broker, true)
+        (Some("2000000".into()), static_broker, false)
     );
     assert_eq!(
         get("auto.create.topics.enable"),

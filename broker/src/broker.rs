@@ -140,6 +140,7 @@ impl Broker {
             config.clone(),
             logs.clone(),
             registry,
+            meta_dir.clone(),
             tiering.clone(),
             cleaner.clone(),
         )?);
@@ -332,6 +333,27 @@ impl Broker {
         validate_only: bool,
     ) -> Vec<Result<()>> {
         self.topics.create_partitions_batch(changes, validate_only)
+    }
+
+    /// See [`TopicManager::log_defaults`].
+    pub fn log_defaults(&self) -> Arc<strata_storage::LogConfig> {
+        self.topics.log_defaults()
+    }
+
+    /// See [`TopicManager::dynamic_configs`].
+    pub fn dynamic_configs(&self) -> crate::topics::DynamicConfigs {
+        self.topics.dynamic_configs()
+    }
+
+    /// See [`TopicManager::set_dynamic_configs`]. Blocking.
+    pub fn set_dynamic_configs(
+        &self,
+        scope: crate::topics::Scope,
+        values: BTreeMap<String, String>,
+        validate_only: bool,
+    ) -> Result<()> {
+        self.topics
+            .set_dynamic_configs(scope, values, validate_only)
     }
 
     /// See [`TopicManager::set_topic_configs`]. Blocking.

@@ -159,9 +159,9 @@ pub enum Error {
     /// A config request for a resource type that has no configs here.
     #[error("resource type {0} has no configs here")]
     NoConfigs(i8),
-    /// An attempt to alter broker configs, which are static.
-    #[error("broker configs are static: set them in server.properties")]
-    StaticBrokerConfigs,
+    /// Broker configs Kafka does not change at run time (Kafka's answer to AlterConfigs on the BROKER resource).
+    #[error("Cannot update these configs dynamically: {}", .0.join(", "))]
+    NotDynamicConfigs(Vec<String>),
     /// OffsetFetch with `require_stable` for a partition whose offsets wait for a transaction to end (KIP-447).
     #[error("offsets of {group} for {topic}-{partition} wait for a transaction to end")]
     UnstableOffsetCommit {

@@ -203,7 +203,7 @@ pub fn code(err: &Error) -> i16 {
         Error::UnknownOffsetSpec(_)
         | Error::NotThisBroker { .. }
         | Error::NoConfigs(_)
-        | Error::StaticBrokerConfigs => INVALID_REQUEST,
+        | Error::NotDynamicConfigs(_) => INVALID_REQUEST,
         Error::ControlBatchFromClient { .. } => INVALID_RECORD,
         Error::UnknownCoordinatorType(_) => INVALID_REQUEST,
         Error::OperationNotAttempted => OPERATION_NOT_ATTEMPTED,
@@ -603,7 +603,7 @@ mod tests {
             (Error::UnknownOffsetSpec(-9), 42),
             (Error::NotThisBroker { node_id: 1 }, 42),
             (Error::NoConfigs(7), 42),
-            (Error::StaticBrokerConfigs, 42),
+            (Error::NotDynamicConfigs(vec!["listeners".into()]), 42),
             (Error::UnknownCoordinatorType(2), 42),
             (Error::OperationNotAttempted, 55),
             (

@@ -1,5 +1,6 @@
-//! AlterConfigs (key 33): replaces a topic's overrides with the given set (validated; unknown keys are
-//! INVALID_CONFIG). Broker configs are static and refused.
+//! AlterConfigs (key 33): replaces a topic's overrides, or the dynamic broker configs of a BROKER resource
+//! (this node's id, or `""` for the cluster-wide default), with the given set (validated; unknown keys and bad
+//! values are INVALID_CONFIG, keys Kafka does not change at run time INVALID_REQUEST; nothing applied then).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use super::{blocking, sb};
 use crate::broker::Broker;
 use crate::error::Error;
 use crate::error_code;
+use crate::topics::Scope;
 
 /// Answers AlterConfigs.
 pub async fn handle(
@@ -38,7 +40,22 @@ pub async fn handle(
                 let name = r.resource_name.to_string();
                 set_topic_configs(broker, name, configs, req.validate_only).await
             }
-            other => Err(not_alterable(other)),
+            RESOURCE_BROKER => {
+                let values = r
+                    .configs
+                    .iter()
+                    .filter_map(|c| {
+                        c.value
+                            .as_ref()
+                            .map(|v| (c.name.to_string(), v.to_string()))
+                    })
+                    .collect();
+                match broker_scope(broker, r.resource_name.as_str()) {
+                    Ok(scope) => set_broker_configs(broker, scope, values, req.validate_only).await,
+                    Err(e) => Err(e),
+                }
+            }
+            other => Err(Error::NoConfigs(other)),
         };
         responses.push(match outcome {
             Ok(()) => resp,
@@ -61,10 +78,26 @@ pub(super) async fn set_topic_configs(
     blocking(move || b.set_topic_configs(&name, configs, validate_only)).await
 }
 
-/// The answer for a resource other than a topic: broker configs are static, other types have none.
-pub(super) fn not_alterable(resource_type: i8) -> Error {
-    match resource_type {
-        RESOURCE_BROKER => Error::StaticBrokerConfigs,
-        other => Error::NoConfigs(other),
+/// The dynamic-config scope a BROKER resource names: `""` the cluster-wide default, this node's id its own;
+/// another id is not this broker.
+pub(super) fn broker_scope(broker: &Broker, name: &str) -> Result<Scope, Error> {
+    let node_id = broker.config().node_id;
+    if name.is_empty() {
+        Ok(Scope::Default)
+    } else if name == node_id.to_string() {
+        Ok(Scope::Broker)
+    } else {
+        Err(Error::NotThisBroker { node_id })
     }
+}
+
+/// Replaces the dynamic broker configs of `scope` (both AlterConfigs APIs end here).
+pub(super) async fn set_broker_configs(
+    broker: &Arc<Broker>,
+    scope: Scope,
+    values: BTreeMap<String, String>,
+    validate_only: bool,
+) -> Result<(), Error> {
+    let b = broker.clone();
+    blocking(move || b.set_dynamic_configs(scope, values, validate_only)).await
 }

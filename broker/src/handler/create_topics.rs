@@ -135,7 +135,7 @@ pub async fn handle(
         match outcome {
             Ok((id, partitions, configs)) => {
                 if version >= 5 {
-                    let cfg = topic_config::log_config(&broker.config().log, &configs)
+                    let cfg = topic_config::log_config(&broker.log_defaults(), &configs)
                         .unwrap_or_default();
                     r = r
                         .with_num_partitions(partitions)

@@ -1,4 +1,5 @@
-//! DescribeConfigs (key 32): topic configs (override or default, with synonyms) and the broker's static config.
+//! DescribeConfigs (key 32): topic configs (override or default, with synonyms) and the broker's config (static,
+//! and the dynamic broker configs: DYNAMIC_BROKER_CONFIG / DYNAMIC_DEFAULT_BROKER_CONFIG).
 
 use std::sync::Arc;
 
@@ -14,6 +15,8 @@ use crate::error::Error;
 use crate::error_code;
 use crate::tiered::TIERING_KEYS;
 use crate::topic_config::{self, TOPIC_CONFIG};
+use crate::topics::dynamic::dynamic_key;
+use crate::topics::{DynamicConfigs, Scope};
 use strata_metadata::RLMM_CONFIG;
 use strata_storage::config_def::{ConfigKey, Effect, Type, Value};
 use strata_storage::LogConfig;
@@ -27,6 +30,8 @@ pub(crate) const RESOURCE_BROKER: i8 = 4;
 /// The prefix under which [`crate::tiered::TIERING_KEYS`] lists the `rsm.config.` table.
 const DEFAULT_RSM_PREFIX: &str = "rsm.config.";
 const SOURCE_TOPIC: i8 = 1;
+const SOURCE_DYNAMIC_BROKER: i8 = 2;
+const SOURCE_DYNAMIC_DEFAULT_BROKER: i8 = 3;
 const SOURCE_STATIC_BROKER: i8 = 4;
 const SOURCE_DEFAULT: i8 = 5;
 
@@ -67,6 +72,35 @@ fn synonym(name: &str, value: Option<String>, source: i8) -> DescribeConfigsSyno
         .with_source(source)
 }
 
+/// The dynamic values of the broker properties `names` (each with its scale to the key's unit), as Kafka's
+/// `ConfigHelper` lists them: every per-broker one (DYNAMIC_BROKER_CONFIG), then every cluster-wide default one
+/// (DYNAMIC_DEFAULT_BROKER_CONFIG), each under its own name and in its own unit; with the first one's value in
+/// the key's unit (the value the broker runs with).
+fn dynamic_synonyms(
+    dynamic: &DynamicConfigs,
+    names: &[(&str, i64)],
+) -> (Vec<DescribeConfigsSynonym>, Option<String>) {
+    let mut syn = Vec::new();
+    let mut value = None;
+    for (scope, source) in [
+        (Scope::Broker, SOURCE_DYNAMIC_BROKER),
+        (Scope::Default, SOURCE_DYNAMIC_DEFAULT_BROKER),
+    ] {
+        for (name, scale) in names {
+            if let Some(v) = dynamic.scope(scope).get(*name) {
+                if value.is_none() {
+                    value = Some(match v.trim().parse::<i64>() {
+                        Ok(n) if *scale != 1 && n >= 0 => n.saturating_mul(*scale).to_string(),
+                        _ => v.clone(),
+                    });
+                }
+                syn.push(synonym(name, Some(v.clone()), source));
+            }
+        }
+    }
+    (syn, value)
+}
+
 /// The table's default of `k` as text (null when it has none or it is a secret).
 fn default_value(k: &ConfigKey) -> Option<String> {
     k.default
@@ -78,13 +112,15 @@ fn default_value(k: &ConfigKey) -> Option<String> {
 /// Kafka key given that has no effect here), from the table: the value it runs with; STATIC_BROKER_CONFIG when
 /// given in the file, the environment or an override (Kafka's one source for all three), else DEFAULT_CONFIG;
 /// synonyms the names given (the key's own, then its synonyms in their own unit: `log.retention.hours`) and the
-/// default; read-only (strata has no dynamic broker configs); secrets null.
+/// default, after the dynamic values (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG), which win; read-only
+/// unless Kafka changes the key at run time ([`crate::topics::dynamic::dynamic_key`]); secrets null.
 fn broker_entries<'a>(
     broker: &'a Broker,
     keys: &'a Option<Vec<kafka_protocol::protocol::StrBytes>>,
     want: Want,
 ) -> impl Iterator<Item = DescribeConfigsResourceResult> + 'a {
     let config = broker.config();
+    let dynamic = broker.dynamic_configs();
     let running: std::collections::BTreeMap<&str, String> = config.values().into_iter().collect();
     let given_kafka_keys = KAFKA_ONLY_KEYS
         .iter()
@@ -112,9 +148,11 @@ fn broker_entries<'a>(
                     .cloned()
                     .or_else(|| values.get(k.name).to_text())
             };
-            let mut syn = Vec::new();
-            let names =
-                std::iter::once((k.name, 1)).chain(k.synonyms.iter().map(|s| (s.name, s.scale)));
+            let all_names: Vec<(&str, i64)> = std::iter::once((k.name, 1))
+                .chain(k.synonyms.iter().map(|s| (s.name, s.scale)))
+                .collect();
+            let (mut syn, dynamic_value) = dynamic_synonyms(&dynamic, &all_names);
+            let names = all_names.iter().copied();
             for (name, scale) in names.filter(|(n, _)| config.was_given(n)) {
                 let v = match values.get(k.name) {
                     _ if k.sensitive() => None,
@@ -132,10 +170,15 @@ fn broker_entries<'a>(
                 Effect::NoEffect(why) => format!("{} (no effect in strata: {why})", k.doc),
                 Effect::Unsupported(why) => format!("{} (refused by strata: {why})", k.doc),
             };
+            let source = match syn.first() {
+                Some(s) if dynamic_value.is_some() => s.source,
+                _ => source,
+            };
+            let value = dynamic_value.or(value);
             let e = DescribeConfigsResourceResult::default()
                 .with_name(sb(k.name))
                 .with_value(value.map(sb))
-                .with_read_only(true)
+                .with_read_only(dynamic_key(k.name).is_none())
                 .with_is_sensitive(k.sensitive())
                 .with_config_source(source);
             want.finish(e, syn, k.ty, &doc)
@@ -152,6 +195,7 @@ fn synonym_entries<'a>(
     want: Want,
 ) -> impl Iterator<Item = DescribeConfigsResourceResult> + 'a {
     let config = broker.config();
+    let dynamic = broker.dynamic_configs();
     BROKER_KEYS
         .iter()
         .flat_map(|k| k.synonyms.iter().map(move |s| (k, s)))
@@ -176,7 +220,12 @@ fn synonym_entries<'a>(
             } else {
                 (default.clone(), SOURCE_DEFAULT)
             };
-            let mut syn = Vec::new();
+            let (mut syn, dynamic_value) = dynamic_synonyms(&dynamic, &[(s.name, 1)]);
+            let source = match syn.first() {
+                Some(d) if dynamic_value.is_some() => d.source,
+                _ => source,
+            };
+            let value = dynamic_value.or(value);
             if given {
                 syn.push(synonym(s.name, value.clone(), SOURCE_STATIC_BROKER));
             }
@@ -186,7 +235,7 @@ fn synonym_entries<'a>(
             let e = DescribeConfigsResourceResult::default()
                 .with_name(sb(s.name))
                 .with_value(value.map(sb))
-                .with_read_only(true)
+                .with_read_only(dynamic_key(s.name).is_none())
                 .with_is_sensitive(false)
                 .with_config_source(source);
             let doc = format!("{} (in the unit of {}; see {})", k.doc, s.name, k.name);
@@ -270,6 +319,12 @@ fn topic_entry(
     if overrides.contains_key(k.name) {
         syn.push(synonym(k.name, value.clone(), SOURCE_TOPIC));
     }
+    let server_names: Vec<(&str, i64)> = server
+        .iter()
+        .filter(|s| dynamic_key(s.name).is_some())
+        .map(|s| (s.name, s.scale))
+        .collect();
+    syn.extend(dynamic_synonyms(&broker.dynamic_configs(), &server_names).0);
     // The broker property that won (Kafka's precedence: ms > minutes > hours), in its own unit.
     if let Some(s) = server.iter().find(|s| config.was_given(s.name)) {
         let broker_value = config.log.value(k.name).and_then(|v| match v {
@@ -335,7 +390,7 @@ pub async fn handle(
                     Ok(log) => log.config(),
                     Err(_) => broker
                         .topic_log_config(&r.resource_name, &meta.configs)
-                        .unwrap_or_else(|_| broker.config().log.clone()),
+                        .unwrap_or_else(|_| (*broker.log_defaults()).clone()),
                 };
                 let configs = TOPIC_CONFIG
                     .keys()

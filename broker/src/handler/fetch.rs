@@ -99,8 +99,11 @@ fn read_one(
                 .filter_map(|b| b.ok())
                 .last()
                 .map_or(w.offset, |b| b.next_offset());
-            let aborted = log
-                .collect_aborted(w.offset, end)?
+            // By first offset: the `.txnindex` lists them in marker order, and kafkajs consumes the list front
+            // to back expecting first offsets in order (it showed aborted records otherwise).
+            let mut aborted = log.collect_aborted(w.offset, end)?;
+            aborted.sort_by_key(|t| (t.first_offset, t.producer_id));
+            let aborted = aborted
                 .into_iter()
                 .map(|t| {
                     AbortedTransaction::default()

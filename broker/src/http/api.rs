@@ -529,8 +529,10 @@ fn records(
     }
     .max(first_local);
     let mut rows = Vec::new();
+    // `next_offset` is where the page stops: right after the last record listed when the limit cut a batch, so
+    // a tail asking from there misses nothing.
     let mut next = from;
-    while next < hw && rows.len() < limit {
+    'pages: while next < hw && rows.len() < limit {
         let data = log
             .read(next, 1 << 20, true, None)
             .map_err(|e| Reply::error(StatusCode::INTERNAL_SERVER_ERROR, e))?;
@@ -538,23 +540,27 @@ fn records(
             break;
         }
         for batch in RecordBatch::iter(&data.records) {
-            let Ok(batch) = batch else { break };
-            next = batch.last_offset() + 1;
-            if batch.is_control() {
-                continue;
+            let Ok(batch) = batch else { break 'pages };
+            if rows.len() >= limit {
+                break 'pages;
             }
-            match batch.records() {
-                Ok(recs) => {
-                    for r in recs.flatten() {
-                        if r.offset >= from && r.offset < hw && rows.len() < limit {
+            if !batch.is_control() {
+                match batch.records() {
+                    Ok(recs) => {
+                        for r in recs.flatten().filter(|r| r.offset >= from) {
+                            if r.offset >= hw || rows.len() >= limit {
+                                break 'pages;
+                            }
                             rows.push(json!({"offset": r.offset, "timestamp": r.timestamp,
                                 "key": text(r.key), "value": text(r.value)}));
+                            next = r.offset + 1;
                         }
                     }
+                    Err(_) => rows.push(json!({"offset": batch.base_offset(), "timestamp": batch.max_timestamp(),
+                        "key": null, "value": format!("(compressed batch of {} records)", batch.records_count())})),
                 }
-                Err(_) => rows.push(json!({"offset": batch.base_offset(), "timestamp": batch.max_timestamp(),
-                    "key": null, "value": format!("(compressed batch of {} records)", batch.records_count())})),
             }
+            next = batch.last_offset() + 1;
         }
     }
     Ok(

@@ -4,17 +4,19 @@
 //! deleted topic are the group coordinator's, removed by the broker after [`TopicManager::delete_topic`]).
 
 mod create;
+pub mod dynamic;
 pub mod registry;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use strata_storage::{LogConfig, LogManager, TopicPartition, UnifiedLog};
 use strata_tiering::rlm::ConfigChangeAction;
 use tracing::{info, warn};
 
 pub use create::NewTopic;
+pub use dynamic::{DynamicConfigs, Scope, DYNAMIC_CONFIG_FILE};
 pub use registry::{
     colliding, metadata_dir, validate_name, TopicMeta, TopicRegistry, CONSUMER_OFFSETS,
     REGISTRY_FILE, REMOTE_LOG_METADATA, TRANSACTION_STATE,
@@ -166,6 +168,44 @@ pub fn register_internal_topic(
     }
 }
 
+/// A topic's log config over the broker log defaults `base`: its overrides; `__consumer_offsets` and
+/// `__transaction_state` compacted; internal and compacted topics never tiered by the broker default.
+fn topic_log_config_over(
+    base: &LogConfig,
+    name: &str,
+    overrides: &BTreeMap<String, String>,
+) -> Result<LogConfig> {
+    if name == CONSUMER_OFFSETS || name == TRANSACTION_STATE {
+        // Compacted, as in Kafka: retention never removes the latest record of a key (a commit, a
+        // transactional id's state); the log cleaner compacts them.
+        let mut defaults = base.clone();
+        defaults.remote_storage_enable = false;
+        defaults.cleanup_policy = strata_storage::CleanupPolicy::Compact;
+        let mut overrides = overrides.clone();
+        if overrides
+            .get("cleanup.policy")
+            .is_some_and(|v| v.trim() == "compact")
+        {
+            overrides.remove("cleanup.policy");
+        }
+        return topic_config::log_config(&defaults, &overrides);
+    }
+    // `log.remote.storage.enable` tiers new topics by default, but not internal or compacted ones (Kafka
+    // tiers no compacted topic; asking for both is refused by the log config's rules).
+    let compacts = overrides
+        .get("cleanup.policy")
+        .map_or(Some(base.cleanup_policy), |p| p.parse().ok())
+        .is_some_and(|p: strata_storage::CleanupPolicy| p.compacts());
+    if base.remote_storage_enable
+        && (is_internal(name) || (compacts && !overrides.contains_key("remote.storage.enable")))
+    {
+        let mut defaults = base.clone();
+        defaults.remote_storage_enable = false;
+        return topic_config::log_config(&defaults, overrides);
+    }
+    topic_config::log_config(base, overrides)
+}
+
 /// Every change to a topic, and the log of a known partition. See the [module docs](self).
 pub struct TopicManager {
     config: Arc<BrokerConfig>,
@@ -173,8 +213,13 @@ pub struct TopicManager {
     registry: Arc<TopicRegistry>,
     tiering: Option<Arc<dyn TieringHooks>>,
     cleaner: Option<Arc<strata_storage::LogCleaner>>,
-    /// Serializes topic and partition creation (checks, limits, logs and the registry write of one request).
+    /// Serializes topic and partition creation (checks, limits, logs and the registry write of one request)
+    /// and changes of the dynamic broker configs.
     changes: Mutex<()>,
+    /// The metadata dir (the dynamic broker configs' file).
+    meta_dir: PathBuf,
+    /// The dynamic broker configs and the log defaults they make of the static ones.
+    dynamic: RwLock<(DynamicConfigs, Arc<LogConfig>)>,
 }
 
 impl std::fmt::Debug for TopicManager {
@@ -188,14 +233,25 @@ impl std::fmt::Debug for TopicManager {
 impl TopicManager {
     /// The topic component over `logs` and `registry` (see [`open_registry`]), with tiering's hooks when it runs.
     /// Brings the registry and the disk in line (missing partitions, topic config overrides on the recovered
-    /// logs), creates `__consumer_offsets` when absent and lists `__remote_log_metadata`. Blocking.
+    /// logs), creates `__consumer_offsets` when absent and lists `__remote_log_metadata`. The dynamic broker
+    /// configs of `meta_dir` apply (ignored with a WARN when they no longer fit the static config). Blocking.
     pub fn open(
         config: Arc<BrokerConfig>,
         logs: Arc<LogManager>,
         registry: Arc<TopicRegistry>,
+        meta_dir: PathBuf,
         tiering: Option<Arc<dyn TieringHooks>>,
         cleaner: Option<Arc<strata_storage::LogCleaner>>,
     ) -> Result<TopicManager> {
+        let dynamic = DynamicConfigs::load(&meta_dir)?;
+        let defaults = match dynamic.log_defaults(&config.log) {
+            Ok(d) => d,
+            Err(e) => {
+                warn!(error = %e, file = %meta_dir.join(DYNAMIC_CONFIG_FILE).display(),
+                    "the dynamic broker configs do not fit the static config; the static log defaults apply");
+                config.log.clone()
+            }
+        };
         let topics = TopicManager {
             config,
             logs,
@@ -203,6 +259,8 @@ impl TopicManager {
             tiering,
             cleaner,
             changes: Mutex::new(()),
+            meta_dir,
+            dynamic: RwLock::new((dynamic, Arc::new(defaults))),
         };
         topics.repair_topic_registry();
         topics.apply_topic_configs();
@@ -293,42 +351,79 @@ impl TopicManager {
         Ok((cfg, action))
     }
 
-    /// A topic's log config: broker defaults with its overrides; internal topics ignore the broker default of
-    /// `remote.storage.enable`.
+    /// A topic's log config: broker defaults (static, with the dynamic broker configs) with its overrides;
+    /// internal topics ignore the broker default of `remote.storage.enable`.
     pub fn topic_log_config(
         &self,
         name: &str,
         overrides: &BTreeMap<String, String>,
     ) -> Result<LogConfig> {
-        if name == CONSUMER_OFFSETS || name == TRANSACTION_STATE {
-            // Compacted, as in Kafka: retention never removes the latest record of a key (a commit, a
-            // transactional id's state); the log cleaner compacts them.
-            let mut defaults = self.config.log.clone();
-            defaults.remote_storage_enable = false;
-            defaults.cleanup_policy = strata_storage::CleanupPolicy::Compact;
-            let mut overrides = overrides.clone();
-            if overrides
-                .get("cleanup.policy")
-                .is_some_and(|v| v.trim() == "compact")
+        topic_log_config_over(&self.log_defaults(), name, overrides)
+    }
+
+    /// The log defaults every topic without its own override runs with: the static config's, with the dynamic
+    /// broker configs applied.
+    pub fn log_defaults(&self) -> Arc<LogConfig> {
+        self.dynamic
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .1
+            .clone()
+    }
+
+    /// The dynamic broker configs set.
+    pub fn dynamic_configs(&self) -> DynamicConfigs {
+        self.dynamic
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .0
+            .clone()
+    }
+
+    /// Replaces the dynamic broker configs of `scope` with `values` (Kafka's AlterConfigs; IncrementalAlterConfigs
+    /// computes the whole set first): keys and values checked ([`dynamic::check_values`]), the resulting log
+    /// defaults checked, and every topic whose config was valid must stay valid (else INVALID_CONFIG naming it);
+    /// then persisted and applied to the open logs of every topic without its own override. Nothing changes on
+    /// an error or with `validate_only`. Blocking.
+    pub fn set_dynamic_configs(
+        &self,
+        scope: Scope,
+        values: BTreeMap<String, String>,
+        validate_only: bool,
+    ) -> Result<()> {
+        dynamic::check_values(&values)?;
+        let _changes = self.topic_changes();
+        let (current, old_defaults) = {
+            let d = self.dynamic.read().unwrap_or_else(|p| p.into_inner());
+            (d.0.clone(), d.1.clone())
+        };
+        let next = current.with(scope, values);
+        let defaults = next.log_defaults(&self.config.log)?;
+        for (name, meta) in self.registry.all() {
+            if name == REMOTE_LOG_METADATA
+                || topic_log_config_over(&old_defaults, &name, &meta.configs).is_err()
             {
-                overrides.remove("cleanup.policy");
+                continue;
             }
-            return topic_config::log_config(&defaults, &overrides);
+            if let Err(e) = topic_log_config_over(&defaults, &name, &meta.configs) {
+                return Err(Error::InvalidConfig {
+                    key: "(broker default)".into(),
+                    value: String::new(),
+                    reason: format!("topic {name} would no longer have a valid config: {e}"),
+                });
+            }
         }
-        // `log.remote.storage.enable` tiers new topics by default, but not internal or compacted ones (Kafka
-        // tiers no compacted topic; asking for both is refused by the log config's rules).
-        let compacts = overrides
-            .get("cleanup.policy")
-            .map_or(Some(self.config.log.cleanup_policy), |p| p.parse().ok())
-            .is_some_and(|p: strata_storage::CleanupPolicy| p.compacts());
-        if self.config.log.remote_storage_enable
-            && (is_internal(name) || (compacts && !overrides.contains_key("remote.storage.enable")))
-        {
-            let mut defaults = self.config.log.clone();
-            defaults.remote_storage_enable = false;
-            return topic_config::log_config(&defaults, overrides);
+        if validate_only {
+            return Ok(());
         }
-        topic_config::log_config(&self.config.log, overrides)
+        next.persist(&self.meta_dir)?;
+        *self.dynamic.write().unwrap_or_else(|p| p.into_inner()) = (next, Arc::new(defaults));
+        info!(
+            ?scope,
+            "dynamic broker configs changed; applying the log defaults to the topics"
+        );
+        self.apply_topic_configs();
+        Ok(())
     }
 
     /// The log of a known topic's partition, created if the registry has it but the disk does not.

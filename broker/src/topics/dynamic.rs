@@ -1,0 +1,305 @@
+//! Dynamic broker configs (Kafka's `DynamicBrokerConfig` for its `DynamicLogConfig` part): the broker properties
+//! that supply a topic key's default (`log.retention.ms`, `log.segment.bytes`, `log.cleanup.policy`,
+//! `log.cleaner.delete.retention.ms`, `message.max.bytes`, ...) may be changed at run time by AlterConfigs /
+//! IncrementalAlterConfigs on the BROKER resource, for this node (its id) or as the cluster-wide default (`""`).
+//! Per-broker values win over default ones, and both over the static config. They are kept in the metadata dir
+//! (`strata-dynamic-broker-configs.json`, written atomically) and applied again on start.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use strata_storage::config_def::{ConfigKey, Effect, Synonym};
+use strata_storage::LogConfig;
+
+use crate::config::BROKER_DEF;
+use crate::error::{Error, Result};
+use crate::topic_config::{self, TOPIC_CONFIG};
+
+/// File name of the dynamic broker configs inside the metadata dir.
+pub const DYNAMIC_CONFIG_FILE: &str = "strata-dynamic-broker-configs.json";
+
+/// Broker synonyms of topic keys that Kafka does not change at run time, or strata does not: the flush
+/// scheduler's period is a thread's, and tiering every new topic is decided at start.
+const NOT_DYNAMIC: &[&str] = &[
+    "log.flush.scheduler.interval.ms",
+    "log.remote.storage.enable",
+];
+
+/// Which of the two BROKER resources a dynamic config is set on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// The cluster-wide default (resource name `""`): DYNAMIC_DEFAULT_BROKER_CONFIG.
+    Default,
+    /// This node (resource name = its id): DYNAMIC_BROKER_CONFIG.
+    Broker,
+}
+
+/// The dynamic values set, per scope, under the names given (`log.retention.hours` stays in hours).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DynamicConfigs {
+    /// Set on the cluster-wide default resource.
+    #[serde(default)]
+    pub default: BTreeMap<String, String>,
+    /// Set on this node's resource.
+    #[serde(default)]
+    pub broker: BTreeMap<String, String>,
+}
+
+/// The topic key whose default the broker property `name` supplies, with the synonym entry (its scale), when
+/// Kafka lets `name` change at run time and strata applies it (the topic key has an effect).
+pub fn dynamic_key(name: &str) -> Option<(&'static ConfigKey, Synonym)> {
+    if NOT_DYNAMIC.contains(&name) {
+        return None;
+    }
+    TOPIC_CONFIG
+        .keys()
+        .filter(|k| matches!(k.effect, Effect::Used))
+        .find_map(|k| {
+            k.server_default
+                .iter()
+                .find(|s| s.name == name)
+                .map(|s| (k, *s))
+        })
+}
+
+impl DynamicConfigs {
+    /// Reads the file in `dir`; none when absent.
+    pub fn load(dir: &Path) -> Result<DynamicConfigs> {
+        let path = dir.join(DYNAMIC_CONFIG_FILE);
+        match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| Error::Config {
+                key: "(dynamic broker configs)".into(),
+                value: path.display().to_string(),
+                reason: format!("not a dynamic broker config file: {e}"),
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(DynamicConfigs::default()),
+            Err(e) => Err(Error::io("reading the dynamic broker configs", e)),
+        }
+    }
+
+    /// Writes the file in `dir` atomically (tmp file, fsync, rename, fsync dir).
+    pub fn persist(&self, dir: &Path) -> Result<()> {
+        let bytes = serde_json::to_vec_pretty(self)
+            .map_err(|e| Error::io("encoding the dynamic broker configs", e.into()))?;
+        Ok(strata_storage::atomic_write(&file_path(dir), &bytes)?)
+    }
+
+    /// The values of one scope.
+    pub fn scope(&self, scope: Scope) -> &BTreeMap<String, String> {
+        match scope {
+            Scope::Default => &self.default,
+            Scope::Broker => &self.broker,
+        }
+    }
+
+    /// These configs with `scope` replaced by `values`.
+    pub fn with(&self, scope: Scope, values: BTreeMap<String, String>) -> DynamicConfigs {
+        let mut c = self.clone();
+        match scope {
+            Scope::Default => c.default = values,
+            Scope::Broker => c.broker = values,
+        }
+        c
+    }
+
+    /// The dynamic value of a broker property, per-broker first: (value as set, source scope).
+    pub fn get(&self, name: &str) -> Option<(&str, Scope)> {
+        self.broker
+            .get(name)
+            .map(|v| (v.as_str(), Scope::Broker))
+            .or_else(|| self.default.get(name).map(|v| (v.as_str(), Scope::Default)))
+    }
+
+    /// The log defaults: `static_log` with each dynamic value applied to the topic key it supplies (per-broker
+    /// over default; within a scope Kafka's precedence, `log.retention.ms` > `.minutes` > `.hours`). A bad
+    /// combination is INVALID_CONFIG naming the broker property.
+    pub fn log_defaults(&self, static_log: &LogConfig) -> Result<LogConfig> {
+        let mut overrides = BTreeMap::new();
+        let mut given_as = BTreeMap::new();
+        for k in TOPIC_CONFIG.keys() {
+            let found = [&self.broker, &self.default].into_iter().find_map(|m| {
+                k.server_default
+                    .iter()
+                    .filter(|s| dynamic_key(s.name).is_some())
+                    .find_map(|s| m.get(s.name).map(|v| (s, v)))
+            });
+            let Some((s, raw)) = found else { continue };
+            let value = if s.scale == 1 {
+                raw.clone()
+            } else {
+                raw.trim()
+                    .parse::<i64>()
+                    .ok()
+                    .and_then(|n| {
+                        if n < 0 {
+                            Some(n)
+                        } else {
+                            n.checked_mul(s.scale)
+                        }
+                    })
+                    .map(|n| n.to_string())
+                    .ok_or_else(|| Error::InvalidConfig {
+                        key: s.name.into(),
+                        value: raw.clone(),
+                        reason: "not a number of that unit that fits a long".into(),
+                    })?
+            };
+            overrides.insert(k.name.to_string(), value);
+            given_as.insert(k.name.to_string(), (s.name, raw.clone()));
+        }
+        topic_config::log_config(static_log, &overrides).map_err(|e| match e {
+            Error::InvalidConfig { key, value, reason } => match given_as.get(&key) {
+                Some((name, raw)) => Error::InvalidConfig {
+                    key: (*name).to_string(),
+                    value: raw.clone(),
+                    reason,
+                },
+                None => Error::InvalidConfig { key, value, reason },
+            },
+            other => other,
+        })
+    }
+}
+
+/// Checks one change's keys and values: unknown keys and bad values are INVALID_CONFIG naming key and value;
+/// known keys Kafka does not change at run time are refused together ("Cannot update these configs
+/// dynamically").
+pub fn check_values(values: &BTreeMap<String, String>) -> Result<()> {
+    let mut static_only = Vec::new();
+    for (name, value) in values {
+        let Some(key) = BROKER_DEF.key(name) else {
+            return Err(Error::InvalidConfig {
+                key: name.clone(),
+                value: value.clone(),
+                reason: format!(
+                    "unknown broker configuration{}",
+                    BROKER_DEF
+                        .closest(name)
+                        .map(|c| format!(" (did you mean {c}?)"))
+                        .unwrap_or_default()
+                ),
+            });
+        };
+        if dynamic_key(name).is_none() {
+            static_only.push(name.clone());
+            continue;
+        }
+        key.parse_value(value).map_err(|e| Error::InvalidConfig {
+            key: name.clone(),
+            value: value.clone(),
+            reason: e.to_string(),
+        })?;
+    }
+    if static_only.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::NotDynamicConfigs(static_only))
+    }
+}
+
+fn file_path(dir: &Path) -> PathBuf {
+    dir.join(DYNAMIC_CONFIG_FILE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn log_defaults_and_retention_keys_are_dynamic_listeners_are_not() {
+        for k in [
+            "log.retention.ms",
+            "log.retention.hours",
+            "log.segment.bytes",
+            "log.roll.hours",
+            "log.cleanup.policy",
+            "log.cleaner.delete.retention.ms",
+            "message.max.bytes",
+            "log.local.retention.bytes",
+        ] {
+            assert!(dynamic_key(k).is_some(), "{k}");
+        }
+        for k in [
+            "listeners",
+            "log.dirs",
+            "node.id",
+            "log.remote.storage.enable",
+        ] {
+            assert!(dynamic_key(k).is_none(), "{k}");
+        }
+        let err =
+            check_values(&m(&[("listeners", "PLAINTEXT://:1"), ("log.dirs", "/x")])).unwrap_err();
+        assert!(
+            matches!(&err, Error::NotDynamicConfigs(k) if k.len() == 2),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn every_dynamic_key_is_a_broker_key() {
+        for k in TOPIC_CONFIG.keys() {
+            for s in k
+                .server_default
+                .iter()
+                .filter(|s| dynamic_key(s.name).is_some())
+            {
+                assert!(
+                    BROKER_DEF.key(s.name).is_some(),
+                    "{} is not in the broker table",
+                    s.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn per_broker_beats_default_and_hours_are_scaled() {
+        let c = DynamicConfigs {
+            default: m(&[("log.retention.hours", "2"), ("log.segment.bytes", "1000")]),
+            broker: m(&[("log.segment.bytes", "2000")]),
+        };
+        let log = c.log_defaults(&LogConfig::default()).unwrap();
+        assert_eq!(log.retention_ms, 7_200_000);
+        assert_eq!(log.segment_bytes, 2000);
+    }
+
+    #[test]
+    fn a_bad_value_names_the_broker_key() {
+        let err = check_values(&m(&[("log.retention.ms", "soon")])).unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidConfig { key, value, .. } if key == "log.retention.ms" && value == "soon")
+        );
+        let c = DynamicConfigs {
+            broker: m(&[
+                ("log.local.retention.ms", "5000"),
+                ("log.retention.ms", "1000"),
+            ]),
+            ..Default::default()
+        };
+        let err = c.log_defaults(&LogConfig::default()).unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidConfig { key, .. } if key.starts_with("log.")),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn survives_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            DynamicConfigs::load(dir.path()).unwrap(),
+            DynamicConfigs::default()
+        );
+        let c = DynamicConfigs::default().with(Scope::Broker, m(&[("log.retention.ms", "5")]));
+        c.persist(dir.path()).unwrap();
+        assert_eq!(DynamicConfigs::load(dir.path()).unwrap(), c);
+    }
+}
