@@ -15,7 +15,8 @@
 //! ```
 //!
 //! Tiering is on, to a filesystem tier under the data dir (S3 and the rest through properties, as with the binary).
-//! Several brokers may run in one process.
+//! Several brokers may run in one process; each serves its console and `/metrics` on its own free port
+//! (`http.listener=127.0.0.1:0` unless given).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -83,6 +84,11 @@ impl Builder {
         props
             .entry("listeners".into())
             .or_insert_with(|| "PLAINTEXT://127.0.0.1:0".into());
+        // The console and /metrics on a free port too: several brokers of one process (or test run) would
+        // otherwise race for 9464, and all but the first run without it.
+        props
+            .entry("http.listener".into())
+            .or_insert_with(|| "127.0.0.1:0".into());
         let temp = match (&self.data_dir, props.contains_key("log.dirs")) {
             (Some(dir), _) => {
                 props.insert("log.dirs".into(), dir.display().to_string());
