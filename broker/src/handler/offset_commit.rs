@@ -14,7 +14,45 @@ use super::blocking;
 use crate::broker::Broker;
 use crate::error::{Error, GroupError};
 use crate::error_code;
-use crate::group::offsets::OffsetEntry;
+use crate::group::offsets::{OffsetEntry, Tp};
+
+/// One partition's commit as stored, or why it is refused (shared with TxnOffsetCommit): an unknown topic or
+/// partition is UNKNOWN_TOPIC_OR_PARTITION, metadata longer than `offset.metadata.max.bytes` is
+/// OFFSET_METADATA_TOO_LARGE (Kafka refuses that partition and stores nothing for it).
+pub(super) fn checked_entry(
+    broker: &Broker,
+    topic: &str,
+    (partition, offset, leader_epoch): (i32, i64, i32),
+    metadata: Option<&str>,
+    now: i64,
+) -> Result<(Tp, OffsetEntry), Error> {
+    let known = broker
+        .topics()
+        .get(topic)
+        .is_some_and(|m| partition >= 0 && partition < m.partitions);
+    if !known {
+        return Err(Error::UnknownTopicOrPartition(format!(
+            "{topic}-{partition}"
+        )));
+    }
+    let max = broker.config().offset_metadata_max_bytes;
+    let size = metadata.map_or(0, str::len);
+    if size > max {
+        return Err(Error::OffsetMetadataTooLarge {
+            topic: topic.to_string(),
+            partition,
+            size,
+            max,
+        });
+    }
+    let entry = OffsetEntry {
+        offset,
+        leader_epoch,
+        metadata: metadata.unwrap_or_default().to_string(),
+        commit_timestamp: now,
+    };
+    Ok(((topic.to_string(), partition), entry))
+}
 
 /// Answers OffsetCommit.
 pub async fn handle(
@@ -45,52 +83,32 @@ pub async fn handle(
     }
     .map_err(for_version);
     let code = error_code::of(&allowed);
-    let max_metadata = broker.config().offset_metadata_max_bytes;
     let now = now_ms();
     let mut entries = Vec::new();
     let mut per_partition: Vec<(usize, i32, i16)> = Vec::new();
     for (ti, t) in req.topics.iter().enumerate() {
-        let known = broker.topics().get(&t.name.0);
         for p in &t.partitions {
             let pcode = if code != error_code::NONE {
                 code
-            } else if known
-                .as_ref()
-                .is_none_or(|m| p.partition_index < 0 || p.partition_index >= m.partitions)
-            {
-                error_code::code(&Error::UnknownTopicOrPartition(format!(
-                    "{}-{}",
-                    t.name.0.as_str(),
-                    p.partition_index
-                )))
-            } else if let Some(size) = p
-                .committed_metadata
-                .as_ref()
-                .map(|m| m.len())
-                .filter(|size| *size > max_metadata)
-            {
-                // Kafka's offset.metadata.max.bytes: refused for this partition, nothing stored.
-                error_code::code(&Error::OffsetMetadataTooLarge {
-                    topic: t.name.0.to_string(),
-                    partition: p.partition_index,
-                    size,
-                    max: max_metadata,
-                })
             } else {
-                entries.push((
-                    (t.name.0.to_string(), p.partition_index),
-                    OffsetEntry {
-                        offset: p.committed_offset,
-                        leader_epoch: p.committed_leader_epoch,
-                        metadata: p
-                            .committed_metadata
-                            .as_ref()
-                            .map(|m| m.to_string())
-                            .unwrap_or_default(),
-                        commit_timestamp: now,
-                    },
-                ));
-                error_code::NONE
+                let checked = checked_entry(
+                    broker,
+                    &t.name.0,
+                    (
+                        p.partition_index,
+                        p.committed_offset,
+                        p.committed_leader_epoch,
+                    ),
+                    p.committed_metadata.as_deref(),
+                    now,
+                );
+                match checked {
+                    Ok(entry) => {
+                        entries.push(entry);
+                        error_code::NONE
+                    }
+                    Err(e) => error_code::code(&e),
+                }
             };
             per_partition.push((ti, p.partition_index, pcode));
         }

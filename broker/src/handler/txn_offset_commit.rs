@@ -14,7 +14,7 @@ use strata_storage::time::now_ms;
 
 use super::blocking;
 use crate::broker::Broker;
-use crate::error::{Error, GroupError, Result};
+use crate::error::{GroupError, Result};
 use crate::error_code;
 use crate::group::offsets::{OffsetEntry, Tp};
 use crate::topics::CONSUMER_OFFSETS;
@@ -61,50 +61,29 @@ pub async fn handle(
     h: &RequestHeader,
     req: TxnOffsetCommitRequest,
 ) -> TxnOffsetCommitResponse {
-    let max_metadata = broker.config().offset_metadata_max_bytes;
     let now = now_ms();
-    // Per partition: Ok(entry) to write, or its own error code.
+    // Per partition: its own error code, or None when it is written with the others.
     let mut per_partition: Vec<(usize, i32, Option<i16>)> = Vec::new();
     let mut entries = Vec::new();
     for (ti, t) in req.topics.iter().enumerate() {
-        let known = broker.topics().get(&t.name.0);
         for p in &t.partitions {
-            let own = if known
-                .as_ref()
-                .is_none_or(|m| p.partition_index < 0 || p.partition_index >= m.partitions)
-            {
-                Some(error_code::code(&Error::UnknownTopicOrPartition(format!(
-                    "{}-{}",
-                    t.name.0.as_str(),
-                    p.partition_index
-                ))))
-            } else if let Some(size) = p
-                .committed_metadata
-                .as_ref()
-                .map(|m| m.len())
-                .filter(|size| *size > max_metadata)
-            {
-                Some(error_code::code(&Error::OffsetMetadataTooLarge {
-                    topic: t.name.0.to_string(),
-                    partition: p.partition_index,
-                    size,
-                    max: max_metadata,
-                }))
-            } else {
-                entries.push((
-                    (t.name.0.to_string(), p.partition_index),
-                    OffsetEntry {
-                        offset: p.committed_offset,
-                        leader_epoch: p.committed_leader_epoch,
-                        metadata: p
-                            .committed_metadata
-                            .as_ref()
-                            .map(|m| m.to_string())
-                            .unwrap_or_default(),
-                        commit_timestamp: now,
-                    },
-                ));
-                None
+            let checked = super::offset_commit::checked_entry(
+                broker,
+                &t.name.0,
+                (
+                    p.partition_index,
+                    p.committed_offset,
+                    p.committed_leader_epoch,
+                ),
+                p.committed_metadata.as_deref(),
+                now,
+            );
+            let own = match checked {
+                Ok(entry) => {
+                    entries.push(entry);
+                    None
+                }
+                Err(e) => Some(error_code::code(&e)),
             };
             per_partition.push((ti, p.partition_index, own));
         }
