@@ -97,20 +97,7 @@ fn add(broker: &Broker, part: &Part, fenced_supported: bool) -> Codes {
                 .iter()
                 .map(|p| {
                     let tp = (t.name.0.to_string(), *p);
-                    let r = txn
-                        .verify_partition(&part.id, part.producer_id, part.epoch, &tp)
-                        .and_then(|inside| {
-                            if inside {
-                                Ok(())
-                            } else {
-                                Err(crate::error::TxnError::PartitionNotInTransaction {
-                                    transactional_id: part.id.clone(),
-                                    topic: tp.0.clone(),
-                                    partition: tp.1,
-                                }
-                                .into())
-                            }
-                        });
+                    let r = txn.verify_partition(&part.id, part.producer_id, part.epoch, &tp);
                     (*p, coded(&r))
                 })
                 .collect();

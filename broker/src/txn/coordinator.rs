@@ -343,18 +343,18 @@ impl TransactionCoordinator {
         Ok(())
     }
 
-    /// AddPartitionsToTxn v4 verify-only: whether `partition` is in the producer's open transaction.
+    /// AddPartitionsToTxn v4 verify-only: `partition` is in the producer's open transaction, else
+    /// INVALID_TXN_STATE.
     pub fn verify_partition(
         &self,
         transactional_id: &str,
         producer_id: i64,
         epoch: i16,
         partition: &(String, i32),
-    ) -> Result<bool> {
+    ) -> Result<()> {
         let mut txns = self.lock();
         let meta = Self::get(&mut txns, transactional_id)?;
-        meta.check_ongoing(producer_id, epoch, "verify partitions of")?;
-        Ok(meta.partitions.contains(partition))
+        Ok(meta.check_partition(producer_id, epoch, partition, "verify partitions of")?)
     }
 
     /// Runs `write` (a transactional append to `partition`) if `partition` is in the producer's open transaction,
@@ -380,15 +380,7 @@ impl TransactionCoordinator {
                     current: -1,
                 }
             })?;
-            meta.check_ongoing(producer_id, epoch, "write to")?;
-            if !meta.partitions.contains(partition) {
-                return Err(TxnError::PartitionNotInTransaction {
-                    transactional_id: transactional_id.to_string(),
-                    topic: partition.0.clone(),
-                    partition: partition.1,
-                }
-                .into());
-            }
+            meta.check_partition(producer_id, epoch, partition, "write to")?;
         }
         write()
     }

@@ -283,6 +283,26 @@ impl TransactionMetadata {
         }
     }
 
+    /// [`Self::check_ongoing`], and `partition` must be in the open transaction (Kafka's partition verification:
+    /// INVALID_TXN_STATE otherwise).
+    pub fn check_partition(
+        &self,
+        producer_id: i64,
+        epoch: i16,
+        partition: &(String, i32),
+        action: &'static str,
+    ) -> Result<(), TxnError> {
+        self.check_ongoing(producer_id, epoch, action)?;
+        if self.partitions.contains(partition) {
+            return Ok(());
+        }
+        Err(TxnError::PartitionNotInTransaction {
+            transactional_id: self.transactional_id.clone(),
+            topic: partition.0.clone(),
+            partition: partition.1,
+        })
+    }
+
     /// EndTxn (Kafka's `endTransaction` checks): an open transaction moves to PrepareCommit / PrepareAbort; a retry
     /// of the completed one is answered again; anything else is INVALID_TXN_STATE or CONCURRENT_TRANSACTIONS.
     pub fn end_txn(
