@@ -345,7 +345,9 @@ async fn rdkafka_consumers_with_the_consumer_protocol_share_and_take_over() {
             for c in [&a, &b] {
                 if let Some(Ok(m)) = c.poll(Duration::from_millis(50)) {
                     use rdkafka::Message;
-                    assert!(got.insert((m.partition(), m.offset())), "consumed twice");
+                    // Nothing is committed before the partitions move, so the new owner may read a record
+                    // again (at-least-once, as with Kafka): count each record once.
+                    got.insert((m.partition(), m.offset()));
                 }
             }
         }
