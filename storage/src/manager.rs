@@ -44,6 +44,50 @@ impl std::fmt::Debug for LogManager {
     }
 }
 
+/// Loads (recovering where needed) the logs of one dir on `threads` threads, as Kafka's
+/// `num.recovery.threads.per.data.dir`. The first error fails the whole open.
+fn load_in_parallel(
+    loads: Vec<LoadParams>,
+    threads: usize,
+    handles: &HandleCache,
+) -> Result<Vec<Arc<UnifiedLog>>> {
+    let threads = threads.max(1).min(loads.len().max(1));
+    let jobs = Mutex::new(loads.into_iter());
+    let loaded = Mutex::new(Vec::new());
+    let failed: Mutex<Option<Error>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let next = jobs.lock().unwrap_or_else(|e| e.into_inner()).next();
+                let Some(params) = next else { break };
+                match load_log(params) {
+                    Ok(log) => {
+                        // Registered at once, so the handle cache may close its files while others load.
+                        let log = Arc::new(log);
+                        register(handles, &log);
+                        loaded.lock().unwrap_or_else(|e| e.into_inner()).push(log);
+                    }
+                    Err(e) => {
+                        failed
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .get_or_insert(e);
+                        // The others stop at their next job.
+                        jobs.lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .by_ref()
+                            .for_each(drop);
+                    }
+                }
+            });
+        }
+    });
+    match failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(loaded.into_inner().unwrap_or_else(|e| e.into_inner())),
+    }
+}
+
 impl LogManager {
     /// Opens (creating if absent) every log dir and recovers every partition directory found. First locks each
     /// dir's `.lock` (held until shutdown or drop; a dir locked by another manager or process is
@@ -56,7 +100,8 @@ impl LogManager {
         config.validate()?;
         let listeners = Arc::new(RollListeners::default());
         let handles = HandleCache::new(config.effective_max_open_files());
-        let mut logs: HashMap<TopicPartition, Arc<UnifiedLog>> = HashMap::new();
+        // None while the dir's logs load (the key only detects a partition found in two dirs).
+        let mut logs: HashMap<TopicPartition, Option<Arc<UnifiedLog>>> = HashMap::new();
         let mut dirs = Vec::new();
         let now = now_ms();
         // Lock every dir before touching any: a second broker on the same dirs fails here. Dropping the files
@@ -86,6 +131,7 @@ impl LogManager {
             };
             let recovery_points = read(RECOVERY_POINT_CHECKPOINT);
             let log_starts = read(LOG_START_OFFSET_CHECKPOINT);
+            let mut loads = Vec::new();
             for entry in std::fs::read_dir(path).map_err(io_err(path))? {
                 let entry = entry.map_err(io_err(path))?;
                 let name = entry.file_name().to_string_lossy().into_owned();
@@ -139,7 +185,7 @@ impl LogManager {
                     },
                 );
                 let config_is_authoritative = topic_config.is_some();
-                let log = load_log(LoadParams {
+                loads.push(LoadParams {
                     tp: tp.clone(),
                     topic_id,
                     dir: entry.path(),
@@ -152,10 +198,11 @@ impl LogManager {
                     log_start_offset: log_starts.get(&tp).copied(),
                     now_ms: now,
                     handles: handles.clone(),
-                })?;
-                let log = Arc::new(log);
-                register(&handles, &log);
-                logs.insert(tp, log);
+                });
+                logs.insert(tp, None);
+            }
+            for log in load_in_parallel(loads, config.recovery_threads_per_data_dir, &handles)? {
+                logs.insert(log.topic_partition().clone(), Some(log));
             }
             if clean {
                 // From now on a crash must be treated as unclean.
@@ -167,7 +214,11 @@ impl LogManager {
         Ok(LogManager {
             config,
             dirs,
-            logs: RwLock::new(logs),
+            logs: RwLock::new(
+                logs.into_iter()
+                    .filter_map(|(tp, log)| Some((tp, log?)))
+                    .collect(),
+            ),
             listeners,
             create_lock: Mutex::new(()),
             checkpoint_lock: Mutex::new(()),
@@ -239,17 +290,17 @@ impl LogManager {
                     "the closed log of a failed delete was set aside as stray before creating the log");
             })?;
         }
-        let counts = {
+        // Partitions per dir (one dir, the usual case, needs no count: this runs for every partition created,
+        // and counting walks every log).
+        let mut counts = vec![0usize; self.dirs.len()];
+        if self.dirs.len() > 1 {
             let logs = self.logs.read().unwrap_or_else(|e| e.into_inner());
-            let mut counts: HashMap<&Path, usize> = HashMap::new();
             for log in logs.values() {
-                *counts.entry(log.log_dir()).or_default() += 1;
+                if let Some(i) = self.dirs.iter().position(|d| d.path() == log.log_dir()) {
+                    counts[i] += 1;
+                }
             }
-            self.dirs
-                .iter()
-                .map(|d| counts.get(d.path()).copied().unwrap_or(0))
-                .collect::<Vec<_>>()
-        };
+        }
         let log_dir = self
             .dirs
             .iter()
@@ -474,14 +525,7 @@ impl LogManager {
         if self.shut_down.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
-        let mut first_err = None;
-        for log in self.logs_snapshot() {
-            if let Err(e) = log.close() {
-                tracing::error!(tp = %log.topic_partition(), error = %e, "closing log failed");
-                first_err.get_or_insert(e);
-            }
-            log.remove_deleted_files_now();
-        }
+        let mut first_err = self.close_logs();
         if let Err(e) = self.write_checkpoints(true) {
             first_err.get_or_insert(e);
         }
@@ -501,6 +545,34 @@ impl LogManager {
             .clear();
         tracing::info!("log manager shut down");
         first_err.map_or(Ok(()), Err)
+    }
+
+    /// Closes every log on `num.recovery.threads.per.data.dir` threads per dir (Kafka closes logs in parallel
+    /// too: each close may fsync a segment and write a producer snapshot). Returns the first error.
+    fn close_logs(&self) -> Option<Error> {
+        let logs = self.logs_snapshot();
+        let threads = (self.config.recovery_threads_per_data_dir.max(1) * self.dirs.len().max(1))
+            .min(logs.len().max(1));
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let first_err = Mutex::new(None);
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| loop {
+                    let Some(log) = logs.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                        break;
+                    };
+                    if let Err(e) = log.close() {
+                        tracing::error!(tp = %log.topic_partition(), error = %e, "closing log failed");
+                        first_err
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .get_or_insert(e);
+                    }
+                    log.remove_deleted_files_now();
+                });
+            }
+        });
+        first_err.into_inner().unwrap_or_else(|e| e.into_inner())
     }
 
     /// (open, cap): the segment file descriptors and index mappings open now across every log, and the cap

@@ -161,7 +161,6 @@ pub const KAFKA_ONLY_KEYS: &[ConfigKey] = &[
     no("metrics.sample.window.ms", Type::String, "Metrics sample window.", WHY12),
     no("num.io.threads", Type::String, "Request handler (I/O) threads.", WHY2),
     no("num.network.threads", Type::String, "Network threads per listener (controller listener excluded).", WHY2),
-    no("num.recovery.threads.per.data.dir", Type::String, "Threads per data dir for recovery at startup/flush at shutdown.", WHY14),
     no("num.replica.alter.log.dirs.threads", Type::String, "Threads moving replicas between log dirs; default = number of log dirs.", WHY1),
     no("num.replica.fetchers", Type::String, "Fetcher threads per source broker.", WHY1),
     no("offsets.commit.timeout.ms", Type::String, "Timeout for coordinator writes to __consumer_offsets.", WHY8),

@@ -358,6 +358,13 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     .default("20000")
     .validator(Validator::AtLeast(1)),
     ConfigKey::new(
+        "num.recovery.threads.per.data.dir",
+        Type::Int,
+        "threads per log dir that load (recovering after a crash) the logs at start-up and close them at shutdown",
+    )
+    .default("2")
+    .validator(Validator::AtLeast(1)),
+    ConfigKey::new(
         "log.max.open.files",
         Type::Int,
         "segment files and index maps kept open at once; idle ones close past it",

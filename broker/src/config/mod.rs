@@ -121,6 +121,8 @@ pub struct BrokerConfig {
     /// strata: `log.max.open.files`. Default: None = half the soft `RLIMIT_NOFILE` (at most half of
     /// `vm.max_map_count`). Segment descriptors and index maps the logs keep open at once.
     pub log_max_open_files: Option<usize>,
+    /// `num.recovery.threads.per.data.dir`: threads per log dir loading logs at start and closing them at stop.
+    pub recovery_threads_per_data_dir: usize,
     /// The transaction coordinator's keys (`transaction.*`).
     pub transaction: TransactionConfig,
     /// Kafka: `offsets.topic.num.partitions`. Default: 1 (Kafka: 50).
@@ -416,6 +418,7 @@ impl BrokerConfig {
                 strata_storage::config_def::Value::Null => None,
                 _ => Some(v.int("log.max.open.files") as usize),
             },
+            recovery_threads_per_data_dir: v.int("num.recovery.threads.per.data.dir") as usize,
             transaction: TransactionConfig {
                 state_partitions: v.int("transaction.state.log.num.partitions"),
                 state_segment_bytes: v.int("transaction.state.log.segment.bytes"),

@@ -433,6 +433,9 @@ pub struct LogManagerConfig {
     /// the logs keep open at once (each counts one): they open on first use, and past the cap the least recently
     /// used are closed (reopened on the next append or read). At least 16.
     pub max_open_files: Option<usize>,
+    /// Kafka: `num.recovery.threads.per.data.dir`. Default: 2. Threads per log dir that load (and recover) the
+    /// logs at open and close them at shutdown.
+    pub recovery_threads_per_data_dir: usize,
 }
 
 impl Default for LogManagerConfig {
@@ -445,6 +448,7 @@ impl Default for LogManagerConfig {
             cluster_id: None,
             ignored_dirs: Vec::new(),
             max_open_files: None,
+            recovery_threads_per_data_dir: 2,
         }
     }
 }

@@ -641,7 +641,16 @@ impl UnifiedLog {
             .on_become_inactive()
             .map_err(|e| self.poison(e))?;
         self.flush_locked(&mut st, now_ms())?;
-        producer::write_snapshot(&self.dir, leo, &st.producers).map_err(|e| self.poison(e))?;
+        // As Kafka's `takeSnapshot`, only when something was appended since the last snapshot: an empty log, or
+        // one whose newest snapshot is already at its end, has nothing new to record (shutting down thousands of
+        // idle partitions then costs no fsyncs).
+        let nothing_new = leo == 0
+            || producer::list_snapshots(&self.dir)
+                .map(|s| s.last() == Some(&leo))
+                .unwrap_or(false);
+        if !nothing_new {
+            producer::write_snapshot(&self.dir, leo, &st.producers).map_err(|e| self.poison(e))?;
+        }
         Ok(())
     }
 
