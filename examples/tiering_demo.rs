@@ -288,7 +288,13 @@ async fn run() -> anyhow::Result<()> {
     for f in files_under(&remote) {
         println!("  {f}");
     }
-    let report = ops::remote_verify(tiering.rlmm().as_ref(), tiering.rsm(), &partitions).await?;
+    let report = ops::remote_verify(
+        tiering.rlmm().as_ref(),
+        tiering.rsm(),
+        &partitions,
+        &|_, _| {},
+    )
+    .await?;
     println!("\nstrata remote verify: {report}");
     if !report.is_clean() {
         bail!("remote verify found problems");

@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 use strata_broker::http::client;
 use strata_broker::tiered::{self, ops::OfflineTier, TIERING_KEYS};
 use strata_broker::{BrokerConfig, Server};
+use strata_storage::progress::Progress;
 use tracing::info;
 
 fn after_help() -> String {
@@ -197,7 +198,12 @@ async fn remote(
                 anyhow::Ok(0)
             }
             RemoteCommand::Verify { topic } => {
-                let report = tier.verify(topic.as_deref()).await?;
+                let bar = VerifyProgress::new();
+                let report = tier
+                    .verify_with_progress(topic.as_deref(), &|done, total| bar.show(done, total))
+                    .await;
+                bar.finish();
+                let report = report?;
                 println!("{report}");
                 Ok(if report.is_clean() { 0 } else { 1 })
             }
@@ -206,6 +212,59 @@ async fn remote(
     .await;
     tier.close().await?;
     result
+}
+
+/// `strata remote verify`'s progress on stderr: a bar on a terminal, otherwise a plain line at most every
+/// [`Progress::INTERVAL`] (and none for a run shorter than that).
+struct VerifyProgress {
+    bar: Option<indicatif::ProgressBar>,
+    plain: std::sync::Mutex<Option<Progress>>,
+}
+
+impl VerifyProgress {
+    fn new() -> Self {
+        let bar = std::io::IsTerminal::is_terminal(&std::io::stderr()).then(|| {
+            let bar = indicatif::ProgressBar::new(0);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "verifying {bar:40} {pos}/{len} partitions ({elapsed})",
+                )
+                .expect("a valid template"),
+            );
+            bar
+        });
+        Self {
+            bar,
+            plain: std::sync::Mutex::new(None),
+        }
+    }
+
+    fn show(&self, done: usize, total: usize) {
+        if let Some(bar) = &self.bar {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+            return;
+        }
+        let mut plain = self.plain.lock().unwrap_or_else(|e| e.into_inner());
+        let p = plain.get_or_insert_with(|| Progress::new("verifying partitions", total as u64));
+        if let Some(line) = p.advance((done as u64).saturating_sub(p.done())) {
+            eprintln!("{line}");
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        } else if let Some(line) = self
+            .plain
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .and_then(Progress::finish)
+        {
+            eprintln!("{line}");
+        }
+    }
 }
 
 fn main() -> anyhow::Result<()> {

@@ -53,6 +53,7 @@ mod meta_properties;
 pub mod names;
 mod partition;
 mod producer;
+pub mod progress;
 pub mod record;
 mod segment;
 pub mod time;

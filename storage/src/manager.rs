@@ -13,6 +13,7 @@ use crate::log::{load_log, now_ms, LoadParams, LogDir, RollListener, RollListene
 use crate::names::{
     self, CLEAN_SHUTDOWN_MARKER, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT,
 };
+use crate::progress::Progress;
 use crate::{
     checkpoint, fsio, Error, LogConfig, LogManagerConfig, Result, TopicPartition, UnifiedLog,
 };
@@ -52,6 +53,7 @@ fn load_in_parallel(
     handles: &HandleCache,
 ) -> Result<Vec<Arc<UnifiedLog>>> {
     let threads = threads.max(1).min(loads.len().max(1));
+    let progress = Progress::new("loading logs", loads.len() as u64);
     let jobs = Mutex::new(loads.into_iter());
     let loaded = Mutex::new(Vec::new());
     let failed: Mutex<Option<Error>> = Mutex::new(None);
@@ -66,6 +68,7 @@ fn load_in_parallel(
                         let log = Arc::new(log);
                         register(handles, &log);
                         loaded.lock().unwrap_or_else(|e| e.into_inner()).push(log);
+                        progress.advance(1);
                     }
                     Err(e) => {
                         failed
@@ -82,6 +85,7 @@ fn load_in_parallel(
             });
         }
     });
+    progress.finish();
     match failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
         Some(e) => Err(e),
         None => Ok(loaded.into_inner().unwrap_or_else(|e| e.into_inner())),
@@ -555,6 +559,7 @@ impl LogManager {
             .min(logs.len().max(1));
         let next = std::sync::atomic::AtomicUsize::new(0);
         let first_err = Mutex::new(None);
+        let progress = Progress::new("closing logs", logs.len() as u64);
         std::thread::scope(|scope| {
             for _ in 0..threads {
                 scope.spawn(|| loop {
@@ -569,9 +574,11 @@ impl LogManager {
                             .get_or_insert(e);
                     }
                     log.remove_deleted_files_now();
+                    progress.advance(1);
                 });
             }
         });
+        progress.finish();
         first_err.into_inner().unwrap_or_else(|e| e.into_inner())
     }
 

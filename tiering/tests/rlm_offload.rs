@@ -157,7 +157,7 @@ async fn offload_then_local_deletion_then_remote_read_from_zero_is_byte_identica
     assert!(rows
         .iter()
         .all(|r| r.state == "COPY_SEGMENT_FINISHED" && r.object_keys.len() == 3));
-    let report = ops::remote_verify(h.rlmm.as_ref(), &h.rsm, &parts)
+    let report = ops::remote_verify(h.rlmm.as_ref(), &h.rsm, &parts, &|_, _| {})
         .await
         .expect("verify");
     assert!(report.is_clean(), "{report}");
@@ -195,7 +195,7 @@ async fn offload_then_local_deletion_then_remote_read_from_zero_is_byte_identica
         .copy_log_segment_data(&orphan, files.data)
         .await
         .expect("copy");
-    let report = ops::remote_verify(h.rlmm.as_ref(), &h.rsm, &parts)
+    let report = ops::remote_verify(h.rlmm.as_ref(), &h.rsm, &parts, &|_, _| {})
         .await
         .expect("verify");
     assert!(

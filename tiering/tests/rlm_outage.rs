@@ -94,9 +94,14 @@ async fn outage_holds_local_deletion_then_copying_resumes_without_loss_or_orphan
     let mut starts: Vec<_> = segs.iter().map(|s| s.start_offset).collect();
     starts.dedup();
     assert_eq!(starts.len(), segs.len(), "one finished copy per segment");
-    let report = ops::remote_verify(h.rlmm.as_ref(), &h.rsm, &h.rlm.partitions_of("payments"))
-        .await
-        .expect("verify");
+    let report = ops::remote_verify(
+        h.rlmm.as_ref(),
+        &h.rsm,
+        &h.rlm.partitions_of("payments"),
+        &|_, _| {},
+    )
+    .await
+    .expect("verify");
     assert!(report.is_clean(), "{report}");
     assert_eq!(h.object_keys().await.len(), 3 * segs.len());
     let text = h.rlm.render_metrics();

@@ -104,6 +104,16 @@ impl OfflineTier {
     /// `strata remote verify [--topic T]`: missing objects of finished segments, orphan objects and abandoned
     /// multipart uploads.
     pub async fn verify(&self, topic: Option<&str>) -> Result<VerifyReport, TieringError> {
+        self.verify_with_progress(topic, &|_, _| {}).await
+    }
+
+    /// [`OfflineTier::verify`], calling `on_progress(partitions done, partitions)` before each partition and at
+    /// the end (the CLI's progress bar).
+    pub async fn verify_with_progress(
+        &self,
+        topic: Option<&str>,
+        on_progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<VerifyReport, TieringError> {
         let parts = self.partitions(topic);
         if let (Some(t), true) = (topic, parts.is_empty()) {
             return Err(TieringError::Config {
@@ -112,7 +122,7 @@ impl OfflineTier {
                 reason: "no such topic in the log dirs or in __remote_log_metadata".into(),
             });
         }
-        Ok(ops::remote_verify(&self.rlmm, &self.rsm, &parts).await?)
+        Ok(ops::remote_verify(&self.rlmm, &self.rsm, &parts, on_progress).await?)
     }
 
     /// The records of `__remote_log_metadata`, oldest first per partition.

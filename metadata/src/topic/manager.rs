@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use strata_storage::progress::Progress;
 use strata_storage::time::now_ms;
 use strata_storage::{
     LogConfig, LogManager, RecordBatch, RecordBatchBuilder, TopicIdPartition, TopicPartition,
@@ -134,6 +135,12 @@ impl TopicBasedRemoteLogMetadataManager {
             }
             None => (RemoteLogMetadataCache::default(), vec![0; logs.len()]),
         };
+        let to_replay: u64 = logs
+            .iter()
+            .enumerate()
+            .map(|(p, log)| (log.log_end_offset() - next[p]).max(0) as u64)
+            .sum();
+        let progress = Progress::new("replaying __remote_log_metadata records", to_replay);
         for (p, log) in logs.iter().enumerate() {
             let log_start = log.log_start_offset();
             if next[p] < log_start {
@@ -146,8 +153,9 @@ impl TopicBasedRemoteLogMetadataManager {
                     ),
                 });
             }
-            stats.replayed_records += replay_partition(log, &mut next[p], &mut cache)?;
+            stats.replayed_records += replay_partition(log, &mut next[p], &mut cache, &progress)?;
         }
+        progress.finish();
         stats.live_segments = cache.segment_count();
         stats.elapsed = started.elapsed();
 
@@ -402,6 +410,7 @@ fn replay_partition(
     log: &UnifiedLog,
     next: &mut i64,
     cache: &mut RemoteLogMetadataCache,
+    progress: &Progress,
 ) -> Result<u64> {
     let tp = log.topic_partition().clone();
     let end = log.log_end_offset();
@@ -433,6 +442,7 @@ fn replay_partition(
             }
             *next = (*next).max(batch.next_offset());
         }
+        progress.advance((*next - before).max(0) as u64);
         if *next == before {
             return Err(Error::Corrupt {
                 what: format!("{tp} at offset {before}"),

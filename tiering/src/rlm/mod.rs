@@ -91,7 +91,7 @@
 //! for row in ops::remote_ls(rlm.rlmm(), &rsm, &parts)? {
 //!     println!("{row}");
 //! }
-//! println!("{}", ops::remote_verify(rlm.rlmm(), &rsm, &parts).await?);
+//! println!("{}", ops::remote_verify(rlm.rlmm(), &rsm, &parts, &|_, _| {}).await?);
 //! // Shutdown: stop copying (an attempt in flight is cleaned at the next start), wait for the worker.
 //! shutdown.cancel();
 //! rlm.shutdown(std::time::Duration::from_secs(5)).await;

@@ -175,10 +175,12 @@ pub async fn remote_verify(
     rlmm: &dyn RemoteLogMetadataManager,
     rsm: &ObjectStoreRsm,
     partitions: &[TopicIdPartition],
+    on_partition_done: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<VerifyReport> {
     let mut report = VerifyReport::default();
     let mut abandoned = Vec::new();
-    for tip in partitions {
+    for (done, tip) in partitions.iter().enumerate() {
+        on_partition_done(done, partitions.len());
         let prefixes = partition_prefixes(rsm, tip);
         let mut listed = BTreeSet::new();
         for prefix in &prefixes {
@@ -224,6 +226,7 @@ pub async fn remote_verify(
             }
         }
     }
+    on_partition_done(partitions.len(), partitions.len());
     if rsm.config().backend != BackendKind::S3 {
         report.abandoned_uploads = Some(abandoned);
     }
