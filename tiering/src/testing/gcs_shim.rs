@@ -181,7 +181,8 @@ fn serve(conn: TcpStream, emu: u16, state: &State) -> std::io::Result<()> {
 fn route(req: &Request, emu: u16, state: &State) -> Response {
     let path = req.path.trim_start_matches('/');
     let (bucket, object) = path.split_once('/').unwrap_or((path, ""));
-    let object = decode(object);
+    let (bucket, object) = (decode(bucket), decode(object));
+    let bucket = bucket.as_str();
     let q = &req.query;
     match (req.method.as_str(), object.is_empty()) {
         ("GET", true) if q.get("list-type").map(String::as_str) == Some("2") => {
