@@ -42,7 +42,7 @@ pub fn configs_from_properties(
             key: "rsm.config.storage.backend".into(),
             value: "memory".into(),
             reason: "the memory backend (for tests) loses every remote segment at a restart, after their local \
-                     copies were deleted; use filesystem or s3"
+                     copies were deleted; use filesystem, s3, gcs or azure"
                 .into(),
         });
     }

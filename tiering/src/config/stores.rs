@@ -317,7 +317,7 @@ impl GcsConfig {
                 format!("cannot be set together with rsm.config.{}", set[0]),
             ));
         }
-        if self.upload_chunk_size % (256 * 1024) != 0 {
+        if !self.upload_chunk_size.is_multiple_of(256 * 1024) {
             return Err(Error::invalid(
                 "storage.gcs.resumable.upload.chunk.size",
                 format!(
