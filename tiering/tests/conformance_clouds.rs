@@ -4,8 +4,8 @@
 //! parts (GCS: XML multipart upload; Azure: Put Block + Put Block List); the start-up probe against each.
 use strata_tiering::testing::emulator::{start_azurite, start_gcs, Emulator};
 use strata_tiering::testing::rsm_conformance;
-use strata_tiering::{RemoteStorageManager, RemoteStorageManagerExt};
 use strata_tiering::{Error, ObjectStoreRsm};
+use strata_tiering::{RemoteStorageManager, RemoteStorageManagerExt};
 
 fn with(emu: &Emulator, extra: &[(&str, &str)]) -> Vec<(String, String)> {
     let mut p = emu.props();
