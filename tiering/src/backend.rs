@@ -2,9 +2,13 @@
 use std::sync::Arc;
 
 use object_store::aws::AmazonS3Builder;
+use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
+use object_store::gcp::{GcpCredential, GoogleCloudStorageBuilder};
 use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
-use object_store::{BackoffConfig, ClientOptions, ObjectStore, RetryConfig};
+use object_store::{
+    BackoffConfig, ClientOptions, ObjectStore, RetryConfig, StaticCredentialProvider,
+};
 
 use crate::config::{BackendKind, RsmConfig};
 use crate::error::{Error, Result};
@@ -12,9 +16,9 @@ use crate::error::{Error, Result};
 /// What an error message says about where the data lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BackendDescription {
-    /// `s3`, `filesystem` or `memory`.
+    /// `s3`, `gcs`, `azure`, `filesystem` or `memory`.
     pub backend: &'static str,
-    /// The bucket, or the filesystem root.
+    /// The bucket (Azure: `account/container`), or the filesystem root.
     pub bucket: String,
     /// The endpoint URL, or `default`.
     pub endpoint: String,
@@ -33,6 +37,25 @@ impl BackendDescription {
                 endpoint: config.s3.endpoint.clone().unwrap_or_else(none),
                 region: config.s3.region.clone().unwrap_or_else(none),
             },
+            BackendKind::Gcs => Self {
+                backend: "gcs",
+                bucket: config.gcs.bucket.clone().unwrap_or_else(none),
+                endpoint: config.gcs.endpoint.clone().unwrap_or_else(none),
+                region: "default".into(),
+            },
+            BackendKind::Azure => {
+                let resolved = config.azure.resolved().unwrap_or_default();
+                Self {
+                    backend: "azure",
+                    bucket: format!(
+                        "{}/{}",
+                        resolved.account_name.unwrap_or_else(none),
+                        config.azure.container.clone().unwrap_or_else(none)
+                    ),
+                    endpoint: resolved.endpoint.unwrap_or_else(none),
+                    region: "default".into(),
+                }
+            }
             BackendKind::Filesystem => Self {
                 backend: "filesystem",
                 bucket: config.filesystem_root.display().to_string(),
@@ -49,9 +72,11 @@ impl BackendDescription {
     }
 }
 
-/// Builds the store for `config` (which must be valid). S3 credentials come from static keys when configured
-/// (with a warning), else from object_store's default chain: environment, web identity token, ECS/EKS container
-/// credentials, EC2 instance metadata.
+/// Builds the store for `config` (which must be valid). Credentials come from the platform's default chain first
+/// (object_store's `from_env` builders: S3's environment, web identity token, ECS/EKS container credentials, EC2
+/// instance metadata; GCS's `GOOGLE_APPLICATION_CREDENTIALS`, application default credentials, metadata server;
+/// Azure's `AZURE_*` environment, workload identity, managed identity); static keys in the config are used with
+/// a warning.
 pub fn build_store(config: &RsmConfig) -> Result<Arc<dyn ObjectStore>> {
     match config.backend {
         BackendKind::Memory => Ok(Arc::new(InMemory::new())),
@@ -71,9 +96,7 @@ pub fn build_store(config: &RsmConfig) -> Result<Arc<dyn ObjectStore>> {
         BackendKind::S3 => {
             let s3 = &config.s3;
             // Client options first: they carry allow_http, which the endpoint decides below.
-            let mut b = AmazonS3Builder::from_env().with_client_options(
-                ClientOptions::new().with_timeout(s3.api_call_attempt_timeout),
-            );
+            let mut b = AmazonS3Builder::from_env().with_client_options(client_options(config));
             if let Some(bucket) = &s3.bucket {
                 b = b.with_bucket_name(bucket);
             }
@@ -99,15 +122,108 @@ pub fn build_store(config: &RsmConfig) -> Result<Arc<dyn ObjectStore>> {
                     b = b.with_token(token);
                 }
             }
-            b = b.with_retry(RetryConfig {
-                backoff: BackoffConfig::default(),
-                max_retries: 10,
-                retry_timeout: s3.api_call_timeout,
-            });
+            b = b.with_retry(retry(config));
             let store = b.build().map_err(|source| backend_error("s3", source))?;
             Ok(Arc::new(store))
         }
+        BackendKind::Gcs => build_gcs(config),
+        BackendKind::Azure => build_azure(config),
     }
+}
+
+/// One HTTP attempt's budget; invalid certificates only where `storage.aws.certificate.check.enabled=false`.
+fn client_options(config: &RsmConfig) -> ClientOptions {
+    let mut o = ClientOptions::new().with_timeout(config.s3.api_call_attempt_timeout);
+    if !config.s3.certificate_check {
+        tracing::warn!(
+            "rsm.config.storage.aws.certificate.check.enabled=false: TLS certificates of the object store are not checked"
+        );
+        o = o.with_allow_invalid_certificates(true);
+    }
+    o
+}
+
+/// Retries within `storage.s3.api.call.timeout`, for every backend.
+fn retry(config: &RsmConfig) -> RetryConfig {
+    RetryConfig {
+        backoff: BackoffConfig::default(),
+        max_retries: 10,
+        retry_timeout: config.s3.api_call_timeout,
+    }
+}
+
+fn build_gcs(config: &RsmConfig) -> Result<Arc<dyn ObjectStore>> {
+    let gcs = &config.gcs;
+    let mut b = GoogleCloudStorageBuilder::from_env().with_retry(retry(config));
+    let mut options = client_options(config);
+    if let Some(bucket) = &gcs.bucket {
+        b = b.with_bucket_name(bucket);
+    }
+    if let Some(endpoint) = &gcs.endpoint {
+        b = b.with_base_url(endpoint.trim_end_matches('/'));
+        options = options.with_allow_http(endpoint.starts_with("http://"));
+    }
+    b = b.with_client_options(options);
+    if let Some(json) = &gcs.credentials_json {
+        tracing::warn!(
+            "static GCS credentials configured in rsm.config.storage.gcs.credentials.json; prefer the default credential chain"
+        );
+        b = b.with_service_account_key(json);
+    } else if let Some(path) = &gcs.credentials_path {
+        tracing::warn!(
+            path = %path.display(),
+            "static GCS credentials configured in rsm.config.storage.gcs.credentials.path; prefer the default credential chain"
+        );
+        b = b.with_service_account_path(path.display().to_string());
+    } else if gcs.credentials_default == Some(false) {
+        // Aiven's "no credentials": unsigned requests (emulators, public test buckets), no token fetched.
+        b = b
+            .with_credentials(Arc::new(StaticCredentialProvider::new(GcpCredential {
+                bearer: String::new(),
+            })))
+            .with_skip_signature(true);
+    }
+    let store = b.build().map_err(|source| backend_error("gcs", source))?;
+    Ok(Arc::new(store))
+}
+
+fn build_azure(config: &RsmConfig) -> Result<Arc<dyn ObjectStore>> {
+    let az = config.azure.resolved()?;
+    let mut b = MicrosoftAzureBuilder::from_env().with_retry(retry(config));
+    let mut options = client_options(config);
+    if let Some(container) = &config.azure.container {
+        b = b.with_container_name(container);
+    }
+    if let Some(account) = &az.account_name {
+        b = b.with_account(account);
+    }
+    if let Some(endpoint) = &az.endpoint {
+        b = b.with_endpoint(endpoint.trim_end_matches('/').to_string());
+        options = options.with_allow_http(endpoint.starts_with("http://"));
+    }
+    b = b.with_client_options(options);
+    if config.azure.connection_string.is_some() {
+        tracing::warn!(
+            "static Azure credentials configured in rsm.config.storage.azure.connection.string; prefer the default credential chain"
+        );
+    }
+    if let Some(key) = &az.account_key {
+        if config.azure.connection_string.is_none() {
+            tracing::warn!(
+                "static Azure credentials configured in rsm.config.storage.azure.account.key; prefer the default credential chain"
+            );
+        }
+        b = b.with_access_key(key);
+    } else if let Some(sas) = &az.sas_token {
+        if config.azure.connection_string.is_none() {
+            tracing::warn!(
+                "static Azure credentials configured in rsm.config.storage.azure.sas.token; prefer the default credential chain"
+            );
+        }
+        b = b.with_config(AzureConfigKey::SasKey, sas.trim_start_matches('?'));
+    }
+    let store = b.build().map_err(|source| backend_error("azure", source))?;
+    Ok(Arc::new(store))
 }
 
 fn backend_error(backend: &str, source: object_store::Error) -> Error {

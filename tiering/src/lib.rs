@@ -47,7 +47,10 @@ mod transform;
 mod validate;
 
 pub use backend::{build_store, BackendDescription};
-pub use config::{BackendKind, RsmConfig, S3Config, RSM_CONFIG, RSM_KEYS};
+pub use config::{
+    AzureConfig, BackendKind, GcsConfig, KeyPairFiles, RsmConfig, S3Config, AIVEN_KEYS, RSM_CONFIG,
+    RSM_KEYS,
+};
 pub use custom::SegmentCustomMetadata;
 pub use error::{BoxError, Deferral, Error, Report, Result};
 pub use rlm::{RemoteLogManager, RemoteLogManagerConfig};

@@ -19,11 +19,11 @@ pub fn configs_from_properties(
         .unwrap_or(super::config::DEFAULT_RSM_PREFIX);
     let backend_key = format!("{prefix}storage.backend");
     if let Some(v) = props.get(&backend_key) {
-        if !matches!(v.trim(), "s3" | "filesystem" | "memory") {
+        if !matches!(v.trim(), "s3" | "gcs" | "azure" | "filesystem" | "memory") {
             return Err(TieringError::Config {
                 key: backend_key,
                 value: v.clone(),
-                reason: "expected s3 or filesystem".into(),
+                reason: "expected s3, gcs, azure or filesystem".into(),
             });
         }
     }
@@ -42,7 +42,7 @@ pub fn configs_from_properties(
             key: "rsm.config.storage.backend".into(),
             value: "memory".into(),
             reason: "the memory backend (for tests) loses every remote segment at a restart, after their local \
-                     copies were deleted; use filesystem or s3"
+                     copies were deleted; use filesystem, s3, gcs or azure"
                 .into(),
         });
     }

@@ -74,7 +74,7 @@ pub(super) async fn copy_segment(
     let mut writer = ObjectWriter::new(
         inner.store.clone(),
         keys.key(ObjectSuffix::Log),
-        inner.config.multipart_part_size as usize,
+        inner.config.upload_part_size() as usize,
         inner.config.upload_concurrency,
     );
     let result = copy_objects(inner, meta, &data, &keys, &mut writer)

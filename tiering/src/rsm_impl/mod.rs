@@ -72,10 +72,7 @@ impl ObjectStoreRsm {
     /// elsewhere); `config.backend` only names it in errors.
     pub fn with_store(config: RsmConfig, store: Arc<dyn ObjectStore>) -> Result<Self> {
         config.validate()?;
-        let kek = match (&config.encryption_key_file, config.encryption_enabled) {
-            (Some(path), _) => Some(KeyEncryptionKey::from_file(path)?),
-            (None, _) => None,
-        };
+        let kek = config.key_encryption_key()?;
         let backend = BackendDescription::of(&config);
         let caches = Caches::new(&config);
         tracing::info!(config = ?config.describe(), "remote storage manager configured");

@@ -1,8 +1,10 @@
 //! Test support shared by this crate's tests, benchmarks and other crates' tests: the RSM conformance suite
 //! ([`rsm_conformance`]), store wrappers that inject faults ([`FaultyStore`]) or measure upload bytes in flight
-//! ([`InFlightStore`]), and helpers that write a segment's local files.
+//! ([`InFlightStore`]), helpers that write a segment's local files, and the GCS and Azure emulators ([`emulator`]).
 mod conformance;
+pub mod emulator;
 mod faulty;
+mod gcs_shim;
 mod inflight;
 
 use std::collections::BTreeMap;
