@@ -299,3 +299,76 @@ async fn a_pending_txn_offset_commit_survives_cleaning_and_an_aborted_one_is_rem
     .unwrap();
     server.shutdown().await.unwrap();
 }
+
+/// A `__consumer_offsets` log as the rewrite-based compaction of earlier strata versions left it (the history, then
+/// the live offsets appended again in a new segment, the log start moved to them) loads as before: each group's
+/// latest offset, a deleted offset absent; the cleaner then compacts it like any log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_log_compacted_by_the_old_rewrite_still_loads() {
+    use strata_broker::group::offsets::{encode_key, encode_value, OffsetEntry};
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::start_broker_with(dir.path(), &props(false)).await;
+    common::create_topic(&common::bootstrap(&server), "in", 1).await;
+    let log = offsets_log(&server);
+    let record = |group: &str, offset: Option<i64>| {
+        let key = encode_key(group, "in", 0).unwrap();
+        let value = offset.map(|offset| {
+            encode_value(&OffsetEntry {
+                offset,
+                leader_epoch: -1,
+                metadata: String::new(),
+                commit_timestamp: 1,
+            })
+            .unwrap()
+        });
+        let mut b = strata_storage::RecordBatchBuilder::new();
+        b.append(
+            strata_storage::time::now_ms(),
+            Some(&key),
+            value.as_deref(),
+            &[],
+        );
+        b.build()
+    };
+    for offset in 1..=50 {
+        log.append_as_leader(record("g", Some(offset)), 0).unwrap();
+        log.append_as_leader(record("d", Some(offset)), 0).unwrap();
+    }
+    log.append_as_leader(record("d", None), 0).unwrap();
+    // The old rewrite: roll, the live offsets again, the log start moved to them.
+    log.roll().unwrap();
+    let start = log.log_end_offset();
+    log.append_as_leader(record("g", Some(50)), 0).unwrap();
+    log.flush().unwrap();
+    log.maybe_increment_log_start_offset(start).unwrap();
+    log.append_as_leader(record("g", Some(51)), 0).unwrap();
+    drop(log);
+    server.shutdown().await.unwrap();
+
+    let server = common::start_broker_with(dir.path(), &props(false)).await;
+    let bs = common::bootstrap(&server);
+    let (g, d) =
+        tokio::task::spawn_blocking(move || (committed(&bs, "g", "in"), committed(&bs, "d", "in")))
+            .await
+            .unwrap();
+    assert_eq!((g, d), (Offset::Offset(51), Offset::Invalid));
+    // The new records (51 of g) are a small share of the log: the restarted broker cleans at any dirty ratio.
+    server.shutdown().await.unwrap();
+    let mut eager = props(false);
+    eager.push(("log.cleaner.min.cleanable.ratio", "0.01"));
+    let server = common::start_broker_with(dir.path(), &eager).await;
+    offsets_log(&server).roll().unwrap();
+    let cleaner = server.broker().cleaner().unwrap().clone();
+    assert!(tokio::task::spawn_blocking(move || clean_all(&cleaner))
+        .await
+        .unwrap());
+    server.shutdown().await.unwrap();
+    let server = common::start_broker_with(dir.path(), &props(false)).await;
+    let bs = common::bootstrap(&server);
+    let (g, d) =
+        tokio::task::spawn_blocking(move || (committed(&bs, "g", "in"), committed(&bs, "d", "in")))
+            .await
+            .unwrap();
+    assert_eq!((g, d), (Offset::Offset(51), Offset::Invalid));
+    server.shutdown().await.unwrap();
+}
