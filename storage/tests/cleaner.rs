@@ -1,6 +1,7 @@
-//! The log cleaner (Kafka's log compaction) on real files: what survives a cleaning, tombstones and
-//! `delete.retention.ms`, `min.compaction.lag.ms`, the active segment, keyless records, several passes over a
-//! log larger than one offset map, codecs, and a crash at every step of the `.cleaned` → `.swap` protocol.
+//! The log cleaner (Kafka's log compaction) on real files: what survives a cleaning, `min.compaction.lag.ms`,
+//! the active segment, keyless records, several passes over a log larger than one offset map, codecs, and a crash
+//! at every step of the `.cleaned` → `.swap` protocol.
+//! Tombstones and `delete.retention.ms` (the per-batch delete horizon): `cleaner_horizon.rs`.
 mod common;
 use common::client_batch;
 
@@ -317,72 +318,6 @@ fn a_keyless_record_is_refused_on_a_compacted_log_and_nothing_is_written() {
     let mut b = RecordBatchBuilder::new();
     b.append(now(), None, Some(b"no key"), &[]);
     other.append_as_leader(b.build(), 0).unwrap();
-}
-
-/// Tombstones stay until `delete.retention.ms` after the cleaner first passed them (Kafka's legacy horizon: the
-/// modification time of the last segment cleaned before, minus delete.retention.ms), then go. One batch per
-/// segment (segment.bytes 100), so groups do not merge segments of different ages.
-#[test]
-fn tombstones_are_kept_for_delete_retention_ms_then_removed() {
-    let dir = tempfile::tempdir().unwrap();
-    let manager = open(dir.path());
-    let mut config = compact_config(100);
-    config.delete_retention_ms = 3_600_000;
-    let log = manager
-        .get_or_create_log(&tp(), uuid::Uuid::new_v4(), config)
-        .unwrap();
-    let pdir = dir.path().join("compacted-0");
-    let ts = now();
-    for k in 0..10 {
-        log.append_as_leader(batch(&[(format!("k{k}"), Some("v".into()))], ts), 0)
-            .unwrap();
-    }
-    for k in 0..5 {
-        log.append_as_leader(batch(&[(format!("k{k}"), None)], ts), 0)
-            .unwrap();
-    }
-    log.roll().unwrap();
-    let cleaner = cleaner(&manager);
-    cleaner.clean_once().unwrap().expect("dirty");
-    let tombstones = |log: &UnifiedLog| read_all(log).values().filter(|(_, v)| v.is_none()).count();
-    assert_eq!(
-        tombstones(&log),
-        5,
-        "kept on the first pass (nothing cleaned before: horizon 0)"
-    );
-    // Three hours pass. New data is cleaned: the last clean segment (a tombstone's, 3 h old) minus 1 h is the
-    // horizon; the tombstones' segments are younger than it: kept.
-    for name in files_ending(&pdir, ".log") {
-        let f = std::fs::File::options()
-            .write(true)
-            .open(pdir.join(name))
-            .unwrap();
-        f.set_modified(
-            std::time::UNIX_EPOCH
-                + std::time::Duration::from_millis((now() - 3 * 3_600_000) as u64),
-        )
-        .unwrap();
-    }
-    for k in 10..14 {
-        log.append_as_leader(batch(&[(format!("k{k}"), Some("v".into()))], now()), 0)
-            .unwrap();
-    }
-    log.roll().unwrap();
-    cleaner.clean_once().unwrap().expect("dirty");
-    assert_eq!(
-        tombstones(&log),
-        5,
-        "the cleaner passed them less than delete.retention.ms ago"
-    );
-    // The next pass: the last clean segment is now recent, so the horizon (now - 1 h) is after the tombstones'
-    // segments (3 h old): they go, and the keys they deleted with them.
-    log.append_as_leader(batch(&[("k20".into(), Some("v".into()))], now()), 0)
-        .unwrap();
-    log.roll().unwrap();
-    cleaner.clean_once().unwrap().expect("dirty");
-    assert_eq!(tombstones(&log), 0, "past delete.retention.ms");
-    let keys = latest(&read_all(&log));
-    assert!(!keys.contains_key("k0") && keys.contains_key("k5") && keys.contains_key("k20"));
 }
 
 /// `min.compaction.lag.ms`: segments whose newest record is younger are not cleaned (Kafka's first uncleanable

@@ -169,7 +169,6 @@ pub const KAFKA_ONLY_KEYS: &[ConfigKey] = &[
     no("offsets.retention.minutes", Type::String, "Retention of committed offsets after group becomes empty / last commit.", WHY8),
     no("offsets.topic.compression.codec", Type::String, "Compression codec id for __consumer_offsets writes (0=none).", WHY8),
     no("offsets.topic.replication.factor", Type::String, "Replication factor of __consumer_offsets (set 1 on single node).", WHY1),
-    no("offsets.topic.segment.bytes", Type::String, "Segment size of __consumer_offsets.", WHY8),
     no("principal.builder.class", Type::String, "KafkaPrincipalBuilder implementation.", WHY4),
     no("process.roles", Type::String, "Roles of this process: broker, controller, or both (combined). Required.", WHY0),
     no("producer.id.expiration.check.interval.ms", Type::String, "INTERNAL: interval of producer-id expiration check.", WHY6),

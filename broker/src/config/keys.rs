@@ -416,6 +416,13 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     .default("1")
     .validator(Validator::AtLeast(1)),
     ConfigKey::new(
+        "offsets.topic.segment.bytes",
+        Type::Int,
+        "segment.bytes of __consumer_offsets when it is created (the log cleaner compacts only rolled segments)",
+    )
+    .default("104857600")
+    .validator(Validator::AtLeast(61)),
+    ConfigKey::new(
         "group.initial.rebalance.delay.ms",
         Type::Int,
         "wait for more members before the first rebalance (Kafka: 3000)",

@@ -127,6 +127,9 @@ pub struct BrokerConfig {
     pub transaction: TransactionConfig,
     /// Kafka: `offsets.topic.num.partitions`. Default: 1 (Kafka: 50).
     pub offsets_topic_num_partitions: i32,
+    /// Kafka: `offsets.topic.segment.bytes`. Default: 100 MiB. `segment.bytes` of `__consumer_offsets` at its
+    /// creation.
+    pub offsets_topic_segment_bytes: i32,
     /// Kafka: `group.initial.rebalance.delay.ms`. Default: 0 (Kafka: 3000).
     pub group_initial_rebalance_delay_ms: u64,
     /// Kafka: `group.min.session.timeout.ms`. Default: 6000.
@@ -429,6 +432,7 @@ impl BrokerConfig {
                 partition_verification: v.bool("transaction.partition.verification.enable"),
             },
             offsets_topic_num_partitions: v.int("offsets.topic.num.partitions"),
+            offsets_topic_segment_bytes: v.int("offsets.topic.segment.bytes"),
             group_initial_rebalance_delay_ms: v.int("group.initial.rebalance.delay.ms") as u64,
             group_min_session_timeout_ms: v.int("group.min.session.timeout.ms"),
             group_max_session_timeout_ms: v.int("group.max.session.timeout.ms"),
@@ -719,6 +723,10 @@ impl BrokerConfig {
             (
                 "offsets.topic.num.partitions",
                 self.offsets_topic_num_partitions.to_string(),
+            ),
+            (
+                "offsets.topic.segment.bytes",
+                self.offsets_topic_segment_bytes.to_string(),
             ),
             (
                 "group.initial.rebalance.delay.ms",

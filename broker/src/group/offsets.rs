@@ -10,11 +10,19 @@
 //! `string` is an i16 length then UTF-8 bytes. The partition of a group is `(java hashCode(group) & 0x7fffffff) % n`.
 //!
 //! The topic is `cleanup.policy=compact`, as in Kafka, so time and size retention never remove the latest commit
-//! of a key (a quiet group keeps its position however old its last commit). Instead of a log cleaner, the store
-//! compacts by rewriting: once a partition has taken [`REWRITE_MIN_RECORDS`] records and twice its live keys since
-//! the last rewrite, it rolls the log, appends every live offset of that partition, flushes, and moves the log
-//! start offset to the rewrite's first record, so the older segments are deleted. A crash at any point replays to
-//! the same state (the rewrite repeats what the history says, after it).
+//! of a key (a quiet group keeps its position however old its last commit), and the log cleaner compacts it as any
+//! compacted topic (`strata_storage::cleaner`): the latest record per key stays, tombstones go
+//! `delete.retention.ms` after the cleaner first passed them, records of aborted transactions go, open
+//! transactions stay. Replay therefore reads the latest record of each key, whatever the cleaner removed, and the
+//! rules here keep the replayed state the state before a clean (as Kafka's `GroupMetadata`):
+//!
+//! * a transactional commit becomes the committed offset at its COMMIT marker only if the record is later in the
+//!   log than the committed one's (Kafka's `CommitRecordMetadataAndOffset.olderThan`): the cleaner keeps the later;
+//! * a tombstone also drops the pending transactional commits of its key (Kafka's `removeOffsets`): the cleaner
+//!   drops the earlier record.
+//!
+//! Logs written by the rewrite-based compaction of earlier versions (live offsets appended again, log start moved)
+//! replay as any log.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -25,7 +33,7 @@ use kafka_protocol::records::{
     Compression, Record, RecordBatchDecoder, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
 use strata_storage::time::now_ms;
-use strata_storage::UnifiedLog;
+use strata_storage::{RecordBatch, UnifiedLog};
 use tokio::sync::Notify;
 
 use crate::error::{Error, GroupError, Result};
@@ -46,9 +54,6 @@ pub struct OffsetEntry {
 
 /// (topic, partition)
 pub type Tp = (String, i32);
-
-/// Records a `__consumer_offsets` partition takes at least between two rewrites (see the module docs).
-pub const REWRITE_MIN_RECORDS: usize = 1000;
 
 /// What the offset store writes through, handed to it at start-up: the `__consumer_offsets` logs (reached through
 /// the topic component, which recreates a partition the registry lists but the disk lost), their partition count,
@@ -80,35 +85,38 @@ impl OffsetsLog {
     }
 }
 
+/// A committed offset and the `__consumer_offsets` offset of the record holding it.
+#[derive(Debug, Clone)]
+struct Stored {
+    entry: OffsetEntry,
+    at: i64,
+}
+
 /// In-memory view of committed offsets, written through to `__consumer_offsets`.
 #[derive(Debug, Default)]
 pub struct OffsetStore {
     /// `None` only in tests of the coordinator alone: every write is then refused.
     log: Option<OffsetsLog>,
-    cache: Mutex<HashMap<String, BTreeMap<Tp, OffsetEntry>>>,
-    /// The latest group metadata record value of each classic group (see [`super::record`]), kept so a rewrite
-    /// carries it over and a restart knows the group.
+    cache: Mutex<HashMap<String, BTreeMap<Tp, Stored>>>,
+    /// The latest group metadata record value of each classic group (see [`super::record`]), kept so a restart
+    /// knows the group.
     group_metadata: Mutex<HashMap<String, Bytes>>,
-    /// Held across an append and its cache update (and a rewrite), so the log orders the writes of a key as
-    /// the cache does; per `__consumer_offsets` partition, the records appended since its last rewrite.
-    writes: Mutex<HashMap<i32, Written>>,
+    /// Held across an append and its cache update, so the log orders the writes of a key as the cache does.
+    writes: Mutex<()>,
     /// Offsets committed in open transactions ([`super::txn_offsets`]).
     pending: super::txn_offsets::PendingTxnOffsets,
 }
 
-/// Records appended to one `__consumer_offsets` partition since its last rewrite, and the count at which the
-/// rewrite is looked at again.
-#[derive(Debug, Clone, Copy)]
-struct Written {
-    since_rewrite: usize,
-    next_check: usize,
-}
-
-impl Default for Written {
-    fn default() -> Self {
-        Written {
-            since_rewrite: 0,
-            next_check: REWRITE_MIN_RECORDS,
+/// Kafka's `completePendingTxnOffsetCommit`: a transaction's commits replace the committed offsets stored earlier
+/// in the log, not later ones.
+fn apply_committed(
+    cache: &mut HashMap<String, BTreeMap<Tp, Stored>>,
+    taken: Vec<super::txn_offsets::PendingCommit>,
+) {
+    for (group, tp, entry, at) in taken {
+        let g = cache.entry(group).or_default();
+        if g.get(&tp).is_none_or(|s| s.at < at) {
+            g.insert(tp, Stored { entry, at });
         }
     }
 }
@@ -288,17 +296,15 @@ impl OffsetStore {
                 ))
             })
             .collect::<Result<Vec<Record>>>()?;
-        let mut writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let _writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
         allowed()?;
-        let partition = self.append(group, &records)?;
-        {
-            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-            let g = cache.entry(group.to_string()).or_default();
-            for (tp, e) in entries {
-                g.insert(tp, e);
-            }
+        let (_, first) = self.append(group, &records)?;
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let g = cache.entry(group.to_string()).or_default();
+        for (i, (tp, entry)) in entries.into_iter().enumerate() {
+            let at = first + i as i64;
+            g.insert(tp, Stored { entry, at });
         }
-        self.after_append(&mut writes, partition, records.len());
         Ok(())
     }
 
@@ -344,25 +350,27 @@ impl OffsetStore {
                 message: e.to_string(),
             }
         })?;
-        out.log(partition)?.append_as_leader(buf.freeze(), 0)?;
+        let first = out
+            .log(partition)?
+            .append_as_leader(buf.freeze(), 0)?
+            .first_offset;
         let commits = entries
             .into_iter()
-            .map(|(tp, e)| (group.to_string(), tp, e))
+            .enumerate()
+            .map(|(i, (tp, e))| (group.to_string(), tp, e, first + i as i64))
             .collect();
         self.pending.add(partition, producer_id, commits);
         Ok(partition)
     }
 
     /// A marker of `producer_id` was written to `partition`: on COMMIT its pending offsets become the committed
-    /// ones, on ABORT they are dropped.
+    /// ones (unless a later commit of the partition was stored meanwhile, as in Kafka), on ABORT they are dropped.
     pub fn complete_transaction(&self, partition: i32, producer_id: i64, commit: bool) {
         let _writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
         let taken = self.pending.take(partition, producer_id);
         if commit {
             let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-            for (group, tp, e) in taken {
-                cache.entry(group).or_default().insert(tp, e);
-            }
+            apply_committed(&mut cache, taken);
         }
     }
 
@@ -375,7 +383,7 @@ impl OffsetStore {
     pub fn delete_group(&self, group: &str) -> Result<()> {
         // The keys are read under the write lock: a commit between reading and tombstoning them would survive
         // in the log (and come back at the next replay) while the cache forgot it.
-        let mut writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let _writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
         let keys: Vec<Tp> = {
             let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
             cache
@@ -383,7 +391,7 @@ impl OffsetStore {
                 .map(|g| g.keys().cloned().collect())
                 .unwrap_or_default()
         };
-        self.tombstone(&mut writes, group, &keys)?;
+        self.tombstone(group, &keys)?;
         self.cache
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -394,7 +402,7 @@ impl OffsetStore {
     /// Deletes the committed offsets of `partitions` of `group` (tombstones; partitions without one are
     /// skipped), as OffsetDelete does. Blocking.
     pub fn delete_partitions(&self, group: &str, partitions: &[Tp]) -> Result<()> {
-        let mut writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let _writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
         let present: Vec<Tp> = {
             let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
             let Some(g) = cache.get(group) else {
@@ -406,14 +414,14 @@ impl OffsetStore {
                 .cloned()
                 .collect()
         };
-        self.tombstone(&mut writes, group, &present)
+        self.tombstone(group, &present)
     }
 
     /// Deletes every group's committed offsets of `topic` (tombstones), as Kafka does when a topic is deleted, so
     /// consumers of a later topic with the same name do not resume at stale positions. Blocking.
     pub fn delete_topic(&self, topic: &str) -> Result<()> {
         // Under the write lock throughout, as in `delete_group`.
-        let mut writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let _writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
         let by_group: Vec<(String, Vec<Tp>)> = {
             let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
             cache
@@ -426,18 +434,14 @@ impl OffsetStore {
                 .collect()
         };
         for (group, keys) in by_group {
-            self.tombstone(&mut writes, &group, &keys)?;
+            self.tombstone(&group, &keys)?;
         }
         Ok(())
     }
 
-    /// Appends tombstones for `keys` of `group` and drops them from the cache. Called with `writes` held.
-    fn tombstone(
-        &self,
-        writes: &mut HashMap<i32, Written>,
-        group: &str,
-        keys: &[Tp],
-    ) -> Result<()> {
+    /// Appends tombstones for `keys` of `group` and drops them from the cache, and the pending transactional
+    /// commits of those keys with them (Kafka's `removeOffsets`). Called with `writes` held.
+    fn tombstone(&self, group: &str, keys: &[Tp]) -> Result<()> {
         if keys.is_empty() {
             return Ok(());
         }
@@ -446,101 +450,33 @@ impl OffsetStore {
             .iter()
             .map(|(t, p)| Ok(record(encode_key(group, t, *p)?, None, ts)))
             .collect::<Result<Vec<Record>>>()?;
-        let partition = self.append(group, &records)?;
-        {
-            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(g) = cache.get_mut(group) {
-                for tp in keys {
-                    g.remove(tp);
-                }
+        let (partition, _) = self.append(group, &records)?;
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(g) = cache.get_mut(group) {
+            for tp in keys {
+                g.remove(tp);
             }
         }
-        self.after_append(writes, partition, records.len());
+        self.pending.drop_keys(partition, group, keys);
         Ok(())
     }
 
-    fn partitions(&self) -> i32 {
-        self.log.as_ref().map_or(1, |l| l.partitions)
-    }
-
-    /// Appends `records` of `group` to its `__consumer_offsets` partition, which it returns.
-    fn append(&self, group: &str, records: &[Record]) -> Result<i32> {
+    /// Appends `records` of `group` to its `__consumer_offsets` partition; returns the partition and the offset of
+    /// the first record (the others follow it).
+    fn append(&self, group: &str, records: &[Record]) -> Result<(i32, i64)> {
         let out = self.out()?;
         let partition = partition_for(group, out.partitions);
         let log = out.log(partition)?;
         // One batch per record keeps each batch small; they are appended together.
         let batch = encode_batch(records)?;
-        log.append_as_leader(batch, 0)?;
+        let first = log.append_as_leader(batch, 0)?.first_offset;
         out.appended.notify_waiters();
-        Ok(partition)
-    }
-
-    /// Counts appended records and rewrites the partition when it is due. A failed rewrite is logged: the
-    /// commit itself is stored, and the next append tries again.
-    fn after_append(&self, writes: &mut HashMap<i32, Written>, partition: i32, n: usize) {
-        let w = writes.entry(partition).or_default();
-        w.since_rewrite += n;
-        // Records of an open transaction must stay in the log until its marker (a restart replays them).
-        if w.since_rewrite < w.next_check || self.pending.holds(partition) {
-            return;
-        }
-        let live = self.live_records(partition);
-        // Due once the history is at least twice what a rewrite writes; else looked at again when it may be.
-        let due = (2 * live.len()).max(REWRITE_MIN_RECORDS);
-        if w.since_rewrite < due {
-            w.next_check = due;
-            return;
-        }
-        match self.rewrite(partition, &live) {
-            Ok(()) => {
-                *w = Written {
-                    since_rewrite: 0,
-                    next_check: due,
-                }
-            }
-            Err(e) => {
-                w.next_check = w.since_rewrite + REWRITE_MIN_RECORDS;
-                tracing::warn!(partition, error = %e, "rewriting __consumer_offsets failed; retried later");
-            }
-        }
-    }
-
-    /// Every live group metadata record and offset of the groups that `partition` holds.
-    fn live_records(&self, partition: i32) -> Vec<Record> {
-        let partitions = self.partitions();
-        let ts = now_ms();
-        let mut out: Vec<Record> = {
-            let meta = self
-                .group_metadata
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
-            meta.iter()
-                .filter(|(g, _)| partition_for(g, partitions) == partition)
-                .map(|(g, v)| record(super::record::encode_key(g), Some(v.clone()), ts))
-                .collect()
-        };
-        let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        out.extend(
-            cache
-                .iter()
-                .filter(|(g, _)| partition_for(g, partitions) == partition)
-                .flat_map(|(g, tps)| {
-                    tps.iter().filter_map(move |((t, p), e)| {
-                        // Stored entries were encodable when committed.
-                        Some(record(
-                            encode_key(g, t, *p).ok()?,
-                            Some(encode_value(e).ok()?),
-                            ts,
-                        ))
-                    })
-                }),
-        );
-        out
+        Ok((partition, first))
     }
 
     /// Stores a classic group's metadata record (`None`: a tombstone, the group is deleted). Blocking.
     pub fn store_group(&self, group: &str, value: Option<Bytes>) -> Result<()> {
-        let mut writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let _writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
         {
             let meta = self
                 .group_metadata
@@ -551,18 +487,15 @@ impl OffsetStore {
             }
         }
         let rec = record(super::record::encode_key(group), value.clone(), now_ms());
-        let partition = self.append(group, std::slice::from_ref(&rec))?;
-        {
-            let mut meta = self
-                .group_metadata
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
-            match value {
-                Some(v) => meta.insert(group.to_string(), v),
-                None => meta.remove(group),
-            };
-        }
-        self.after_append(&mut writes, partition, 1);
+        self.append(group, std::slice::from_ref(&rec))?;
+        let mut meta = self
+            .group_metadata
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        match value {
+            Some(v) => meta.insert(group.to_string(), v),
+            None => meta.remove(group),
+        };
         Ok(())
     }
 
@@ -575,43 +508,26 @@ impl OffsetStore {
         meta.iter().map(|(g, v)| (g.clone(), v.clone())).collect()
     }
 
-    /// Compacts `partition` by rewriting its live offsets (see the module docs). Called with `writes` held.
-    fn rewrite(&self, partition: i32, live: &[Record]) -> Result<()> {
-        let out = self.out()?;
-        let log = out.log(partition)?;
-        let before = (log.log_start_offset(), log.log_end_offset());
-        // The rewrite starts a segment, so every older segment falls below the new log start and is deleted.
-        log.roll()?;
-        let start = log.log_end_offset();
-        for chunk in live.chunks(REWRITE_MIN_RECORDS) {
-            log.append_as_leader(encode_batch(chunk)?, 0)?;
-        }
-        log.flush()?;
-        log.maybe_increment_log_start_offset(start)?;
-        out.appended.notify_waiters();
-        tracing::info!(
-            partition,
-            live = live.len(),
-            dropped = before.1 - before.0,
-            log_start_offset = start,
-            "compacted __consumer_offsets by rewriting its live offsets"
-        );
-        Ok(())
-    }
-
     /// The committed offset of one partition.
     pub fn get(&self, group: &str, topic: &str, partition: i32) -> Option<OffsetEntry> {
         let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         cache
             .get(group)?
             .get(&(topic.to_string(), partition))
-            .cloned()
+            .map(|s| s.entry.clone())
     }
 
     /// Every committed offset of `group`.
     pub fn all(&self, group: &str) -> BTreeMap<Tp, OffsetEntry> {
         let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        cache.get(group).cloned().unwrap_or_default()
+        cache
+            .get(group)
+            .map(|g| {
+                g.iter()
+                    .map(|(tp, s)| (tp.clone(), s.entry.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// Whether `group` has committed offsets.
@@ -633,73 +549,29 @@ impl OffsetStore {
     /// Replays every `__consumer_offsets` partition into the cache. Blocking.
     pub fn load(&self) -> Result<()> {
         let out = self.out()?;
-        let partitions = out.partitions;
-        let mut writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let _writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        for p in 0..partitions {
+        for p in 0..out.partitions {
             let log = out.log(p)?;
-            // The whole replayed log counts as written since the last rewrite: a long history (or one from
-            // before rewrites existed) is compacted at the next commit.
-            writes.entry(p).or_default().since_rewrite =
-                usize::try_from(log.high_watermark() - log.log_start_offset()).unwrap_or(0);
             let end = log.high_watermark();
             let mut offset = log.log_start_offset();
             while offset < end {
                 let data = log.read(offset, 1 << 20, true, Some(end))?;
-                if data.records.is_empty() {
-                    break;
+                let replay_error = |message: String| Error::Protocol {
+                    api: "__consumer_offsets replay".into(),
+                    message,
+                };
+                // Batches, not records, move the position on: the cleaner leaves offset gaps and may leave a
+                // producer's last batch empty.
+                let before = offset;
+                for b in RecordBatch::iter(&data.records) {
+                    offset = offset.max(b.map_err(|e| replay_error(e.to_string()))?.next_offset());
                 }
                 let mut buf = data.records.clone();
-                let sets =
-                    RecordBatchDecoder::decode_all(&mut buf).map_err(|e| Error::Protocol {
-                        api: "__consumer_offsets replay".into(),
-                        message: e.to_string(),
-                    })?;
-                let before = offset;
+                let sets = RecordBatchDecoder::decode_all(&mut buf)
+                    .map_err(|e| replay_error(e.to_string()))?;
                 for r in sets.into_iter().flat_map(|s| s.records) {
-                    offset = offset.max(r.offset + 1);
-                    if r.control {
-                        // A transaction's marker: its pending offsets apply (COMMIT) or go (ABORT).
-                        if let Some(commit) = super::txn_offsets::marker_commits(r.key.as_deref()) {
-                            let taken = self.pending.take(p, r.producer_id);
-                            if commit {
-                                for (g, tp, e) in taken {
-                                    cache.entry(g).or_default().insert(tp, e);
-                                }
-                            }
-                        }
-                        continue;
-                    }
-                    if let Some(g) = r.key.clone().and_then(super::record::decode_key) {
-                        let mut meta = self
-                            .group_metadata
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner());
-                        match r.value {
-                            Some(v) => meta.insert(g, v),
-                            None => meta.remove(&g),
-                        };
-                        continue;
-                    }
-                    let Some((g, t, part)) = r.key.and_then(decode_key) else {
-                        continue;
-                    };
-                    if r.transactional {
-                        if let Some(e) = r.value.and_then(decode_value) {
-                            self.pending.add(p, r.producer_id, vec![(g, (t, part), e)]);
-                        }
-                        continue;
-                    }
-                    match r.value.and_then(decode_value) {
-                        Some(e) => {
-                            cache.entry(g).or_default().insert((t, part), e);
-                        }
-                        None => {
-                            if let Some(gm) = cache.get_mut(&g) {
-                                gm.remove(&(t, part));
-                            }
-                        }
-                    }
+                    self.replay(p, r, &mut cache);
                 }
                 if offset == before {
                     break;
@@ -707,6 +579,54 @@ impl OffsetStore {
             }
         }
         Ok(())
+    }
+
+    /// Applies one replayed record of partition `p` (see the module docs for the rules).
+    fn replay(&self, p: i32, r: Record, cache: &mut HashMap<String, BTreeMap<Tp, Stored>>) {
+        if r.control {
+            // A transaction's marker: its pending offsets apply (COMMIT) or go (ABORT).
+            if let Some(commit) = super::txn_offsets::marker_commits(r.key.as_deref()) {
+                let taken = self.pending.take(p, r.producer_id);
+                if commit {
+                    apply_committed(cache, taken);
+                }
+            }
+            return;
+        }
+        if let Some(g) = r.key.clone().and_then(super::record::decode_key) {
+            let mut meta = self
+                .group_metadata
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            match r.value {
+                Some(v) => meta.insert(g, v),
+                None => meta.remove(&g),
+            };
+            return;
+        }
+        let Some((g, t, part)) = r.key.and_then(decode_key) else {
+            return;
+        };
+        let tp = (t, part);
+        if r.transactional {
+            if let Some(e) = r.value.and_then(decode_value) {
+                self.pending
+                    .add(p, r.producer_id, vec![(g, tp, e, r.offset)]);
+            }
+            return;
+        }
+        match r.value.and_then(decode_value) {
+            Some(entry) => {
+                let at = r.offset;
+                cache.entry(g).or_default().insert(tp, Stored { entry, at });
+            }
+            None => {
+                if let Some(gm) = cache.get_mut(&g) {
+                    gm.remove(&tp);
+                }
+                self.pending.drop_keys(p, &g, std::slice::from_ref(&tp));
+            }
+        }
     }
 }
 
@@ -752,6 +672,44 @@ mod tests {
         // "group".hashCode() == 98629247 in Java.
         assert_eq!(java_hash("group"), 98_629_247);
         assert_eq!(partition_for("group", 50), 98_629_247 % 50);
+    }
+
+    /// Kafka's `GroupMetadata.completePendingTxnOffsetCommit`: at COMMIT, a pending offset replaces the committed one
+    /// only if its record is later in `__consumer_offsets` (the log cleaner keeps the later record of the key, so
+    /// a replay after a clean gives the same answer).
+    #[test]
+    fn a_transactional_commit_replaces_only_an_earlier_committed_offset() {
+        let e = |offset| OffsetEntry {
+            offset,
+            leader_epoch: -1,
+            metadata: String::new(),
+            commit_timestamp: 1,
+        };
+        let tp = |p| ("t".to_string(), p);
+        let mut cache = HashMap::new();
+        cache.insert(
+            "g".to_string(),
+            BTreeMap::from([
+                (
+                    tp(0),
+                    Stored {
+                        entry: e(100),
+                        at: 20,
+                    },
+                ),
+                (tp(1), Stored { entry: e(7), at: 5 }),
+            ]),
+        );
+        let pending = vec![
+            ("g".to_string(), tp(0), e(50), 10),
+            ("g".to_string(), tp(1), e(8), 11),
+            ("g".to_string(), tp(2), e(9), 12),
+        ];
+        apply_committed(&mut cache, pending);
+        let g = &cache["g"];
+        assert_eq!(g[&tp(0)].entry.offset, 100, "the later plain commit stays");
+        assert_eq!(g[&tp(1)].entry.offset, 8);
+        assert_eq!(g[&tp(2)].entry.offset, 9);
     }
 
     #[test]

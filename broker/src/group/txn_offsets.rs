@@ -8,8 +8,8 @@ use std::sync::Mutex;
 
 use super::offsets::{OffsetEntry, Tp};
 
-/// One pending transactional commit: group, partition, offset.
-pub type PendingCommit = (String, Tp, OffsetEntry);
+/// One pending transactional commit: group, partition, offset, and the `__consumer_offsets` offset of its record.
+pub type PendingCommit = (String, Tp, OffsetEntry, i64);
 
 /// Pending transactional offsets per (`__consumer_offsets` partition, producer id).
 #[derive(Debug, Default)]
@@ -38,9 +38,17 @@ impl PendingTxnOffsets {
             .unwrap_or_default()
     }
 
-    /// Whether a transaction still holds offsets in `partition` (its records must stay in the log).
-    pub fn holds(&self, partition: i32) -> bool {
-        self.lock().keys().any(|(p, _)| *p == partition)
+    /// Drops the pending commits of `keys` of `group` in `partition` (the partitions' offsets were deleted: Kafka's
+    /// `removeOffsets` drops them from pending transactions too).
+    pub fn drop_keys(&self, partition: i32, group: &str, keys: &[Tp]) {
+        for commits in self
+            .lock()
+            .iter_mut()
+            .filter(|((p, _), _)| *p == partition)
+            .map(|(_, c)| c)
+        {
+            commits.retain(|(g, tp, _, _)| g != group || !keys.contains(tp));
+        }
     }
 
     /// Pending commits of `group` (for OffsetFetch's `require_stable`: a partition with one is unstable).
@@ -48,7 +56,7 @@ impl PendingTxnOffsets {
         self.lock()
             .values()
             .flatten()
-            .any(|(g, t, _)| g == group && t == tp)
+            .any(|(g, t, _, _)| g == group && t == tp)
     }
 }
 
@@ -82,18 +90,28 @@ mod tests {
     #[test]
     fn commits_wait_for_their_producers_marker_in_their_partition() {
         let p = PendingTxnOffsets::default();
-        p.add(0, 7, vec![("g".into(), ("t".into(), 0), entry(5))]);
-        p.add(0, 8, vec![("g".into(), ("t".into(), 1), entry(9))]);
-        assert!(p.holds(0) && !p.holds(1));
+        p.add(0, 7, vec![("g".into(), ("t".into(), 0), entry(5), 10)]);
+        p.add(0, 8, vec![("g".into(), ("t".into(), 1), entry(9), 11)]);
         assert!(p.has_pending("g", &("t".into(), 0)));
         assert!(p.take(1, 7).is_empty(), "another partition's marker");
         let taken = p.take(0, 7);
         assert_eq!(taken.len(), 1);
         assert_eq!(taken[0].2.offset, 5);
         assert!(!p.has_pending("g", &("t".into(), 0)));
-        assert!(p.holds(0), "producer 8 still pending");
-        p.take(0, 8);
-        assert!(!p.holds(0));
+        assert!(
+            p.has_pending("g", &("t".into(), 1)),
+            "producer 8 still pending"
+        );
+        p.drop_keys(1, "g", &[("t".into(), 1)]);
+        assert!(
+            p.has_pending("g", &("t".into(), 1)),
+            "another partition's tombstone"
+        );
+        p.drop_keys(0, "g", &[("t".into(), 1)]);
+        assert!(
+            !p.has_pending("g", &("t".into(), 1)),
+            "its offset was deleted"
+        );
     }
 
     #[test]

@@ -571,9 +571,13 @@ impl TopicManager {
     }
 
     /// Creates `__consumer_offsets` if absent, with Kafka's `cleanup.policy=compact` override (also added to the
-    /// registry of a data dir written before the topic was compacted).
+    /// registry of a data dir written before the topic was compacted) and `offsets.topic.segment.bytes` segments.
     fn ensure_consumer_offsets_topic(&self, partitions: i32) -> Result<()> {
-        self.ensure_compacted_internal_topic(CONSUMER_OFFSETS, partitions, BTreeMap::new())
+        let segment = BTreeMap::from([(
+            "segment.bytes".to_string(),
+            self.config.offsets_topic_segment_bytes.to_string(),
+        )]);
+        self.ensure_compacted_internal_topic(CONSUMER_OFFSETS, partitions, segment)
     }
 
     /// Creates `__transaction_state` if absent (the transaction coordinator asks on its first request, as Kafka

@@ -14,14 +14,20 @@
 //!   range does not fit, it stops where the map filled: the next round goes on from there), then rewrites the
 //!   segments from the log start up to the end of the mapped range, grouped up to `segment.bytes` (and the index
 //!   sizes) as Kafka's `groupSegmentsBySize`, keeping per key only the record at its latest offset. Offsets never
-//!   change. A tombstone (null value) is kept while its segment's modification time is after the delete horizon
-//!   (the modification time of the last segment cleaned before, minus `delete.retention.ms`), then dropped.
-//!   Records without a key (older data) are dropped. Control batches are kept whole.
+//!   change. Tombstones (null values) follow KIP-534 (Kafka 2.8+): the first pass that keeps a tombstone stamps
+//!   its batch's delete horizon (`now + delete.retention.ms`) into the batch (`baseTimestamp` = the horizon,
+//!   attributes bit 6 set; record timestamps stay `baseTimestamp + delta`), so restarts and later passes keep it;
+//!   a pass after the horizon drops the tombstone. Records without a key (older data) are dropped.
+//! * `transactions.rs` (Kafka's `CleanedTransactionMetadata`): data of aborted transactions is dropped; a COMMIT
+//!   or ABORT marker whose transaction has no data left gets a delete horizon like a tombstone, then goes. The
+//!   cleanable range ends at the last stable offset, so open transactions are never cleaned.
 //! * `retain.rs`: what one batch becomes. A batch whose records all stay is copied byte for byte; otherwise it is
 //!   re-encoded with its codec, base offset, last offset delta, producer id/epoch, base sequence, leader epoch and
-//!   attributes, its base timestamp moved to its first kept record (Kafka's `buildRetainedRecordsInto`). A batch
-//!   left without records is dropped, unless it is the last data batch of a producer the log still knows: it is
-//!   kept as an empty batch (header only), as Kafka does, so the producer's sequence survives.
+//!   attributes, its base timestamp moved to its first kept record, or set to the delete horizon (Kafka's
+//!   `buildRetainedRecordsInto`); a batch that gets its horizon now is re-encoded even if all its records stay. A
+//!   batch left without records is dropped, unless it is the last data batch of a producer the log still knows
+//!   (or, without one, a marker of its epoch): it is kept as an empty batch (header only), as Kafka does, so the
+//!   producer's sequence and epoch survive.
 //!
 //! Crash safety, Kafka's file protocol: each group is written to `{base}.log.cleaned` (with `.index.cleaned`,
 //! `.timeindex.cleaned`), fsynced, renamed `.swap` (the commit point), the old segments renamed `.deleted`, the

@@ -6,7 +6,7 @@ use super::manager::{segments_between, LogToClean};
 use super::offset_map::OffsetMap;
 use super::retain::{BatchFilter, FilterTally, Scratch};
 use super::throttler::Throttler;
-use super::transactions::AbortedTransactions;
+use super::transactions::{AbortedTransactions, TxnTracker};
 use super::{CleanerConfig, CrashPoint};
 use crate::log::{discard_cleaned, SegmentInfo};
 use crate::record::{batch_size_from_header, walk_records, RECORD_BATCH_OVERHEAD};
@@ -34,6 +34,8 @@ pub(crate) struct Cleaner<'a> {
     pub(crate) map: OffsetMap,
     pub(crate) is_cancelled: &'a dyn Fn() -> bool,
     pub(crate) crash: Option<CrashPoint>,
+    /// The time of this cleaning: delete horizons are stamped from it and compared with it.
+    pub(crate) now_ms: i64,
 }
 
 /// Calls `f` on each batch of `seg` from its start, reading `io_buffer_size` bytes at a time (a larger batch is
@@ -134,11 +136,12 @@ impl Cleaner<'_> {
     pub(crate) fn clean(&mut self, ltc: &LogToClean) -> Result<Option<Outcome>> {
         let (log, view) = (&*ltc.log, &ltc.view);
         let (start, upper) = (ltc.first_dirty_offset, ltc.first_uncleanable_offset);
-        let aborted = AbortedTransactions::collect(view, start, upper);
+        let aborted = AbortedTransactions::collect(view, upper);
         let mut outcome = Outcome::default();
         // 1. The offset map over the dirty range, up to where it fills.
         self.map.clear();
         let mut scratch = Vec::new();
+        let mut txns = aborted.tracker();
         for seg in segments_between(view, start, upper) {
             if (self.is_cancelled)() {
                 return Ok(None);
@@ -152,10 +155,16 @@ impl Cleaner<'_> {
                 false,
                 self.throttler,
                 |batch| {
+                    let discard = if batch.is_control() {
+                        txns.on_control_batch_read(&batch);
+                        true
+                    } else {
+                        txns.on_batch_read(&batch)
+                    };
                     if batch.last_offset() < start {
                         return Ok(ControlFlow::Continue(()));
                     }
-                    if !batch.is_control() && !aborted.is_aborted(&batch) {
+                    if !discard {
                         let base = batch.base_offset();
                         walk_records(&batch, MAX_DECOMPRESSED_RECORDS_BYTES, &mut scratch, |r| {
                             let offset = base + r.meta.offset_delta as i64;
@@ -190,15 +199,7 @@ impl Cleaner<'_> {
         if end_offset <= start {
             return Ok(Some(outcome));
         }
-        // 2. Tombstones of segments modified after the horizon are kept (Kafka's legacy delete horizon: the last
-        //    already-clean segment's modification time minus delete.retention.ms).
-        let delete_horizon = segments_between(view, i64::MIN, start)
-            .last()
-            .map_or(0, |s| {
-                s.last_modified_ms
-                    .saturating_sub(view.config.delete_retention_ms)
-            });
-        // 3. Rewrite from the log start to the end of the map's range, group by group.
+        // 2. Rewrite from the log start to the end of the map's range, group by group.
         let to_clean = segments_between(view, i64::MIN, end_offset);
         let groups = group_segments_by_size(
             &to_clean,
@@ -207,18 +208,13 @@ impl Cleaner<'_> {
             upper,
         );
         let mut scratch = Scratch::default();
+        // One walk in offset order over every group, as Kafka shares its `CleanedTransactionMetadata`.
+        let mut txns = aborted.tracker();
         for group in groups {
             if (self.is_cancelled)() {
                 return Ok(None);
             }
-            if !self.clean_group(
-                ltc,
-                &group,
-                delete_horizon,
-                &aborted,
-                &mut scratch,
-                &mut outcome,
-            )? {
+            if !self.clean_group(ltc, &group, &mut txns, &mut scratch, &mut outcome)? {
                 return Ok(None);
             }
             outcome.groups += 1;
@@ -232,8 +228,7 @@ impl Cleaner<'_> {
         &self,
         ltc: &LogToClean,
         group: &[&SegmentInfo],
-        delete_horizon: i64,
-        aborted: &AbortedTransactions,
+        txns: &mut TxnTracker<'_>,
         scratch: &mut Scratch,
         outcome: &mut Outcome,
     ) -> Result<bool> {
@@ -243,16 +238,23 @@ impl Cleaner<'_> {
         let written = (|| -> Result<bool> {
             let mut out = Vec::with_capacity(io_buffer + (io_buffer >> 2));
             let mut metas = Vec::new();
+            let filter = BatchFilter {
+                map: &self.map,
+                now_ms: self.now_ms,
+                delete_retention_ms: ltc.view.config.delete_retention_ms,
+                last_records: &ltc.view.last_records,
+                budget: MAX_DECOMPRESSED_RECORDS_BYTES,
+            };
             for seg in group {
-                let filter = BatchFilter {
-                    map: &self.map,
-                    retain_deletes: seg.last_modified_ms > delete_horizon,
-                    last_data_offsets: &ltc.view.last_data_offsets,
-                    aborted,
-                    budget: MAX_DECOMPRESSED_RECORDS_BYTES,
-                };
                 let read = for_each_batch(log, seg, io_buffer, true, self.throttler, |batch| {
-                    filter.filter(&batch, &mut out, &mut metas, scratch, &mut outcome.tally)?;
+                    filter.filter(
+                        &batch,
+                        txns,
+                        &mut out,
+                        &mut metas,
+                        scratch,
+                        &mut outcome.tally,
+                    )?;
                     if out.len() >= io_buffer {
                         cleaned.append(&out, &metas)?;
                         self.throttler.maybe_throttle(out.len() as u64);

@@ -202,11 +202,18 @@ impl LogCleaner {
     /// `max.compaction.lag.ms`) and cleans it. None when no log is due. A log whose cleaning fails is marked
     /// uncleanable (skipped from then on, Kafka's behaviour) and the error returned.
     pub fn clean_once(&self) -> Result<Option<CleanStats>> {
-        let Some(ltc) = self.grab_filthiest()? else {
+        self.clean_once_at(now_ms())
+    }
+
+    /// [`LogCleaner::clean_once`] as if the clock read `now_ms` (the time delete horizons are stamped from and
+    /// compared with, and `min`/`max.compaction.lag.ms` measured to). For tests of time-based rules.
+    #[doc(hidden)]
+    pub fn clean_once_at(&self, now_ms: i64) -> Result<Option<CleanStats>> {
+        let Some(ltc) = self.grab_filthiest(now_ms)? else {
             return Ok(None);
         };
         let tp = ltc.view.tp.clone();
-        let result = self.clean(&ltc);
+        let result = self.clean(&ltc, now_ms);
         self.in_progress
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -221,8 +228,7 @@ impl LogCleaner {
     }
 
     /// Kafka's `grabFilthiestCompactedLog`.
-    fn grab_filthiest(&self) -> Result<Option<LogToClean>> {
-        let now = now_ms();
+    fn grab_filthiest(&self, now: i64) -> Result<Option<LogToClean>> {
         let mut in_progress = self.in_progress.lock().unwrap_or_else(|e| e.into_inner());
         let uncleanable = self
             .uncleanable
@@ -271,7 +277,7 @@ impl LogCleaner {
         Ok(filthiest)
     }
 
-    fn clean(&self, ltc: &LogToClean) -> Result<Option<CleanStats>> {
+    fn clean(&self, ltc: &LogToClean, now_ms: i64) -> Result<Option<CleanStats>> {
         let started = Instant::now();
         let is_cancelled = || self.stopped();
         let mut cleaner = Cleaner {
@@ -280,6 +286,7 @@ impl LogCleaner {
             map: OffsetMap::new(self.config.map_memory(), self.config.io_buffer_load_factor),
             is_cancelled: &is_cancelled,
             crash: *self.crash.lock().unwrap_or_else(|e| e.into_inner()),
+            now_ms,
         };
         let Some(outcome) = cleaner.clean(ltc)? else {
             tracing::info!(tp = %ltc.view.tp, "log cleaning aborted (log changed or cleaner stopping)");

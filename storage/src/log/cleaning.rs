@@ -38,6 +38,13 @@ pub(crate) struct SegmentInfo {
     pub(crate) time_index_bytes: u64,
 }
 
+/// Kafka's `LastRecord`: the offset of a producer's last data batch (if the log still knows one) and its epoch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LastRecord {
+    pub(crate) last_data_offset: Option<i64>,
+    pub(crate) producer_epoch: i16,
+}
+
 /// The log as the cleaner sees it at one moment.
 #[derive(Clone, Debug)]
 pub(crate) struct CleanerView {
@@ -49,10 +56,12 @@ pub(crate) struct CleanerView {
     pub(crate) active_base_offset: i64,
     /// Non-active segments in offset order.
     pub(crate) segments: Vec<SegmentInfo>,
-    /// Producer id → offset of its last data batch, for the producers the log knows (Kafka's
-    /// `lastRecordsOfActiveProducers`): the cleaner keeps that batch, empty if need be.
-    pub(crate) last_data_offsets: HashMap<i64, i64>,
-    /// The aborted transactions indexed in the non-active segments (their `.txnindex`).
+    /// Producer id → its last data batch and epoch, for the producers the log knows (Kafka's
+    /// `lastRecordsOfActiveProducers`): the cleaner keeps that batch (or, without one, a marker of that epoch),
+    /// empty if need be.
+    pub(crate) last_records: HashMap<i64, LastRecord>,
+    /// The aborted transactions indexed in the segments (their `.txnindex`), the active one's included: a
+    /// transaction's data may be cleanable while its ABORT marker is in the active segment.
     pub(crate) aborted: Vec<crate::index::AbortedTxn>,
     /// The last stable offset: data of open transactions at or above it is not cleaned (Kafka bounds the
     /// cleanable range by it).
@@ -87,13 +96,19 @@ impl UnifiedLog {
             .take(n.saturating_sub(1))
             .map(info)
             .collect::<Result<Vec<_>>>()?;
-        let last_data_offsets = st
+        let last_records = st
             .producers
             .entries()
-            .filter_map(|(pid, e)| e.batches.back().map(|b| (*pid, b.last_offset)))
+            .map(|(pid, e)| {
+                let last = LastRecord {
+                    last_data_offset: e.batches.back().map(|b| b.last_offset),
+                    producer_epoch: e.epoch,
+                };
+                (*pid, last)
+            })
             .collect();
         let mut aborted = Vec::new();
-        for seg in st.local.segments.iter().take(n.saturating_sub(1)) {
+        for seg in st.local.segments.iter() {
             aborted.extend(seg.txn_index().all()?);
         }
         Ok(Some(CleanerView {
@@ -103,7 +118,7 @@ impl UnifiedLog {
             log_end_offset: st.log_end_offset(),
             active_base_offset: st.active().base_offset(),
             segments,
-            last_data_offsets,
+            last_records,
             aborted,
             last_stable_offset: st.producers.last_stable_offset(st.log_end_offset()),
         }))

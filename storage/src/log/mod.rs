@@ -15,7 +15,7 @@ use std::sync::{Arc, RwLock};
 
 use bytes::Bytes;
 
-pub(crate) use cleaning::{discard_cleaned, CleanerView, SegmentInfo};
+pub(crate) use cleaning::{discard_cleaned, CleanerView, LastRecord, SegmentInfo};
 pub(crate) use loader::{load_log, LoadParams};
 pub use unified::UnifiedLog;
 

@@ -9,9 +9,9 @@
 //! | 12 | 4 | partitionLeaderEpoch | assigned by the broker, outside the CRC |
 //! | 16 | 1 | magic | 2 |
 //! | 17 | 4 | crc | CRC-32C of bytes 21..end |
-//! | 21 | 2 | attributes | bits 0-2 compression, 3 timestamp type, 4 transactional, 5 control |
+//! | 21 | 2 | attributes | bits 0-2 compression, 3 timestamp type, 4 transactional, 5 control, 6 delete horizon set |
 //! | 23 | 4 | lastOffsetDelta | |
-//! | 27 | 8 | baseTimestamp | |
+//! | 27 | 8 | baseTimestamp | the delete horizon when bit 6 is set (KIP-534); records: base + delta either way |
 //! | 35 | 8 | maxTimestamp | |
 //! | 43 | 8 | producerId | -1 if none |
 //! | 51 | 2 | producerEpoch | |
@@ -45,6 +45,9 @@ const COMPRESSION_MASK: u16 = 0x07;
 const TIMESTAMP_TYPE_MASK: u16 = 0x08;
 const TRANSACTIONAL_MASK: u16 = 0x10;
 const CONTROL_MASK: u16 = 0x20;
+/// Attributes bit 6 (Kafka's `DELETE_HORIZON_FLAG_MASK`, KIP-534): the log cleaner stamped the batch's delete
+/// horizon in `baseTimestamp`.
+pub const DELETE_HORIZON_FLAG: u8 = 0x40;
 
 /// The compression codec in a batch's attributes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -312,9 +315,20 @@ impl RecordBatch {
     pub fn next_offset(&self) -> i64 {
         self.last_offset().wrapping_add(1)
     }
-    /// `baseTimestamp` (the first record's timestamp).
+    /// `baseTimestamp`: what record timestamp deltas are relative to; the first record's timestamp as a
+    /// producer writes it, the delete horizon once the cleaner stamped one ([`RecordBatch::delete_horizon_ms`]).
     pub fn first_timestamp(&self) -> i64 {
         read_i64(&self.buf, BASE_TIMESTAMP_OFFSET)
+    }
+    /// Attributes bit 6: the cleaner stamped a delete horizon (Kafka's `hasDeleteHorizonMs`).
+    pub fn has_delete_horizon(&self) -> bool {
+        self.attributes() as u16 & DELETE_HORIZON_FLAG as u16 != 0
+    }
+    /// Kafka's `deleteHorizonMs`: when the cleaner may remove this batch's tombstones (or, for a control batch,
+    /// the marker), stamped by the pass that first kept them (`now + delete.retention.ms`, KIP-534); `None` if
+    /// not stamped.
+    pub fn delete_horizon_ms(&self) -> Option<i64> {
+        self.has_delete_horizon().then(|| self.first_timestamp())
     }
     /// `maxTimestamp`.
     pub fn max_timestamp(&self) -> i64 {

@@ -14,7 +14,8 @@ mod walker;
 
 pub(crate) use batch::{batch_size_from_header, edit, RecordsMaxTimestamp};
 pub use batch::{
-    BatchHeader, Compression, RecordBatch, RecordBatchIter, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD,
+    BatchHeader, Compression, RecordBatch, RecordBatchIter, DELETE_HORIZON_FLAG, LOG_OVERHEAD,
+    RECORD_BATCH_OVERHEAD,
 };
 pub use builder::{Header, Record, RecordBatchBuilder, RecordIter};
 pub(crate) use compression::compress;
