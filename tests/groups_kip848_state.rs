@@ -14,8 +14,9 @@ use kafka_protocol::messages::offset_fetch_request::{
     OffsetFetchRequestGroup, OffsetFetchRequestTopics,
 };
 use kafka_protocol::messages::{
-    ApiKey, DeleteGroupsRequest, DeleteGroupsResponse, GroupId, ListGroupsRequest,
-    ListGroupsResponse, OffsetFetchRequest, OffsetFetchResponse, TopicName,
+    ApiKey, DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest,
+    DescribeGroupsResponse, GroupId, ListGroupsRequest, ListGroupsResponse, OffsetFetchRequest,
+    OffsetFetchResponse, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 use rdkafka::client::ClientContext;
@@ -110,6 +111,24 @@ async fn a_consumer_group_and_its_members_epochs_survive_a_restart() {
     assert!(
         !listed.iter().any(|(g, _, _)| g == "g-deleted"),
         "a deleted group came back: {listed:?}"
+    );
+    // Kafka's DescribeGroups answers classic groups only: a consumer group is Dead there (GROUP_ID_NOT_FOUND
+    // from v6), not an Empty classic group.
+    let mut conn = connect(addr).await;
+    let classic: DescribeGroupsResponse = request(
+        &mut conn,
+        ApiKey::DescribeGroups,
+        6,
+        &DescribeGroupsRequest::default().with_groups(vec![GroupId(s("g-restart"))]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        (
+            classic.groups[0].error_code,
+            classic.groups[0].group_state.as_str()
+        ),
+        (69, "Dead")
     );
     let after = describe(addr, "g-restart").await.groups.remove(0);
     assert_eq!(

@@ -437,8 +437,11 @@ impl GroupCoordinator {
         self.offsets.all(group_id)
     }
 
-    /// Describes a group; unknown groups are "Dead", as Kafka reports them.
+    /// Describes a classic group; unknown groups are "Dead", as Kafka reports them, and so are KIP-848 groups
+    /// (Kafka's `describeGroups` answers only classic groups: clients describe the others with
+    /// ConsumerGroupDescribe).
     pub fn describe(&self, group_id: &str) -> GroupDescription {
+        let consumer_group = self.with_consumer_group(group_id, |_| ()).is_some();
         let groups = self.lock();
         match groups.get(group_id) {
             Some(g) => {
@@ -474,12 +477,14 @@ impl GroupCoordinator {
                         .collect(),
                 }
             }
-            None if self.offsets.groups().iter().any(|g| g == group_id) => GroupDescription {
-                state: "Empty",
-                protocol_type: String::new(),
-                protocol: String::new(),
-                members: Vec::new(),
-            },
+            None if !consumer_group && self.offsets.groups().iter().any(|g| g == group_id) => {
+                GroupDescription {
+                    state: "Empty",
+                    protocol_type: String::new(),
+                    protocol: String::new(),
+                    members: Vec::new(),
+                }
+            }
             None => GroupDescription {
                 state: "Dead",
                 protocol_type: String::new(),
