@@ -409,10 +409,9 @@ async fn churning_members_under_load_consume_every_record_and_never_share_a_part
 }
 
 /// Issue 15's figure: 10 members churning for a minute under produce load (one leaves and one joins every
-/// second), every record consumed and no partition owned by two members at once. Ignored in the normal run (over
-/// a minute and a half on the 2-core CI machine); run with `cargo test --test groups_clients -- --ignored`.
+/// second), every record consumed and no partition owned by two members at once. About 61 s (7,725 records over 12
+/// partitions, measured with the machine's load at 9 on 2 cores), so it stays in the normal run.
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "runs for over a minute; the 12 s variant runs in CI"]
 async fn ten_members_churning_for_a_minute_consume_every_record_and_never_share_a_partition() {
     churn(10, 12, Duration::from_secs(60)).await;
 }
