@@ -307,3 +307,28 @@ async fn a_restarted_broker_knows_its_groups_and_their_generation() {
     assert_eq!(b_join.await.unwrap().generation_id, 2);
     server.shutdown().await.unwrap();
 }
+
+/// Kafka's LeaveGroup rules (`GroupMetadataManager.classicGroupLeave`, `LeaveGroupResponse`): from v3 each member
+/// is answered on its own and the top-level error stays NONE even when the only member named is unknown (one
+/// member's error is not copied to the top); v0-2 carry the member's error at the top; a group that does not exist
+/// is UNKNOWN_MEMBER_ID for the whole request, with no member answers.
+#[tokio::test]
+async fn leave_group_errors_are_per_member_from_v3() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_broker_with(dir.path(), &[]).await;
+    let addr = server.local_addr();
+    let mut a = RawMember::new(addr, "g-leave", None).await;
+    assert_eq!(a.join().await.error_code, NONE);
+    let me = a.member_id.clone();
+    assert_eq!(a.sync(&[(&me, b"p0")]).await.error_code, NONE);
+    let mut ghost = RawMember::new(addr, "g-leave", None).await;
+    ghost.member_id = "ghost".into();
+    assert_eq!(ghost.leave_at(5).await, (NONE, UNKNOWN_MEMBER_ID));
+    assert_eq!(ghost.leave_at(3).await, (NONE, UNKNOWN_MEMBER_ID));
+    assert_eq!(ghost.leave_at(2).await, (UNKNOWN_MEMBER_ID, -1));
+    let mut nowhere = RawMember::new(addr, "g-no-such-group", None).await;
+    nowhere.member_id = "m".into();
+    assert_eq!(nowhere.leave_at(5).await, (UNKNOWN_MEMBER_ID, -1));
+    assert_eq!(a.leave_at(5).await, (NONE, NONE));
+    server.shutdown().await.unwrap();
+}

@@ -2,6 +2,8 @@
 //! revocation before assignment, assignors, regex subscriptions, the two protocols side by side) and with
 //! librdkafka consumers (`group.protocol=consumer`).
 
+#[path = "groups/cgh.rs"]
+mod cgh;
 mod common;
 #[path = "groups/raw.rs"]
 mod group_raw;
@@ -9,16 +11,15 @@ mod group_raw;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use kafka_protocol::messages::consumer_group_heartbeat_request::TopicPartitions;
 use kafka_protocol::messages::{
-    ApiKey, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse,
-    ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, DescribeGroupsRequest,
-    DescribeGroupsResponse, GroupId, ListGroupsRequest, ListGroupsResponse, TopicName,
+    ApiKey, DescribeGroupsRequest, DescribeGroupsResponse, GroupId, ListGroupsRequest,
+    ListGroupsResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::producer::FutureRecord;
 
+use cgh::{describe, Cgh};
 use common::raw::{connect, request};
 use common::{bootstrap, client_config, create_topic, producer, start_broker_with};
 use group_raw::RawMember;
@@ -27,96 +28,6 @@ const BROKER: &[(&str, &str)] = &[("group.consumer.heartbeat.interval.ms", "300"
 
 fn s(x: &str) -> StrBytes {
     StrBytes::from_string(x.to_string())
-}
-
-/// One raw KIP-848 member.
-struct Cgh {
-    conn: tokio::net::TcpStream,
-    group: String,
-    id: String,
-    epoch: i32,
-    owned: BTreeSet<(uuid::Uuid, i32)>,
-}
-
-impl Cgh {
-    async fn new(addr: std::net::SocketAddr, group: &str) -> Cgh {
-        Cgh {
-            conn: connect(addr).await,
-            group: group.into(),
-            id: uuid::Uuid::new_v4().simple().to_string(),
-            epoch: 0,
-            owned: BTreeSet::new(),
-        }
-    }
-
-    async fn send(&mut self, req: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse {
-        let r: ConsumerGroupHeartbeatResponse =
-            request(&mut self.conn, ApiKey::ConsumerGroupHeartbeat, 1, &req)
-                .await
-                .expect("heartbeat response");
-        if r.error_code == 0 {
-            self.epoch = r.member_epoch;
-            if let Some(a) = &r.assignment {
-                self.owned = a
-                    .topic_partitions
-                    .iter()
-                    .flat_map(|t| t.partitions.iter().map(move |p| (t.topic_id, *p)))
-                    .collect();
-            }
-        }
-        r
-    }
-
-    fn base(&self) -> ConsumerGroupHeartbeatRequest {
-        ConsumerGroupHeartbeatRequest::default()
-            .with_group_id(GroupId(s(&self.group)))
-            .with_member_id(s(&self.id))
-            .with_member_epoch(self.epoch)
-            .with_rebalance_timeout_ms(-1)
-    }
-
-    async fn join(
-        &mut self,
-        topics: &[&str],
-        regex: Option<&str>,
-        assignor: Option<&str>,
-    ) -> ConsumerGroupHeartbeatResponse {
-        let req = self
-            .base()
-            .with_member_epoch(0)
-            .with_rebalance_timeout_ms(30_000)
-            .with_subscribed_topic_names(Some(topics.iter().map(|t| TopicName(s(t))).collect()))
-            .with_subscribed_topic_regex(regex.map(s))
-            .with_server_assignor(assignor.map(s))
-            .with_topic_partitions(Some(vec![]));
-        self.send(req).await
-    }
-
-    /// A heartbeat reporting what the member owns.
-    async fn beat(&mut self) -> ConsumerGroupHeartbeatResponse {
-        let mut by_topic: std::collections::BTreeMap<uuid::Uuid, Vec<i32>> = Default::default();
-        for (t, p) in &self.owned {
-            by_topic.entry(*t).or_default().push(*p);
-        }
-        let owned = by_topic
-            .into_iter()
-            .map(|(t, ps)| {
-                TopicPartitions::default()
-                    .with_topic_id(t)
-                    .with_partitions(ps)
-            })
-            .collect();
-        let req = self.base().with_topic_partitions(Some(owned));
-        self.send(req).await
-    }
-}
-
-async fn describe(addr: std::net::SocketAddr, group: &str) -> ConsumerGroupDescribeResponse {
-    let mut c = connect(addr).await;
-    let req = ConsumerGroupDescribeRequest::default().with_group_ids(vec![GroupId(s(group))]);
-    request(&mut c, ApiKey::ConsumerGroupDescribe, 0, &req)
-        .await
-        .expect("describe response")
 }
 
 /// KIP-848: a member gets the partitions the target gives it only once the member holding them has revoked

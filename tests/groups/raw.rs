@@ -146,12 +146,21 @@ impl RawMember {
 
     /// LeaveGroup v5 of this member; (top-level, member) error codes.
     pub async fn leave(&mut self) -> (i16, i16) {
-        let req = LeaveGroupRequest::default()
-            .with_group_id(GroupId(s(&self.group)))
-            .with_members(vec![MemberIdentity::default()
+        self.leave_at(5).await
+    }
+
+    /// LeaveGroup at `version` of this member (v0-2: by member id); (top-level, member) error codes, -1 for no
+    /// member answer.
+    pub async fn leave_at(&mut self, version: i16) -> (i16, i16) {
+        let req = LeaveGroupRequest::default().with_group_id(GroupId(s(&self.group)));
+        let req = if version < 3 {
+            req.with_member_id(s(&self.member_id))
+        } else {
+            req.with_members(vec![MemberIdentity::default()
                 .with_member_id(s(&self.member_id))
-                .with_group_instance_id(self.instance.as_deref().map(s))]);
-        let r: LeaveGroupResponse = request(&mut self.conn, ApiKey::LeaveGroup, 5, &req)
+                .with_group_instance_id(self.instance.as_deref().map(s))])
+        };
+        let r: LeaveGroupResponse = request(&mut self.conn, ApiKey::LeaveGroup, version, &req)
             .await
             .expect("leave response");
         (r.error_code, r.members.first().map_or(-1, |m| m.error_code))

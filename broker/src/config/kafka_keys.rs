@@ -80,7 +80,6 @@ pub const KAFKA_ONLY_KEYS: &[ConfigKey] = &[
     no("group.consumer.max.assignment.interval.ms", Type::String, "Upper bound for group-level consumer assignment interval. (4.3)", WHY8),
     no("group.consumer.max.heartbeat.interval.ms", Type::String, "Max heartbeat interval for consumer groups.", WHY8),
     no("group.consumer.max.session.timeout.ms", Type::String, "Max session timeout for consumer groups.", WHY8),
-    no("group.consumer.max.size", Type::String, "Max members of a consumer-protocol group.", WHY8),
     no("group.consumer.migration.policy", Type::String, "Classic<->consumer group conversion policy.", WHY8),
     no("group.consumer.min.assignment.interval.ms", Type::String, "Lower bound for group-level consumer assignment interval. (4.3)", WHY8),
     no("group.consumer.min.heartbeat.interval.ms", Type::String, "Min heartbeat interval for consumer groups.", WHY8),

@@ -466,6 +466,13 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     .default("5000")
     .validator(Validator::AtLeast(1)),
     ConfigKey::new(
+        "group.consumer.max.size",
+        Type::Int,
+        "KIP-848 consumer groups: most members of one group; a new member past it gets GROUP_MAX_SIZE_REACHED",
+    )
+    .default("2147483647")
+    .validator(Validator::AtLeast(1)),
+    ConfigKey::new(
         "group.consumer.assignors",
         Type::List,
         "KIP-848 server-side assignors, the first the default: uniform, range (Kafka's class names accepted)",

@@ -146,6 +146,8 @@ pub struct BrokerConfig {
     pub group_consumer_heartbeat_interval_ms: i32,
     /// Kafka: `group.consumer.assignors` (short names). Default: uniform, range.
     pub group_consumer_assignors: Vec<String>,
+    /// Kafka: `group.consumer.max.size`. Default: i32::MAX.
+    pub group_consumer_max_size: usize,
     /// Kafka: `offset.metadata.max.bytes`. Default: 4096; at most 32767 (an i16-length string in
     /// `__consumer_offsets`).
     pub offset_metadata_max_bytes: usize,
@@ -440,6 +442,7 @@ impl BrokerConfig {
             group_rebalance_protocols: v.list("group.coordinator.rebalance.protocols").to_vec(),
             group_consumer_session_timeout_ms: v.int("group.consumer.session.timeout.ms"),
             group_consumer_heartbeat_interval_ms: v.int("group.consumer.heartbeat.interval.ms"),
+            group_consumer_max_size: v.int("group.consumer.max.size") as usize,
             group_consumer_assignors: v
                 .list("group.consumer.assignors")
                 .iter()
@@ -756,6 +759,10 @@ impl BrokerConfig {
             (
                 "group.consumer.assignors",
                 self.group_consumer_assignors.join(","),
+            ),
+            (
+                "group.consumer.max.size",
+                self.group_consumer_max_size.to_string(),
             ),
             (
                 "offset.metadata.max.bytes",

@@ -86,6 +86,9 @@ pub struct ConsumerMember {
     pub sent: Option<Assignment>,
     /// Last heartbeat.
     pub last_seen: Instant,
+    /// Since when the member has been asked to revoke partitions it still holds (Kafka's UNREVOKED_PARTITIONS
+    /// state): past its rebalance timeout it is fenced.
+    pub revoking_since: Option<Instant>,
 }
 
 /// A consumer group.
@@ -103,6 +106,8 @@ pub struct ConsumerGroup {
     pub assignor: String,
     /// The subscribed topics' partition counts the target was computed from.
     pub topics_seen: BTreeMap<String, i32>,
+    /// Changed without a heartbeat (members expired or fenced): its records are to be written.
+    pub dirty: bool,
 }
 
 impl ConsumerGroup {
@@ -149,7 +154,7 @@ impl ConsumerGroup {
     }
 
     /// Moves `member` one step towards its target (revocation first), as Kafka's `CurrentAssignmentBuilder`.
-    fn reconcile(&mut self, member_id: &str, owned: Option<&Assignment>) {
+    fn reconcile(&mut self, member_id: &str, owned: Option<&Assignment>, now: Instant) {
         let target = self.target.get(member_id).cloned().unwrap_or_default();
         let held_by_others: BTreeSet<(String, i32)> = self
             .members
@@ -173,9 +178,11 @@ impl ConsumerGroup {
                     .all(|(t, p)| !o.get(t).is_some_and(|ps| ps.contains(p)))
             });
             if !released {
+                m.revoking_since.get_or_insert(now);
                 return;
             }
         }
+        m.revoking_since = None;
         let mut next: Assignment = Assignment::new();
         for (t, ps) in &target {
             for p in ps {
@@ -350,7 +357,7 @@ impl ConsumerGroup {
             .find_map(|m| m.assignor.clone())
             .unwrap_or_else(|| default_assignor.to_string());
         self.refresh_target(topics, &assignor, bumped);
-        self.reconcile(&member_id, hb.owned.as_ref());
+        self.reconcile(&member_id, hb.owned.as_ref(), now);
         Ok(self.answer_for(&member_id).expect("member present"))
     }
 
@@ -372,6 +379,7 @@ impl ConsumerGroup {
                 assigned: Assignment::new(),
                 sent: None,
                 last_seen: now,
+                revoking_since: None,
             },
         );
     }
@@ -384,16 +392,30 @@ impl ConsumerGroup {
         }
     }
 
-    /// Members whose session expired (`session` after their last heartbeat) are removed. Returns whether any was.
+    /// Members whose session expired (`session` after their last heartbeat) are removed, and so are members
+    /// that did not revoke partitions within their rebalance timeout (Kafka's rebalance timeout: the member is
+    /// fenced and its partitions reassigned). Returns whether any was.
     pub fn expire(&mut self, now: Instant, session: Duration) -> bool {
-        let gone: Vec<String> = self
+        let gone: Vec<(String, &'static str)> = self
             .members
             .values()
-            .filter(|m| now.saturating_duration_since(m.last_seen) > session)
-            .map(|m| m.id.clone())
+            .filter_map(|m| {
+                if now.saturating_duration_since(m.last_seen) > session {
+                    return Some((m.id.clone(), "session expired"));
+                }
+                let timeout = Duration::from_millis(m.rebalance_timeout_ms.max(0) as u64);
+                m.revoking_since
+                    .filter(|since| now.saturating_duration_since(*since) > timeout)
+                    .map(|_| {
+                        (
+                            m.id.clone(),
+                            "partitions not revoked within the rebalance timeout",
+                        )
+                    })
+            })
             .collect();
-        for id in &gone {
-            tracing::info!(member = %id, "consumer group member session expired");
+        for (id, why) in &gone {
+            tracing::info!(member = %id, reason = why, "consumer group member fenced");
             self.remove(id);
         }
         !gone.is_empty()

@@ -5,9 +5,25 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use uuid::Uuid;
+
 use super::consumer::{ConsumerGroup, Heartbeat, HeartbeatAnswer};
+use super::consumer_persist::{self, TopicIds};
 use super::{valid_group_id, GroupCoordinator, ListedGroup};
-use crate::error::GroupError;
+use crate::error::{GroupError, Result};
+use crate::topics::TopicManager;
+
+/// Topic ids from the broker's topic registry.
+struct RegistryIds<'a>(Option<&'a TopicManager>);
+
+impl TopicIds for RegistryIds<'_> {
+    fn id_of(&self, name: &str) -> Option<Uuid> {
+        self.0?.topics().get(name).map(|m| m.id)
+    }
+    fn name_of(&self, id: Uuid) -> Option<String> {
+        self.0?.topics().name_of(id)
+    }
+}
 
 /// Kafka's group type of KIP-848 groups.
 pub const CONSUMER: &str = "consumer";
@@ -79,14 +95,110 @@ impl GroupCoordinator {
                 wanted: CONSUMER,
             });
         }
-        let default_assignor = self
-            .consumer_assignors
-            .first()
-            .cloned()
-            .unwrap_or_else(|| "uniform".into());
+        let default_assignor = self.default_assignor();
         let mut groups = self.consumer_groups();
+        if let Some(g) = groups.get(&hb.group_id) {
+            // Kafka's throwIfConsumerGroupIsFull: a member not yet in a full group is refused.
+            if g.members.len() >= self.consumer_max_size && !g.members.contains_key(&hb.member_id) {
+                return Err(GroupError::GroupMaxSizeReached {
+                    max: self.consumer_max_size,
+                });
+            }
+        }
         let group = groups.entry(hb.group_id.clone()).or_default();
         group.heartbeat(hb, topics, &default_assignor, Instant::now())
+    }
+
+    fn default_assignor(&self) -> String {
+        self.consumer_assignors
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "uniform".into())
+    }
+
+    /// Rebuilds the consumer groups from the records [`OffsetStore::load`](super::offsets::OffsetStore::load)
+    /// replayed (their members continue with their epochs and assignments; sessions start now).
+    pub(crate) fn load_consumer_groups(&self) {
+        let ids = RegistryIds(self.offsets.topics().map(|t| t.as_ref()));
+        let assignor = self.default_assignor();
+        let now = Instant::now();
+        let mut groups = self.consumer_groups();
+        for (id, records) in self.offsets.stored_consumer_records() {
+            let g = consumer_persist::group_from_records(&id, &records, &ids, &assignor, now);
+            tracing::info!(group = %id, epoch = g.epoch, members = g.members.len(), state = g.state(),
+                "consumer group loaded");
+            groups.insert(id, g);
+        }
+    }
+
+    /// Writes what changed in consumer group `group_id`'s records (all tombstones if the group is gone), as
+    /// Kafka appends a heartbeat's records before answering it. Blocking.
+    pub fn persist_consumer_group(&self, group_id: &str) -> Result<()> {
+        let _one_writer = self.persist.lock().unwrap_or_else(|p| p.into_inner());
+        let ids = RegistryIds(self.offsets.topics().map(|t| t.as_ref()));
+        let wanted = {
+            let mut groups = self.consumer_groups();
+            match groups.get_mut(group_id) {
+                Some(g) => {
+                    g.dirty = false;
+                    consumer_persist::records_of(group_id, g, &ids)
+                }
+                None => Default::default(),
+            }
+        };
+        let stored = self.offsets.store_consumer_records(group_id, wanted);
+        if stored.is_err() {
+            if let Some(g) = self.consumer_groups().get_mut(group_id) {
+                g.dirty = true;
+            }
+        }
+        stored
+    }
+
+    /// Writes the consumer groups changed by expiry or fencing. Blocking.
+    pub(crate) fn persist_dirty_consumer_groups(&self) {
+        let dirty: Vec<String> = self
+            .consumer_groups()
+            .iter()
+            .filter(|(_, g)| g.dirty)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in dirty {
+            if let Err(e) = self.persist_consumer_group(&id) {
+                tracing::warn!(group = %id, error = %e, "storing consumer group records failed; retried later");
+            }
+        }
+    }
+
+    /// OffsetFetch v9+ of a consumer group, as Kafka's `ConsumerGroup.validateOffsetFetch`: without a member id
+    /// and with epoch -1 (admin tools) anyone fetches; otherwise the member must be in the group
+    /// (UNKNOWN_MEMBER_ID) with its current epoch (STALE_MEMBER_EPOCH). `None`: not a consumer group.
+    pub fn check_consumer_fetch(
+        &self,
+        group_id: &str,
+        member_id: Option<&str>,
+        epoch: i32,
+    ) -> Option<Result<(), GroupError>> {
+        let groups = self.consumer_groups();
+        let g = groups.get(group_id)?;
+        if member_id.is_none() && epoch < 0 {
+            return Some(Ok(()));
+        }
+        let member_id = member_id.unwrap_or_default();
+        let Some(m) = g.members.get(member_id) else {
+            return Some(Err(GroupError::UnknownMemberId {
+                member: member_id.to_string(),
+            }));
+        };
+        Some(if m.epoch == epoch {
+            Ok(())
+        } else {
+            Err(GroupError::StaleMemberEpoch {
+                member: member_id.to_string(),
+                epoch,
+                current: m.epoch,
+            })
+        })
     }
 
     fn has_classic_members(&self, group_id: &str) -> bool {
@@ -105,6 +217,7 @@ impl GroupCoordinator {
             if g.expire(now, session) {
                 let topics = g.topics_seen.clone();
                 g.after_expiry(&topics);
+                g.dirty = true;
             }
         }
     }

@@ -2,6 +2,8 @@
 //! and rebalance timeouts, and committed offsets in `__consumer_offsets`.
 
 pub mod consumer;
+pub mod consumer_persist;
+pub mod consumer_record;
 mod join;
 mod kip848;
 pub mod offsets;
@@ -100,6 +102,7 @@ pub struct GroupCoordinator {
     consumer_assignors: Vec<String>,
     consumer_session_ms: i32,
     consumer_heartbeat_ms: i32,
+    consumer_max_size: usize,
 }
 
 impl GroupCoordinator {
@@ -118,6 +121,7 @@ impl GroupCoordinator {
             consumer_assignors: c.group_consumer_assignors.clone(),
             consumer_session_ms: c.group_consumer_session_timeout_ms,
             consumer_heartbeat_ms: c.group_consumer_heartbeat_interval_ms,
+            consumer_max_size: c.group_consumer_max_size,
         }
     }
 
@@ -149,6 +153,8 @@ impl GroupCoordinator {
                 None => tracing::warn!(group = %id, "unreadable group metadata record skipped"),
             }
         }
+        drop(groups);
+        self.load_consumer_groups();
         Ok(())
     }
 
@@ -177,6 +183,15 @@ impl GroupCoordinator {
                 }
             }
         }
+        drop(_one_writer);
+        self.persist_dirty_consumer_groups();
+    }
+
+    /// Whether `group_id` is a group: classic (with members or stored), KIP-848, or known by its committed offsets.
+    pub fn group_exists(&self, group_id: &str) -> bool {
+        self.lock().contains_key(group_id)
+            || self.with_consumer_group(group_id, |_| ()).is_some()
+            || self.offsets.has_offsets(group_id)
     }
 
     /// Removes every group's committed offsets of a deleted topic. Blocking.
@@ -422,8 +437,11 @@ impl GroupCoordinator {
         self.offsets.all(group_id)
     }
 
-    /// Describes a group; unknown groups are "Dead", as Kafka reports them.
+    /// Describes a classic group; unknown groups are "Dead", as Kafka reports them, and so are KIP-848 groups
+    /// (Kafka's `describeGroups` answers only classic groups: clients describe the others with
+    /// ConsumerGroupDescribe).
     pub fn describe(&self, group_id: &str) -> GroupDescription {
+        let consumer_group = self.with_consumer_group(group_id, |_| ()).is_some();
         let groups = self.lock();
         match groups.get(group_id) {
             Some(g) => {
@@ -459,12 +477,14 @@ impl GroupCoordinator {
                         .collect(),
                 }
             }
-            None if self.offsets.groups().iter().any(|g| g == group_id) => GroupDescription {
-                state: "Empty",
-                protocol_type: String::new(),
-                protocol: String::new(),
-                members: Vec::new(),
-            },
+            None if !consumer_group && self.offsets.groups().iter().any(|g| g == group_id) => {
+                GroupDescription {
+                    state: "Empty",
+                    protocol_type: String::new(),
+                    protocol: String::new(),
+                    members: Vec::new(),
+                }
+            }
             None => GroupDescription {
                 state: "Dead",
                 protocol_type: String::new(),
@@ -583,6 +603,10 @@ impl GroupCoordinator {
             }
         }
         self.offsets.store_group(group_id, None)?;
+        if was_consumer_group {
+            // Tombstones for every record of the group, as Kafka writes when it deletes one.
+            self.persist_consumer_group(group_id)?;
+        }
         self.offsets.delete_group(group_id)
     }
 }

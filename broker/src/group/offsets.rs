@@ -101,6 +101,8 @@ pub struct OffsetStore {
     /// The latest group metadata record value of each classic group (see [`super::record`]), kept so a restart
     /// knows the group.
     group_metadata: Mutex<HashMap<String, Bytes>>,
+    /// The live KIP-848 consumer group records of each group ([`super::consumer_record`]), by key.
+    consumer_records: Mutex<HashMap<String, BTreeMap<Bytes, Bytes>>>,
     /// Held across an append and its cache update, so the log orders the writes of a key as the cache does.
     writes: Mutex<()>,
     /// Offsets committed in open transactions ([`super::txn_offsets`]).
@@ -499,6 +501,66 @@ impl OffsetStore {
         Ok(())
     }
 
+    fn consumer_records(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, BTreeMap<Bytes, Bytes>>> {
+        self.consumer_records
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Makes `wanted` the live KIP-848 records of consumer group `group` (key → value): writes the keys whose
+    /// value changed and tombstones for the keys no longer wanted, in one append (nothing when nothing changed).
+    /// Blocking.
+    pub fn store_consumer_records(
+        &self,
+        group: &str,
+        wanted: BTreeMap<Bytes, Bytes>,
+    ) -> Result<()> {
+        let _writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let ts = now_ms();
+        let records: Vec<Record> = {
+            let stored = self.consumer_records();
+            let had = stored.get(group);
+            let changed = wanted
+                .iter()
+                .filter(|(k, v)| had.and_then(|h| h.get(*k)) != Some(*v))
+                .map(|(k, v)| record(k.clone(), Some(v.clone()), ts));
+            let gone = had
+                .into_iter()
+                .flat_map(|h| h.keys())
+                .filter(|k| !wanted.contains_key(*k))
+                .map(|k| record(k.clone(), None, ts));
+            changed.chain(gone).collect()
+        };
+        if records.is_empty() {
+            return Ok(());
+        }
+        self.append(group, &records)?;
+        {
+            let mut stored = self.consumer_records();
+            if wanted.is_empty() {
+                stored.remove(group);
+            } else {
+                stored.insert(group.to_string(), wanted);
+            }
+        }
+        Ok(())
+    }
+
+    /// The KIP-848 consumer group records replayed by [`load`](Self::load) (and stored since), by group.
+    pub fn stored_consumer_records(&self) -> Vec<(String, BTreeMap<Bytes, Bytes>)> {
+        self.consumer_records()
+            .iter()
+            .map(|(g, r)| (g.clone(), r.clone()))
+            .collect()
+    }
+
+    /// The topics component (topic ids of the consumer group records); `None` without a log (unit tests).
+    pub fn topics(&self) -> Option<&Arc<TopicManager>> {
+        self.log.as_ref().map(|l| &l.topics)
+    }
+
     /// The group metadata records replayed by [`load`](Self::load) (and stored since).
     pub fn stored_groups(&self) -> Vec<(String, Bytes)> {
         let meta = self
@@ -602,6 +664,24 @@ impl OffsetStore {
                 Some(v) => meta.insert(g, v),
                 None => meta.remove(&g),
             };
+            return;
+        }
+        if let Some(g) = r.key.as_ref().and_then(super::consumer_record::key_group) {
+            let key = r.key.clone().expect("decoded above");
+            let mut consumer = self.consumer_records();
+            match r.value {
+                Some(v) => {
+                    consumer.entry(g).or_default().insert(key, v);
+                }
+                None => {
+                    if let Some(recs) = consumer.get_mut(&g) {
+                        recs.remove(&key);
+                        if recs.is_empty() {
+                            consumer.remove(&g);
+                        }
+                    }
+                }
+            }
             return;
         }
         let Some((g, t, part)) = r.key.and_then(decode_key) else {

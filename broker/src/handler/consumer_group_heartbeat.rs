@@ -76,7 +76,18 @@ pub async fn handle(
             .unwrap_or_default(),
         client_host: crate::request::peer_host(),
     };
-    match groups.consumer_heartbeat(hb, &counts) {
+    let group_id = req.group_id.0.to_string();
+    let answered = groups.consumer_heartbeat(hb, &counts);
+    if answered.is_ok() {
+        // Kafka appends the heartbeat's records before answering it; a failed write is retried at the next one.
+        let b = broker.clone();
+        let stored = super::blocking(move || b.groups().persist_consumer_group(&group_id)).await;
+        if let Err(e) = stored {
+            // The group stays marked dirty: the tick writes it again.
+            tracing::warn!(error = %e, "storing consumer group records failed; retried later");
+        }
+    }
+    match answered {
         Err(e) => refuse(e),
         Ok(a) => {
             let assignment = a.assignment.map(|asg| {

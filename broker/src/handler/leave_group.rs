@@ -1,4 +1,8 @@
 //! LeaveGroup (key 13): one member (v0-2) or a batch of members (v3+).
+//!
+//! Kafka's rules (`GroupMetadataManager.classicGroupLeave`, `LeaveGroupResponse`): a group that does not exist is
+//! UNKNOWN_MEMBER_ID for the whole request; otherwise v3+ answers each member on its own (UNKNOWN_MEMBER_ID,
+//! FENCED_INSTANCE_ID) with no top-level error, and v0-2 carry the member's error at the top.
 
 use std::sync::Arc;
 
@@ -6,6 +10,7 @@ use kafka_protocol::messages::leave_group_response::MemberResponse;
 use kafka_protocol::messages::{LeaveGroupRequest, LeaveGroupResponse, RequestHeader};
 
 use crate::broker::Broker;
+use crate::error::GroupError;
 use crate::error_code;
 
 /// Answers LeaveGroup.
@@ -19,6 +24,12 @@ pub async fn handle(
         let left = broker.groups().leave(&group, &req.member_id, None);
         super::join_group::persist(broker).await;
         return LeaveGroupResponse::default().with_error_code(error_code::of(&left));
+    }
+    if !broker.groups().group_exists(&group) {
+        let e = GroupError::UnknownMemberId {
+            member: String::new(),
+        };
+        return LeaveGroupResponse::default().with_error_code(error_code::group_code(&e));
     }
     let members: Vec<MemberResponse> = req
         .members
@@ -34,14 +45,5 @@ pub async fn handle(
         })
         .collect();
     super::join_group::persist(broker).await;
-    let top = if members.iter().all(|m| m.error_code == error_code::NONE) {
-        error_code::NONE
-    } else if members.len() == 1 {
-        members[0].error_code
-    } else {
-        error_code::NONE
-    };
-    LeaveGroupResponse::default()
-        .with_error_code(top)
-        .with_members(members)
+    LeaveGroupResponse::default().with_members(members)
 }

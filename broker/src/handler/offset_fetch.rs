@@ -73,6 +73,19 @@ pub async fn handle(
             .into_iter()
             .map(|g| {
                 let id = g.group_id.0.to_string();
+                // v9+ (KIP-848): a consumer group's member fetches with its member id and epoch, checked as
+                // Kafka's ConsumerGroup.validateOffsetFetch (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH for the
+                // whole group); classic groups are not checked (Kafka's ClassicGroup.validateOffsetFetch).
+                let checked = broker.groups().check_consumer_fetch(
+                    &id,
+                    g.member_id.as_deref(),
+                    g.member_epoch,
+                );
+                if let Some(Err(e)) = checked {
+                    return OffsetFetchResponseGroup::default()
+                        .with_group_id(g.group_id)
+                        .with_error_code(error_code::group_code(&e));
+                }
                 let topics = g.topics.map(|ts| {
                     ts.into_iter()
                         .map(|t| (t.name, t.partition_indexes))
