@@ -2,7 +2,6 @@
 //! ([`rsm_conformance`]), store wrappers that inject faults ([`FaultyStore`]) or measure upload bytes in flight
 //! ([`InFlightStore`]), and helpers that write a segment's local files.
 mod conformance;
-mod faulty;
 mod inflight;
 
 use std::collections::BTreeMap;
@@ -14,7 +13,7 @@ use strata_metadata::{
 };
 
 pub use conformance::rsm_conformance;
-pub use faulty::{Fault, FaultyStore, Op};
+pub use crate::faults::{Fault, FaultyStore, Op};
 pub use inflight::InFlightStore;
 
 use crate::rsm::LogSegmentData;
