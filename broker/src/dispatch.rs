@@ -8,10 +8,12 @@ use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Decodable, Encodable};
 use tracing::Instrument;
 
+mod inject;
+
 use crate::broker::Broker;
-use crate::faults::{self, Adjust, Injected};
 use crate::handler;
 use crate::versions;
+use inject::{Adjust, Injected};
 
 /// The codec's error text on one line (some end in a newline, which would split a log line).
 fn one_line(s: &str) -> String {
@@ -97,10 +99,7 @@ pub(crate) async fn handle(broker: &Arc<Broker>, mut body: Bytes) -> Result<Opti
     // Faults on demand (`crate::faults`): the one injection point of the request path, one relaxed load when
     // no fault is set.
     let mut fault = if broker.faults().armed() {
-        broker
-            .faults()
-            .before(broker, api, version, &header, &body)
-            .await
+        inject::before(broker, api, version, &header, &body).await
     } else {
         None
     };
@@ -119,7 +118,7 @@ pub(crate) async fn handle(broker: &Arc<Broker>, mut body: Bytes) -> Result<Opti
         }
     };
     let result = match fault {
-        Some(f) if f.close => result.and_then(|_| Err(faults::close_reason(api))),
+        Some(f) if f.close => result.and_then(|_| Err(inject::close_reason(api))),
         _ => result,
     };
     broker.metrics().request_done(timer, result.is_err());

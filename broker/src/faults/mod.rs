@@ -10,25 +10,22 @@
 //! Error faults answer with the API's own response shape: Produce, Fetch and ListOffsets put the code on each
 //! partition (only the chosen topic/partition when the fault names one; the other partitions of the request
 //! are served), Metadata on each topic, the group, transaction and topic-admin APIs in their top-level or
-//! per-resource code ([`respond`]).
+//! per-resource code (built in `dispatch`, which applies what [`Faults::take`] returns).
 
-mod respond;
 mod spec;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use bytes::Bytes;
-use kafka_protocol::messages::RequestHeader;
 use strata_tiering::faults::{RemoteFault, RemoteFaults};
 use tracing::warn;
 
-use crate::broker::Broker;
+use crate::metrics::BrokerMetrics;
 
 pub use kafka_protocol::messages::ApiKey;
 pub use kafka_protocol::ResponseError;
-pub(crate) use respond::Adjust;
+pub(crate) use spec::answers_after;
 pub use spec::{Fault, FaultError, FaultKind, FaultTarget, SetFault};
 pub use strata_tiering::faults::{RemoteFaultKind, RemoteOp};
 
@@ -54,15 +51,15 @@ impl std::fmt::Debug for Faults {
     }
 }
 
-/// What the faults of one request do to it (see [`Faults::before`]).
+/// What the faults taken for one request do to it (see [`Faults::take`]).
 #[derive(Debug, Default)]
-pub(crate) struct Injected {
-    /// The answer in place of the handler's (an error fault).
-    pub response: Option<Result<Option<Bytes>, String>>,
-    /// `throttle_time_ms` to set in the handler's response.
+pub(crate) struct Taken {
+    /// Latency to add before serving.
+    pub delay: Duration,
+    /// `throttle_time_ms` to set in the response.
     pub throttle_ms: Option<i32>,
-    /// An error fault applied to the handler's response (read-only APIs with partitions or topics).
-    pub error_after: Option<(i16, Option<String>, Option<i32>)>,
+    /// An error to answer with: (code, topic, partition) chosen.
+    pub error: Option<(i16, Option<String>, Option<i32>)>,
     /// Close the connection after the request ran, without its response.
     pub close: bool,
 }
@@ -152,30 +149,29 @@ impl Faults {
         out
     }
 
-    /// Takes the faults of one request (counting them down, logging and counting each), waits out their
-    /// latency, and says what else they do. `None`: no fault applies.
-    pub(crate) async fn before(
+    /// Takes the faults of one request of `api` (counting them down; logging and counting each on `metrics`):
+    /// `touches(topic, partition)` says whether the request names a topic (partition) a fault is limited to;
+    /// `errors` whether an error fault can answer it (versions below the codec's floor cannot). `None`: no
+    /// fault applies.
+    pub(crate) fn take(
         &self,
-        broker: &Arc<Broker>,
         api: ApiKey,
-        version: i16,
-        header: &RequestHeader,
-        body: &Bytes,
-    ) -> Option<Injected> {
-        let topics = respond::TopicsOf::new(api, version, body);
-        // Versions below the codec's floor are served by the legacy handlers: no error response for them.
-        let codec = !crate::versions::below_codec(api, version);
+        errors: bool,
+        touches: &dyn Fn(&str, Option<i32>) -> bool,
+        metrics: &BrokerMetrics,
+        correlation_id: i32,
+    ) -> Option<Taken> {
         let applied: Vec<Rule> = {
             let mut rules = self.rules.lock().unwrap_or_else(|e| e.into_inner());
             let mut applied = Vec::new();
             let mut error_taken = false;
             for r in rules.iter_mut() {
-                if !r.fault.applies(api, &topics, broker) {
+                if !r.fault.applies(api, touches) {
                     continue;
                 }
                 // One error answers a request; a second error fault waits for the next one.
                 if matches!(r.fault.kind, FaultKind::Error { .. }) {
-                    if error_taken || !codec {
+                    if error_taken || !errors {
                         continue;
                     }
                     error_taken = true;
@@ -192,53 +188,26 @@ impl Faults {
         if applied.is_empty() {
             return None;
         }
-        let mut out = Injected::default();
-        let mut delay = Duration::ZERO;
+        let mut out = Taken::default();
         for r in &applied {
             let f = &r.fault;
             warn!(fault_id = r.id, api = ?api, fault = %f.describe(),
                 remaining = f.count.map_or_else(|| "until cleared".to_string(), |n| n.to_string()),
-                correlation_id = header.correlation_id, "injected fault");
-            broker
-                .metrics()
-                .fault_injected(&format!("{api:?}"), f.kind.name());
+                correlation_id, "injected fault");
+            metrics.fault_injected(&format!("{api:?}"), f.kind.name());
             match &f.kind {
-                FaultKind::Latency(d) => delay += *d,
+                FaultKind::Latency(d) => out.delay += *d,
                 FaultKind::CloseConnection => out.close = true,
                 FaultKind::Throttle(d) => {
                     out.throttle_ms = Some(i32::try_from(d.as_millis()).unwrap_or(i32::MAX))
                 }
                 FaultKind::Error { code, .. } => {
                     let (topic, partition) = f.filter();
-                    if respond::answers_after(api) {
-                        out.error_after = Some((*code, topic, partition));
-                    } else {
-                        out.response = Some(
-                            respond::error_response(
-                                broker,
-                                api,
-                                version,
-                                header,
-                                body.clone(),
-                                *code,
-                                topic.as_deref(),
-                                partition,
-                            )
-                            .await,
-                        );
-                    }
+                    out.error = Some((*code, topic, partition));
                 }
                 FaultKind::RemoteError | FaultKind::Outage => {}
             }
         }
-        if !delay.is_zero() {
-            tokio::time::sleep(delay).await;
-        }
         Some(out)
     }
-}
-
-/// The close reason of a connection closed by a fault.
-pub(crate) fn close_reason(api: ApiKey) -> String {
-    format!("injected fault: closing the connection after a {api:?} request")
 }

@@ -9,8 +9,39 @@ use kafka_protocol::ResponseError;
 use serde_json::{json, Value};
 use strata_tiering::faults::{RemoteFault, RemoteFaultKind, RemoteOp};
 
-use super::respond;
 use crate::error_code;
+
+/// The APIs error faults are supported on (`dispatch` builds their error responses).
+pub(crate) const ERROR_APIS: &[ApiKey] = &[
+    ApiKey::Produce,
+    ApiKey::Fetch,
+    ApiKey::ListOffsets,
+    ApiKey::Metadata,
+    ApiKey::FindCoordinator,
+    ApiKey::JoinGroup,
+    ApiKey::SyncGroup,
+    ApiKey::Heartbeat,
+    ApiKey::LeaveGroup,
+    ApiKey::OffsetCommit,
+    ApiKey::InitProducerId,
+    ApiKey::CreateTopics,
+    ApiKey::DeleteTopics,
+    ApiKey::EndTxn,
+    ApiKey::AddOffsetsToTxn,
+];
+
+fn topic_filter_supported(api: ApiKey) -> bool {
+    matches!(
+        api,
+        ApiKey::Produce | ApiKey::Fetch | ApiKey::ListOffsets | ApiKey::Metadata
+    )
+}
+
+/// Whether an error fault on `api` is applied to the served response (read-only APIs) rather than answered
+/// in its place.
+pub(crate) fn answers_after(api: ApiKey) -> bool {
+    matches!(api, ApiKey::Fetch | ApiKey::ListOffsets | ApiKey::Metadata)
+}
 
 /// What a fault applies to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -267,10 +298,10 @@ impl Fault {
                 partition,
             } => {
                 if let FaultKind::Error { .. } = self.kind {
-                    if !respond::error_supported(*api) {
+                    if !ERROR_APIS.contains(api) {
                         return Err(FaultError::ErrorNotSupported {
                             api: format!("{api:?}"),
-                            supported: respond::ERROR_APIS
+                            supported: ERROR_APIS
                                 .iter()
                                 .map(|a| format!("{a:?}"))
                                 .collect::<Vec<_>>()
@@ -281,7 +312,7 @@ impl Fault {
                 if matches!(self.kind, FaultKind::RemoteError | FaultKind::Outage) {
                     return bad("outage is a remote fault: give \"remote\" instead of \"api\"".into());
                 }
-                if topic.is_some() && !respond::topic_filter_supported(*api) {
+                if topic.is_some() && !topic_filter_supported(*api) {
                     return bad(format!(
                         "a topic filter applies to Produce, Fetch, ListOffsets and Metadata, not {api:?}"
                     ));
@@ -297,23 +328,13 @@ impl Fault {
     }
 
     /// Whether the fault applies to a request of `api` touching `topics`.
-    pub(crate) fn applies(
-        &self,
-        api: ApiKey,
-        topics: &respond::TopicsOf<'_>,
-        broker: &crate::broker::Broker,
-    ) -> bool {
+    pub(crate) fn applies(&self, api: ApiKey, touches: &dyn Fn(&str, Option<i32>) -> bool) -> bool {
         match &self.target {
             FaultTarget::Api {
                 api: a,
                 topic,
                 partition,
-            } => {
-                *a == api
-                    && topic
-                        .as_deref()
-                        .is_none_or(|t| topics.touches(broker, t, *partition))
-            }
+            } => *a == api && topic.as_deref().is_none_or(|t| touches(t, *partition)),
             FaultTarget::Remote(_) => false,
         }
     }

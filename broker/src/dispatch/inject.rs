@@ -1,5 +1,6 @@
-//! Error faults answered in each API's own response shape (kafka-protocol's response types), and the topics a
-//! request names (for faults limited to one topic/partition).
+//! Faults on demand in the request path ([`crate::faults`]): [`before`] takes the faults of a request and waits
+//! out their latency; error faults are answered in each API's own response shape (kafka-protocol's response
+//! types); the topics a request names are decoded only for faults limited to one topic/partition.
 //!
 //! Produce puts the code on each chosen partition without appending its records; the request's other partitions
 //! are served. Fetch, ListOffsets and Metadata (read-only) are served, then the chosen partitions (topics) get the
@@ -15,42 +16,77 @@ use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use crate::broker::Broker;
 use crate::dispatch::{decode, encode};
+use crate::faults::answers_after;
 use crate::handler;
 
-/// The APIs error faults are supported on.
-pub(crate) const ERROR_APIS: &[ApiKey] = &[
-    ApiKey::Produce,
-    ApiKey::Fetch,
-    ApiKey::ListOffsets,
-    ApiKey::Metadata,
-    ApiKey::FindCoordinator,
-    ApiKey::JoinGroup,
-    ApiKey::SyncGroup,
-    ApiKey::Heartbeat,
-    ApiKey::LeaveGroup,
-    ApiKey::OffsetCommit,
-    ApiKey::InitProducerId,
-    ApiKey::CreateTopics,
-    ApiKey::DeleteTopics,
-    ApiKey::EndTxn,
-    ApiKey::AddOffsetsToTxn,
-];
-
-pub(crate) fn error_supported(api: ApiKey) -> bool {
-    ERROR_APIS.contains(&api)
+/// What the faults of one request do to it.
+#[derive(Debug, Default)]
+pub(crate) struct Injected {
+    /// The answer in place of the handler's (an error fault).
+    pub response: Option<Result<Option<Bytes>, String>>,
+    /// `throttle_time_ms` to set in the handler's response.
+    pub throttle_ms: Option<i32>,
+    /// An error fault applied to the handler's response (read-only APIs with partitions or topics).
+    pub error_after: Option<(i16, Option<String>, Option<i32>)>,
+    /// Close the connection after the request ran, without its response.
+    pub close: bool,
 }
 
-pub(crate) fn topic_filter_supported(api: ApiKey) -> bool {
-    matches!(
-        api,
-        ApiKey::Produce | ApiKey::Fetch | ApiKey::ListOffsets | ApiKey::Metadata
-    )
+/// Takes the faults of one request, waits out their latency, and says what else they do. `None`: no fault
+/// applies.
+pub(crate) async fn before(
+    broker: &Arc<Broker>,
+    api: ApiKey,
+    version: i16,
+    header: &RequestHeader,
+    body: &Bytes,
+) -> Option<Injected> {
+    // Versions below the codec's floor are served by the legacy handlers: no error response for them.
+    let errors = !crate::versions::below_codec(api, version);
+    let taken = {
+        let topics = TopicsOf::new(api, version, body);
+        let touches = |t: &str, p: Option<i32>| topics.touches(broker, t, p);
+        broker.faults().take(
+            api,
+            errors,
+            &touches,
+            broker.metrics(),
+            header.correlation_id,
+        )?
+    };
+    if !taken.delay.is_zero() {
+        tokio::time::sleep(taken.delay).await;
+    }
+    let mut out = Injected {
+        throttle_ms: taken.throttle_ms,
+        close: taken.close,
+        ..Injected::default()
+    };
+    if let Some((code, topic, partition)) = taken.error {
+        if answers_after(api) {
+            out.error_after = Some((code, topic, partition));
+        } else {
+            out.response = Some(
+                error_response(
+                    broker,
+                    api,
+                    version,
+                    header,
+                    body.clone(),
+                    code,
+                    topic.as_deref(),
+                    partition,
+                )
+                .await,
+            );
+        }
+    }
+    Some(out)
 }
 
-/// Whether an error fault on `api` is applied to the served response (read-only APIs) rather than answered
-/// in its place.
-pub(crate) fn answers_after(api: ApiKey) -> bool {
-    matches!(api, ApiKey::Fetch | ApiKey::ListOffsets | ApiKey::Metadata)
+/// The close reason of a connection closed by a fault.
+pub(crate) fn close_reason(api: ApiKey) -> String {
+    format!("injected fault: closing the connection after a {api:?} request")
 }
 
 const MESSAGE: &str = "injected fault (strata /api/v1/faults)";
@@ -79,7 +115,7 @@ impl Named {
 }
 
 /// The topics (and partitions) a request names, decoded only when a fault limited to a topic asks.
-pub(crate) struct TopicsOf<'a> {
+struct TopicsOf<'a> {
     api: ApiKey,
     version: i16,
     body: &'a Bytes,
@@ -88,7 +124,7 @@ pub(crate) struct TopicsOf<'a> {
 }
 
 impl<'a> TopicsOf<'a> {
-    pub(crate) fn new(api: ApiKey, version: i16, body: &'a Bytes) -> Self {
+    fn new(api: ApiKey, version: i16, body: &'a Bytes) -> Self {
         Self {
             api,
             version,
@@ -144,7 +180,7 @@ impl<'a> TopicsOf<'a> {
     }
 
     /// Whether the request names `topic` (and `partition`).
-    pub(crate) fn touches(&self, broker: &Broker, topic: &str, partition: Option<i32>) -> bool {
+    fn touches(&self, broker: &Broker, topic: &str, partition: Option<i32>) -> bool {
         match self.parsed.get_or_init(|| self.parse()) {
             None => true,
             Some(topics) => topics.iter().any(|(t, parts)| {
@@ -160,7 +196,7 @@ fn chosen(name: &str, partition: i32, topic: Option<&str>, only: Option<i32>) ->
 
 /// The answer to a request of `api` failed with `code` (the chosen topic/partition only, when given).
 #[allow(clippy::too_many_arguments)]
-pub(crate) async fn error_response(
+async fn error_response(
     broker: &Arc<Broker>,
     api: ApiKey,
     version: i16,
