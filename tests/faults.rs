@@ -454,3 +454,119 @@ fn an_ephemeral_run_leaves_no_directory_behind_after_sigterm() {
     assert!(exit.success(), "{exit:?}");
     assert!(!dir.exists(), "{} removed at exit", dir.display());
 }
+
+/// Error faults answer in each API's own response shape: Produce per partition (the chosen partition fails and
+/// appends nothing, the other partition of the same request is appended), ListOffsets per partition, JoinGroup in
+/// its top-level code; a throttle fault sets `throttle_time_ms` in the served response.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn error_faults_use_each_apis_response_shape_and_throttle_sets_throttle_time() {
+    use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+    use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+    use kafka_protocol::messages::*;
+    use kafka_protocol::protocol::StrBytes;
+
+    let broker = embedded(&[]).await;
+    let bs = broker.bootstrap_servers();
+    create_topic(&bs, "shapes", 2).await;
+    let name = || TopicName(StrBytes::from_static_str("shapes"));
+    let mut s = raw::connect(bs.parse().unwrap()).await;
+
+    broker
+        .faults()
+        .add(
+            Fault::error(ApiKey::Produce, ResponseError::NotLeaderOrFollower)
+                .times(1)
+                .topic("shapes")
+                .partition(1),
+        )
+        .unwrap();
+    let produce = ProduceRequest::default()
+        .with_acks(1)
+        .with_timeout_ms(5000)
+        .with_topic_data(vec![TopicProduceData::default()
+            .with_name(name())
+            .with_partition_data(
+                (0..2)
+                    .map(|p| {
+                        PartitionProduceData::default()
+                            .with_index(p)
+                            .with_records(Some(raw::batch(&[b"v"])))
+                    })
+                    .collect(),
+            )]);
+    let resp: ProduceResponse = raw::request(&mut s, ApiKey::Produce, 9, &produce)
+        .await
+        .expect("answered");
+    let mut codes: Vec<(i32, i16, i64)> = resp.responses[0]
+        .partition_responses
+        .iter()
+        .map(|p| (p.index, p.error_code, p.base_offset))
+        .collect();
+    codes.sort();
+    assert_eq!(codes, vec![(0, 0, 0), (1, 6, -1)]);
+
+    broker
+        .faults()
+        .add(
+            Fault::error(ApiKey::ListOffsets, ResponseError::NotLeaderOrFollower)
+                .times(1)
+                .topic("shapes")
+                .partition(0),
+        )
+        .unwrap();
+    let list = ListOffsetsRequest::default()
+        .with_replica_id(BrokerId(-1))
+        .with_topics(vec![ListOffsetsTopic::default()
+            .with_name(name())
+            .with_partitions(
+                (0..2)
+                    .map(|p| {
+                        ListOffsetsPartition::default()
+                            .with_partition_index(p)
+                            .with_timestamp(-1)
+                    })
+                    .collect(),
+            )]);
+    let resp: ListOffsetsResponse = raw::request(&mut s, ApiKey::ListOffsets, 5, &list)
+        .await
+        .expect("answered");
+    let got: Vec<(i32, i16, i64)> = resp.topics[0]
+        .partitions
+        .iter()
+        .map(|p| (p.partition_index, p.error_code, p.offset))
+        .collect();
+    assert_eq!(
+        got,
+        vec![(0, 6, -1), (1, 0, 0)],
+        "partition 1 still has no record"
+    );
+
+    broker
+        .faults()
+        .add(Fault::error(ApiKey::JoinGroup, ResponseError::CoordinatorLoadInProgress).times(1))
+        .unwrap();
+    let join = JoinGroupRequest::default()
+        .with_group_id(GroupId(StrBytes::from_static_str("g")))
+        .with_session_timeout_ms(6000)
+        .with_rebalance_timeout_ms(6000)
+        .with_protocol_type(StrBytes::from_static_str("consumer"));
+    let resp: JoinGroupResponse = raw::request(&mut s, ApiKey::JoinGroup, 5, &join)
+        .await
+        .expect("answered");
+    assert_eq!(resp.error_code, 14);
+
+    broker
+        .faults()
+        .add(Fault::throttle(ApiKey::Metadata, Duration::from_millis(250)).times(1))
+        .unwrap();
+    let resp: MetadataResponse =
+        raw::request(&mut s, ApiKey::Metadata, 12, &MetadataRequest::default())
+            .await
+            .expect("answered");
+    assert_eq!(resp.throttle_time_ms, 250);
+    let resp: MetadataResponse =
+        raw::request(&mut s, ApiKey::Metadata, 12, &MetadataRequest::default())
+            .await
+            .expect("answered");
+    assert_eq!(resp.throttle_time_ms, 0, "the count is used");
+}
