@@ -16,7 +16,8 @@
 //!
 //! Tiering is on, to a filesystem tier under the data dir (S3 and the rest through properties, as with the binary).
 //! Several brokers may run in one process; each serves its console and `/metrics` on its own free port
-//! (`http.listener=127.0.0.1:0` unless given).
+//! (`http.listener=127.0.0.1:0` unless given). [`Broker::faults`] sets faults on demand (errors, latency, closed
+//! connections, throttling, remote-tier outages), as `/api/v1/faults` does.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -149,6 +150,25 @@ impl Broker {
         self.server
             .as_ref()
             .and_then(|s| s.broker().config().log_dirs.first().cloned())
+    }
+
+    /// Faults on demand: set with [`add`](strata_broker::faults::Faults::add), list, clear.
+    ///
+    /// ```no_run
+    /// # async fn demo(broker: strata::Broker) -> Result<(), strata::faults::FaultError> {
+    /// use strata::faults::{ApiKey, Fault, ResponseError};
+    /// // The next 3 produce requests fail with NOT_LEADER_OR_FOLLOWER (retriable: clients retry).
+    /// broker.faults().add(Fault::error(ApiKey::Produce, ResponseError::NotLeaderOrFollower).times(3))?;
+    /// broker.faults().clear();
+    /// # Ok(()) }
+    /// ```
+    pub fn faults(&self) -> &strata_broker::faults::Faults {
+        self.server().broker().faults()
+    }
+
+    /// The `http.listener` address (console, `/api/v1/` including `/api/v1/faults`, `/metrics`), when served.
+    pub fn http_addr(&self) -> Option<std::net::SocketAddr> {
+        self.server().http_addr()
     }
 
     /// The running server (the same type the binary runs), for what this handle does not wrap.

@@ -6,5 +6,13 @@ pub use strata_metadata as metadata;
 pub use strata_storage as storage;
 pub use strata_tiering as tiering;
 
+/// Faults on demand ([`Broker::faults`]): typed faults to set on a running broker.
+pub mod faults {
+    pub use strata_broker::faults::{
+        ApiKey, Fault, FaultError, FaultKind, FaultTarget, Faults, RemoteOp, ResponseError,
+        SetFault,
+    };
+}
+
 mod embedded;
 pub use embedded::{Broker, Builder, Error};

@@ -85,6 +85,7 @@ pub struct Broker {
     cleaner: Option<Arc<LogCleaner>>,
     cancel: CancellationToken,
     metrics: Arc<BrokerMetrics>,
+    faults: crate::faults::Faults,
 }
 
 impl std::fmt::Debug for Broker {
@@ -185,12 +186,18 @@ impl Broker {
             cleaner,
             cancel,
             metrics: Arc::new(BrokerMetrics::default()),
+            faults: crate::faults::Faults::default(),
         }))
     }
 
     /// Request, byte and connection counters (`/metrics`).
     pub fn metrics(&self) -> &Arc<BrokerMetrics> {
         &self.metrics
+    }
+
+    /// Faults set on demand (`/api/v1/faults`); in memory only.
+    pub fn faults(&self) -> &crate::faults::Faults {
+        &self.faults
     }
 
     /// The broker config.

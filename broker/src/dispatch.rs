@@ -8,9 +8,12 @@ use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Decodable, Encodable};
 use tracing::Instrument;
 
+mod inject;
+
 use crate::broker::Broker;
 use crate::handler;
 use crate::versions;
+use inject::{Adjust, Injected};
 
 /// The codec's error text on one line (some end in a newline, which would split a log line).
 fn one_line(s: &str) -> String {
@@ -93,18 +96,44 @@ pub(crate) async fn handle(broker: &Arc<Broker>, mut body: Bytes) -> Result<Opti
 
     let span = tracing::debug_span!("request", api = ?api, version, correlation_id = header.correlation_id);
     let timer = broker.metrics().request_started(api);
-    let result = if versions::below_codec(api, version) {
-        // Kafka 3.9's oldest versions, below the codec's floor.
-        handler::legacy::handle(broker, api, version, header, body)
-            .instrument(span)
-            .await
+    // Faults on demand (`crate::faults`): the one injection point of the request path, one relaxed load when
+    // no fault is set.
+    let mut fault = if broker.faults().armed() {
+        inject::before(broker, api, version, &header, &body).await
     } else {
-        dispatch(broker, api, version, header, body)
-            .instrument(span)
-            .await
+        None
+    };
+    let result = match fault.as_mut().and_then(|f| f.response.take()) {
+        Some(injected) => injected,
+        // Kafka 3.9's oldest versions, below the codec's floor.
+        None if versions::below_codec(api, version) => {
+            handler::legacy::handle(broker, api, version, header, body)
+                .instrument(span)
+                .await
+        }
+        None => {
+            dispatch(broker, api, version, header, body, fault.as_ref())
+                .instrument(span)
+                .await
+        }
+    };
+    let result = match fault {
+        Some(f) if f.close => result.and_then(|_| Err(inject::close_reason(api))),
+        _ => result,
     };
     broker.metrics().request_done(timer, result.is_err());
     result
+}
+
+/// Applies what a fault changes in a served response (throttle time, an error on read-only APIs).
+fn adjust<R: Adjust>(broker: &Broker, resp: &mut R, fault: Option<&Injected>) {
+    let Some(f) = fault else { return };
+    if let Some(ms) = f.throttle_ms {
+        resp.set_throttle_ms(ms);
+    }
+    if let Some((code, topic, partition)) = &f.error_after {
+        resp.set_error(broker, *code, topic.as_deref(), *partition);
+    }
 }
 
 /// The one `match` over API keys.
@@ -114,11 +143,13 @@ async fn dispatch(
     version: i16,
     header: RequestHeader,
     mut body: Bytes,
+    fault: Option<&Injected>,
 ) -> Result<Option<Bytes>, Close> {
     macro_rules! call {
         ($req:ty, $handler:path) => {{
             let req: $req = decode(&mut body, version, api)?;
-            let resp = $handler(broker, &header, req).await;
+            let mut resp = $handler(broker, &header, req).await;
+            adjust(broker, &mut resp, fault);
             encode(&header, api, version, &resp).map(Some)
         }};
     }
@@ -129,7 +160,8 @@ async fn dispatch(
         ApiKey::Produce => {
             let req: ProduceRequest = decode(&mut body, version, api)?;
             let acks = req.acks;
-            let resp = handler::produce::handle(broker, &header, req).await;
+            let mut resp = handler::produce::handle(broker, &header, req).await;
+            adjust(broker, &mut resp, fault);
             if acks == 0 {
                 // No response, but like Kafka close the connection on any partition error so the client
                 // notices (it logs the disconnect and refreshes metadata) instead of losing records silently.

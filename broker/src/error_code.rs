@@ -176,6 +176,43 @@ pub fn name(code: i16) -> &'static str {
     }
 }
 
+/// Every Kafka error code the protocol defines (kafka-protocol's `ResponseError`), with its Kafka name
+/// (`NOT_LEADER_OR_FOLLOWER`): what a fault may answer with (`/api/v1/faults`).
+pub fn defined() -> impl Iterator<Item = (i16, String)> {
+    (-1..=i16::from(u8::MAX)).filter_map(|code| {
+        let e = kafka_protocol::ResponseError::try_from_code(code)?;
+        if matches!(e, kafka_protocol::ResponseError::Unknown(_)) {
+            return None;
+        }
+        Some((code, screaming_snake(&format!("{e:?}"))))
+    })
+}
+
+/// The code of a Kafka error named `name` (`NOT_LEADER_OR_FOLLOWER`, any case) or given as a number, if the
+/// protocol defines it (0, no error, is not one).
+pub fn by_name_or_number(name: &str) -> Option<(i16, String)> {
+    let name = name.trim();
+    match name.parse::<i16>() {
+        Ok(n) => defined().find(|(c, _)| *c == n),
+        Err(_) => {
+            let upper = name.to_ascii_uppercase();
+            defined().find(|(_, n)| *n == upper)
+        }
+    }
+}
+
+/// `NotLeaderOrFollower` -> `NOT_LEADER_OR_FOLLOWER`.
+fn screaming_snake(camel: &str) -> String {
+    let mut out = String::with_capacity(camel.len() + 8);
+    for (i, c) in camel.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_uppercase());
+    }
+    out
+}
+
 /// The Kafka error code for a broker error.
 pub fn code(err: &Error) -> i16 {
     match err {
@@ -681,6 +718,26 @@ mod tests {
         }
         assert_eq!(of::<(), Error>(&Ok(())), 0);
         assert_eq!(of_error::<Error>(None), 0);
+    }
+
+    /// Faults name codes as Kafka does (`NOT_LEADER_OR_FOLLOWER`), or by number; 0 and unknown ones are refused.
+    #[test]
+    fn codes_are_found_by_kafka_name_or_number() {
+        assert_eq!(
+            by_name_or_number("NOT_LEADER_OR_FOLLOWER"),
+            Some((6, "NOT_LEADER_OR_FOLLOWER".to_string()))
+        );
+        assert_eq!(
+            by_name_or_number("topic_authorization_failed").map(|c| c.0),
+            Some(29)
+        );
+        assert_eq!(
+            by_name_or_number("-1").map(|c| c.1),
+            Some("UNKNOWN_SERVER_ERROR".to_string())
+        );
+        assert_eq!(by_name_or_number("0"), None);
+        assert_eq!(by_name_or_number("NOT_A_KAFKA_ERROR"), None);
+        assert!(defined().all(|(c, n)| name(c) == n || name(c) == "UNKNOWN"));
     }
 
     /// Metric labels carry Kafka's error names (`kafka.network:type=RequestMetrics,name=ErrorsPerSec,error=…`).

@@ -21,6 +21,7 @@ mod connection_limits;
 mod dispatch;
 pub mod error;
 pub mod error_code;
+pub mod faults;
 pub mod group;
 pub mod handler;
 pub mod hooks;

@@ -1,6 +1,7 @@
 //! The `strata` binary: `strata [--config server.properties] [--override key=value]...` runs the broker;
 //! `strata remote ls --topic T` and `strata remote verify` inspect tiered storage while the broker is stopped
-//! (`ls` asks the running broker's `/api/v1/` when one serves the log dirs).
+//! (`ls` asks the running broker's `/api/v1/` when one serves the log dirs). `strata --ephemeral` keeps every byte
+//! (log dirs, the filesystem remote tier, metadata) in a temporary dir removed at exit.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -51,6 +52,10 @@ struct Args {
     /// Sets one property, overriding the file (repeatable): --override log.dirs=/tmp/data
     #[arg(long = "override", value_name = "KEY=VALUE", global = true)]
     overrides: Vec<String>,
+    /// Keeps all data (log dirs, the filesystem remote tier, metadata) in a temporary dir, printed at start and
+    /// removed at exit (SIGTERM, SIGINT): for CI service containers and experiments. Not with log.dirs/log.dir.
+    #[arg(long)]
+    ephemeral: bool,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -86,10 +91,14 @@ enum RemoteCommand {
 }
 
 /// Properties from the file, then the `KAFKA_*` environment (`env`), then `--override`s: a later source wins.
-fn load(
-    args: &Args,
-    env: impl IntoIterator<Item = (String, String)>,
-) -> anyhow::Result<(BrokerConfig, tiered::TieringConfig)> {
+/// The configs, and the temporary data dir of an `--ephemeral` run (removed when dropped).
+type Loaded = (
+    BrokerConfig,
+    tiered::TieringConfig,
+    Option<tempfile::TempDir>,
+);
+
+fn load(args: &Args, env: impl IntoIterator<Item = (String, String)>) -> anyhow::Result<Loaded> {
     let mut props: BTreeMap<String, String> = BTreeMap::new();
     if let Some(path) = &args.config {
         let f = std::fs::File::open(path)
@@ -115,9 +124,29 @@ fn load(
             .with_context(|| format!("--override {o:?}: expected key=value"))?;
         props.insert(k.trim().to_string(), v.trim().to_string());
     }
+    let temp = if args.ephemeral {
+        if let Some(k) = ["log.dirs", "log.dir"]
+            .into_iter()
+            .find(|k| props.contains_key(*k))
+        {
+            anyhow::bail!(
+                "--ephemeral keeps all data in a temporary dir removed at exit: it cannot be combined with {k}={} \
+                 (drop --ephemeral to keep data there, or drop {k})",
+                props[k]
+            );
+        }
+        let t = tempfile::Builder::new()
+            .prefix("strata-ephemeral-")
+            .tempdir()
+            .context("creating the --ephemeral data dir")?;
+        props.insert("log.dirs".into(), t.path().display().to_string());
+        Some(t)
+    } else {
+        None
+    };
     let (mut broker, tiering) = tiered::configs_from_properties(&props)?;
     broker.cluster_id = cluster_id;
-    Ok((broker, tiering))
+    Ok((broker, tiering, temp))
 }
 
 async fn shutdown_signal() {
@@ -284,13 +313,25 @@ fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let (config, tiering) = match load(&args, std::env::vars()) {
+    let (config, tiering, ephemeral) = match load(&args, std::env::vars()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("strata: {e:#}");
             std::process::exit(2);
         }
     };
+    if let Some(t) = &ephemeral {
+        if args.command.is_some() {
+            eprintln!(
+                "strata: --ephemeral runs the broker; the remote commands read existing data"
+            );
+            std::process::exit(2);
+        }
+        eprintln!(
+            "strata: ephemeral run: all data in {} (removed at exit)",
+            t.path().display()
+        );
+    }
     config.log_startup_notes();
     let rt = runtime()?;
     if let Some(Command::Remote { command }) = args.command {
@@ -307,6 +348,7 @@ fn main() -> anyhow::Result<()> {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("strata: {e}");
+                drop(ephemeral);
                 std::process::exit(1);
             }
         };
@@ -326,7 +368,15 @@ fn main() -> anyhow::Result<()> {
             startup_ms = started.elapsed().as_millis() as u64,
             "strata ready: bootstrap.servers={host}:{port}"
         );
-        server.run_until(shutdown_signal()).await?;
+        let stopped = server.run_until(shutdown_signal()).await;
+        if let Some(t) = ephemeral {
+            let dir = t.path().display().to_string();
+            match t.close() {
+                Ok(()) => info!(dir = %dir, "ephemeral data dir removed"),
+                Err(e) => eprintln!("strata: removing the ephemeral data dir {dir}: {e}"),
+            }
+        }
+        stopped?;
         info!("strata stopped cleanly");
         anyhow::Ok(())
     })

@@ -16,6 +16,7 @@
 //! | `kafka_server_brokertopicmetrics_failedfetchrequests_total{topic}` | `…name=FailedFetchRequestsPerSec` |
 //! | `kafka_server_socketservermetrics_connection_count{listener}` | `kafka.server:type=socket-server-metrics,name=connection-count` |
 //! | `kafka_server_socketservermetrics_connection_creation_total{listener}` | `…connection-creation-total` |
+//! | `strata_faults_injected_total{api,kind}` | (strata's own) faults injected on demand ([`crate::faults`]); `api` is a Kafka API name or `remote_copy` / `remote_fetch` / `remote_delete` |
 //!
 //! Per-topic counters live here (not in a `prometheus-client` family) so that `/metrics` leaves out topics that
 //! no longer exist: a deleted topic's series disappear.
@@ -60,6 +61,15 @@ pub struct ListenerLabels {
     pub listener: String,
 }
 
+/// The `api` and `kind` labels of injected faults.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct FaultLabels {
+    /// Kafka's request name, or `remote_copy` / `remote_fetch` / `remote_delete`.
+    pub api: String,
+    /// `error`, `latency`, `close_connection`, `throttle`, `outage`.
+    pub kind: String,
+}
+
 /// Running totals of one topic (Kafka's `BrokerTopicMetrics`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TopicCounters {
@@ -88,6 +98,7 @@ pub struct BrokerMetrics {
     latency: Family<RequestLabels, Histogram, fn() -> Histogram>,
     connections: Family<ListenerLabels, Gauge>,
     connections_created: Family<ListenerLabels, Counter>,
+    faults_injected: Family<FaultLabels, Counter>,
     topics: Mutex<HashMap<String, TopicCounters>>,
 }
 
@@ -99,6 +110,7 @@ impl Default for BrokerMetrics {
             latency: Family::new_with_constructor(latency_histogram),
             connections: Family::default(),
             connections_created: Family::default(),
+            faults_injected: Family::default(),
             topics: Mutex::new(HashMap::new()),
         }
     }
@@ -251,6 +263,26 @@ impl BrokerMetrics {
             .map_or(0, |c| c.get())
     }
 
+    /// Counts one injected fault.
+    pub fn fault_injected(&self, api: &str, kind: &str) {
+        self.faults_injected
+            .get_or_create(&FaultLabels {
+                api: api.to_string(),
+                kind: kind.to_string(),
+            })
+            .inc();
+    }
+
+    /// Faults injected so far on `api` of `kind`.
+    pub fn faults_injected(&self, api: &str, kind: &str) -> u64 {
+        self.faults_injected
+            .get(&FaultLabels {
+                api: api.to_string(),
+                kind: kind.to_string(),
+            })
+            .map_or(0, |c| c.get())
+    }
+
     /// Registers the request and connection families on `registry` (the per-topic counters are encoded by the
     /// caller from [`topic_totals`](Self::topic_totals)).
     pub fn register(&self, registry: &mut Registry) {
@@ -279,6 +311,11 @@ impl BrokerMetrics {
             "kafka_server_socketservermetrics_connection_creation",
             "Client connections accepted, per listener.",
             self.connections_created.clone(),
+        );
+        registry.register(
+            "strata_faults_injected",
+            "Faults injected on demand (/api/v1/faults), per API and kind.",
+            self.faults_injected.clone(),
         );
     }
 }

@@ -375,6 +375,15 @@ impl Server {
                 return Err(e);
             }
         };
+        if let Some(t) = &tiering {
+            // Remote-tier faults on demand, counted with the request-path ones.
+            let remote = t.remote_faults().clone();
+            let metrics = broker.metrics().clone();
+            remote.on_injected(Box::new(move |op, kind| {
+                metrics.fault_injected(&format!("remote_{}", op.name()), kind.name())
+            }));
+            broker.faults().set_remote(remote);
+        }
         // Stopped by the root token, which shutdown cancels before the logs are flushed.
         cleaner::start(&log_cleaner, &tasks, root.child_token());
         let http = match http_listener {

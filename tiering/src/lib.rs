@@ -27,7 +27,7 @@
 //!
 //! Configuration keys, defaults and checks: [`RsmConfig`]. Object layout: [`key`] (keys) and [`manifest`]
 //! (the `.rsm-manifest`, `.log` and `.indexes` layouts); chunk encryption: [`crypto`]. Test support
-//! (conformance suite, `FaultyStore`, `InFlightStore`): `testing`, behind the `testing` feature (tests and
+//! (conformance suite, `InFlightStore`, re-exports of [`faults`]): `testing`, behind the `testing` feature (tests and
 //! benchmarks only, never in the broker's binary).
 #![warn(missing_docs)]
 
@@ -36,6 +36,7 @@ mod config;
 pub mod crypto;
 mod custom;
 mod error;
+pub mod faults;
 pub mod key;
 pub mod manifest;
 pub mod rlm;

@@ -11,6 +11,7 @@
 //! | `GET groups` | consumer groups with members and lag per partition |
 //! | `GET topics/{t}/partitions/{p}/records?offset=&limit=` | records (tail: the last `limit` when no offset) |
 //! | `POST topics/{t}/produce` `{"partition":0,"key":"k","value":"v"}` | appends one record: its offset |
+//! | `GET`/`POST`/`DELETE faults`, `DELETE faults/{id}` | faults on demand ([`super::faults`]) |
 //!
 //! Segment states: `active` (the segment being written), `local` (rolled, not in remote storage), `copying`
 //! (`COPY_SEGMENT_STARTED`), `local+remote` (copied, still local), `remote` (copied, local copy deleted),
@@ -91,6 +92,7 @@ pub fn route(ctx: &HttpContext, method: &Method, path: &str, query: &str, body: 
     let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
     let get = method == Method::GET || method == Method::HEAD;
     let result = match (get, method == Method::POST, segs.as_slice()) {
+        (_, _, ["faults", rest @ ..]) => super::faults::route(ctx, method, rest, body),
         (true, _, ["overview"]) => Ok(overview(ctx)),
         (true, _, ["topics"]) => topics(ctx, &p),
         (true, _, ["topics", t, "partitions"]) => partitions(ctx, t, &p),

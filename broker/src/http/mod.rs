@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod client;
+pub mod faults;
 pub mod metrics;
 
 use std::convert::Infallible;

@@ -31,6 +31,7 @@ use strata_metadata::{
     TopicBasedRemoteLogMetadataManager, REMOTE_LOG_METADATA_TOPIC_NAME,
 };
 use strata_storage::{LogManager, TopicPartition, UnifiedLog};
+use strata_tiering::faults::{FaultyStore, RemoteFaults};
 use strata_tiering::rlm::{
     ConfigChangeAction, MeteredStore, RemoteLogMetrics, RemoteReadRequest, TopicRemoteConfig,
 };
@@ -138,6 +139,7 @@ pub struct Tiering {
     cancel: CancellationToken,
     tasks: TaskTracker,
     broker_id: i32,
+    remote_faults: Arc<RemoteFaults>,
 }
 
 impl std::fmt::Debug for Tiering {
@@ -342,9 +344,14 @@ impl Tiering {
         )??;
 
         let metrics = Arc::new(RemoteLogMetrics::default());
-        let store = Arc::new(MeteredStore::new(
-            build_store(&config.rsm)?,
-            metrics.clone(),
+        // Faults on demand of the remote tier (`/api/v1/faults`) sit under the RSM, above the metered store.
+        let remote_faults = Arc::new(RemoteFaults::default());
+        let store = Arc::new(FaultyStore::with_faults(
+            Arc::new(MeteredStore::new(
+                build_store(&config.rsm)?,
+                metrics.clone(),
+            )),
+            remote_faults.clone(),
         ));
         let rsm = Arc::new(ObjectStoreRsm::with_store(config.rsm.clone(), store)?);
         rsm.validate_connectivity().await?;
@@ -396,6 +403,7 @@ impl Tiering {
             cancel,
             tasks,
             broker_id: node_id,
+            remote_faults,
         }))
     }
 
@@ -407,6 +415,11 @@ impl Tiering {
     /// The remote log metadata manager.
     pub fn rlmm(&self) -> &Arc<TopicBasedRemoteLogMetadataManager> {
         &self.rlmm
+    }
+
+    /// The faults set on demand on the remote tier (applied under the RSM).
+    pub fn remote_faults(&self) -> &Arc<RemoteFaults> {
+        &self.remote_faults
     }
 
     /// The remote storage manager.

@@ -3,7 +3,6 @@
 //! ([`InFlightStore`]), helpers that write a segment's local files, and the GCS and Azure emulators ([`emulator`]).
 mod conformance;
 pub mod emulator;
-mod faulty;
 mod gcs_shim;
 mod inflight;
 
@@ -16,7 +15,7 @@ use strata_metadata::{
 };
 
 pub use conformance::rsm_conformance;
-pub use faulty::{Fault, FaultyStore, Op};
+pub use crate::faults::{Fault, FaultyStore, Op};
 pub use inflight::InFlightStore;
 
 use crate::rsm::LogSegmentData;
