@@ -42,6 +42,7 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::TxnOffsetCommit, 0, 4),
     (ApiKey::DescribeTransactions, 0, 0),
     (ApiKey::ListTransactions, 0, 1),
+    (ApiKey::DescribeProducers, 0, 0),
     // Advertised on every listener, as Kafka does; served before authentication on SASL listeners
     // (crate::security::sasl), answered ILLEGAL_SASL_STATE elsewhere and once authenticated.
     (ApiKey::SaslHandshake, 0, 1),
