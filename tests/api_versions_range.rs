@@ -99,6 +99,14 @@ fn default_body(api: ApiKey, version: i16) -> Option<Vec<u8>> {
             ApiKey::ListOffsets => Some(&[0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]),
             // resources []
             ApiKey::DescribeConfigs => Some(&[0, 0, 0, 0]),
+            // group_id "", topics []
+            ApiKey::OffsetCommit | ApiKey::OffsetFetch => Some(&[0, 0, 0, 0, 0, 0]),
+            // topics [] / topic_names [], timeout_ms
+            ApiKey::CreateTopics | ApiKey::DeleteTopics => Some(&[0, 0, 0, 0, 0, 0, 0x13, 0x88]),
+            // topics []
+            ApiKey::OffsetForLeaderEpoch => Some(&[0, 0, 0, 0]),
+            // topics null (all)
+            ApiKey::DescribeLogDirs => Some(&[0xff, 0xff, 0xff, 0xff]),
             _ => None,
         };
         if let Some(b) = legacy {
@@ -132,6 +140,7 @@ fn default_body(api: ApiKey, version: i16) -> Option<Vec<u8>> {
         ApiKey::ListGroups => enc!(ListGroupsRequest),
         ApiKey::DescribeGroups => enc!(DescribeGroupsRequest),
         ApiKey::DeleteGroups => enc!(DeleteGroupsRequest),
+        ApiKey::DescribeProducers => enc!(DescribeProducersRequest),
         _ => None,
     }
 }

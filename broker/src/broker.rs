@@ -363,6 +363,11 @@ impl Broker {
             .set_dynamic_configs(scope, values, validate_only)
     }
 
+    /// See [`TopicManager::add_reconfigurable`].
+    pub fn add_reconfigurable(&self, r: Arc<dyn crate::topics::dynamic::Reconfigurable>) {
+        self.topics.add_reconfigurable(r)
+    }
+
     /// See [`TopicManager::set_topic_configs`]. Blocking.
     pub fn set_topic_configs(
         &self,

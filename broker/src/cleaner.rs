@@ -3,7 +3,8 @@
 //! the server's root token is cancelled (before the logs are flushed), and its Kafka metrics for `/metrics`
 //! ([`CleanerCollector`]).
 
-use std::sync::Arc;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
 
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
@@ -11,13 +12,15 @@ use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
 
-use strata_storage::{CleanerMetrics, LogCleaner, LogManager};
+use strata_storage::config_def::Value;
+use strata_storage::{CleanerConfig, CleanerMetrics, LogCleaner, LogManager};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{info, warn};
 
 use crate::config::BrokerConfig;
 use crate::error::Result;
+use crate::topics::dynamic::{as_i64, value_or, Reconfigurable};
 
 /// Builds the cleaner over the opened `logs` (its config was validated with the broker's).
 pub fn open(config: &BrokerConfig, logs: &Arc<LogManager>) -> Result<Arc<LogCleaner>> {
@@ -29,24 +32,25 @@ pub fn open(config: &BrokerConfig, logs: &Arc<LogManager>) -> Result<Arc<LogClea
 
 /// Runs `cleaner` on its configured number of threads (blocking tasks on `tasks`) until `cancel` is cancelled,
 /// which calls [`LogCleaner::shutdown`]: a cleaning in progress stops at its next check and leaves the old
-/// segments. Nothing runs with `log.cleaner.enable=false`.
-pub fn start(cleaner: &Arc<LogCleaner>, tasks: &TaskTracker, cancel: CancellationToken) {
+/// segments. Nothing runs with `log.cleaner.enable=false`. Returns the cleaner's [`Reconfigurable`] (its
+/// `log.cleaner.*` keys change at run time, threads included), `None` when it is off.
+pub fn start(
+    cleaner: &Arc<LogCleaner>,
+    tasks: &TaskTracker,
+    cancel: CancellationToken,
+) -> Option<Arc<CleanerThreads>> {
     let config = cleaner.config();
     if !config.enable {
         info!("log cleaner off (log.cleaner.enable=false): compacted topics are not compacted");
-        return;
+        return None;
     }
-    for thread in 0..config.threads {
-        let c = cleaner.clone();
-        tasks.spawn_blocking(move || {
-            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| c.run())).is_err() {
-                warn!(
-                    thread,
-                    "log cleaner thread panicked; compaction stopped on this thread"
-                );
-            }
-        });
-    }
+    let threads = Arc::new(CleanerThreads {
+        cleaner: cleaner.clone(),
+        statics: config.clone(),
+        tasks: tasks.clone(),
+        running: Arc::new(Mutex::new(BTreeSet::new())),
+    });
+    threads.spawn_missing(config.threads);
     let c = cleaner.clone();
     tasks.spawn(async move {
         cancel.cancelled().await;
@@ -58,6 +62,116 @@ pub fn start(cleaner: &Arc<LogCleaner>, tasks: &TaskTracker, cancel: Cancellatio
         backoff_ms = config.backoff_ms,
         "log cleaner started"
     );
+    Some(threads)
+}
+
+/// The running cleaner threads and the static cleaner config, for the dynamic `log.cleaner.*` keys (Kafka's
+/// `LogCleaner.ReconfigurableConfigs`).
+#[derive(Debug)]
+pub struct CleanerThreads {
+    cleaner: Arc<LogCleaner>,
+    statics: CleanerConfig,
+    tasks: TaskTracker,
+    /// Indexes of the threads running [`LogCleaner::run_thread`].
+    running: Arc<Mutex<BTreeSet<usize>>>,
+}
+
+impl CleanerThreads {
+    /// Starts the threads of index below `threads` that are not running.
+    fn spawn_missing(&self, threads: usize) {
+        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        for thread in 0..threads {
+            if !running.insert(thread) {
+                continue;
+            }
+            let c = self.cleaner.clone();
+            let r = self.running.clone();
+            self.tasks.spawn_blocking(move || {
+                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| c.run_thread(thread)))
+                    .is_err()
+                {
+                    warn!(
+                        thread,
+                        "log cleaner thread panicked; compaction stopped on this thread"
+                    );
+                }
+                r.lock().unwrap_or_else(|p| p.into_inner()).remove(&thread);
+            });
+        }
+    }
+
+    /// The cleaner config `values` (dynamic broker configs) make of the static one, validated.
+    fn config_of(&self, values: &BTreeMap<String, String>) -> Result<CleanerConfig> {
+        let s = &self.statics;
+        let mut c = s.clone();
+        let positive = |n: i64| u64::try_from(n).ok();
+        c.threads = value_or(values, "log.cleaner.threads", s.threads, |v| {
+            as_i64(v).and_then(|n| usize::try_from(n).ok())
+        })?;
+        c.dedupe_buffer_size = value_or(
+            values,
+            "log.cleaner.dedupe.buffer.size",
+            s.dedupe_buffer_size,
+            |v| as_i64(v).and_then(positive),
+        )?;
+        c.io_buffer_size = value_or(
+            values,
+            "log.cleaner.io.buffer.size",
+            s.io_buffer_size,
+            |v| as_i64(v).and_then(|n| usize::try_from(n).ok()),
+        )?;
+        c.io_buffer_load_factor = value_or(
+            values,
+            "log.cleaner.io.buffer.load.factor",
+            s.io_buffer_load_factor,
+            as_f64,
+        )?;
+        c.io_max_bytes_per_second = value_or(
+            values,
+            "log.cleaner.io.max.bytes.per.second",
+            s.io_max_bytes_per_second,
+            as_f64,
+        )?;
+        c.backoff_ms = value_or(values, "log.cleaner.backoff.ms", s.backoff_ms, |v| {
+            as_i64(v).and_then(positive)
+        })?;
+        c.validate()?;
+        Ok(c)
+    }
+}
+
+fn as_f64(v: Value) -> Option<f64> {
+    match v {
+        Value::Double(d) => Some(d),
+        v => as_i64(v).map(|n| n as f64),
+    }
+}
+
+impl Reconfigurable for CleanerThreads {
+    fn keys(&self) -> &'static [&'static str] {
+        &[
+            "log.cleaner.threads",
+            "log.cleaner.dedupe.buffer.size",
+            "log.cleaner.io.buffer.size",
+            "log.cleaner.io.buffer.load.factor",
+            "log.cleaner.io.max.bytes.per.second",
+            "log.cleaner.backoff.ms",
+        ]
+    }
+
+    fn validate(&self, values: &BTreeMap<String, String>) -> Result<()> {
+        self.config_of(values).map(|_| ())
+    }
+
+    /// Applies at once: fewer threads return after their current cleaning, more are started.
+    fn reconfigure(&self, values: &BTreeMap<String, String>) -> Result<()> {
+        let config = self.config_of(values)?;
+        let threads = config.threads;
+        self.cleaner.reconfigure(config)?;
+        self.spawn_missing(threads);
+        info!(threads, "log cleaner reconfigured");
+        Ok(())
+    }
 }
 
 /// Encodes the cleaner's metrics (read at each scrape) under the names the Strimzi JMX-exporter rules give

@@ -1,17 +1,21 @@
 //! Bounds on connections as a whole: the open connections by client IP (`max.connections.per.ip`,
 //! `max.connections.per.ip.overrides`), which of them is idle and for how long (so the longest-idle one can make
 //! room at `max.connections`), and the request bytes being read across all of them (`queued.max.request.bytes`).
+//! The three connection limits change at run time (Kafka's `SocketServer.ReconfigurableConfigs`, through the
+//! dynamic broker configs: [`Connections`] is a [`Reconfigurable`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::BrokerConfig;
+use crate::config::{listeners::parse_ip_overrides, BrokerConfig};
+use crate::error::{Error, Result};
+use crate::topics::dynamic::{as_i64, value_or, Reconfigurable};
 
 /// What the registry and the connection's own task share about one connection.
 #[derive(Debug)]
@@ -66,10 +70,22 @@ struct Inner {
 pub(crate) struct Connections {
     inner: Mutex<Inner>,
     epoch: Instant,
-    per_ip: usize,
-    per_ip_overrides: BTreeMap<IpAddr, usize>,
+    /// The limits in force (the static ones with the dynamic broker configs applied).
+    limits: RwLock<Limits>,
+    /// The limits of the static config.
+    statics: Limits,
+    /// `max.connections` as permits, one per open connection.
+    max_connections: Arc<Semaphore>,
     /// `queued.max.request.bytes` as a byte semaphore; `None` when unbounded (-1).
     request_bytes: Option<Arc<Semaphore>>,
+}
+
+/// The connection limits AlterConfigs may change at run time.
+#[derive(Debug, Clone, PartialEq)]
+struct Limits {
+    max: usize,
+    per_ip: usize,
+    per_ip_overrides: BTreeMap<IpAddr, usize>,
 }
 
 /// A registered connection; dropping it unregisters it.
@@ -112,12 +128,52 @@ impl Connections {
         let request_bytes = usize::try_from(config.queued_max_request_bytes)
             .ok()
             .map(|n| Arc::new(Semaphore::new(n.min(Semaphore::MAX_PERMITS))));
+        let statics = Limits {
+            max: config.max_connections,
+            per_ip: config.max_connections_per_ip,
+            per_ip_overrides: config.max_connections_per_ip_overrides.clone(),
+        };
         Arc::new(Connections {
             inner: Mutex::new(Inner::default()),
             epoch: Instant::now(),
-            per_ip: config.max_connections_per_ip,
-            per_ip_overrides: config.max_connections_per_ip_overrides.clone(),
+            max_connections: Arc::new(Semaphore::new(statics.max.min(Semaphore::MAX_PERMITS))),
+            limits: RwLock::new(statics.clone()),
+            statics,
             request_bytes,
+        })
+    }
+
+    /// `max.connections` as a semaphore: a connection is served while it holds a permit.
+    pub(crate) fn max_connections(&self) -> &Arc<Semaphore> {
+        &self.max_connections
+    }
+
+    /// `max.connections` in force.
+    pub(crate) fn max(&self) -> usize {
+        self.limits.read().unwrap_or_else(|p| p.into_inner()).max
+    }
+
+    /// The limits `values` (dynamic broker configs) make of the static ones.
+    fn limits_of(&self, values: &BTreeMap<String, String>) -> Result<Limits> {
+        let count = |n: i64| usize::try_from(n).ok().filter(|n| *n >= 1);
+        let max = value_or(values, "max.connections", self.statics.max, |v| {
+            as_i64(v).and_then(count)
+        })?;
+        let per_ip = value_or(values, "max.connections.per.ip", self.statics.per_ip, |v| {
+            as_i64(v).and_then(count)
+        })?;
+        let per_ip_overrides = match values.get("max.connections.per.ip.overrides") {
+            None => self.statics.per_ip_overrides.clone(),
+            Some(raw) => parse_ip_overrides(raw).map_err(|reason| Error::InvalidConfig {
+                key: "max.connections.per.ip.overrides".into(),
+                value: raw.clone(),
+                reason,
+            })?,
+        };
+        Ok(Limits {
+            max: max.min(Semaphore::MAX_PERMITS),
+            per_ip,
+            per_ip_overrides,
         })
     }
 
@@ -127,10 +183,12 @@ impl Connections {
 
     /// The limit of connections from `ip`.
     pub(crate) fn limit_for(&self, ip: IpAddr) -> usize {
-        self.per_ip_overrides
+        let limits = self.limits.read().unwrap_or_else(|p| p.into_inner());
+        limits
+            .per_ip_overrides
             .get(&ip)
             .copied()
-            .unwrap_or(self.per_ip)
+            .unwrap_or(limits.per_ip)
     }
 
     /// Registers a connection from `ip`, or `Err(limit)` if `ip` already has its limit of connections.
@@ -180,6 +238,53 @@ impl Connections {
             }
             None => false,
         }
+    }
+}
+
+impl Reconfigurable for Connections {
+    fn keys(&self) -> &'static [&'static str] {
+        &[
+            "max.connections",
+            "max.connections.per.ip",
+            "max.connections.per.ip.overrides",
+        ]
+    }
+
+    fn validate(&self, values: &BTreeMap<String, String>) -> Result<()> {
+        self.limits_of(values).map(|_| ())
+    }
+
+    /// New limits apply to the next connection accepted; open connections stay (as Kafka). A lower
+    /// `max.connections` takes the permits back as connections close.
+    fn reconfigure(&self, values: &BTreeMap<String, String>) -> Result<()> {
+        let new = self.limits_of(values)?;
+        let old = std::mem::replace(
+            &mut *self.limits.write().unwrap_or_else(|p| p.into_inner()),
+            new.clone(),
+        );
+        if new.max > old.max {
+            self.max_connections.add_permits(new.max - old.max);
+        } else if new.max < old.max {
+            let excess = old.max - new.max;
+            let missing = excess - self.max_connections.forget_permits(excess);
+            if missing > 0 {
+                let sem = self.max_connections.clone();
+                let handle = tokio::runtime::Handle::try_current()
+                    .map_err(|e| Error::io("lowering max.connections", std::io::Error::other(e)))?;
+                handle.spawn(async move {
+                    if let Ok(p) = sem.acquire_many_owned(missing as u32).await {
+                        p.forget();
+                    }
+                });
+            }
+        }
+        tracing::info!(
+            max = new.max,
+            per_ip = new.per_ip,
+            overrides = new.per_ip_overrides.len(),
+            "connection limits changed"
+        );
+        Ok(())
     }
 }
 

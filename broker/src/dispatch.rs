@@ -259,6 +259,12 @@ async fn dispatch(
                 handler::describe_transactions::list
             )
         }
+        ApiKey::DescribeProducers => {
+            call!(
+                DescribeProducersRequest,
+                handler::describe_producers::handle
+            )
+        }
         other => Err(format!(
             "{other:?} is listed as supported but has no handler"
         )),
@@ -326,6 +332,7 @@ pub(crate) fn decode_only(mut body: Bytes) -> bool {
         ApiKey::TxnOffsetCommit => dec!(TxnOffsetCommitRequest),
         ApiKey::DescribeTransactions => dec!(DescribeTransactionsRequest),
         ApiKey::ListTransactions => dec!(ListTransactionsRequest),
+        ApiKey::DescribeProducers => dec!(DescribeProducersRequest),
         _ => false,
     }
 }

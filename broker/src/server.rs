@@ -25,7 +25,6 @@ use std::time::Duration;
 
 use strata_storage::{LogManager, LogManagerConfig};
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{error, info, warn};
@@ -62,8 +61,9 @@ async fn run(
 ) {
     let cancel = broker.cancel_token();
     let tracker = TaskTracker::new();
-    let limit = Arc::new(Semaphore::new(broker.config().max_connections));
     let conns = Connections::new(broker.config());
+    let limit = conns.max_connections().clone();
+    broker.add_reconfigurable(conns.clone());
     spawn_maintenance(&broker, &tracker, cancel.clone());
 
     loop {
@@ -104,7 +104,7 @@ async fn run(
             Err(_) => None,
         };
         let Some(permit) = permit else {
-            warn!(%peer, max = broker.config().max_connections,
+            warn!(%peer, max = conns.max(),
                 "rejected connection: max.connections reached and no connection is idle");
             continue;
         };
@@ -385,7 +385,9 @@ impl Server {
             broker.faults().set_remote(remote);
         }
         // Stopped by the root token, which shutdown cancels before the logs are flushed.
-        cleaner::start(&log_cleaner, &tasks, root.child_token());
+        if let Some(threads) = cleaner::start(&log_cleaner, &tasks, root.child_token()) {
+            broker.add_reconfigurable(threads);
+        }
         let http = match http_listener {
             Some(addr) => {
                 let ctx = Arc::new(HttpContext::new(broker.clone(), tiering.clone()));

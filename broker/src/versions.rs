@@ -2,16 +2,15 @@
 
 use kafka_protocol::messages::ApiKey;
 
-/// (API, lowest version, highest version) the broker answers. Floors are `kafka-protocol`'s (Kafka 4.0's, KIP-896),
-/// except Kafka 3.9's older versions of Produce, Fetch, ListOffsets and DescribeConfigs, which
-/// `crate::handler::legacy` answers.
+/// (API, lowest version, highest version) the broker answers. Floors are Kafka 3.9's: `kafka-protocol`'s (Kafka
+/// 4.0's, KIP-896) except the older versions in [`BELOW_CODEC`], which `crate::handler::legacy` answers.
 pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::Produce, 0, 13),
     (ApiKey::Fetch, 0, 18),
     (ApiKey::ListOffsets, 0, 10),
     (ApiKey::Metadata, 0, 13),
-    (ApiKey::OffsetCommit, 2, 9),
-    (ApiKey::OffsetFetch, 1, 9),
+    (ApiKey::OffsetCommit, 0, 9),
+    (ApiKey::OffsetFetch, 0, 9),
     (ApiKey::FindCoordinator, 0, 6),
     (ApiKey::JoinGroup, 0, 9),
     (ApiKey::Heartbeat, 0, 4),
@@ -20,18 +19,18 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DescribeGroups, 0, 6),
     (ApiKey::ListGroups, 0, 5),
     (ApiKey::ApiVersions, 0, 4),
-    (ApiKey::CreateTopics, 2, 7),
-    (ApiKey::DeleteTopics, 1, 6),
+    (ApiKey::CreateTopics, 0, 7),
+    (ApiKey::DeleteTopics, 0, 6),
     (ApiKey::DeleteRecords, 0, 2),
     (ApiKey::InitProducerId, 0, 5),
-    (ApiKey::OffsetForLeaderEpoch, 2, 4),
+    (ApiKey::OffsetForLeaderEpoch, 0, 4),
     (ApiKey::DescribeConfigs, 0, 4),
     (ApiKey::AlterConfigs, 0, 2),
     (ApiKey::CreatePartitions, 0, 3),
     (ApiKey::DeleteGroups, 0, 2),
     (ApiKey::IncrementalAlterConfigs, 0, 1),
     (ApiKey::DescribeCluster, 0, 2),
-    (ApiKey::DescribeLogDirs, 1, 4),
+    (ApiKey::DescribeLogDirs, 0, 4),
     (ApiKey::OffsetDelete, 0, 0),
     (ApiKey::ConsumerGroupHeartbeat, 0, 1),
     (ApiKey::ConsumerGroupDescribe, 0, 1),
@@ -43,6 +42,7 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::TxnOffsetCommit, 0, 4),
     (ApiKey::DescribeTransactions, 0, 0),
     (ApiKey::ListTransactions, 0, 1),
+    (ApiKey::DescribeProducers, 0, 0),
     // Advertised on every listener, as Kafka does; served before authentication on SASL listeners
     // (crate::security::sasl), answered ILLEGAL_SASL_STATE elsewhere and once authenticated.
     (ApiKey::SaslHandshake, 0, 1),
@@ -52,12 +52,21 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
 ];
 
 /// APIs whose Kafka 3.9 versions below the codec's floor (the version given here) strata answers itself
-/// (`crate::handler::legacy`): Produce v0-2, Fetch v0-3, ListOffsets v0, DescribeConfigs v0.
+/// (`crate::handler::legacy`): every version KIP-896 removed in Kafka 4.0 of an API strata serves — Produce v0-2,
+/// Fetch v0-3, ListOffsets v0, OffsetCommit v0-1, OffsetFetch v0, CreateTopics v0-1, DeleteTopics v0,
+/// OffsetForLeaderEpoch v0-1, DescribeConfigs v0, DescribeLogDirs v0. (KIP-896's other removals — ACLs,
+/// delegation tokens, AlterReplicaLogDirs — are of APIs strata does not serve at all.)
 pub const BELOW_CODEC: &[(ApiKey, i16)] = &[
     (ApiKey::Produce, 3),
     (ApiKey::Fetch, 4),
     (ApiKey::ListOffsets, 1),
+    (ApiKey::OffsetCommit, 2),
+    (ApiKey::OffsetFetch, 1),
+    (ApiKey::CreateTopics, 2),
+    (ApiKey::DeleteTopics, 1),
+    (ApiKey::OffsetForLeaderEpoch, 2),
     (ApiKey::DescribeConfigs, 1),
+    (ApiKey::DescribeLogDirs, 1),
 ];
 
 /// Whether `version` of `key` is below the codec's floor and answered by `crate::handler::legacy`.
@@ -95,6 +104,20 @@ mod tests {
             assert!(
                 *lo >= floor && *hi <= range.max && lo <= hi,
                 "{key:?} {lo}..{hi} vs {range}"
+            );
+        }
+    }
+
+    /// Kafka 3.9's oldest version of every API strata serves (its `<Api>Request.json` `validVersions`): 0 for
+    /// all of them, so every one must be answered from v0.
+    #[test]
+    fn every_api_starts_at_kafka_3_9s_oldest_version() {
+        for (key, lo, _) in SUPPORTED {
+            assert_eq!(*lo, 0, "{key:?} refuses Kafka 3.9's v0");
+            let codec = key.valid_versions().min;
+            assert!(
+                codec == 0 || BELOW_CODEC.contains(&(*key, codec)),
+                "{key:?} v0..{codec} is below the codec and not in BELOW_CODEC"
             );
         }
     }

@@ -72,5 +72,6 @@ pub use index::{OffsetIndex, TimeIndex};
 pub use log::{FetchDataInfo, LogAppendInfo, RollListener, RolledSegment, UnifiedLog};
 pub use manager::LogManager;
 pub use partition::{TopicIdPartition, TopicPartition};
+pub use producer::ActiveProducer;
 pub use record::{RecordBatch, RecordBatchBuilder, MAX_DECOMPRESSED_RECORDS_BYTES};
 pub use segment::LogSegment;

@@ -15,7 +15,7 @@ use crate::error::Error;
 use crate::error_code;
 use crate::tiered::TIERING_KEYS;
 use crate::topic_config::{self, TOPIC_CONFIG};
-use crate::topics::dynamic::dynamic_key;
+use crate::topics::dynamic::{dynamic_key, is_dynamic};
 use crate::topics::{DynamicConfigs, Scope};
 use strata_metadata::RLMM_CONFIG;
 use strata_storage::config_def::{ConfigKey, Effect, Type, Value};
@@ -178,7 +178,7 @@ fn broker_entries<'a>(
             let e = DescribeConfigsResourceResult::default()
                 .with_name(sb(k.name))
                 .with_value(value.map(sb))
-                .with_read_only(dynamic_key(k.name).is_none())
+                .with_read_only(!is_dynamic(k.name))
                 .with_is_sensitive(k.sensitive())
                 .with_config_source(source);
             want.finish(e, syn, k.ty, &doc)
@@ -235,7 +235,7 @@ fn synonym_entries<'a>(
             let e = DescribeConfigsResourceResult::default()
                 .with_name(sb(s.name))
                 .with_value(value.map(sb))
-                .with_read_only(dynamic_key(s.name).is_none())
+                .with_read_only(!is_dynamic(s.name))
                 .with_is_sensitive(false)
                 .with_config_source(source);
             let doc = format!("{} (in the unit of {}; see {})", k.doc, s.name, k.name);
@@ -350,6 +350,35 @@ fn topic_entry(
     want.finish(e, syn, k.ty, k.doc)
 }
 
+/// The cluster-wide default BROKER resource (name `""`), as Kafka's `ConfigHelper` answers it: only the dynamic
+/// defaults set (DYNAMIC_DEFAULT_BROKER_CONFIG), each under the name it was set with, secrets null.
+fn cluster_default_entries(
+    broker: &Broker,
+    keys: &Option<Vec<kafka_protocol::protocol::StrBytes>>,
+    want: Want,
+) -> Vec<DescribeConfigsResourceResult> {
+    broker
+        .dynamic_configs()
+        .default
+        .iter()
+        .filter(|(name, _)| wanted(keys, name))
+        .map(|(name, value)| {
+            let key = crate::config::BROKER_DEF.key(name);
+            let sensitive = key.is_some_and(|k| k.sensitive());
+            let value = (!sensitive).then(|| value.clone());
+            let e = DescribeConfigsResourceResult::default()
+                .with_name(sb(name.as_str()))
+                .with_value(value.clone().map(sb))
+                .with_read_only(!is_dynamic(name))
+                .with_is_sensitive(sensitive)
+                .with_config_source(SOURCE_DYNAMIC_DEFAULT_BROKER);
+            let syn = vec![synonym(name, value, SOURCE_DYNAMIC_DEFAULT_BROKER)];
+            let (ty, doc) = key.map_or((Type::String, ""), |k| (k.ty, k.doc));
+            want.finish(e, syn, ty, doc)
+        })
+        .collect()
+}
+
 /// A resource's answer when it is refused: the error's code and message.
 fn refused(res: DescribeConfigsResult, e: &Error) -> DescribeConfigsResult {
     res.with_error_code(error_code::code(e))
@@ -406,6 +435,11 @@ pub async fn handle(
                         node_id: broker.config().node_id,
                     };
                     results.push(refused(res, &e));
+                    continue;
+                }
+                if name.is_empty() {
+                    let configs = cluster_default_entries(broker, &r.configuration_keys, want);
+                    results.push(res.with_configs(configs));
                     continue;
                 }
                 let configs = broker_entries(broker, &r.configuration_keys, want)

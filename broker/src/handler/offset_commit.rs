@@ -60,6 +60,17 @@ pub async fn handle(
     h: &RequestHeader,
     req: OffsetCommitRequest,
 ) -> OffsetCommitResponse {
+    commit(broker, h, req, &[]).await
+}
+
+/// Answers OffsetCommit, with v1's `commit_timestamp` per partition (`timestamps[topic][partition]`, in request
+/// order; -1 or absent = now), as Kafka's `OffsetAndMetadata.fromRequest` keeps it.
+pub(super) async fn commit(
+    broker: &Arc<Broker>,
+    h: &RequestHeader,
+    req: OffsetCommitRequest,
+    timestamps: &[Vec<i64>],
+) -> OffsetCommitResponse {
     let version = h.request_api_version;
     // Kafka answers a commit to a group that does not exist GROUP_ID_NOT_FOUND from v9, ILLEGAL_GENERATION
     // before.
@@ -87,7 +98,8 @@ pub async fn handle(
     let mut entries = Vec::new();
     let mut per_partition: Vec<(usize, i32, i16)> = Vec::new();
     for (ti, t) in req.topics.iter().enumerate() {
-        for p in &t.partitions {
+        for (pi, p) in t.partitions.iter().enumerate() {
+            let given = timestamps.get(ti).and_then(|t| t.get(pi)).copied();
             let pcode = if code != error_code::NONE {
                 code
             } else {
@@ -100,7 +112,7 @@ pub async fn handle(
                         p.committed_leader_epoch,
                     ),
                     p.committed_metadata.as_deref(),
-                    now,
+                    given.filter(|ts| *ts != -1).unwrap_or(now),
                 );
                 match checked {
                     Ok(entry) => {

@@ -4,6 +4,11 @@
 //! IncrementalAlterConfigs on the BROKER resource, for this node (its id) or as the cluster-wide default (`""`).
 //! Per-broker values win over default ones, and both over the static config. They are kept in the metadata dir
 //! (`strata-dynamic-broker-configs.json`, written atomically) and applied again on start.
+//!
+//! Beyond the log defaults, the keys Kafka's other `BrokerReconfigurable`s take at run time that strata has
+//! ([`COMPONENT_KEYS`]: the log cleaner's and the connection limits) are applied to
+//! the running component that registered for them ([`Reconfigurable`]); the keys Kafka changes at run time but
+//! strata cannot ([`NOT_APPLIED`]) are refused with the reason.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -25,6 +30,120 @@ const NOT_DYNAMIC: &[&str] = &[
     "log.flush.scheduler.interval.ms",
     "log.remote.storage.enable",
 ];
+
+/// The broker keys, other than log defaults, that Kafka changes at run time (`LogCleaner.ReconfigurableConfigs`,
+/// `SocketServer.ReconfigurableConfigs`, `DynamicRemoteLogConfig`) and strata applies to a running component.
+pub const COMPONENT_KEYS: &[&str] = &[
+    "log.cleaner.threads",
+    "log.cleaner.dedupe.buffer.size",
+    "log.cleaner.io.buffer.size",
+    "log.cleaner.io.buffer.load.factor",
+    "log.cleaner.io.max.bytes.per.second",
+    "log.cleaner.backoff.ms",
+    "max.connections",
+    "max.connections.per.ip",
+    "max.connections.per.ip.overrides",
+];
+
+const THREADS: &str =
+    "strata serves requests and background work on its async runtime's threads, sized at start";
+const REPLICATION: &str = "a single-node broker has no replication";
+const AT_START: &str = "strata reads it once at start (restart with the new value)";
+
+/// Keys Kafka changes at run time (`DynamicBrokerConfig.AllDynamicConfigs`) that strata cannot apply while
+/// running, with why: refused by AlterConfigs / IncrementalAlterConfigs on BROKER with that reason.
+pub const NOT_APPLIED: &[(&str, &str)] = &[
+    ("num.io.threads", THREADS),
+    ("num.network.threads", THREADS),
+    ("background.threads", THREADS),
+    ("num.recovery.threads.per.data.dir", THREADS),
+    ("num.replica.fetchers", REPLICATION),
+    ("follower.replication.throttled.rate", REPLICATION),
+    ("leader.replication.throttled.rate", REPLICATION),
+    (
+        "replica.alter.log.dirs.io.max.bytes.per.second",
+        REPLICATION,
+    ),
+    (
+        "max.connection.creation.rate",
+        "strata has no connection creation rate limit",
+    ),
+    ("advertised.listeners", AT_START),
+    (
+        "listener.security.protocol.map",
+        "listeners are bound at start",
+    ),
+    ("ssl.keystore.location", "TLS material is loaded at start"),
+    ("ssl.keystore.password", "TLS material is loaded at start"),
+    ("ssl.key.password", "TLS material is loaded at start"),
+    ("ssl.truststore.location", "TLS material is loaded at start"),
+    ("ssl.truststore.password", "TLS material is loaded at start"),
+    ("sasl.jaas.config", AT_START),
+    (
+        "metric.reporters",
+        "strata exports metrics on /metrics, with no reporter plugins",
+    ),
+    ("producer.id.expiration.ms", AT_START),
+    ("transaction.partition.verification.enable", AT_START),
+    ("remote.log.index.file.cache.total.size.bytes", AT_START),
+    ("remote.log.manager.copy.max.bytes.per.second", AT_START),
+    ("remote.log.manager.fetch.max.bytes.per.second", AT_START),
+    ("remote.log.manager.copier.thread.pool.size", AT_START),
+    ("remote.log.manager.expiration.thread.pool.size", AT_START),
+    ("remote.log.reader.threads", AT_START),
+];
+
+/// A running component that takes some of [`COMPONENT_KEYS`] at run time (Kafka's `BrokerReconfigurable`).
+/// `values` holds the dynamic value of each of its keys that is set (per-broker over default); a key absent
+/// from it runs with its static value.
+pub trait Reconfigurable: Send + Sync {
+    /// The keys it applies.
+    fn keys(&self) -> &'static [&'static str];
+    /// Checks `values` before anything changes (INVALID_CONFIG naming the key).
+    fn validate(&self, values: &BTreeMap<String, String>) -> Result<()>;
+    /// Applies `values` at once.
+    fn reconfigure(&self, values: &BTreeMap<String, String>) -> Result<()>;
+}
+
+/// The value of broker key `name` in `values` as the table parses it, else `static_value`; a bad value is
+/// INVALID_CONFIG naming the key (for [`Reconfigurable`]s).
+pub fn value_or<T>(
+    values: &BTreeMap<String, String>,
+    name: &str,
+    static_value: T,
+    convert: impl FnOnce(strata_storage::config_def::Value) -> Option<T>,
+) -> Result<T> {
+    let Some(raw) = values.get(name) else {
+        return Ok(static_value);
+    };
+    let bad = |reason: String| Error::InvalidConfig {
+        key: name.to_string(),
+        value: raw.clone(),
+        reason,
+    };
+    let key = BROKER_DEF
+        .key(name)
+        .ok_or_else(|| bad("unknown broker configuration".into()))?;
+    let value = key.parse_value(raw).map_err(|e| bad(e.to_string()))?;
+    convert(value).ok_or_else(|| bad("out of range".into()))
+}
+
+/// A number of `value` (an int, long or double key) as `i64`, for [`value_or`].
+pub fn as_i64(value: strata_storage::config_def::Value) -> Option<i64> {
+    use strata_storage::config_def::Value;
+    match value {
+        Value::Short(n) => Some(n.into()),
+        Value::Int(n) => Some(n.into()),
+        Value::Long(n) => Some(n),
+        _ => None,
+    }
+}
+
+/// Whether Kafka and strata change broker key `name` at run time: a log default ([`dynamic_key`]) or a
+/// component's key ([`COMPONENT_KEYS`]).
+pub fn is_dynamic(name: &str) -> bool {
+    dynamic_key(name).is_some() || COMPONENT_KEYS.contains(&name)
+}
 
 /// Which of the two BROKER resources a dynamic config is set on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,6 +230,13 @@ impl DynamicConfigs {
             .or_else(|| self.default.get(name).map(|v| (v.as_str(), Scope::Default)))
     }
 
+    /// The dynamic values of `keys` that are set, per-broker over default (what a [`Reconfigurable`] is given).
+    pub fn values_of(&self, keys: &[&str]) -> BTreeMap<String, String> {
+        keys.iter()
+            .filter_map(|k| self.get(k).map(|(v, _)| (k.to_string(), v.to_string())))
+            .collect()
+    }
+
     /// The log defaults: `static_log` with each dynamic value applied to the topic key it supplies (per-broker
     /// over default; within a scope Kafka's precedence, `log.retention.ms` > `.minutes` > `.hours`). A bad
     /// combination is INVALID_CONFIG naming the broker property.
@@ -168,6 +294,13 @@ impl DynamicConfigs {
 pub fn check_values(values: &BTreeMap<String, String>) -> Result<()> {
     let mut static_only = Vec::new();
     for (name, value) in values {
+        if let Some((_, why)) = NOT_APPLIED.iter().find(|(k, _)| k == name) {
+            return Err(Error::InvalidConfig {
+                key: name.clone(),
+                value: value.clone(),
+                reason: format!("Kafka changes it at run time, strata cannot: {why}"),
+            });
+        }
         let Some(key) = BROKER_DEF.key(name) else {
             return Err(Error::InvalidConfig {
                 key: name.clone(),
@@ -181,7 +314,7 @@ pub fn check_values(values: &BTreeMap<String, String>) -> Result<()> {
                 ),
             });
         };
-        if dynamic_key(name).is_none() {
+        if !is_dynamic(name) {
             static_only.push(name.clone());
             continue;
         }

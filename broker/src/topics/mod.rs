@@ -220,6 +220,8 @@ pub struct TopicManager {
     meta_dir: PathBuf,
     /// The dynamic broker configs and the log defaults they make of the static ones.
     dynamic: RwLock<(DynamicConfigs, Arc<LogConfig>)>,
+    /// The running components that take dynamic broker configs ([`TopicManager::add_reconfigurable`]).
+    reconfigurables: RwLock<Vec<Arc<dyn dynamic::Reconfigurable>>>,
 }
 
 impl std::fmt::Debug for TopicManager {
@@ -261,6 +263,7 @@ impl TopicManager {
             changes: Mutex::new(()),
             meta_dir,
             dynamic: RwLock::new((dynamic, Arc::new(defaults))),
+            reconfigurables: RwLock::new(Vec::new()),
         };
         topics.repair_topic_registry();
         topics.apply_topic_configs();
@@ -380,10 +383,26 @@ impl TopicManager {
             .clone()
     }
 
+    /// Registers a running component for its dynamic broker configs and applies the ones set now (kept across
+    /// restarts); one that no longer fits is logged and the component keeps its static values.
+    pub fn add_reconfigurable(&self, r: Arc<dyn dynamic::Reconfigurable>) {
+        let values = self.dynamic_configs().values_of(r.keys());
+        if !values.is_empty() {
+            if let Err(e) = r.reconfigure(&values) {
+                warn!(error = %e, "a dynamic broker config does not fit; the static value applies");
+            }
+        }
+        self.reconfigurables
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(r);
+    }
+
     /// Replaces the dynamic broker configs of `scope` with `values` (Kafka's AlterConfigs; IncrementalAlterConfigs
     /// computes the whole set first): keys and values checked ([`dynamic::check_values`]), the resulting log
-    /// defaults checked, and every topic whose config was valid must stay valid (else INVALID_CONFIG naming it);
-    /// then persisted and applied to the open logs of every topic without its own override. Nothing changes on
+    /// defaults checked, and every topic whose config was valid must stay valid (else INVALID_CONFIG naming it),
+    /// the components' keys checked by them; then persisted, applied to the running components and to the open
+    /// logs of every topic without its own override. Nothing changes on
     /// an error or with `validate_only`. Blocking.
     pub fn set_dynamic_configs(
         &self,
@@ -413,10 +432,23 @@ impl TopicManager {
                 });
             }
         }
+        let components = self
+            .reconfigurables
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        for r in &components {
+            r.validate(&next.values_of(r.keys()))?;
+        }
         if validate_only {
             return Ok(());
         }
         next.persist(&self.meta_dir)?;
+        for r in &components {
+            if let Err(e) = r.reconfigure(&next.values_of(r.keys())) {
+                warn!(error = %e, "applying a dynamic broker config failed");
+            }
+        }
         *self.dynamic.write().unwrap_or_else(|p| p.into_inner()) = (next, Arc::new(defaults));
         info!(
             ?scope,

@@ -2,6 +2,7 @@
 //! read and written are counted, and once a check interval passed (or an interval's worth of bytes) with a rate
 //! above the limit the caller sleeps
 //! until the rate is back at it. Shared by the cleaner threads (the limit is for all of them, as in Kafka).
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -9,23 +10,29 @@ use std::time::{Duration, Instant};
 const CHECK_INTERVAL: Duration = Duration::from_millis(100);
 
 pub(crate) struct Throttler {
-    bytes_per_second: f64,
+    /// The limit's `f64` bits (changed at run time by [`Throttler::set_rate`]).
+    bytes_per_second: AtomicU64,
     state: Mutex<(Instant, f64)>,
 }
 
 impl Throttler {
     pub(crate) fn new(bytes_per_second: f64) -> Self {
         Self {
-            bytes_per_second,
+            bytes_per_second: AtomicU64::new(bytes_per_second.to_bits()),
             state: Mutex::new((Instant::now(), 0.0)),
         }
     }
 
+    /// Sets the limit, from the next check on.
+    pub(crate) fn set_rate(&self, bytes_per_second: f64) {
+        self.bytes_per_second
+            .store(bytes_per_second.to_bits(), Ordering::Relaxed);
+    }
+
     /// Counts `bytes` of I/O and sleeps if the rate since the last check is above the limit.
     pub(crate) fn maybe_throttle(&self, bytes: u64) {
-        if !(self.bytes_per_second.is_finite() && self.bytes_per_second > 0.0)
-            || self.bytes_per_second >= f64::MAX / 2.0
-        {
+        let rate = f64::from_bits(self.bytes_per_second.load(Ordering::Relaxed));
+        if !(rate.is_finite() && rate > 0.0) || rate >= f64::MAX / 2.0 {
             return;
         }
         let sleep = {
@@ -33,12 +40,10 @@ impl Throttler {
             st.1 += bytes as f64;
             let elapsed = st.0.elapsed();
             // Check each interval, or sooner once the bytes exceed what one interval allows.
-            if elapsed < CHECK_INTERVAL
-                && st.1 < self.bytes_per_second * CHECK_INTERVAL.as_secs_f64()
-            {
+            if elapsed < CHECK_INTERVAL && st.1 < rate * CHECK_INTERVAL.as_secs_f64() {
                 return;
             }
-            let needed = Duration::from_secs_f64(st.1 / self.bytes_per_second);
+            let needed = Duration::from_secs_f64(st.1 / rate);
             *st = (Instant::now(), 0.0);
             needed.saturating_sub(elapsed)
         };

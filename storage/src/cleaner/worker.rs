@@ -1,6 +1,6 @@
 //! [`LogCleaner`]: picks the dirtiest compacted log, cleans it, checkpoints, and keeps Kafka's cleaner metrics.
 use std::collections::HashSet;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use super::manager::{log_to_clean, Checkpoints, LogToClean};
@@ -92,7 +92,8 @@ struct State {
 /// the broker runs [`LogCleaner::run`] on `log.cleaner.threads` threads of its own and calls
 /// [`LogCleaner::shutdown`] to stop them.
 pub struct LogCleaner {
-    config: CleanerConfig,
+    /// Changed at run time by [`LogCleaner::reconfigure`] (Kafka's dynamic `log.cleaner.*`).
+    config: RwLock<CleanerConfig>,
     manager: Arc<LogManager>,
     checkpoints: Checkpoints,
     throttler: Throttler,
@@ -106,7 +107,7 @@ pub struct LogCleaner {
 impl std::fmt::Debug for LogCleaner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LogCleaner")
-            .field("config", &self.config)
+            .field("config", &self.config())
             .finish()
     }
 }
@@ -117,7 +118,7 @@ impl LogCleaner {
         config.validate()?;
         Ok(Self {
             throttler: Throttler::new(config.io_max_bytes_per_second),
-            config,
+            config: RwLock::new(config),
             manager,
             checkpoints: Checkpoints::default(),
             in_progress: Mutex::new(HashSet::new()),
@@ -131,9 +132,31 @@ impl LogCleaner {
         })
     }
 
-    /// The config.
-    pub fn config(&self) -> &CleanerConfig {
-        &self.config
+    /// The config (as last reconfigured).
+    pub fn config(&self) -> CleanerConfig {
+        self.config
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Applies a new config at once (Kafka's `LogCleaner.reconfigure` for its dynamic keys): the I/O rate, the
+    /// backoff and the offset-map sizes from the next cleaning on; a lower `threads` makes the threads of index
+    /// `threads` and above ([`LogCleaner::run_thread`]) return after their current cleaning, and the broker starts
+    /// the missing ones for a higher count. `enable` stays as started. Refused (nothing changes) when the config
+    /// is invalid.
+    pub fn reconfigure(&self, mut config: CleanerConfig) -> Result<()> {
+        config.validate()?;
+        {
+            let mut current = self.config.write().unwrap_or_else(|e| e.into_inner());
+            config.enable = current.enable;
+            self.throttler.set_rate(config.io_max_bytes_per_second);
+            *current = config;
+        }
+        // Wake the threads sleeping out their backoff: a thread now above the count returns.
+        let _guard = self.stop.0.lock().unwrap_or_else(|e| e.into_inner());
+        self.stop.1.notify_all();
+        Ok(())
     }
 
     /// Makes the swap stop after `point` as if the process died there (crash-recovery tests only).
@@ -156,21 +179,28 @@ impl LogCleaner {
     /// Cleans logs until [`LogCleaner::shutdown`], sleeping `log.cleaner.backoff.ms` when none is due (Kafka's
     /// `CleanerThread`). Returns at once when `log.cleaner.enable` is false.
     pub fn run(&self) {
-        if !self.config.enable {
+        self.run_thread(0)
+    }
+
+    /// [`LogCleaner::run`] as cleaner thread `index` (from 0): also returns once `index` is not below the
+    /// configured `threads` ([`LogCleaner::reconfigure`]).
+    pub fn run_thread(&self, index: usize) {
+        if !self.config().enable {
             return;
         }
-        while !self.stopped() {
+        let wanted = || index < self.config().threads;
+        while !self.stopped() && wanted() {
             match self.clean_once() {
                 Ok(Some(_)) => continue,
                 Ok(None) => {}
                 Err(e) => tracing::warn!(error = %e, "log cleaning failed"),
             }
             let guard = self.stop.0.lock().unwrap_or_else(|e| e.into_inner());
-            let _ = self.stop.1.wait_timeout_while(
-                guard,
-                Duration::from_millis(self.config.backoff_ms),
-                |s| !*s,
-            );
+            let backoff = Duration::from_millis(self.config().backoff_ms);
+            let _ = self
+                .stop
+                .1
+                .wait_timeout_while(guard, backoff, |s| !*s && wanted());
         }
     }
 
@@ -280,10 +310,11 @@ impl LogCleaner {
     fn clean(&self, ltc: &LogToClean, now_ms: i64) -> Result<Option<CleanStats>> {
         let started = Instant::now();
         let is_cancelled = || self.stopped();
+        let config = self.config();
         let mut cleaner = Cleaner {
-            config: &self.config,
+            config: &config,
             throttler: &self.throttler,
-            map: OffsetMap::new(self.config.map_memory(), self.config.io_buffer_load_factor),
+            map: OffsetMap::new(config.map_memory(), config.io_buffer_load_factor),
             is_cancelled: &is_cancelled,
             crash: *self.crash.lock().unwrap_or_else(|e| e.into_inner()),
             now_ms,

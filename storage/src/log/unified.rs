@@ -507,6 +507,11 @@ impl UnifiedLog {
         self.read_state().producers.ongoing_transactions()
     }
 
+    /// The producers this partition remembers (Kafka's DescribeProducers), by producer id.
+    pub fn active_producers(&self) -> Vec<crate::ActiveProducer> {
+        self.read_state().producers.active_producers()
+    }
+
     /// The aborted transactions overlapping `[from, to)` in the local segments (Kafka's `collectAbortedTxns`):
     /// each one's ABORT marker is at or after `from` and its first offset below `to`. A read_committed fetch of
     /// `[from, to)` returns them so the consumer skips their data.

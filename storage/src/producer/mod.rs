@@ -70,6 +70,25 @@ fn next_seq(seq: i32) -> i32 {
     }
 }
 
+/// One producer of a partition as Kafka's DescribeProducers reports it (`ProducerState`): -1 where it has
+/// nothing (no batch kept: last sequence and timestamp; no marker seen: coordinator epoch; no open transaction:
+/// its start offset).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ActiveProducer {
+    /// The producer id.
+    pub producer_id: i64,
+    /// Its latest epoch.
+    pub producer_epoch: i16,
+    /// The last sequence of its last batch kept.
+    pub last_sequence: i32,
+    /// The max timestamp of its last batch kept.
+    pub last_timestamp: i64,
+    /// The coordinator epoch of the last transaction marker seen for it.
+    pub coordinator_epoch: i32,
+    /// The first offset of its open transaction.
+    pub current_txn_start_offset: i64,
+}
+
 /// A transaction closed by a COMMIT or ABORT marker (Kafka's `CompletedTxn`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct CompletedTxn {
@@ -297,6 +316,24 @@ impl ProducerStateManager {
             .map(|(pid, e)| (*pid, e.epoch, e.current_txn_first_offset))
             .collect();
         out.sort_by_key(|t| t.2);
+        out
+    }
+
+    /// Every producer this partition remembers (Kafka's `activeProducers`), by producer id.
+    pub(crate) fn active_producers(&self) -> Vec<ActiveProducer> {
+        let mut out: Vec<_> = self
+            .producers
+            .iter()
+            .map(|(pid, e)| ActiveProducer {
+                producer_id: *pid,
+                producer_epoch: e.epoch,
+                last_sequence: e.last_seq(),
+                last_timestamp: e.batches.back().map_or(-1, |b| b.timestamp),
+                coordinator_epoch: e.coordinator_epoch,
+                current_txn_start_offset: e.current_txn_first_offset,
+            })
+            .collect();
+        out.sort_by_key(|p| p.producer_id);
         out
     }
 
