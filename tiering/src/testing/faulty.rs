@@ -56,6 +56,29 @@ struct State {
     rules: Vec<(Op, usize, Fault)>,
     counts: HashMap<Op, usize>,
     get_delay: std::time::Duration,
+    gets_in_flight: usize,
+    peak_gets_in_flight: usize,
+}
+
+/// Counts a GET as in flight until dropped.
+struct GetInFlight(Arc<Mutex<State>>);
+
+impl GetInFlight {
+    fn new(state: &Arc<Mutex<State>>) -> Self {
+        let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+        s.gets_in_flight += 1;
+        s.peak_gets_in_flight = s.peak_gets_in_flight.max(s.gets_in_flight);
+        Self(state.clone())
+    }
+}
+
+impl Drop for GetInFlight {
+    fn drop(&mut self) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .gets_in_flight -= 1;
+    }
 }
 
 impl State {
@@ -141,6 +164,14 @@ impl FaultyStore {
             .unwrap_or(0)
     }
 
+    /// The most GETs that were in flight at once (a GET is in flight from its call to its response).
+    pub fn peak_gets_in_flight(&self) -> usize {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .peak_gets_in_flight
+    }
+
     /// The wrapped store.
     pub fn inner(&self) -> &Arc<dyn ObjectStore> {
         &self.inner
@@ -197,6 +228,7 @@ impl ObjectStore for FaultyStore {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get_delay;
+        let _in_flight = GetInFlight::new(&self.state);
         if !delay.is_zero() {
             tokio::time::sleep(delay).await;
         }
