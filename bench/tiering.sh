@@ -9,7 +9,7 @@
 # `cargo build --release -p strata-tiering --example s3_server` (s3s-fs, a separate process, objects on disk);
 # garage = Garage (a production S3 server), started by ../shared/testing/install-garage.sh on 127.0.0.1:3900
 # with its data under the scratch dir (GARAGE_SH overrides the script). With garage, catchup also times a
-# plain parallel ranged GET of the same log objects with curl (GET_CHUNK bytes per GET, GET_PAR in flight:
+# plain parallel ranged GET of the same log objects with one curl process (GET_CHUNK bytes per GET, GET_PAR in flight:
 # 1 and GET_PAR, default 4 MiB and 4), to tell the server's limit from strata's.
 # Knobs (env): BIN (strata binary; default $CARGO_TARGET_DIR/release/strata), PERF (rdkafka_performance),
 # PY (python with confluent-kafka; tests/interop/install.sh), PORT (19500), MSGS (1000000 x 1 KiB = ~1 GB for
@@ -72,32 +72,29 @@ start_garage() {
   "$GARAGE_SH" start "$WORK/garage" >"$WORK/garage-start.log" 2>&1 || { cat "$WORK/garage-start.log" >&2; exit 1; }
   until (exec 3<>/dev/tcp/127.0.0.1/3900) 2>/dev/null; do sleep 0.05; done
 }
-# garage_get PATH [RANGE]: a signed GET of one object (or a byte range of it) to /dev/null; prints the bytes.
-garage_get() {
-  curl -sf -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" --aws-sigv4 aws:amz:garage:s3 --user "$GARAGE_KEY:$GARAGE_SECRET" ${2:+-r "$2"} \
-    -o /dev/null -w '%{size_download}\n' "http://127.0.0.1:3900/strata/$1"
-}
-# parallel_get PAR: every .log object of the bucket in GET_CHUNK ranges, PAR GETs in flight -> "MB/s bytes s".
+# parallel_get PAR: every .log object of the bucket in GET_CHUNK ranges, PAR GETs in flight, all from one curl
+# process (`--parallel`, reused connections) -> "MB/s bytes s".
 parallel_get() {
-  local par=$1 keys
-  keys=$(curl -sf -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" --aws-sigv4 aws:amz:garage:s3 --user "$GARAGE_KEY:$GARAGE_SECRET" \
-    "http://127.0.0.1:3900/strata?list-type=2&max-keys=1000" | grep -o '<Key>[^<]*\.log</Key>' | sed 's/<[^>]*>//g')
-  local list=$WORK/ranges.txt
-  : >"$list"
+  local par=$1 auth=(-H "x-amz-content-sha256: UNSIGNED-PAYLOAD" --aws-sigv4 aws:amz:garage:s3 --user "$GARAGE_KEY:$GARAGE_SECRET")
+  local keys k size cfg=$WORK/get.curl
+  keys=$(curl -sf "${auth[@]}" "http://127.0.0.1:3900/strata?list-type=2&max-keys=1000" |
+    grep -o '<Key>[^<]*\.log</Key>' | sed 's/<[^>]*>//g')
+  : >"$cfg"
   while read -r k; do
     [ -n "$k" ] || continue
-    local size
-    size=$(curl -sfI -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" --aws-sigv4 aws:amz:garage:s3 --user "$GARAGE_KEY:$GARAGE_SECRET" "http://127.0.0.1:3900/strata/$k" |
-      awk 'tolower($1) == "content-length:" {print $2+0}')
+    size=$(curl -sfI "${auth[@]}" "http://127.0.0.1:3900/strata/$k" | awk 'tolower($1) == "content-length:" {print $2+0}')
     for ((o = 0; o < size; o += GET_CHUNK)); do
-      echo "$k $o-$((o + GET_CHUNK - 1 < size - 1 ? o + GET_CHUNK - 1 : size - 1))" >>"$list"
-    done
+      [ -s "$cfg" ] && echo next
+      printf 'url = "http://127.0.0.1:3900/strata/%s"\nrange = "%d-%d"\noutput = "/dev/null"\n' "$k" "$o" \
+        "$((o + GET_CHUNK - 1 < size - 1 ? o + GET_CHUNK - 1 : size - 1))"
+      printf 'aws-sigv4 = "aws:amz:garage:s3"\nuser = "%s:%s"\nheader = "x-amz-content-sha256: UNSIGNED-PAYLOAD"\n' \
+        "$GARAGE_KEY" "$GARAGE_SECRET"
+      printf 'write-out = "%%{size_download}\\n"\nfail\n'
+    done >>"$cfg"
   done <<<"$keys"
-  export -f garage_get
-  export GARAGE_KEY GARAGE_SECRET
   local t0 t1 bytes
   t0=$(date +%s.%N)
-  bytes=$(xargs -P "$par" -L 1 bash -c 'garage_get "$0" "$1"' <"$list" | awk '{s += $1} END {print s+0}')
+  bytes=$(curl -s --no-progress-meter --parallel --parallel-max "$par" -K "$cfg" | awk '{s += $1} END {print s+0}')
   t1=$(date +%s.%N)
   awk -v b="$bytes" -v a="$t0" -v z="$t1" 'BEGIN {printf "%.0f %d %.2f\n", b / 1e6 / (z - a), b, z - a}'
 }
@@ -148,9 +145,13 @@ a.create_topics([NewTopic(name, 1, 1, config=cfg)])[name].result(30)
 PYEOF
 }
 
-metric() { # NAME TOPIC -> value (0 when absent)
+metric() { # NAME TOPIC -> value (0 when absent); Kafka's name (…PerSec for a meter) or the exporter's lower-case one
+  local n=${1%PerSec}
   curl -s "http://127.0.0.1:$HTTP/metrics" |
-    awk -v n="kafka_server_BrokerTopicMetrics_$1{topic=\"$2\"}" '$1 == n {v=$2} END {printf "%.0f\n", v}'
+    awk -v a="kafka_server_BrokerTopicMetrics_$1{topic=\"$2\"}" \
+      -v b="kafka_server_brokertopicmetrics_$(echo "$n" | tr 'A-Z' 'a-z'){topic=\"$2\"}" \
+      -v c="kafka_server_brokertopicmetrics_$(echo "$n" | tr 'A-Z' 'a-z')_total{topic=\"$2\"}" \
+      '$1 == a || $1 == b || $1 == c {v=$2} END {printf "%.0f\n", v}'
 }
 dir_mb() { du -sm "$1" 2>/dev/null | awk '{print $1}'; }
 # Last table row of `rdkafka_performance -u`: "msgs/s MB/s".
