@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Tiered-storage benchmarks against the strata binary (not tests; figures go to bench/RESULTS.md).
 #
-#   bench/tiering.sh catchup [fs|s3]   consumer catch-up from the remote tier vs from the local log, same run
-#   bench/tiering.sh lag     [fs|s3]   RemoteCopyLagSegments under sustained produce at half the max ingest rate
-#   bench/tiering.sh rss     [fs|s3]   broker RSS while 1 GiB segments upload
+#   bench/tiering.sh catchup [fs|s3|garage]   consumer catch-up from the remote tier vs from the local log, same run
+#   bench/tiering.sh lag     [fs|s3|garage]   RemoteCopyLagSegments under sustained produce at half the max ingest rate
+#   bench/tiering.sh rss     [fs|s3|garage]   broker RSS while 1 GiB segments upload
 #
 # fs = the default filesystem backend (under the data dir); s3 = the local S3 server of
-# `cargo build --release -p strata-tiering --example s3_server` (s3s-fs, a separate process, objects on disk).
+# `cargo build --release -p strata-tiering --example s3_server` (s3s-fs, a separate process, objects on disk);
+# garage = Garage (a production S3 server), started by ../shared/testing/install-garage.sh on 127.0.0.1:3900
+# with its data under the scratch dir (GARAGE_SH overrides the script). With garage, catchup also times a
+# plain parallel ranged GET of the same log objects with one curl process (GET_CHUNK bytes per GET, GET_PAR in flight:
+# 1 and GET_PAR, default 4 MiB and 4), to tell the server's limit from strata's.
 # Knobs (env): BIN (strata binary; default $CARGO_TARGET_DIR/release/strata), PERF (rdkafka_performance),
 # PY (python with confluent-kafka; tests/interop/install.sh), PORT (19500), MSGS (1000000 x 1 KiB = ~1 GB for
 # catchup), SEG (segment.bytes for catchup/lag, 67108864), LAG_SECS (30), RSS_GB (3), WORK (scratch dir parent),
@@ -15,7 +19,7 @@
 # RUST_LOG=info for the copy timeline).
 # Every run deletes its data at the end.
 set -euo pipefail
-MODE=${1:?usage: bench/tiering.sh catchup|lag|rss [fs|s3]}
+MODE=${1:?usage: bench/tiering.sh catchup|lag|rss [fs|s3|garage]}
 BACKEND=${2:-fs}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
@@ -30,6 +34,13 @@ MSGS=${MSGS:-1000000}
 SEG=${SEG:-67108864}
 LAG_SECS=${LAG_SECS:-30}
 RSS_GB=${RSS_GB:-3}
+GARAGE_SH=${GARAGE_SH:-$ROOT/../shared/testing/install-garage.sh}
+[ -x "$GARAGE_SH" ] || GARAGE_SH=/work/shared/testing/install-garage.sh
+GET_CHUNK=${GET_CHUNK:-4194304}
+GET_PAR=${GET_PAR:-4}
+# The local test key install-garage.sh imports.
+GARAGE_KEY=GK0123456789abcdef01234567
+GARAGE_SECRET=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 BS=127.0.0.1:$PORT
 for f in "$BIN" "$PERF" "$PY"; do [ -x "$f" ] || { echo "missing $f" >&2; exit 1; }; done
 WORK=$(mktemp -d -p "${WORK:-/tmp}" strata-tier-bench.XXXXXX)
@@ -37,6 +48,12 @@ PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  if [ -f "$WORK/garage/pid" ]; then
+    local g
+    g=$(cat "$WORK/garage/pid")
+    kill -TERM "$g" 2>/dev/null || true
+    while kill -0 "$g" 2>/dev/null; do sleep 0.1; done
+  fi
   if [ -n "${KEEP_LOG:-}" ] && [ -f "$WORK/broker.log" ]; then cp "$WORK/broker.log" "$KEEP_LOG"; fi
   rm -rf "$WORK"
 }
@@ -49,6 +66,37 @@ start_s3() {
   "$S3BIN" "$WORK/s3" "127.0.0.1:$S3PORT" strata strata-local >"$WORK/s3.log" 2>&1 &
   PIDS+=($!)
   until (exec 3<>"/dev/tcp/127.0.0.1/$S3PORT") 2>/dev/null; do sleep 0.05; done
+}
+
+start_garage() {
+  "$GARAGE_SH" start "$WORK/garage" >"$WORK/garage-start.log" 2>&1 || { cat "$WORK/garage-start.log" >&2; exit 1; }
+  until (exec 3<>/dev/tcp/127.0.0.1/3900) 2>/dev/null; do sleep 0.05; done
+}
+# parallel_get PAR: every .log object of the bucket in GET_CHUNK ranges, PAR GETs in flight, all from one curl
+# process (`--parallel`, reused connections) -> "MB/s bytes s".
+parallel_get() {
+  local par=$1 auth=(-H "x-amz-content-sha256: UNSIGNED-PAYLOAD" --aws-sigv4 aws:amz:garage:s3 --user "$GARAGE_KEY:$GARAGE_SECRET")
+  local keys k size cfg=$WORK/get.curl
+  keys=$(curl -sf "${auth[@]}" "http://127.0.0.1:3900/strata?list-type=2&max-keys=1000" |
+    grep -o '<Key>[^<]*\.log</Key>' | sed 's/<[^>]*>//g')
+  : >"$cfg"
+  while read -r k; do
+    [ -n "$k" ] || continue
+    size=$(curl -sfI "${auth[@]}" "http://127.0.0.1:3900/strata/$k" | awk 'tolower($1) == "content-length:" {print $2+0}')
+    for ((o = 0; o < size; o += GET_CHUNK)); do
+      [ -s "$cfg" ] && echo next
+      printf 'url = "http://127.0.0.1:3900/strata/%s"\nrange = "%d-%d"\noutput = "/dev/null"\n' "$k" "$o" \
+        "$((o + GET_CHUNK - 1 < size - 1 ? o + GET_CHUNK - 1 : size - 1))"
+      printf 'aws-sigv4 = "aws:amz:garage:s3"\nuser = "%s:%s"\nheader = "x-amz-content-sha256: UNSIGNED-PAYLOAD"\n' \
+        "$GARAGE_KEY" "$GARAGE_SECRET"
+      printf 'write-out = "%%{size_download}\\n"\nfail\n'
+    done >>"$cfg"
+  done <<<"$keys"
+  local t0 t1 bytes
+  t0=$(date +%s.%N)
+  bytes=$(curl -s --no-progress-meter --parallel --parallel-max "$par" -K "$cfg" | awk '{s += $1} END {print s+0}')
+  t1=$(date +%s.%N)
+  awk -v b="$bytes" -v a="$t0" -v z="$t1" 'BEGIN {printf "%.0f %d %.2f\n", b / 1e6 / (z - a), b, z - a}'
 }
 
 # start_broker EXTRA_OVERRIDES...: starts strata, waits for the port; sets BROKER_PID.
@@ -65,6 +113,14 @@ start_broker() {
       --override rsm.config.storage.s3.path.style.access.enabled=true
       --override rsm.config.storage.aws.access.key.id=strata-local
       --override rsm.config.storage.aws.secret.access.key=strata-local --override rsm.config.key.prefix=bench/)
+  elif [ "$BACKEND" = garage ]; then
+    start_garage
+    args+=(--override rsm.config.storage.backend=s3 --override rsm.config.storage.s3.bucket.name=strata
+      --override rsm.config.storage.s3.region=garage
+      --override rsm.config.storage.s3.endpoint.url=http://127.0.0.1:3900
+      --override rsm.config.storage.s3.path.style.access.enabled=true
+      --override "rsm.config.storage.aws.access.key.id=$GARAGE_KEY"
+      --override "rsm.config.storage.aws.secret.access.key=$GARAGE_SECRET" --override rsm.config.key.prefix=bench/)
   fi
   # shellcheck disable=SC2206
   local extra=(${EXTRA:-})
@@ -89,9 +145,13 @@ a.create_topics([NewTopic(name, 1, 1, config=cfg)])[name].result(30)
 PYEOF
 }
 
-metric() { # NAME TOPIC -> value (0 when absent)
+metric() { # NAME TOPIC -> value (0 when absent); Kafka's name (…PerSec for a meter) or the exporter's lower-case one
+  local n=${1%PerSec}
   curl -s "http://127.0.0.1:$HTTP/metrics" |
-    awk -v n="kafka_server_BrokerTopicMetrics_$1{topic=\"$2\"}" '$1 == n {v=$2} END {printf "%.0f\n", v}'
+    awk -v a="kafka_server_BrokerTopicMetrics_$1{topic=\"$2\"}" \
+      -v b="kafka_server_brokertopicmetrics_$(echo "$n" | tr 'A-Z' 'a-z'){topic=\"$2\"}" \
+      -v c="kafka_server_brokertopicmetrics_$(echo "$n" | tr 'A-Z' 'a-z')_total{topic=\"$2\"}" \
+      '$1 == a || $1 == b || $1 == c {v=$2} END {printf "%.0f\n", v}'
 }
 dir_mb() { du -sm "$1" 2>/dev/null | awk '{print $1}'; }
 # Last table row of `rdkafka_performance -u`: "msgs/s MB/s".
@@ -154,6 +214,13 @@ catchup)
     "$clm" "$clb" "$crm" "$crb" "$((f1 - f0))"
   awk -v r="$crb" -v l="$clb" 'BEGIN {printf "remote/local = %.0f %%\n", 100 * r / l}'
   store_calls
+  if [ "$BACKEND" = garage ]; then
+    say "load $(load); plain ranged GETs of the same log objects with curl"
+    read -r g1 gb1 gs1 < <(parallel_get 1)
+    read -r gn gbn gsn < <(parallel_get "$GET_PAR")
+    printf 'plain GET (curl, %s B ranges) 1 in flight: %s MB/s (%s B in %s s); %s in flight: %s MB/s (%s B in %s s)\n' \
+      "$GET_CHUNK" "$g1" "$gb1" "$gs1" "$GET_PAR" "$gn" "$gbn" "$gsn"
+  fi
   ;;
 lag)
   drop_caches

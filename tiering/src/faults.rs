@@ -232,6 +232,29 @@ struct State {
     rules: Vec<(Op, usize, Fault)>,
     counts: HashMap<Op, usize>,
     get_delay: std::time::Duration,
+    gets_in_flight: usize,
+    peak_gets_in_flight: usize,
+}
+
+/// Counts a GET as in flight until dropped.
+struct GetInFlight(Arc<Mutex<State>>);
+
+impl GetInFlight {
+    fn new(state: &Arc<Mutex<State>>) -> Self {
+        let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+        s.gets_in_flight += 1;
+        s.peak_gets_in_flight = s.peak_gets_in_flight.max(s.gets_in_flight);
+        Self(state.clone())
+    }
+}
+
+impl Drop for GetInFlight {
+    fn drop(&mut self) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .gets_in_flight -= 1;
+    }
 }
 
 impl State {
@@ -376,6 +399,14 @@ impl FaultyStore {
             .unwrap_or(0)
     }
 
+    /// The most GETs that were in flight at once (a GET is in flight from its call to its response).
+    pub fn peak_gets_in_flight(&self) -> usize {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .peak_gets_in_flight
+    }
+
     /// The wrapped store.
     pub fn inner(&self) -> &Arc<dyn ObjectStore> {
         &self.inner
@@ -429,6 +460,7 @@ impl ObjectStore for FaultyStore {
         location: &Path,
         options: GetOptions,
     ) -> object_store::Result<GetResult> {
+        let _in_flight = self.counting.then(|| GetInFlight::new(&self.state));
         if self.counting {
             let delay = self
                 .state

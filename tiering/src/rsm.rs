@@ -116,6 +116,18 @@ pub trait RemoteStorageManager: Send + Sync + std::fmt::Debug {
 
     /// Deletes every object of the segment (Kafka's `deleteLogSegmentData`).
     async fn delete_log_segment_data(&self, metadata: &RemoteLogSegmentMetadata) -> Result<()>;
+
+    /// A hint from the remote reader (no Kafka counterpart): a read of `current` ended at byte `end_position`
+    /// and `next` is the segment that follows it, so a consumer catching up reads `next` soon. An
+    /// implementation with a read-ahead may start loading the start of `next` in the background; the hint must
+    /// return at once and never fail. The default ignores it.
+    fn prefetch_next_segment(
+        &self,
+        _current: &RemoteLogSegmentMetadata,
+        _end_position: u64,
+        _next: &RemoteLogSegmentMetadata,
+    ) {
+    }
 }
 
 /// Conveniences over [`RemoteStorageManager`].

@@ -381,6 +381,16 @@ async fn read_partition(
         }
         end += f.size;
     }
+    // A consumer catching up reads the next segment soon: let the RSM's read-ahead run into it.
+    if let Some(next) = segs
+        .iter()
+        .filter(|s| s.start_offset > seg.end_offset)
+        .min_by_key(|s| s.start_offset)
+    {
+        inner
+            .rsm
+            .prefetch_next_segment(seg, bpos + end.max(1) as u64 - 1, next);
+    }
     Ok(buf.slice(..end))
 }
 

@@ -261,7 +261,13 @@ pub(super) async fn fetch_range(
     let first_chunk = m.map.chunk_of(start);
     let last_chunk = m.map.chunk_of(last_byte);
     let segment = meta.remote_log_segment_id.id;
-    prefetch(inner, &m, segment, last_chunk + 1);
+    prefetch(
+        inner,
+        &m,
+        segment,
+        last_chunk + 1,
+        inner.config.chunk_cache_prefetch_max_size,
+    );
     let concurrency = inner.config.fetch_concurrency;
     let inner = inner.clone();
     let s = stream::iter(first_chunk..=last_chunk)
@@ -280,10 +286,46 @@ pub(super) async fn fetch_range(
     Ok(s.boxed())
 }
 
-/// Loads chunks after `from` into the cache in the background, up to `fetch.chunk.cache.prefetch.max.size`
-/// original bytes, within this segment.
-fn prefetch(inner: &Arc<Inner>, m: &Arc<LoadedManifest>, segment: Uuid, from: u32) {
+/// The read-ahead into the following segment: `fetch.chunk.cache.prefetch.max.size` counted from the end of
+/// the read in `current`; what the window holds past the end of `current` is loaded from the start of `next`
+/// (its manifest first, in the background), through the same bounded prefetch as within a segment.
+pub(super) fn prefetch_next(
+    inner: &Arc<Inner>,
+    current: &RemoteLogSegmentMetadata,
+    end_position: u64,
+    next: &RemoteLogSegmentMetadata,
+) {
     let budget = inner.config.chunk_cache_prefetch_max_size;
+    let left = current
+        .segment_size_in_bytes
+        .saturating_sub(end_position.saturating_add(1));
+    if budget <= left || inner.caches.chunks.is_none() {
+        return;
+    }
+    let spill = budget - left;
+    let segment = next.remote_log_segment_id.id;
+    if inner.caches.chunk_cached(segment, 0) && spill <= inner.config.chunk_size {
+        return;
+    }
+    let inner = inner.clone();
+    let next = next.clone();
+    tokio::spawn(async move {
+        match manifest(&inner, &next).await {
+            Ok(m) => prefetch(&inner, &m, segment, 0, spill),
+            Err(e) => tracing::debug!(
+                segment = %segment,
+                error = %crate::Report(&e),
+                "prefetch of the next segment failed"
+            ),
+        }
+    });
+}
+
+/// Loads chunks from `from` on into the cache in the background, up to `budget` original bytes, within this
+/// segment, in chunk order with `fetch.concurrency` GETs in flight. At most `MAX_PREFETCH_TASKS` prefetches
+/// run at once (others are skipped), so prefetch holds at most that many times `fetch.concurrency` chunks
+/// beyond the chunk cache.
+fn prefetch(inner: &Arc<Inner>, m: &Arc<LoadedManifest>, segment: Uuid, from: u32, budget: u64) {
     if budget == 0 || inner.caches.chunks.is_none() || from >= m.map.count() {
         return;
     }

@@ -191,6 +191,17 @@ impl RemoteStorageManager for ObjectStoreRsm {
         fetch::fetch_index(&self.inner, metadata, index_type).await
     }
 
+    /// With `fetch.chunk.cache.prefetch.max.size` > 0: the part of the read-ahead window that runs past the
+    /// end of `current` is loaded from the start of `next` into the chunk cache.
+    fn prefetch_next_segment(
+        &self,
+        current: &RemoteLogSegmentMetadata,
+        end_position: u64,
+        next: &RemoteLogSegmentMetadata,
+    ) {
+        fetch::prefetch_next(&self.inner, current, end_position, next);
+    }
+
     async fn delete_log_segment_data(&self, metadata: &RemoteLogSegmentMetadata) -> Result<()> {
         self.inner
             .caches
