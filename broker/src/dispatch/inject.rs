@@ -462,6 +462,7 @@ throttled!(
     DescribeTransactionsResponse,
     ListTransactionsResponse,
     InitProducerIdResponse,
+    DescribeProducersResponse,
 );
 
 unthrottled!(SaslHandshakeResponse, SaslAuthenticateResponse);
