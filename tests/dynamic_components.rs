@@ -283,7 +283,11 @@ async fn keys_kafka_changes_at_run_time_but_strata_cannot_are_refused_with_the_r
     let mut s = connect(server.local_addr()).await;
     for (key, value, why) in [
         ("num.io.threads", "16", "threads"),
-        ("advertised.listeners", "PLAINTEXT://127.0.0.1:9", "at start"),
+        (
+            "advertised.listeners",
+            "PLAINTEXT://127.0.0.1:9",
+            "at start",
+        ),
         ("follower.replication.throttled.rate", "1000", "replication"),
     ] {
         let (code, msg) = alter(&mut s, "1", &[(key, SET, value)]).await;

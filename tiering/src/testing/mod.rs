@@ -14,8 +14,8 @@ use strata_metadata::{
     RemoteLogSegmentId, RemoteLogSegmentMetadata, TopicIdPartition, TopicPartition,
 };
 
-pub use conformance::rsm_conformance;
 pub use crate::faults::{Fault, FaultyStore, Op};
+pub use conformance::rsm_conformance;
 pub use inflight::InFlightStore;
 
 use crate::rsm::LogSegmentData;
