@@ -20,7 +20,7 @@ fn after_help() -> String {
         "Properties (Kafka names) come from the --config file, then KAFKA_* environment variables, then --override \
          (a later source wins). Environment as the apache/kafka image maps it: drop KAFKA_, lower-case, _ -> ., \
          ___ -> -, __ -> _ (KAFKA_LOG_DIRS -> log.dirs; KAFKA_HEAP_OPTS, KAFKA_OPTS, KAFKA_JMX_*, KAFKA_LOG4J_* and \
-         the image's other own variables excepted). An unknown key is a warning, a typo near a strata-only key (*) or \
+         the image's other own variables excepted; bitnami's KAFKA_CFG_* map the same after KAFKA_CFG_). An unknown key is a warning, a typo near a strata-only key (*) or \
          under rsm.config./rlmm.config. stops start-up. CLUSTER_ID (as the image reads it) is the cluster id written \
          to new log dirs. Every key with its type, valid values and what strata does with it: docs/CONFIG.md.\n\n\
          Broker properties (name=default  meaning):\n",

@@ -17,12 +17,23 @@ const EXCLUDED: &[&str] = &[
     "KAFKA_JMX_HOSTNAME",
 ];
 
+/// Prefixes of the image's own variable families (`KAFKA_JMX_PORT`, `KAFKA_LOG4J_*`), never properties.
+const EXCLUDED_PREFIXES: &[&str] = &["KAFKA_JMX_", "KAFKA_LOG4J_"];
+
 /// The property a variable names, as the image maps it: drop `KAFKA_`, lower-case, then `_` → `.`, `___` → `-`,
 /// `__` → `_` (`KAFKA_LOG_DIRS` → `log.dirs`, `KAFKA_ABC___DEF` → `abc-def`, `KAFKA_ABC__DEF` → `abc_def`).
-/// `None` for other variables and the image's own.
+/// The bitnami/kafka image's `KAFKA_CFG_*` variables map the same way after `KAFKA_CFG_`
+/// (`KAFKA_CFG_LOG_DIRS` → `log.dirs`). `None` for other variables and the image's own.
 pub fn property_name(var: &str) -> Option<String> {
     let rest = var.strip_prefix("KAFKA_")?;
-    if rest.is_empty() || EXCLUDED.contains(&var) {
+    if rest.is_empty()
+        || EXCLUDED.contains(&var)
+        || EXCLUDED_PREFIXES.iter().any(|p| var.starts_with(p))
+    {
+        return None;
+    }
+    let rest = rest.strip_prefix("CFG_").unwrap_or(rest);
+    if rest.is_empty() {
         return None;
     }
     Some(
@@ -134,6 +145,22 @@ mod tests {
         );
         assert_eq!(property_name("KAFKA_HEAP_OPTS"), None);
         assert_eq!(property_name("KAFKA_JMX_HOSTNAME"), None);
+        assert_eq!(
+            property_name("KAFKA_JMX_PORT"),
+            None,
+            "the image's JMX family"
+        );
+        assert_eq!(property_name("KAFKA_LOG4J_APPENDER"), None);
+        // bitnami/kafka's KAFKA_CFG_* variables.
+        assert_eq!(
+            property_name("KAFKA_CFG_LOG_DIRS").as_deref(),
+            Some("log.dirs")
+        );
+        assert_eq!(
+            property_name("KAFKA_CFG_LISTENER_SECURITY_PROTOCOL_MAP").as_deref(),
+            Some("listener.security.protocol.map")
+        );
+        assert_eq!(property_name("KAFKA_CFG_"), None);
         assert_eq!(property_name("KAFKA_"), None);
         assert_eq!(env(&[("HOME", "/root"), ("KAFKA_OPTS", "-X")]), vec![]);
     }

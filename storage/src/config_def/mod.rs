@@ -438,11 +438,18 @@ impl ConfigDef {
                         validator: Validator::Any,
                         ..*key
                     };
-                    let value = match as_synonym.parse_value(raw)? {
-                        Value::Long(v) => Value::Long(v.saturating_mul(syn.scale)),
-                        Value::Int(v) if syn.scale != 1 => {
-                            Value::Long((v as i64).saturating_mul(syn.scale))
+                    // A negative value stays -1 (Kafka's `logRetentionTimeMillis`: `log.retention.hours=-1` is
+                    // "unlimited", not -3600000).
+                    let scaled = |v: i64| {
+                        if v < 0 {
+                            -1
+                        } else {
+                            v.saturating_mul(syn.scale)
                         }
+                    };
+                    let value = match as_synonym.parse_value(raw)? {
+                        Value::Long(v) => Value::Long(scaled(v)),
+                        Value::Int(v) if syn.scale != 1 => Value::Long(scaled(v as i64)),
                         other => other,
                     };
                     let value = match (key.ty, value) {

@@ -91,6 +91,11 @@ fn synonyms_scale_and_the_own_name_wins_as_in_kafka() {
     ])
     .unwrap();
     assert_eq!(v.long("log.retention.ms"), 180_000, "minutes beat hours");
+    // Kafka's `logRetentionTimeMillis`: a negative synonym means unlimited (-1), not -1 hour in ms.
+    for syn in ["log.retention.hours", "log.retention.minutes"] {
+        let v = parse(&[(syn, "-1", Source::File)]).unwrap();
+        assert_eq!(v.long("log.retention.ms"), -1, "{syn}=-1");
+    }
     let v = parse(&[("log.dir", "/x", Source::File)]).unwrap();
     assert_eq!(v.list("log.dirs"), ["/x"]);
 }
