@@ -15,7 +15,7 @@ async fn broker_configs(addr: std::net::SocketAddr) -> Vec<(String, Option<Strin
     let req =
         DescribeConfigsRequest::default().with_resources(vec![DescribeConfigsResource::default()
             .with_resource_type(4)
-            .with_resource_name(StrBytes::from_static_str(""))
+            .with_resource_name(StrBytes::from_static_str("1"))
             .with_configuration_keys(None)]);
     let r: DescribeConfigsResponse = request(&mut s, ApiKey::DescribeConfigs, 4, &req)
         .await

@@ -113,12 +113,12 @@ async fn garbage_oversized_and_truncated_frames_close_only_that_connection() {
     s.write_all(&[0, 0, 0, 100, 0, 18, 0, 0]).await.unwrap();
     drop(s);
 
-    // A known API at a version outside the table (DeleteTopics v0) closes the connection.
+    // A known API at a version outside the table (DeleteTopics v42, above the newest) closes the connection.
     let mut s = connect(addr).await;
     let mut body = BytesMut::new();
     RequestHeader::default()
         .with_request_api_key(ApiKey::DeleteTopics as i16)
-        .with_request_api_version(0)
+        .with_request_api_version(42)
         .with_correlation_id(2)
         .encode(&mut body, 1)
         .unwrap();

@@ -334,7 +334,7 @@ fn auto_created_topics_tier_with_the_broker_default() {
     assert!(
         err.contains("rsm.config.storage.backend")
             && err.contains("bogus")
-            && err.contains("s3 or filesystem")
+            && err.contains("s3, gcs, azure or filesystem")
             && !err.contains("memory"),
         "{err}"
     );

@@ -262,7 +262,7 @@ async fn describe_configs_of_the_broker_reports_table_types_synonyms_and_documen
     assert_eq!(r.results[0].error_code, 0);
     for k in strata_broker::config::BROKER_KEYS {
         let e = entry(&r, k.name);
-        let dynamic = strata_broker::topics::dynamic::dynamic_key(k.name).is_some();
+        let dynamic = strata_broker::topics::dynamic::is_dynamic(k.name);
         assert_eq!(
             e.read_only, !dynamic,
             "{}: read-only unless dynamic",
