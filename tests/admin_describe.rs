@@ -53,6 +53,8 @@ async fn the_broker_lists_log_retention_hours_and_minutes_as_kafka_does() {
     assert_eq!(find(&all, "log.retention.hours").2, 5);
     assert_eq!(find(&all, "log.retention.minutes").1, None);
     assert_eq!(find(&all, "log.roll.hours").1.as_deref(), Some("168"));
+    // KRaft: broker.id is the node id when only node.id is set (Kafka answers 1, not null).
+    assert_eq!(find(&all, "broker.id").1.as_deref(), Some("1"));
     assert_eq!(
         find(&all, "log.retention.ms").1.as_deref(),
         Some("604800000")

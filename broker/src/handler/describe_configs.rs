@@ -188,7 +188,8 @@ fn broker_entries<'a>(
 /// The broker keys strata knows as another key's synonym (`log.retention.hours` and `.minutes`, `log.roll.hours`,
 /// `broker.id`, `log.dir`), each listed under its own name as Kafka's DescribeConfigs lists every broker key: the
 /// value given (STATIC_BROKER_CONFIG, in the key's own unit), else Kafka's default (DEFAULT_CONFIG): the main
-/// key's default in hours for the `.hours` keys (168 for `log.retention.hours`), null for the others.
+/// key's default in hours for the `.hours` keys (168 for `log.retention.hours`), the node id for `broker.id`, null
+/// for the others.
 fn synonym_entries<'a>(
     broker: &'a Broker,
     keys: &'a Option<Vec<kafka_protocol::protocol::StrBytes>>,
@@ -212,6 +213,9 @@ fn synonym_entries<'a>(
                 k.default
                     .and_then(|d| k.parse_value(d).ok())
                     .and_then(|v| scaled(&v))
+            } else if s.name == "broker.id" {
+                // KRaft's KafkaConfig: broker.id is node.id when only node.id is given.
+                Some(config.node_id.to_string())
             } else {
                 None
             };
