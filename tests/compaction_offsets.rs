@@ -85,6 +85,20 @@ fn clean_all(cleaner: &LogCleaner) -> bool {
     offsets
 }
 
+/// Produces `in-0` .. `in-{n-1}` to topic `in` and waits for them (blocking).
+fn produce_inputs(bootstrap: &str, n: usize) {
+    let input = common::client_config(bootstrap)
+        .create::<BaseProducer>()
+        .unwrap();
+    for i in 0..n {
+        let v = format!("in-{i}");
+        input
+            .send(BaseRecord::<(), _>::to("in").payload(&v))
+            .unwrap();
+    }
+    input.flush(T).unwrap();
+}
+
 /// Kafka: `__consumer_offsets` is a compacted topic cleaned by the log cleaner (`offsets.topic.segment.bytes`
 /// segments). 400 commits of one partition by a librdkafka consumer and a deleted group's tombstones: the running
 /// cleaner threads shrink the log to about one record per key; after a restart the group, its state and its
@@ -97,16 +111,7 @@ async fn the_cleaner_compacts_commits_and_groups_and_offsets_survive_a_restart()
     common::create_topic(&bs, "in", 1).await;
     let bs2 = bs.clone();
     tokio::task::spawn_blocking(move || {
-        let input = common::client_config(&bs2)
-            .create::<BaseProducer>()
-            .unwrap();
-        for i in 0..5 {
-            let v = format!("in-{i}");
-            input
-                .send(BaseRecord::<(), _>::to("in").payload(&v))
-                .unwrap();
-        }
-        input.flush(T).unwrap();
+        produce_inputs(&bs2, 5);
         let c = common::consumer(&bs2, "g", &[]);
         c.subscribe(&["in"]).unwrap();
         common::consume_n(&c, 5, T);
@@ -203,16 +208,7 @@ async fn a_pending_txn_offset_commit_survives_cleaning_and_an_aborted_one_is_rem
     let bs2 = bs.clone();
     let log2 = log.clone();
     tokio::task::spawn_blocking(move || {
-        let input = common::client_config(&bs2)
-            .create::<BaseProducer>()
-            .unwrap();
-        for i in 0..20 {
-            let v = format!("in-{i}");
-            input
-                .send(BaseRecord::<(), _>::to("in").payload(&v))
-                .unwrap();
-        }
-        input.flush(T).unwrap();
+        produce_inputs(&bs2, 20);
         let busy = common::consumer(&bs2, "busy", &[]);
         let churn = |n: i64| {
             for offset in 1..=n {
