@@ -37,6 +37,11 @@ pub enum Error {
     /// The runtime of a broker started with [`Builder::start_blocking`] could not be built.
     #[error("building a tokio runtime: {0}")]
     Runtime(#[source] std::io::Error),
+    /// [`Builder::start_blocking`] was called on a thread that runs a tokio runtime (where blocking would stall it).
+    #[error(
+        "start_blocking called inside a tokio runtime: use `Broker::builder().start().await` there"
+    )]
+    InsideRuntime,
 }
 
 /// Configures an embedded broker; see the [module docs](self).
@@ -67,7 +72,11 @@ impl Builder {
     }
 
     /// Starts the broker on a runtime of its own, for tests without one; the runtime lives as long as the broker.
+    /// Called inside a tokio runtime it returns [`Error::InsideRuntime`] (use [`start`](Self::start) there).
     pub fn start_blocking(self) -> Result<Broker, Error> {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return Err(Error::InsideRuntime);
+        }
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()

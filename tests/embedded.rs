@@ -122,3 +122,40 @@ async fn a_bad_property_is_refused_naming_it() {
         "{msg}"
     );
 }
+
+/// A plain `#[tokio::test]` runs on a current-thread runtime, dropped as soon as the test returns: a broker
+/// dropped there (not shut down) must not leave a blocking thread the runtime waits for forever (the log
+/// cleaner's threads were stopped by a task such a runtime never polls again).
+#[test]
+fn a_broker_dropped_in_a_current_thread_runtime_lets_the_runtime_end() {
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let dir = rt.block_on(async {
+            let broker = strata::Broker::builder().start().await.expect("start");
+            create_topic(&broker.bootstrap_servers(), "t", 1).await;
+            let dir = broker.data_dir().expect("data dir");
+            drop(broker);
+            dir
+        });
+        drop(rt);
+        let _ = done_tx.send(dir);
+    });
+    let dir = done_rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the runtime did not end within 60 s of the broker's drop");
+    assert!(!dir.exists(), "temporary data dir kept: {dir:?}");
+}
+
+/// `start_blocking` blocks its thread, which inside a runtime would stall it: refused with an error naming the
+/// async alternative, not tokio's panic.
+#[tokio::test]
+async fn start_blocking_inside_a_runtime_is_an_error_naming_start() {
+    let err = strata::Broker::builder()
+        .start_blocking()
+        .expect_err("start_blocking inside a runtime");
+    assert!(err.to_string().contains("start().await"), "{err}");
+}

@@ -487,8 +487,13 @@ async fn stop_logs(logs: &Arc<LogManager>, when: &str) {
 
 impl Drop for Server {
     /// A server dropped without [`shutdown`](Self::shutdown) stops every task (the logs are recovered at the next
-    /// start).
+    /// start). The cleaner's blocking threads are told to stop here, not by a task awaiting the token: a
+    /// current-thread runtime dropped right after (a plain `#[tokio::test]`) polls no task again, and waits for its
+    /// blocking threads.
     fn drop(&mut self) {
         self.root.cancel();
+        if let Some(cleaner) = self.broker.cleaner() {
+            cleaner.shutdown();
+        }
     }
 }
