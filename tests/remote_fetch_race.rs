@@ -2,8 +2,10 @@
 //! `log start <= offset < local log start` and then reads remote storage; if retention moves the log start past the
 //! offset in between, the read finds no remote segment ("offset 0 is not in remote storage (remote segments cover
 //! 3..)"). Kafka answers a fetch below the log start with OFFSET_OUT_OF_RANGE (the consumer resets by
-//! `auto.offset.reset`); KAFKA_STORAGE_ERROR would make it retry the same offset forever. A read failing for an
-//! offset still inside the log keeps KAFKA_STORAGE_ERROR.
+//! `auto.offset.reset`); KAFKA_STORAGE_ERROR would make it retry the same offset forever. An offset inside the log
+//! that no remote segment holds is OFFSET_OUT_OF_RANGE too (Kafka's RemoteLogManager.read throws
+//! OffsetOutOfRangeException "... which does not exist in remote tier"); a store that fails the read (unavailable)
+//! keeps KAFKA_STORAGE_ERROR, which clients retry.
 //!
 //! The race is made deterministic by a remote reader that runs the retention step itself (raising the log start,
 //! as remote retention does) between the handler's range check and its answer, then fails as the tier does.
@@ -30,10 +32,12 @@ fn name(s: &str) -> TopicName {
     TopicName(StrBytes::from_string(s.to_string()))
 }
 
-/// Fails every read as the tier does when no remote segment holds the offset; first raises the log start to
-/// `retention_to` when set (the retention step that races the read).
+/// Fails every read as the tier does when no remote segment holds the offset (or as an unavailable store when
+/// `unavailable` is set); first raises the log start to `retention_to` when set (the retention step that races
+/// the read).
 #[derive(Default)]
 struct RetentionRacesRead {
+    unavailable: Mutex<bool>,
     retention_to: Mutex<Option<i64>>,
     asked: Mutex<Vec<i64>>,
 }
@@ -47,7 +51,11 @@ impl RemoteLogReader for RetentionRacesRead {
     ) -> BoxFuture<std::io::Result<bytes::Bytes>> {
         self.asked.lock().unwrap().push(offset);
         let retention_to = *self.retention_to.lock().unwrap();
+        let unavailable = *self.unavailable.lock().unwrap();
         Box::pin(async move {
+            if unavailable {
+                return Err(std::io::Error::other("the object store is unavailable"));
+            }
             if let Some(to) = retention_to {
                 log.maybe_increment_log_start_offset(to)
                     .expect("retention moves the log start");
@@ -157,9 +165,15 @@ async fn remote_read_racing_retention_is_offset_out_of_range_not_a_storage_error
     );
     assert_eq!(log.log_start_offset(), 0);
 
-    // A remote segment genuinely missing inside the log range: the tier's failure, KAFKA_STORAGE_ERROR.
+    // The store fails the read of an offset inside the log range: the tier's failure, KAFKA_STORAGE_ERROR.
+    *reader.unavailable.lock().unwrap() = true;
     let (code, log_start, _) = fetch(&mut s, 0).await;
     assert_eq!((code, log_start), (KAFKA_STORAGE_ERROR, 0));
+    *reader.unavailable.lock().unwrap() = false;
+
+    // No remote segment holds an offset inside the log range: OFFSET_OUT_OF_RANGE, as Kafka.
+    let (code, log_start, _) = fetch(&mut s, 0).await;
+    assert_eq!((code, log_start), (OFFSET_OUT_OF_RANGE, 0));
 
     // Retention moves the log start to 3 while the read of offset 0 runs: OFFSET_OUT_OF_RANGE with the new start.
     *reader.retention_to.lock().unwrap() = Some(3);
@@ -171,8 +185,8 @@ async fn remote_read_racing_retention_is_offset_out_of_range_not_a_storage_error
     );
     assert_eq!(
         reader.asked.lock().unwrap().as_slice(),
-        &[0, 0],
-        "both fetches went to the remote reader"
+        &[0, 0, 0],
+        "every fetch went to the remote reader"
     );
 
     // The broker keeps serving: the new log start is listed, and new local data is written and read.

@@ -375,9 +375,15 @@ pub fn message(err: &Error) -> String {
 /// Kafka answers a fetch below the log start, so the consumer resets instead of retrying forever. A failure for an
 /// offset still inside the log is the tier's: data missing or unreadable (`ErrorKind::InvalidData`) is
 /// UNKNOWN_SERVER_ERROR, as Kafka answers a `RemoteStorageException` (clients report it); anything else, e.g. an
-/// unavailable store, is KAFKA_STORAGE_ERROR, which clients retry.
+/// unavailable store, is KAFKA_STORAGE_ERROR, which clients retry. An offset inside the log that no finished remote
+/// segment holds (the tier's [`strata_tiering::Error::OffsetOutOfRange`], e.g. a segment whose metadata was lost
+/// after its local copy was deleted) is OFFSET_OUT_OF_RANGE too, as Kafka's RemoteLogManager answers it.
 pub fn remote_read_code(err: &std::io::Error, offset: i64, log_start_now: i64) -> i16 {
-    if offset < log_start_now {
+    let no_remote_segment = err
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<strata_tiering::Error>())
+        .is_some_and(|e| matches!(e, strata_tiering::Error::OffsetOutOfRange { .. }));
+    if offset < log_start_now || no_remote_segment {
         OFFSET_OUT_OF_RANGE
     } else if err.kind() == std::io::ErrorKind::InvalidData {
         UNKNOWN_SERVER_ERROR
@@ -709,6 +715,18 @@ mod tests {
                     source: io(std::io::ErrorKind::Other),
                 },
                 56,
+            ),
+            (
+                Error::RemoteRead {
+                    offset: 5,
+                    log_start: 0,
+                    source: std::io::Error::other(strata_tiering::Error::OffsetOutOfRange {
+                        tp: strata_storage::TopicPartition::new("t", 0),
+                        offset: 5,
+                        range: "none".into(),
+                    }),
+                },
+                1,
             ),
             (Error::Internal(s()), -1),
         ];

@@ -190,6 +190,14 @@ impl RemoteLogReader for RlmReader {
                     Ok(Bytes::new())
                 }
                 // A consumer retries every failed fetch: at most one line per 10 s of each kind, with a count.
+                // No finished remote segment holds the offset: OFFSET_OUT_OF_RANGE (Kafka's RemoteLogManager), so
+                // the consumer resets by auto.offset.reset instead of retrying forever.
+                Some(Err(e @ strata_tiering::Error::OffsetOutOfRange { .. })) => {
+                    if let Some(suppressed) = OUT_OF_RANGE_ERRORS.admit() {
+                        warn!(%tp, offset, error = %e, suppressed, "remote fetch: no remote segment holds the offset (OFFSET_OUT_OF_RANGE to the client)");
+                    }
+                    Err(std::io::Error::other(e))
+                }
                 Some(Err(e)) if e.is_permanent() => {
                     if let Some(suppressed) = MISSING_DATA_ERRORS.admit() {
                         error!(%tp, offset, error = %strata_tiering::Report(&e), suppressed, "remote fetch failed: the data is missing or unreadable in remote storage (UNKNOWN_SERVER_ERROR to the client)");
@@ -229,6 +237,7 @@ impl RemoteLogReader for RlmReader {
 static SLOW_READ_WARNINGS: RateLimit = RateLimit::new(10_000);
 static MISSING_DATA_ERRORS: RateLimit = RateLimit::new(10_000);
 static STORE_ERRORS: RateLimit = RateLimit::new(10_000);
+static OUT_OF_RANGE_ERRORS: RateLimit = RateLimit::new(10_000);
 
 /// Lets one event through per interval; counts the ones held back in between.
 struct RateLimit {
