@@ -223,7 +223,10 @@ impl LogSegment {
             self.offset_of_max_timestamp = offset;
         }
         if size > 0 && self.time_index.entries() == 0 {
-            return Err(self.corrupt(0, "an empty time index for a non-empty log"));
+            return Err(Error::CorruptFile {
+                path: self.time_index.path().to_path_buf(),
+                reason: "an empty time index for a non-empty log segment".into(),
+            });
         }
         self.load_rolling_timestamp()?;
         Ok(())

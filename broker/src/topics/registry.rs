@@ -134,8 +134,12 @@ impl TopicRegistry {
         let file: RegistryFile = match std::fs::read(&path) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
                 Error::io(
-                    format!("parsing {}", path.display()),
-                    std::io::Error::other(e.to_string()),
+                    format!(
+                        "parsing {} (the topic registry; strata writes it whole and atomically, so it was edited or \
+                         damaged on disk: restore it from a backup)",
+                        path.display()
+                    ),
+                    std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()),
                 )
             })?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => RegistryFile {

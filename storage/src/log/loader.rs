@@ -155,7 +155,8 @@ pub(crate) fn load_log(p: LoadParams) -> Result<UnifiedLog> {
             recovered_from.get_or_insert(base);
             let removed = seg.recover(cfg.segment_index_bytes, |_| {})?;
             if removed > 0 {
-                tracing::warn!(tp = %p.tp, base_offset = base, bytes = removed, "truncated a torn segment tail");
+                tracing::warn!(tp = %p.tp, base_offset = base, truncated_at_offset = seg.next_offset(), bytes = removed,
+                    "truncated the segment at its first invalid batch (a torn tail or a CRC mismatch; later unflushed segments are deleted)");
                 truncated_at = Some(seg.next_offset());
             }
         } else if let Err(e) = seg.load_state() {
