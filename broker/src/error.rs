@@ -219,6 +219,16 @@ pub enum Error {
         /// What the tier answered.
         source: std::io::Error,
     },
+    /// An ACL request: strata has no authorizer (Kafka's answer without `authorizer.class.name`).
+    #[error("No Authorizer is configured on the broker (strata does not enforce ACLs)")]
+    SecurityDisabled,
+    /// ElectLeaders of a partition whose one replica, the preferred leader, already leads (every partition of a
+    /// single node).
+    #[error("leader election not needed: the one replica is the preferred leader and leads")]
+    ElectionNotNeeded,
+    /// ElectLeaders with an election type other than PREFERRED (0) and UNCLEAN (1).
+    #[error("unknown election type {0} (0 = preferred, 1 = unclean)")]
+    UnknownElectionType(i8),
     /// A task of the broker failed (a panic on the blocking pool).
     #[error("internal error: {0}")]
     Internal(String),
