@@ -213,6 +213,58 @@ async fn elect_leaders_is_not_needed_for_every_partition_of_a_single_node() {
     broker.shutdown().await.unwrap();
 }
 
+/// DescribeGroups v3+ with `include_authorized_operations`: READ, DELETE and DESCRIBE (328), every operation
+/// `AclEntry.supportedOperations(GROUP)` lists, for each group answered without an error (Kafka's
+/// `handleDescribeGroupsRequest` without an authorizer); i32::MIN ("not requested") otherwise. ConsumerGroupDescribe
+/// the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn described_groups_carry_every_group_operation_when_asked() {
+    use kafka_protocol::messages::offset_commit_request::{
+        OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+    };
+    const GROUP_OPERATIONS: i32 = (1 << 3) | (1 << 6) | (1 << 8);
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker(dir.path()).await;
+    let addr = broker.local_addr();
+    common::create_topic(&addr.to_string(), "gops", 1).await;
+    let mut c = connect(addr).await;
+    // A group with committed offsets (a simple committer): "Empty".
+    let commit = OffsetCommitRequest::default()
+        .with_group_id(GroupId(s("g1")))
+        .with_generation_id_or_member_epoch(-1)
+        .with_topics(vec![OffsetCommitRequestTopic::default()
+            .with_name(TopicName(s("gops")))
+            .with_partitions(vec![OffsetCommitRequestPartition::default()
+                .with_partition_index(0)
+                .with_committed_offset(3)])]);
+    let r: OffsetCommitResponse = request(&mut c, ApiKey::OffsetCommit, 8, &commit)
+        .await
+        .unwrap();
+    assert_eq!(r.topics[0].partitions[0].error_code, 0);
+
+    for v in 3..=6 {
+        let req = DescribeGroupsRequest::default()
+            .with_groups(vec![GroupId(s("g1")), GroupId(s("nobody"))])
+            .with_include_authorized_operations(true);
+        let r: DescribeGroupsResponse = request(&mut c, ApiKey::DescribeGroups, v, &req)
+            .await
+            .unwrap();
+        assert_eq!(r.groups[0].error_code, 0, "v{v}");
+        assert_eq!(r.groups[0].authorized_operations, GROUP_OPERATIONS, "v{v}");
+        // An unknown group is "Dead" without an error before v6 (described), GROUP_ID_NOT_FOUND from v6.
+        let unknown = &r.groups[1];
+        let want = if v >= 6 { i32::MIN } else { GROUP_OPERATIONS };
+        assert_eq!(unknown.authorized_operations, want, "v{v} unknown group");
+
+        let plain = req.clone().with_include_authorized_operations(false);
+        let r: DescribeGroupsResponse = request(&mut c, ApiKey::DescribeGroups, v, &plain)
+            .await
+            .unwrap();
+        assert_eq!(r.groups[0].authorized_operations, i32::MIN, "v{v}");
+    }
+    broker.shutdown().await.unwrap();
+}
+
 /// The interop venv's python (tests/interop/install.sh, `STRATA_INTEROP_PREFIX`), if it has confluent_kafka.
 fn interop_python() -> Option<std::path::PathBuf> {
     let prefix = std::env::var("STRATA_INTEROP_PREFIX").unwrap_or_else(|_| {
@@ -239,7 +291,7 @@ fn interop_python() -> Option<std::path::PathBuf> {
 /// confluent-kafka's AdminClient (librdkafka): create/delete ACLs fail at once with SECURITY_DISABLED (not a hang,
 /// not "unsupported by broker"); describe_acls returns no bindings at once (librdkafka drops DescribeAcls' error
 /// code, so it does so against Kafka too) while kafka-python raises SecurityDisabledError; elect_leaders reports
-/// ELECTION_NOT_NEEDED. Runs when the interop venv has confluent_kafka.
+/// ELECTION_NOT_NEEDED; describe_consumer_groups(include_authorized_operations) lists READ, DELETE, DESCRIBE. Runs when the interop venv has confluent_kafka.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn confluent_kafka_admin_gets_kafkas_answers_without_an_authorizer() {
     let Some(python) = interop_python() else {
@@ -273,6 +325,7 @@ async fn confluent_kafka_admin_gets_kafkas_answers_without_an_authorizer() {
         "create_acls SECURITY_DISABLED",
         "delete_acls SECURITY_DISABLED",
         "elect_leaders ELECTION_NOT_NEEDED",
+        "describe_consumer_groups authorized operations DELETE,DESCRIBE,READ",
     ] {
         assert!(stdout.contains(line), "{line} missing: {stdout}");
     }

@@ -65,6 +65,23 @@ try:
 except Exception as e:
     failures.append(f"elect_leaders: {type(e).__name__} {e}")
 
+# A group with a committed offset, described with its authorized operations (Kafka without an authorizer: all).
+from confluent_kafka import Consumer
+
+consumer = Consumer({"bootstrap.servers": bs, "group.id": "ops-group", "enable.auto.commit": False})
+consumer.commit(offsets=[TopicPartition(topic, 0, 1)], asynchronous=False)
+consumer.close()
+try:
+    groups = admin.describe_consumer_groups(["ops-group"], include_authorized_operations=True, request_timeout=10)
+    g = groups["ops-group"].result(timeout=15)
+    ops = sorted(op.name for op in (g.authorized_operations or []))
+    if ops != ["DELETE", "DESCRIBE", "READ"]:
+        failures.append(f"describe_consumer_groups authorized operations: {g.authorized_operations}")
+    else:
+        print(f"describe_consumer_groups authorized operations {','.join(ops)}", flush=True)
+except Exception as e:
+    failures.append(f"describe_consumer_groups: {type(e).__name__} {e}")
+
 # kafka-python reads the error code: SecurityDisabledError, as against Kafka.
 try:
     from kafka.admin import ACLFilter, KafkaAdminClient
