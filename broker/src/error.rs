@@ -229,6 +229,17 @@ pub enum Error {
     /// ElectLeaders with an election type other than PREFERRED (0) and UNCLEAN (1).
     #[error("unknown election type {0} (0 = preferred, 1 = unclean)")]
     UnknownElectionType(i8),
+    /// A GROUP config resource with an empty name (Kafka: "Group name must not be empty").
+    #[error("group name must not be empty")]
+    EmptyGroupName,
+    /// An alteration of a group's configs: strata keeps no per-group overrides.
+    #[error("per-group configs are not supported: {keys} of group {group:?} cannot be set (every group uses the broker's group.consumer.session.timeout.ms and group.consumer.heartbeat.interval.ms)")]
+    GroupConfigsNotSupported {
+        /// The group.
+        group: String,
+        /// The keys asked for.
+        keys: String,
+    },
     /// A task of the broker failed (a panic on the blocking pool).
     #[error("internal error: {0}")]
     Internal(String),

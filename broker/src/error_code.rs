@@ -268,6 +268,8 @@ pub fn code(err: &Error) -> i16 {
         Error::SecurityDisabled => SECURITY_DISABLED,
         Error::ElectionNotNeeded => ELECTION_NOT_NEEDED,
         Error::UnknownElectionType(_) => INVALID_REQUEST,
+        Error::EmptyGroupName => INVALID_REQUEST,
+        Error::GroupConfigsNotSupported { .. } => INVALID_CONFIG,
         Error::Group(e) => group_code(e),
         Error::Txn(e) => txn_code(e, true),
     }
@@ -723,6 +725,14 @@ mod tests {
             (Error::SecurityDisabled, 54),
             (Error::ElectionNotNeeded, 84),
             (Error::UnknownElectionType(5), 42),
+            (Error::EmptyGroupName, 42),
+            (
+                Error::GroupConfigsNotSupported {
+                    group: s(),
+                    keys: s(),
+                },
+                40,
+            ),
         ];
         for (e, want) in &errors {
             assert_eq!(code(e), *want, "{e:?}");

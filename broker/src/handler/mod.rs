@@ -23,6 +23,7 @@ pub mod elect_leaders;
 pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
+pub(crate) mod group_configs;
 pub mod heartbeat;
 pub mod incremental_alter_configs;
 pub mod init_producer_id;
