@@ -151,6 +151,22 @@ fn spawn_maintenance(broker: &Arc<Broker>, tracker: &TaskTracker, cancel: Cancel
         }
         Ok(())
     }));
+    // The dirs of deleted topics' partitions (renamed `-delete` when DeleteTopics answered), removed off the
+    // request path as Kafka's asyncDelete; what is left at shutdown is removed at the next start.
+    let b = broker.clone();
+    let c = cancel.clone();
+    tracker.spawn(async move {
+        let waiting = b.deleted_dirs_waiting();
+        loop {
+            tokio::select! {
+                _ = c.cancelled() => return,
+                _ = waiting.notified() => {
+                    let b = b.clone();
+                    let _ = tokio::task::spawn_blocking(move || b.remove_deleted_dirs()).await;
+                }
+            }
+        }
+    });
     // Group sessions and rebalance deadlines.
     let b = broker.clone();
     tracker.spawn(async move {

@@ -222,6 +222,8 @@ pub struct TopicManager {
     dynamic: RwLock<(DynamicConfigs, Arc<LogConfig>)>,
     /// The running components that take dynamic broker configs ([`TopicManager::add_reconfigurable`]).
     reconfigurables: RwLock<Vec<Arc<dyn dynamic::Reconfigurable>>>,
+    /// Woken when a deletion leaves partition dirs to remove (the server's background task waits on it).
+    deleted_dirs: Arc<tokio::sync::Notify>,
 }
 
 impl std::fmt::Debug for TopicManager {
@@ -264,6 +266,7 @@ impl TopicManager {
             meta_dir,
             dynamic: RwLock::new((dynamic, Arc::new(defaults))),
             reconfigurables: RwLock::new(Vec::new()),
+            deleted_dirs: Arc::new(tokio::sync::Notify::new()),
         };
         topics.repair_topic_registry();
         topics.apply_topic_configs();
@@ -500,8 +503,11 @@ impl TopicManager {
             .unwrap_or(Err(Error::ShuttingDown))
     }
 
-    /// Deletes a topic: its remote data (recorded, deleted in the background), its registry entry and its logs.
-    /// The caller removes what other components keep of it (committed offsets). Blocking.
+    /// Deletes a topic as Kafka does: its remote data (recorded, deleted in the background), its registry entry
+    /// (from then on it is unknown to Metadata, Produce and Fetch), its logs closed and their dirs renamed
+    /// `-delete`; the dirs are removed in the background ([`TopicManager::remove_deleted_dirs`], woken through
+    /// [`TopicManager::deleted_dirs_waiting`]), so the answer does not wait for the files. The caller removes what
+    /// other components keep of it (committed offsets). Blocking.
     pub fn delete_topic(&self, name: &str) -> Result<TopicMeta> {
         let meta = self
             .registry
@@ -516,22 +522,30 @@ impl TopicManager {
             t.topic_deleted(name)?;
         }
         let meta = self.registry.remove(name)?;
-        for p in 0..meta.partitions {
-            let tp = TopicPartition::new(name, p);
-            if let Some(log) = self.logs.get_log(&tp) {
-                let log_dir = log.log_dir().to_path_buf();
-                drop(log);
-                self.logs.delete_log(&tp)?;
-                // Kafka's updateCheckpoints on deletion: a later partition of the same name is cleaned from
-                // its start.
-                if let Some(c) = &self.cleaner {
-                    if let Err(e) = c.forget_log(&log_dir, &tp) {
-                        tracing::warn!(%tp, error = %e, "removing a deleted partition from cleaner-offset-checkpoint");
-                    }
+        let tps: Vec<TopicPartition> = (0..meta.partitions)
+            .map(|p| TopicPartition::new(name, p))
+            .collect();
+        let deleted = self.logs.delete_logs(&tps);
+        self.deleted_dirs.notify_one();
+        for (tp, log_dir) in deleted? {
+            // Kafka's updateCheckpoints on deletion: a later partition of the same name is cleaned from its start.
+            if let Some(c) = &self.cleaner {
+                if let Err(e) = c.forget_log(&log_dir, &tp) {
+                    tracing::warn!(%tp, error = %e, "removing a deleted partition from cleaner-offset-checkpoint");
                 }
             }
         }
         Ok(meta)
+    }
+
+    /// Notified when deleted partitions' dirs wait for [`TopicManager::remove_deleted_dirs`].
+    pub fn deleted_dirs_waiting(&self) -> Arc<tokio::sync::Notify> {
+        self.deleted_dirs.clone()
+    }
+
+    /// Removes the dirs of deleted partitions (renamed `-delete`). Blocking.
+    pub fn remove_deleted_dirs(&self) -> usize {
+        self.logs.remove_deleted_dirs()
     }
 
     /// Raises a topic's partition count (within the partition limits). Blocking.
