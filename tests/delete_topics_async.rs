@@ -102,3 +102,45 @@ async fn a_deleted_topic_is_gone_at_once_and_its_dirs_are_removed_in_the_backgro
     );
     broker.shutdown().await.unwrap();
 }
+
+/// Partition dirs of a topic the registry does not know: empty ones (a CreateTopics killed before the topic was
+/// registered) are removed at start-up — nothing in them to keep — while ones holding records (a topic deleted
+/// while the broker was down) are set aside `-stray` and kept, as Kafka keeps stray logs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn empty_partition_dirs_of_an_unknown_topic_are_removed_at_start_and_data_is_kept_aside() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let broker = common::start_broker(dir.path()).await;
+        let bs = broker.local_addr().to_string();
+        common::create_topic(&bs, "halfmade", 10).await;
+        common::create_topic(&bs, "withdata", 1).await;
+        let mut s = connect(broker.local_addr()).await;
+        assert_eq!(produce(&mut s, "withdata", b"keep me").await, (0, 0));
+        broker.shutdown().await.unwrap();
+    }
+    // The registry without both topics: as after a CreateTopics killed before its registry write.
+    let registry = dir.path().join("strata-topics.json");
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&registry).unwrap()).unwrap();
+    let topics = json["topics"].as_object_mut().unwrap();
+    assert!(topics.remove("halfmade").is_some() && topics.remove("withdata").is_some());
+    std::fs::write(&registry, serde_json::to_vec_pretty(&json).unwrap()).unwrap();
+
+    let broker = common::start_broker(dir.path()).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !partition_dirs(dir.path(), "halfmade-").is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "{:?}",
+            partition_dirs(dir.path(), "halfmade-")
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let kept = partition_dirs(dir.path(), "withdata-");
+    assert!(
+        matches!(kept.as_slice(), [n] if n.starts_with("withdata-0.") && n.ends_with("-stray")),
+        "{kept:?}"
+    );
+    assert!(broker.broker().topics().get("halfmade").is_none());
+    broker.shutdown().await.unwrap();
+}

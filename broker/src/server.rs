@@ -157,13 +157,13 @@ fn spawn_maintenance(broker: &Arc<Broker>, tracker: &TaskTracker, cancel: Cancel
     let c = cancel.clone();
     tracker.spawn(async move {
         let waiting = b.deleted_dirs_waiting();
+        // A first pass for the dirs queued while the broker opened (empty partitions of unknown topics).
         loop {
+            let r = b.clone();
+            let _ = tokio::task::spawn_blocking(move || r.remove_deleted_dirs()).await;
             tokio::select! {
                 _ = c.cancelled() => return,
-                _ = waiting.notified() => {
-                    let b = b.clone();
-                    let _ = tokio::task::spawn_blocking(move || b.remove_deleted_dirs()).await;
-                }
+                _ = waiting.notified() => {}
             }
         }
     });

@@ -139,6 +139,8 @@ impl LogManager {
             let recovery_points = read(RECOVERY_POINT_CHECKPOINT);
             let log_starts = read(LOG_START_OFFSET_CHECKPOINT);
             let mut loads = Vec::new();
+            // Stray dirs set aside at an earlier start: one line for them all, not one per dir at every start.
+            let mut stray: Vec<String> = Vec::new();
             for entry in std::fs::read_dir(path).map_err(io_err(path))? {
                 let entry = entry.map_err(io_err(path))?;
                 let name = entry.file_name().to_string_lossy().into_owned();
@@ -152,7 +154,7 @@ impl LogManager {
                     continue;
                 }
                 if name.ends_with(names::STRAY_DIR_SUFFIX) {
-                    tracing::info!(dir = %entry.path().display(), "stray partition dir kept aside, not loaded (remove it when its data is not needed)");
+                    stray.push(name);
                     continue;
                 }
                 let Some(tp) = names::parse_partition_dir(&name) else {
@@ -207,6 +209,11 @@ impl LogManager {
                     handles: handles.clone(),
                 });
                 logs.insert(tp, None);
+            }
+            if !stray.is_empty() {
+                stray.sort();
+                tracing::info!(dir = %path.display(), count = stray.len(), first = %stray[0],
+                    "stray partition dirs kept aside, not loaded (remove them when their data is not needed)");
             }
             for log in load_in_parallel(loads, config.recovery_threads_per_data_dir, &handles)? {
                 logs.insert(log.topic_partition().clone(), Some(log));
@@ -474,10 +481,13 @@ impl LogManager {
     /// Sets the partition's log aside as stray: closed, no longer listed, its directory renamed
     /// [`names::stray_dir_name`] and kept (never loaded again). For a log of a topic that no longer exists, or
     /// whose topic id is not the registry's (Kafka's stray logs).
-    pub fn set_aside_stray_log(&self, tp: &TopicPartition) -> Result<()> {
+    /// Returns the dir's new path (the caller reports it).
+    pub fn set_aside_stray_log(&self, tp: &TopicPartition) -> Result<PathBuf> {
+        let mut aside = PathBuf::new();
         self.rename_away(tp, &names::stray_dir_name(tp), |renamed| {
-            tracing::warn!(%tp, dir = %renamed.display(), "partition dir set aside as stray");
-        })
+            aside = renamed.to_path_buf();
+        })?;
+        Ok(aside)
     }
 
     fn rename_away(

@@ -95,30 +95,47 @@ fn check_logs_have_topics(
         });
     }
     warn!(topics = %unknown.join(","), registry = %meta_dir.join(REGISTRY_FILE).display(),
-        "partition dirs of topics the registry does not know (deleted while the broker stopped?) are set aside");
+        "partition dirs of topics the registry does not know (deleted while the broker stopped, or an interrupted CreateTopics?): set aside as stray, empty ones removed");
     Ok(())
 }
 
 /// Kafka's stray logs: partition logs of a topic the registry does not know (deleted while the broker was down, or
 /// a delete that failed half-way) or whose `partition.metadata` names another topic id than the registry's (an
-/// older topic of the same name). Each is set aside (its dir renamed `…-stray`, kept on disk, never loaded again),
-/// so a topic created later under the name never serves the old records.
+/// older topic of the same name). Each is set aside (its dir renamed `…-stray`, kept on disk, never loaded again;
+/// one WARN naming the dir), so a topic created later under the name never serves the old records. An empty log of
+/// a topic the registry does not know (a CreateTopics interrupted before the topic was registered, or an empty
+/// partition of a deleted topic) holds nothing to keep: it is deleted as a deleted topic's (renamed `-delete`,
+/// removed in the background), with one line per topic.
 fn set_aside_stray_logs(logs: &LogManager, registry: &TopicRegistry) -> Result<()> {
+    let mut empty: BTreeMap<String, Vec<TopicPartition>> = BTreeMap::new();
     for log in logs.all_logs() {
         let tp = log.topic_partition();
         if is_internal(&tp.topic) {
             continue;
         }
         let stray = match registry.get(&tp.topic) {
+            None if log.log_end_offset() == 0 => {
+                empty
+                    .entry(tp.topic.to_string())
+                    .or_default()
+                    .push(tp.clone());
+                continue;
+            }
             None => true,
             Some(meta) => {
                 !meta.id.is_nil() && !log.topic_id().is_nil() && meta.id != log.topic_id()
             }
         };
         if stray {
-            warn!(%tp, log_topic_id = %log.topic_id(), "partition log of a deleted or older topic set aside as stray");
-            logs.set_aside_stray_log(tp)?;
+            let aside = logs.set_aside_stray_log(tp)?;
+            warn!(%tp, log_topic_id = %log.topic_id(), aside = %aside.display(),
+                "partition log of a deleted or older topic set aside as stray (kept, not loaded)");
         }
+    }
+    for (topic, tps) in empty {
+        logs.delete_logs(&tps)?;
+        info!(%topic, partitions = tps.len(),
+            "removing the empty partition dirs of a topic the registry does not know (an interrupted CreateTopics?)");
     }
     Ok(())
 }
