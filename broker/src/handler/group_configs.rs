@@ -86,20 +86,20 @@ fn value(broker: &Broker, k: &GroupKey) -> String {
     }
 }
 
-/// The group's config entries (those of `wanted`): (entry without synonyms/type/doc, synonyms, type, doc).
+/// One described entry (without synonyms, type and documentation), its synonyms, type and documentation.
+pub(crate) type Described = (
+    DescribeConfigsResourceResult,
+    Vec<DescribeConfigsSynonym>,
+    Type,
+    &'static str,
+);
+
+/// The group's config entries (those `wanted`).
 pub(crate) fn describe(
     broker: &Broker,
     group: &str,
     wanted: impl Fn(&str) -> bool,
-) -> Result<
-    Vec<(
-        DescribeConfigsResourceResult,
-        Vec<DescribeConfigsSynonym>,
-        Type,
-        &'static str,
-    )>,
-    Error,
-> {
+) -> Result<Vec<Described>, Error> {
     if group.is_empty() {
         return Err(Error::EmptyGroupName);
     }
