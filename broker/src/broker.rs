@@ -324,8 +324,22 @@ impl Broker {
     pub fn delete_topic(&self, name: &str) -> Result<TopicMeta> {
         let meta = self.topics.delete_topic(name)?;
         self.groups.delete_topic_offsets(name)?;
-        info!(topic = name, "topic deleted");
+        info!(
+            topic = name,
+            partitions = meta.partitions,
+            "topic deleted (partition dirs renamed -delete, removed in the background)"
+        );
         Ok(meta)
+    }
+
+    /// See [`TopicManager::deleted_dirs_waiting`].
+    pub fn deleted_dirs_waiting(&self) -> Arc<tokio::sync::Notify> {
+        self.topics.deleted_dirs_waiting()
+    }
+
+    /// See [`TopicManager::remove_deleted_dirs`]. Blocking.
+    pub fn remove_deleted_dirs(&self) -> usize {
+        self.topics.remove_deleted_dirs()
     }
 
     /// See [`TopicManager::create_partitions`]. Blocking.

@@ -238,6 +238,10 @@ async fn dispatch(
         ApiKey::DescribeLogDirs => {
             call!(DescribeLogDirsRequest, handler::describe_log_dirs::handle)
         }
+        ApiKey::DescribeAcls => call!(DescribeAclsRequest, handler::acls::describe),
+        ApiKey::CreateAcls => call!(CreateAclsRequest, handler::acls::create),
+        ApiKey::DeleteAcls => call!(DeleteAclsRequest, handler::acls::delete),
+        ApiKey::ElectLeaders => call!(ElectLeadersRequest, handler::elect_leaders::handle),
         ApiKey::AddPartitionsToTxn => call!(
             AddPartitionsToTxnRequest,
             handler::add_partitions_to_txn::handle
@@ -333,6 +337,10 @@ pub(crate) fn decode_only(mut body: Bytes) -> bool {
         ApiKey::DescribeTransactions => dec!(DescribeTransactionsRequest),
         ApiKey::ListTransactions => dec!(ListTransactionsRequest),
         ApiKey::DescribeProducers => dec!(DescribeProducersRequest),
+        ApiKey::DescribeAcls => dec!(DescribeAclsRequest),
+        ApiKey::CreateAcls => dec!(CreateAclsRequest),
+        ApiKey::DeleteAcls => dec!(DeleteAclsRequest),
+        ApiKey::ElectLeaders => dec!(ElectLeadersRequest),
         _ => false,
     }
 }

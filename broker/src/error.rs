@@ -219,6 +219,27 @@ pub enum Error {
         /// What the tier answered.
         source: std::io::Error,
     },
+    /// An ACL request: strata has no authorizer (Kafka's answer without `authorizer.class.name`).
+    #[error("No Authorizer is configured on the broker (strata does not enforce ACLs)")]
+    SecurityDisabled,
+    /// ElectLeaders of a partition whose one replica, the preferred leader, already leads (every partition of a
+    /// single node).
+    #[error("leader election not needed: the one replica is the preferred leader and leads")]
+    ElectionNotNeeded,
+    /// ElectLeaders with an election type other than PREFERRED (0) and UNCLEAN (1).
+    #[error("unknown election type {0} (0 = preferred, 1 = unclean)")]
+    UnknownElectionType(i8),
+    /// A GROUP config resource with an empty name (Kafka: "Group name must not be empty").
+    #[error("group name must not be empty")]
+    EmptyGroupName,
+    /// An alteration of a group's configs: strata keeps no per-group overrides.
+    #[error("per-group configs are not supported: {keys} of group {group:?} cannot be set (every group uses the broker's group.consumer.session.timeout.ms and group.consumer.heartbeat.interval.ms)")]
+    GroupConfigsNotSupported {
+        /// The group.
+        group: String,
+        /// The keys asked for.
+        keys: String,
+    },
     /// A task of the broker failed (a panic on the blocking pool).
     #[error("internal error: {0}")]
     Internal(String),

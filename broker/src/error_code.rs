@@ -119,6 +119,10 @@ pub const DUPLICATE_RESOURCE: i16 = 92;
 pub const UNACCEPTABLE_CREDENTIAL: i16 = 93;
 /// UNKNOWN_TOPIC_ID.
 pub const UNKNOWN_TOPIC_ID: i16 = 100;
+/// SECURITY_DISABLED: an ACL request to a broker without an authorizer.
+pub const SECURITY_DISABLED: i16 = 54;
+/// ELECTION_NOT_NEEDED: the preferred leader already leads.
+pub const ELECTION_NOT_NEEDED: i16 = 84;
 
 /// Kafka's name of `code` (`UNKNOWN_TOPIC_OR_PARTITION`), as the `error` label of
 /// `kafka_network_requestmetrics_errors_total`; codes strata never sends are `UNKNOWN`.
@@ -172,6 +176,8 @@ pub fn name(code: i16) -> &'static str {
         DUPLICATE_RESOURCE => "DUPLICATE_RESOURCE",
         UNACCEPTABLE_CREDENTIAL => "UNACCEPTABLE_CREDENTIAL",
         UNKNOWN_TOPIC_ID => "UNKNOWN_TOPIC_ID",
+        SECURITY_DISABLED => "SECURITY_DISABLED",
+        ELECTION_NOT_NEEDED => "ELECTION_NOT_NEEDED",
         _ => "UNKNOWN",
     }
 }
@@ -259,6 +265,11 @@ pub fn code(err: &Error) -> i16 {
             log_start,
             source,
         } => remote_read_code(source, *offset, *log_start),
+        Error::SecurityDisabled => SECURITY_DISABLED,
+        Error::ElectionNotNeeded => ELECTION_NOT_NEEDED,
+        Error::UnknownElectionType(_) => INVALID_REQUEST,
+        Error::EmptyGroupName => INVALID_REQUEST,
+        Error::GroupConfigsNotSupported { .. } => INVALID_CONFIG,
         Error::Group(e) => group_code(e),
         Error::Txn(e) => txn_code(e, true),
     }
@@ -729,6 +740,17 @@ mod tests {
                 1,
             ),
             (Error::Internal(s()), -1),
+            (Error::SecurityDisabled, 54),
+            (Error::ElectionNotNeeded, 84),
+            (Error::UnknownElectionType(5), 42),
+            (Error::EmptyGroupName, 42),
+            (
+                Error::GroupConfigsNotSupported {
+                    group: s(),
+                    keys: s(),
+                },
+                40,
+            ),
         ];
         for (e, want) in &errors {
             assert_eq!(code(e), *want, "{e:?}");

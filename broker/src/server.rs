@@ -151,6 +151,22 @@ fn spawn_maintenance(broker: &Arc<Broker>, tracker: &TaskTracker, cancel: Cancel
         }
         Ok(())
     }));
+    // The dirs of deleted topics' partitions (renamed `-delete` when DeleteTopics answered), removed off the
+    // request path as Kafka's asyncDelete; what is left at shutdown is removed at the next start.
+    let b = broker.clone();
+    let c = cancel.clone();
+    tracker.spawn(async move {
+        let waiting = b.deleted_dirs_waiting();
+        // A first pass for the dirs queued while the broker opened (empty partitions of unknown topics).
+        loop {
+            let r = b.clone();
+            let _ = tokio::task::spawn_blocking(move || r.remove_deleted_dirs()).await;
+            tokio::select! {
+                _ = c.cancelled() => return,
+                _ = waiting.notified() => {}
+            }
+        }
+    });
     // Group sessions and rebalance deadlines.
     let b = broker.clone();
     tracker.spawn(async move {

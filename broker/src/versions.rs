@@ -49,13 +49,18 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::SaslAuthenticate, 0, 2),
     (ApiKey::DescribeUserScramCredentials, 0, 0),
     (ApiKey::AlterUserScramCredentials, 0, 0),
+    // No authorizer: answered SECURITY_DISABLED, as Kafka without one (crate::handler::acls).
+    (ApiKey::DescribeAcls, 0, 3),
+    (ApiKey::CreateAcls, 0, 3),
+    (ApiKey::DeleteAcls, 0, 3),
+    (ApiKey::ElectLeaders, 0, 2),
 ];
 
 /// APIs whose Kafka 3.9 versions below the codec's floor (the version given here) strata answers itself
 /// (`crate::handler::legacy`): every version KIP-896 removed in Kafka 4.0 of an API strata serves — Produce v0-2,
 /// Fetch v0-3, ListOffsets v0, OffsetCommit v0-1, OffsetFetch v0, CreateTopics v0-1, DeleteTopics v0,
-/// OffsetForLeaderEpoch v0-1, DescribeConfigs v0, DescribeLogDirs v0. (KIP-896's other removals — ACLs,
-/// delegation tokens, AlterReplicaLogDirs — are of APIs strata does not serve at all.)
+/// OffsetForLeaderEpoch v0-1, DescribeConfigs v0, DescribeLogDirs v0, DescribeAcls / CreateAcls / DeleteAcls v0.
+/// (KIP-896's other removals — delegation tokens, AlterReplicaLogDirs — are of APIs strata does not serve at all.)
 pub const BELOW_CODEC: &[(ApiKey, i16)] = &[
     (ApiKey::Produce, 3),
     (ApiKey::Fetch, 4),
@@ -67,6 +72,9 @@ pub const BELOW_CODEC: &[(ApiKey, i16)] = &[
     (ApiKey::OffsetForLeaderEpoch, 2),
     (ApiKey::DescribeConfigs, 1),
     (ApiKey::DescribeLogDirs, 1),
+    (ApiKey::DescribeAcls, 1),
+    (ApiKey::CreateAcls, 1),
+    (ApiKey::DeleteAcls, 1),
 ];
 
 /// Whether `version` of `key` is below the codec's floor and answered by `crate::handler::legacy`.

@@ -28,6 +28,9 @@ pub struct LogManager {
     /// Serialises [`LogManager::write_checkpoints`]: the retention task, the checkpoint task and shutdown all
     /// write the same files through the same temporary names, and the later writer must write the newer values.
     checkpoint_lock: Mutex<()>,
+    /// Partition dirs renamed `-delete` by [`LogManager::delete_logs`], waiting for
+    /// [`LogManager::remove_deleted_dirs`].
+    deleted: Mutex<Vec<PathBuf>>,
     shut_down: AtomicBool,
     /// The open `.lock` file of each dir, locked; emptied (unlocking them) at shutdown.
     dir_locks: Mutex<Vec<std::fs::File>>,
@@ -136,6 +139,8 @@ impl LogManager {
             let recovery_points = read(RECOVERY_POINT_CHECKPOINT);
             let log_starts = read(LOG_START_OFFSET_CHECKPOINT);
             let mut loads = Vec::new();
+            // Stray dirs set aside at an earlier start: one line for them all, not one per dir at every start.
+            let mut stray: Vec<String> = Vec::new();
             for entry in std::fs::read_dir(path).map_err(io_err(path))? {
                 let entry = entry.map_err(io_err(path))?;
                 let name = entry.file_name().to_string_lossy().into_owned();
@@ -149,7 +154,7 @@ impl LogManager {
                     continue;
                 }
                 if name.ends_with(names::STRAY_DIR_SUFFIX) {
-                    tracing::info!(dir = %entry.path().display(), "stray partition dir kept aside, not loaded (remove it when its data is not needed)");
+                    stray.push(name);
                     continue;
                 }
                 let Some(tp) = names::parse_partition_dir(&name) else {
@@ -205,6 +210,11 @@ impl LogManager {
                 });
                 logs.insert(tp, None);
             }
+            if !stray.is_empty() {
+                stray.sort();
+                tracing::info!(dir = %path.display(), count = stray.len(), first = %stray[0],
+                    "stray partition dirs kept aside, not loaded (remove them when their data is not needed)");
+            }
             for log in load_in_parallel(loads, config.recovery_threads_per_data_dir, &handles)? {
                 logs.insert(log.topic_partition().clone(), Some(log));
             }
@@ -226,6 +236,7 @@ impl LogManager {
             listeners,
             create_lock: Mutex::new(()),
             checkpoint_lock: Mutex::new(()),
+            deleted: Mutex::new(Vec::new()),
             shut_down: AtomicBool::new(false),
             dir_locks: Mutex::new(dir_locks),
             cluster_id,
@@ -396,13 +407,87 @@ impl LogManager {
         })
     }
 
+    /// Deletes the partitions' logs as Kafka's `LogManager.asyncDelete`: each log closed and no longer listed, its
+    /// directory renamed [`names::delete_dir_name`] (`<topic>-<p>.<uuid>-delete`; one directory sync per log dir
+    /// for all of them), and queued for [`LogManager::remove_deleted_dirs`], which the broker runs in the
+    /// background. A `-delete` dir left by a crash or a shutdown is removed at the next start. Partitions without
+    /// a log are skipped. Returns each deleted partition with its log dir.
+    pub fn delete_logs(&self, tps: &[TopicPartition]) -> Result<Vec<(TopicPartition, PathBuf)>> {
+        let _guard = self.create_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut done = Vec::with_capacity(tps.len());
+        let mut parents: Vec<PathBuf> = Vec::new();
+        let mut renamed_dirs = Vec::with_capacity(tps.len());
+        let mut outcome = Ok(());
+        for tp in tps {
+            let Some(log) = self.get_log(tp) else {
+                continue;
+            };
+            log.mark_closed();
+            let parent = log.log_dir().to_path_buf();
+            let renamed = parent.join(names::delete_dir_name(tp));
+            if let Err(e) = std::fs::rename(log.dir(), &renamed) {
+                outcome = Err(io_err(log.dir())(e));
+                break;
+            }
+            self.logs
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(tp);
+            if !parents.contains(&parent) {
+                parents.push(parent.clone());
+            }
+            renamed_dirs.push(renamed);
+            done.push((tp.clone(), parent));
+        }
+        // What was renamed is queued even when a later rename failed: those dirs are gone from the logs.
+        self.deleted
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(renamed_dirs);
+        for parent in &parents {
+            fsio::sync_dir(parent)?;
+        }
+        outcome.map(|()| done)
+    }
+
+    /// Removes the directories [`LogManager::delete_logs`] renamed; the number removed. Blocking (the broker runs
+    /// it on a background task). A dir that cannot be removed is logged and left for the next start.
+    pub fn remove_deleted_dirs(&self) -> usize {
+        let dirs = std::mem::take(&mut *self.deleted.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut removed = 0;
+        for dir in &dirs {
+            match std::fs::remove_dir_all(dir) {
+                Ok(()) => removed += 1,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => tracing::warn!(dir = %dir.display(), error = %e,
+                    "removing a deleted partition dir failed; it is removed at the next start"),
+            }
+        }
+        if !dirs.is_empty() {
+            tracing::info!(removed, "removed the dirs of deleted partitions");
+        }
+        removed
+    }
+
+    /// Whether partition dirs renamed by [`LogManager::delete_logs`] wait for removal.
+    pub fn has_deleted_dirs(&self) -> bool {
+        !self
+            .deleted
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
+    }
+
     /// Sets the partition's log aside as stray: closed, no longer listed, its directory renamed
     /// [`names::stray_dir_name`] and kept (never loaded again). For a log of a topic that no longer exists, or
     /// whose topic id is not the registry's (Kafka's stray logs).
-    pub fn set_aside_stray_log(&self, tp: &TopicPartition) -> Result<()> {
+    /// Returns the dir's new path (the caller reports it).
+    pub fn set_aside_stray_log(&self, tp: &TopicPartition) -> Result<PathBuf> {
+        let mut aside = PathBuf::new();
         self.rename_away(tp, &names::stray_dir_name(tp), |renamed| {
-            tracing::warn!(%tp, dir = %renamed.display(), "partition dir set aside as stray");
-        })
+            aside = renamed.to_path_buf();
+        })?;
+        Ok(aside)
     }
 
     fn rename_away(

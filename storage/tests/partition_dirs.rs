@@ -107,6 +107,50 @@ fn a_stray_log_is_kept_aside_and_not_loaded_again() {
     assert!(m.all_logs().is_empty());
 }
 
+/// Kafka's `LogManager.asyncDelete`: deleting partitions only renames their dirs `<topic>-<p>.<uuid>-delete` (the
+/// logs are gone at once, a partition of the same name can be created right away); the files are removed later
+/// ([`LogManager::remove_deleted_dirs`], a background task of the broker), or at the next start.
+#[test]
+fn deleted_partitions_are_renamed_at_once_and_removed_later() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open_manager(dir.path());
+    let tps: Vec<TopicPartition> = (0..20).map(|p| TopicPartition::new("gone", p)).collect();
+    for tp in &tps {
+        let log = m
+            .get_or_create_log(tp, Uuid::from_u128(1), LogConfig::default())
+            .unwrap();
+        log.append_as_leader(batch(2, 1000), 0).unwrap();
+    }
+    let deleted = m.delete_logs(&tps).unwrap();
+    assert_eq!(deleted.len(), 20);
+    assert!(tps.iter().all(|tp| m.get_log(tp).is_none()));
+    let names = dir_names(dir.path());
+    assert_eq!(names.len(), 20, "{names:?}");
+    assert!(
+        names
+            .iter()
+            .all(|n| n.starts_with("gone-") && n.ends_with("-delete")),
+        "{names:?}"
+    );
+    // The same name again, before the old files are removed: a new, empty log.
+    let again = m
+        .get_or_create_log(&tps[3], Uuid::from_u128(2), LogConfig::default())
+        .unwrap();
+    assert_eq!(again.log_end_offset(), 0);
+    assert!(m.has_deleted_dirs());
+    assert_eq!(m.remove_deleted_dirs(), 20);
+    assert!(!m.has_deleted_dirs());
+    assert_eq!(dir_names(dir.path()), vec!["gone-3".to_string()]);
+
+    // Renamed but not removed when the broker stops: removed at the next start.
+    m.delete_logs(&tps[3..4]).unwrap();
+    m.shutdown().unwrap();
+    assert_eq!(dir_names(dir.path()).len(), 1);
+    let m = open_manager(dir.path());
+    assert!(m.all_logs().is_empty());
+    assert_eq!(dir_names(dir.path()), Vec::<String>::new());
+}
+
 fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {

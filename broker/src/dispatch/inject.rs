@@ -463,6 +463,10 @@ throttled!(
     ListTransactionsResponse,
     InitProducerIdResponse,
     DescribeProducersResponse,
+    DescribeAclsResponse,
+    CreateAclsResponse,
+    DeleteAclsResponse,
+    ElectLeadersResponse,
 );
 
 unthrottled!(SaslHandshakeResponse, SaslAuthenticateResponse);

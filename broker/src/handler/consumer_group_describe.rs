@@ -16,12 +16,17 @@ use crate::error::GroupError;
 use crate::error_code;
 use crate::group::consumer::Assignment as Owned;
 
-/// Answers ConsumerGroupDescribe.
+/// Answers ConsumerGroupDescribe; authorized operations, when asked, as DescribeGroups gives them.
 pub async fn handle(
     broker: &Arc<Broker>,
     _h: &RequestHeader,
     req: ConsumerGroupDescribeRequest,
 ) -> ConsumerGroupDescribeResponse {
+    let ops = if req.include_authorized_operations {
+        super::describe_cluster::GROUP_OPERATIONS
+    } else {
+        i32::MIN
+    };
     let topics = broker.topics();
     let all = topics.all();
     let convert = |a: &Owned| {
@@ -74,7 +79,7 @@ pub async fn handle(
                     .with_members(members)
             });
             match described {
-                Some(d) => d.with_group_id(id),
+                Some(d) => d.with_group_id(id).with_authorized_operations(ops),
                 None => {
                     let e = GroupError::GroupIdNotFound {
                         group: id.0.to_string(),

@@ -31,6 +31,9 @@ pub(crate) const CLUSTER_OPERATIONS: i32 = ops(&[5, 7, 8, 9, 10, 11, 12]);
 /// DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11.
 pub(crate) const TOPIC_OPERATIONS: i32 = ops(&[3, 4, 5, 6, 7, 8, 10, 11]);
 
+/// `AclEntry.supportedOperations(GROUP)`: READ 3, DELETE 6, DESCRIBE 8.
+pub(crate) const GROUP_OPERATIONS: i32 = ops(&[3, 6, 8]);
+
 /// Answers DescribeCluster.
 pub async fn handle(
     broker: &Arc<Broker>,
@@ -60,5 +63,6 @@ mod tests {
     fn authorized_operations_are_kafkas_bit_fields() {
         assert_eq!(CLUSTER_OPERATIONS, 8096);
         assert_eq!(TOPIC_OPERATIONS, 3576);
+        assert_eq!(GROUP_OPERATIONS, 328);
     }
 }

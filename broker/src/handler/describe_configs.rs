@@ -1,5 +1,6 @@
-//! DescribeConfigs (key 32): topic configs (override or default, with synonyms) and the broker's config (static,
-//! and the dynamic broker configs: DYNAMIC_BROKER_CONFIG / DYNAMIC_DEFAULT_BROKER_CONFIG).
+//! DescribeConfigs (key 32): topic configs (override or default, with synonyms), the broker's config (static,
+//! and the dynamic broker configs: DYNAMIC_BROKER_CONFIG / DYNAMIC_DEFAULT_BROKER_CONFIG) and group configs
+//! ([`super::group_configs`]).
 
 use std::sync::Arc;
 
@@ -480,6 +481,20 @@ pub async fn handle(
                     )
                     .collect();
                 results.push(res.with_configs(configs));
+            }
+            super::group_configs::RESOURCE_GROUP => {
+                let keys = &r.configuration_keys;
+                match super::group_configs::describe(broker, &r.resource_name, |k| wanted(keys, k))
+                {
+                    Ok(entries) => {
+                        let configs = entries
+                            .into_iter()
+                            .map(|(e, syn, ty, doc)| want.finish(e, syn, ty, doc))
+                            .collect();
+                        results.push(res.with_configs(configs));
+                    }
+                    Err(e) => results.push(refused(res, &e)),
+                }
             }
             other => results.push(refused(res, &Error::NoConfigs(other))),
         }

@@ -11,13 +11,15 @@ use crate::error::GroupError;
 use crate::error_code;
 
 /// Answers DescribeGroups; unknown groups are reported as "Dead", from v6 with GROUP_ID_NOT_FOUND (KIP-1043),
-/// as Kafka does.
+/// as Kafka does. Authorized operations (v3+, when asked) are every operation Kafka supports on a group, given to
+/// each group answered without an error, as Kafka without an authorizer does (see describe_cluster).
 pub async fn handle(
     broker: &Arc<Broker>,
     h: &RequestHeader,
     req: DescribeGroupsRequest,
 ) -> DescribeGroupsResponse {
     let version = h.request_api_version;
+    let with_ops = version >= 3 && req.include_authorized_operations;
     let groups = req
         .groups
         .into_iter()
@@ -48,7 +50,13 @@ pub async fn handle(
             });
             let (code, message) =
                 missing.map_or((error_code::NONE, None), |(c, m)| (c, Some(sb(m))));
+            let ops = if with_ops && code == error_code::NONE {
+                super::describe_cluster::GROUP_OPERATIONS
+            } else {
+                i32::MIN
+            };
             DescribedGroup::default()
+                .with_authorized_operations(ops)
                 .with_error_code(code)
                 .with_error_message(message)
                 .with_group_id(id)

@@ -140,6 +140,10 @@ pub async fn handle(
                     }
                 }
             },
+            super::group_configs::RESOURCE_GROUP => Err(super::group_configs::refuse_alter(
+                &r.resource_name,
+                r.configs.iter().map(|c| c.name.to_string()),
+            )),
             other => Err(Error::NoConfigs(other)),
         };
         responses.push(match outcome {

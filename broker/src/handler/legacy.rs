@@ -197,6 +197,9 @@ pub(crate) async fn handle(
             let resp = super::describe_log_dirs::handle(broker, &header, req).await;
             encode_as(header.correlation_id, &resp, api, 1).map(Some)
         }
+        ApiKey::DescribeAcls | ApiKey::CreateAcls | ApiKey::DeleteAcls => {
+            super::acls::legacy_v0(api, body).map(|out| Some(frame(header.correlation_id, out)))
+        }
         other => Err(format!("{other:?} v{version} has no legacy handler")),
     }
 }

@@ -1,6 +1,7 @@
 //! One file per Kafka API. Each `handle(broker, header, request)` returns the response; errors are mapped to
 //! Kafka codes through [`crate::error_code`].
 
+pub mod acls;
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod alter_configs;
@@ -18,9 +19,11 @@ pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
 pub mod describe_transactions;
+pub mod elect_leaders;
 pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
+pub(crate) mod group_configs;
 pub mod heartbeat;
 pub mod incremental_alter_configs;
 pub mod init_producer_id;

@@ -499,15 +499,20 @@ impl Tiering {
         &self,
         parts: &[strata_metadata::TopicIdPartition],
     ) -> Result<(), TieringError> {
-        for tip in parts {
+        // All at once: the metadata log commits concurrent writes in groups (one append and sync for many
+        // partitions), where one write at a time cost a sync per partition (DeleteTopics of thousands of
+        // partitions then outlasted clients' request timeouts).
+        let now = strata_storage::time::now_ms();
+        let marks = parts.iter().map(|tip| {
             let mark = RemotePartitionDeleteMetadata::new(
                 tip.clone(),
                 RemotePartitionDeleteState::DeletePartitionMarked,
-                strata_storage::time::now_ms(),
+                now,
                 self.broker_id,
             );
-            self.rlmm.put_remote_partition_delete_metadata(mark).await?;
-        }
+            self.rlmm.put_remote_partition_delete_metadata(mark)
+        });
+        futures::future::try_join_all(marks).await?;
         Ok(())
     }
 

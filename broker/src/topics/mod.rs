@@ -95,30 +95,47 @@ fn check_logs_have_topics(
         });
     }
     warn!(topics = %unknown.join(","), registry = %meta_dir.join(REGISTRY_FILE).display(),
-        "partition dirs of topics the registry does not know (deleted while the broker stopped?) are set aside");
+        "partition dirs of topics the registry does not know (deleted while the broker stopped, or an interrupted CreateTopics?): set aside as stray, empty ones removed");
     Ok(())
 }
 
 /// Kafka's stray logs: partition logs of a topic the registry does not know (deleted while the broker was down, or
 /// a delete that failed half-way) or whose `partition.metadata` names another topic id than the registry's (an
-/// older topic of the same name). Each is set aside (its dir renamed `…-stray`, kept on disk, never loaded again),
-/// so a topic created later under the name never serves the old records.
+/// older topic of the same name). Each is set aside (its dir renamed `…-stray`, kept on disk, never loaded again;
+/// one WARN naming the dir), so a topic created later under the name never serves the old records. An empty log of
+/// a topic the registry does not know (a CreateTopics interrupted before the topic was registered, or an empty
+/// partition of a deleted topic) holds nothing to keep: it is deleted as a deleted topic's (renamed `-delete`,
+/// removed in the background), with one line per topic.
 fn set_aside_stray_logs(logs: &LogManager, registry: &TopicRegistry) -> Result<()> {
+    let mut empty: BTreeMap<String, Vec<TopicPartition>> = BTreeMap::new();
     for log in logs.all_logs() {
         let tp = log.topic_partition();
         if is_internal(&tp.topic) {
             continue;
         }
         let stray = match registry.get(&tp.topic) {
+            None if log.log_end_offset() == 0 => {
+                empty
+                    .entry(tp.topic.to_string())
+                    .or_default()
+                    .push(tp.clone());
+                continue;
+            }
             None => true,
             Some(meta) => {
                 !meta.id.is_nil() && !log.topic_id().is_nil() && meta.id != log.topic_id()
             }
         };
         if stray {
-            warn!(%tp, log_topic_id = %log.topic_id(), "partition log of a deleted or older topic set aside as stray");
-            logs.set_aside_stray_log(tp)?;
+            let aside = logs.set_aside_stray_log(tp)?;
+            warn!(%tp, log_topic_id = %log.topic_id(), aside = %aside.display(),
+                "partition log of a deleted or older topic set aside as stray (kept, not loaded)");
         }
+    }
+    for (topic, tps) in empty {
+        logs.delete_logs(&tps)?;
+        info!(%topic, partitions = tps.len(),
+            "removing the empty partition dirs of a topic the registry does not know (an interrupted CreateTopics?)");
     }
     Ok(())
 }
@@ -222,6 +239,8 @@ pub struct TopicManager {
     dynamic: RwLock<(DynamicConfigs, Arc<LogConfig>)>,
     /// The running components that take dynamic broker configs ([`TopicManager::add_reconfigurable`]).
     reconfigurables: RwLock<Vec<Arc<dyn dynamic::Reconfigurable>>>,
+    /// Woken when a deletion leaves partition dirs to remove (the server's background task waits on it).
+    deleted_dirs: Arc<tokio::sync::Notify>,
 }
 
 impl std::fmt::Debug for TopicManager {
@@ -264,6 +283,7 @@ impl TopicManager {
             meta_dir,
             dynamic: RwLock::new((dynamic, Arc::new(defaults))),
             reconfigurables: RwLock::new(Vec::new()),
+            deleted_dirs: Arc::new(tokio::sync::Notify::new()),
         };
         topics.repair_topic_registry();
         topics.apply_topic_configs();
@@ -500,8 +520,11 @@ impl TopicManager {
             .unwrap_or(Err(Error::ShuttingDown))
     }
 
-    /// Deletes a topic: its remote data (recorded, deleted in the background), its registry entry and its logs.
-    /// The caller removes what other components keep of it (committed offsets). Blocking.
+    /// Deletes a topic as Kafka does: its remote data (recorded, deleted in the background), its registry entry
+    /// (from then on it is unknown to Metadata, Produce and Fetch), its logs closed and their dirs renamed
+    /// `-delete`; the dirs are removed in the background ([`TopicManager::remove_deleted_dirs`], woken through
+    /// [`TopicManager::deleted_dirs_waiting`]), so the answer does not wait for the files. The caller removes what
+    /// other components keep of it (committed offsets). Blocking.
     pub fn delete_topic(&self, name: &str) -> Result<TopicMeta> {
         let meta = self
             .registry
@@ -516,22 +539,30 @@ impl TopicManager {
             t.topic_deleted(name)?;
         }
         let meta = self.registry.remove(name)?;
-        for p in 0..meta.partitions {
-            let tp = TopicPartition::new(name, p);
-            if let Some(log) = self.logs.get_log(&tp) {
-                let log_dir = log.log_dir().to_path_buf();
-                drop(log);
-                self.logs.delete_log(&tp)?;
-                // Kafka's updateCheckpoints on deletion: a later partition of the same name is cleaned from
-                // its start.
-                if let Some(c) = &self.cleaner {
-                    if let Err(e) = c.forget_log(&log_dir, &tp) {
-                        tracing::warn!(%tp, error = %e, "removing a deleted partition from cleaner-offset-checkpoint");
-                    }
+        let tps: Vec<TopicPartition> = (0..meta.partitions)
+            .map(|p| TopicPartition::new(name, p))
+            .collect();
+        let deleted = self.logs.delete_logs(&tps);
+        self.deleted_dirs.notify_one();
+        for (tp, log_dir) in deleted? {
+            // Kafka's updateCheckpoints on deletion: a later partition of the same name is cleaned from its start.
+            if let Some(c) = &self.cleaner {
+                if let Err(e) = c.forget_log(&log_dir, &tp) {
+                    tracing::warn!(%tp, error = %e, "removing a deleted partition from cleaner-offset-checkpoint");
                 }
             }
         }
         Ok(meta)
+    }
+
+    /// Notified when deleted partitions' dirs wait for [`TopicManager::remove_deleted_dirs`].
+    pub fn deleted_dirs_waiting(&self) -> Arc<tokio::sync::Notify> {
+        self.deleted_dirs.clone()
+    }
+
+    /// Removes the dirs of deleted partitions (renamed `-delete`). Blocking.
+    pub fn remove_deleted_dirs(&self) -> usize {
+        self.logs.remove_deleted_dirs()
     }
 
     /// Raises a topic's partition count (within the partition limits). Blocking.
