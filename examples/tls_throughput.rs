@@ -1,7 +1,10 @@
 //! Produce and consume throughput over SASL_SSL (PLAIN, TLS 1.3) against PLAINTEXT on the same in-process
 //! broker, with librdkafka clients: `cargo run --release --example tls_throughput [-- MESSAGES [BYTES]]`
-//! (default 200000 messages of 1024 bytes). Prints MB/s per protocol and the SASL_SSL/PLAINTEXT ratio. Not a test.
+//! (default 200000 messages of 1024 bytes). Prints MB/s per protocol and the SASL_SSL/PLAINTEXT ratio, and (on
+//! Linux) the CPU seconds each group of threads used in each phase: the benchmark's own thread, librdkafka's
+//! threads (`rdk:*`) and the broker's runtime (`tokio-*`, workers and blocking pool). Not a test.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use rdkafka::config::ClientConfig;
@@ -16,6 +19,61 @@ fn client(bootstrap: &str, extra: &[(&str, String)]) -> ClientConfig {
         c.set(*k, v);
     }
     c
+}
+
+/// CPU clock ticks used so far by each live thread of this process: thread id -> (name, ticks). Empty where
+/// /proc is not there.
+fn thread_ticks() -> BTreeMap<u64, (String, u64)> {
+    let mut out = BTreeMap::new();
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return out;
+    };
+    for t in dir.flatten() {
+        let Ok(tid) = t.file_name().to_string_lossy().parse::<u64>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(t.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ... utime(14) stime(15): fields after the closing parenthesis.
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let fields: Vec<&str> = stat[close + 2..].split(' ').collect();
+        let ticks = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|f| f.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        out.insert(
+            tid,
+            (stat[open + 1..close].to_string(), ticks(11) + ticks(12)),
+        );
+    }
+    out
+}
+
+/// CPU seconds per thread group between two [`thread_ticks`] snapshots (ticks at 100 Hz).
+fn cpu_since(before: &BTreeMap<u64, (String, u64)>) -> String {
+    let mut groups: BTreeMap<String, u64> = BTreeMap::new();
+    for (tid, (name, ticks)) in thread_ticks() {
+        let was = before.get(&tid).map_or(0, |(_, t)| *t);
+        let group = if name.starts_with("rdk:") {
+            name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '-')
+                .to_string()
+        } else if name.starts_with("tokio") {
+            "broker".to_string()
+        } else {
+            "bench".to_string()
+        };
+        *groups.entry(group).or_default() += ticks.saturating_sub(was);
+    }
+    groups
+        .iter()
+        .map(|(g, t)| format!("{g} {:.2}", *t as f64 / 100.0))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// (produce MB/s, consume MB/s) of `n` messages of `size` bytes to a new topic.
@@ -34,6 +92,7 @@ fn run(
         .set("queue.buffering.max.messages", "1000000")
         .set("compression.type", "none");
     let p: ThreadedProducer<DefaultProducerContext> = pc.create().expect("producer");
+    let cpu = thread_ticks();
     let started = Instant::now();
     for _ in 0..n {
         let mut rec = BaseRecord::<(), [u8]>::to(topic).payload(&payload);
@@ -49,6 +108,11 @@ fn run(
     }
     p.flush(Duration::from_secs(120)).expect("flush");
     let produce = started.elapsed();
+    println!(
+        "  produce {:.2} s, CPU s: {}",
+        produce.as_secs_f64(),
+        cpu_since(&cpu)
+    );
 
     let mut cc = client(bootstrap, extra);
     cc.set("group.id", format!("bench-{topic}"))
@@ -57,6 +121,7 @@ fn run(
         .set("fetch.max.bytes", "52428800");
     let c: BaseConsumer = cc.create().expect("consumer");
     c.subscribe(&[topic]).expect("subscribe");
+    let cpu = thread_ticks();
     let started = Instant::now();
     let mut got = 0;
     while got < n {
@@ -73,6 +138,11 @@ fn run(
         }
     }
     let consume = started.elapsed();
+    println!(
+        "  consume {:.2} s, CPU s: {}",
+        consume.as_secs_f64(),
+        cpu_since(&cpu)
+    );
     let mb = (n * size) as f64 / 1e6;
     (mb / produce.as_secs_f64(), mb / consume.as_secs_f64())
 }
