@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs real Kafka clients against the built `strata` binary: kcat (Debian's librdkafka 2.0.2), confluent-kafka,
-# kafka-python (also pinned to 0.9/0.10 protocol versions and message formats v0/v1), aiokafka, kafkajs and
+# kafka-python (also pinned to 0.8.2/0.9/0.10 protocol versions and message formats v0/v1), aiokafka, kafkajs and
 # @platformatic/kafka (newest API versions only) each
 # produce, consume, use a consumer group and an admin call, asserting counts and contents; confluent-kafka also
 # creates a compacted topic and reads back the latest value per key; confluent-kafka, kafka-python, aiokafka and
@@ -80,7 +80,7 @@ kcat_check() {
 }
 
 check kcat kcat_check
-for c in confluent kafka-python kafka-python-0.9 kafka-python-0.10 aiokafka confluent-compact; do
+for c in confluent kafka-python kafka-python-0.8 kafka-python-0.9 kafka-python-0.10 aiokafka confluent-compact; do
   check "$c" timeout 180 "$PREFIX/venv/bin/python" "$HERE/clients.py" "$BS" "$c"
 done
 check kafkajs env NODE_PATH="$PREFIX/node/node_modules" KAFKAJS_NO_PARTITIONER_WARNING=1 \
