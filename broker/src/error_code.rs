@@ -14,6 +14,8 @@ pub const UNKNOWN_SERVER_ERROR: i16 = -1;
 pub const OFFSET_OUT_OF_RANGE: i16 = 1;
 /// CORRUPT_MESSAGE (bad CRC, truncated batch).
 pub const CORRUPT_MESSAGE: i16 = 2;
+/// INVALID_TIMESTAMP: a CreateTime record outside `message.timestamp.before.max.ms` / `.after.max.ms`.
+pub const INVALID_TIMESTAMP: i16 = 32;
 /// UNKNOWN_TOPIC_OR_PARTITION.
 pub const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
 /// MESSAGE_TOO_LARGE.
@@ -132,6 +134,7 @@ pub fn name(code: i16) -> &'static str {
         UNKNOWN_SERVER_ERROR => "UNKNOWN_SERVER_ERROR",
         OFFSET_OUT_OF_RANGE => "OFFSET_OUT_OF_RANGE",
         CORRUPT_MESSAGE => "CORRUPT_MESSAGE",
+        INVALID_TIMESTAMP => "INVALID_TIMESTAMP",
         UNKNOWN_TOPIC_OR_PARTITION => "UNKNOWN_TOPIC_OR_PARTITION",
         MESSAGE_TOO_LARGE => "MESSAGE_TOO_LARGE",
         OFFSET_METADATA_TOO_LARGE => "OFFSET_METADATA_TOO_LARGE",
@@ -409,6 +412,7 @@ pub fn storage_code(err: &StorageError) -> i16 {
         StorageError::OffsetOutOfRange { .. } => OFFSET_OUT_OF_RANGE,
         StorageError::CorruptRecord { .. } => CORRUPT_MESSAGE,
         StorageError::InvalidRecord { .. } => INVALID_RECORD,
+        StorageError::InvalidTimestamp { .. } => INVALID_TIMESTAMP,
         StorageError::RecordTooLarge { .. } | StorageError::DecompressedTooLarge { .. } => {
             MESSAGE_TOO_LARGE
         }
@@ -601,6 +605,10 @@ mod tests {
                     log_end: 5,
                 }),
                 1,
+            ),
+            (
+                Error::Storage(StorageError::InvalidTimestamp { reason: s() }),
+                32,
             ),
             (Error::io("x", io(std::io::ErrorKind::Other)), 56),
             (Error::UnknownTopicOrPartition(s()), 3),

@@ -337,6 +337,7 @@ impl Server {
             }
         };
         let http_listener = tiering.http_listener;
+        let upload_limit = tiering.rsm.upload_rate_limit;
         let tiering = match Tiering::start(
             logs.clone(),
             registry.clone(),
@@ -403,6 +404,15 @@ impl Server {
         // Stopped by the root token, which shutdown cancels before the logs are flushed.
         if let Some(threads) = cleaner::start(&log_cleaner, &tasks, root.child_token()) {
             broker.add_reconfigurable(threads);
+        }
+        if let Some(t) = &tiering {
+            let rlm = t.rlm().clone();
+            let statics = rlm.config().clone();
+            broker.add_reconfigurable(Arc::new(crate::tiered::quotas::RemoteQuotas::new(
+                rlm,
+                statics,
+                upload_limit,
+            )));
         }
         let http = match http_listener {
             Some(addr) => {

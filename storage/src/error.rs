@@ -32,6 +32,13 @@ pub enum Error {
         /// What was wrong, with the values involved.
         reason: String,
     },
+    /// A CreateTime record whose timestamp lies outside `message.timestamp.before.max.ms` /
+    /// `message.timestamp.after.max.ms` of the broker's clock. Kafka: INVALID_TIMESTAMP.
+    #[error("invalid timestamp: {reason}")]
+    InvalidTimestamp {
+        /// Kafka's message: the timestamp, the record's offset and the accepted range.
+        reason: String,
+    },
     /// A batch larger than `max.message.bytes`. Kafka: MESSAGE_TOO_LARGE.
     #[error("record batch of {size} bytes exceeds max.message.bytes {max}")]
     RecordTooLarge {

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Interop checks for the Python clients against a running strata broker.
 
-usage: clients.py BOOTSTRAP {confluent,kafka-python,kafka-python-0.9,kafka-python-0.10,aiokafka,confluent-compact}
+usage: clients.py BOOTSTRAP {confluent,kafka-python,kafka-python-0.8,kafka-python-0.9,kafka-python-0.10,aiokafka,confluent-compact}
 
 Each check creates a topic through the client's admin API, produces N keyed messages, consumes them back in a
 consumer group, commits, reads the committed offsets back, and asserts counts and contents. confluent-compact
 creates a compacted topic, writes every key twice and waits (bounded) until a read from the beginning sees only
 the latest value of each key (the broker's log cleaner ran). kafka-python-0.9 / -0.10 pin kafka-python to a 0.9 /
 0.10 broker's protocol (Produce v1 / v2 with message format v0 / v1, Fetch v1 / v2 with down-converted data,
-ListOffsets v0), as old tools do, and read back what a current producer wrote too.
+ListOffsets v0), as old tools do, and read back what a current producer wrote too; kafka-python-0.8 pins it to
+0.8.2's (Produce v0 / Fetch v0 with message format v0, ListOffsets v0, Metadata v0, FindCoordinator v0,
+OffsetCommit / OffsetFetch v1) and also commits and reads the commits back.
 """
 import asyncio
 import sys
@@ -203,9 +205,13 @@ def kafka_python_old(bs, version):
     new.close()
     for reader_version in (version, None):
         kw = {"api_version": reader_version} if reader_version else {}
+        # 0.8.2 has no group membership: offsets kept by the broker (FindCoordinator v0, OffsetCommit /
+        # OffsetFetch v1), end offsets by ListOffsets v0.
+        group = f"{topic}-g" if reader_version == (0, 8, 2) else None
         c = KafkaConsumer(bootstrap_servers=bs, auto_offset_reset="earliest", enable_auto_commit=False,
-                          consumer_timeout_ms=20000, **kw)
-        c.assign([TopicPartition(topic, i) for i in range(PARTITIONS)])
+                          consumer_timeout_ms=20000, group_id=group, **kw)
+        tps = [TopicPartition(topic, i) for i in range(PARTITIONS)]
+        c.assign(tps)
         c.seek_to_beginning()
         got = []
         for m in c:
@@ -213,6 +219,11 @@ def kafka_python_old(bs, version):
             if len(got) == N:
                 break
         check(got, f"kafka-python {version} (reader {reader_version or 'current'})")
+        if group:
+            c.commit()
+            ends = c.end_offsets(tps)
+            assert sum(ends.values()) == N, ends
+            assert all(c.committed(tp) == ends[tp] for tp in tps), [(c.committed(tp), ends[tp]) for tp in tps]
         c.close()
 
 
@@ -267,6 +278,8 @@ def main():
         kafka_python(bs)
     elif which == "kafka-python-0.9":
         kafka_python_old(bs, (0, 9))
+    elif which == "kafka-python-0.8":
+        kafka_python_old(bs, (0, 8, 2))
     elif which == "kafka-python-0.10":
         kafka_python_old(bs, (0, 10, 0))
     elif which == "confluent-compact":

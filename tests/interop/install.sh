@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the interop clients into a local prefix (no system-wide pip/npm changes). Idempotent.
 #   STRATA_INTEROP_PREFIX (default ~/.cache/strata-interop): venv/ with confluent-kafka, kafka-python, aiokafka;
-#   node/node_modules/kafkajs. kcat (Debian's, librdkafka 2.0.2) comes from apt (see .ci/run).
+#   node/node_modules/kafkajs and @platformatic/kafka (1.20.0: the last release for node 20; it speaks only Kafka 3.5+'s
+#   newest API versions). kcat (Debian's, librdkafka 2.0.2) comes from apt (see .ci/run).
 set -euo pipefail
 PREFIX=${STRATA_INTEROP_PREFIX:-$HOME/.cache/strata-interop}
 PY=${PYTHON:-python3}
@@ -25,5 +26,9 @@ if [ ! -f "$PREFIX/node/node_modules/kafkajs/package.json" ] ||
    ! grep -q '"version": "2.2.4"' "$PREFIX/node/node_modules/kafkajs/package.json"; then
   ( cd "$PREFIX/node" && { [ -f package.json ] || npm init -y >/dev/null; } &&
     npm install -s --no-audit --no-fund kafkajs@2.2.4 >/dev/null )
+fi
+if [ ! -f "$PREFIX/node/node_modules/@platformatic/kafka/package.json" ] ||
+   ! grep -q '"version": "1.20.0"' "$PREFIX/node/node_modules/@platformatic/kafka/package.json"; then
+  ( cd "$PREFIX/node" && npm install -s --no-audit --no-fund @platformatic/kafka@1.20.0 >/dev/null )
 fi
 echo "interop clients installed under $PREFIX"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs real Kafka clients against the built `strata` binary: kcat (Debian's librdkafka 2.0.2), confluent-kafka,
-# kafka-python (also pinned to 0.9/0.10 protocol versions and message formats v0/v1), aiokafka and kafkajs each
+# kafka-python (also pinned to 0.8.2/0.9/0.10 protocol versions and message formats v0/v1), aiokafka, kafkajs and
+# @platformatic/kafka (newest API versions only) each
 # produce, consume, use a consumer group and an admin call, asserting counts and contents; confluent-kafka also
 # creates a compacted topic and reads back the latest value per key; confluent-kafka, kafka-python, aiokafka and
 # kafkajs run transactions (commit, abort, offsets in a transaction) checked with read_committed and
@@ -79,11 +80,15 @@ kcat_check() {
 }
 
 check kcat kcat_check
-for c in confluent kafka-python kafka-python-0.9 kafka-python-0.10 aiokafka confluent-compact; do
+for c in confluent kafka-python kafka-python-0.8 kafka-python-0.9 kafka-python-0.10 aiokafka confluent-compact; do
   check "$c" timeout 180 "$PREFIX/venv/bin/python" "$HERE/clients.py" "$BS" "$c"
 done
 check kafkajs env NODE_PATH="$PREFIX/node/node_modules" KAFKAJS_NO_PARTITIONER_WARNING=1 \
   timeout 180 node "$HERE/kafkajs-check.js" "$BS"
+# A client that speaks only the newest versions (Produce v11, Fetch v17 by topic id, ListOffsets v9, OffsetCommit /
+# OffsetFetch v9, Metadata v12, CreateTopics v7, DeleteTopics v6, DescribeConfigs v4; it prints what it sent).
+check platformatic env NODE_PATH="$PREFIX/node/node_modules" \
+  timeout 180 node "$HERE/platformatic-check.js" "$BS"
 # Transactions: each client's transactional producer commits, aborts and sends offsets to a transaction.
 for c in confluent kafka-python aiokafka; do
   check "$c-txn" timeout 180 "$PREFIX/venv/bin/python" "$HERE/transactions.py" "$BS" "$c"

@@ -137,8 +137,6 @@ pub const KAFKA_ONLY_KEYS: &[ConfigKey] = &[
     no("log.flush.scheduler.interval.ms", Type::String, "How often the flusher checks whether a log needs flushing.", WHY14),
     no("log.flush.start.offset.checkpoint.interval.ms", Type::String, "Interval for writing the log-start-offset checkpoint.", WHY14),
     no("log.initial.task.delay.ms", Type::String, "INTERNAL: delay before first log manager background task.", WHY14),
-    no("log.message.timestamp.after.max.ms", Type::String, "Max allowed future skew of CreateTime timestamps.", WHY14),
-    no("log.message.timestamp.before.max.ms", Type::String, "Max allowed past skew of CreateTime timestamps.", WHY14),
     no("log.preallocate", Type::String, "Preallocate segment files.", WHY14),
     no("log.roll.jitter.hours", Type::String, "Max roll jitter in hours (overridden by log.roll.jitter.ms).", WHY14),
     no("log.roll.jitter.ms", Type::String, "Max roll jitter in ms; null = use log.roll.jitter.hours.", WHY14),

@@ -202,6 +202,30 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     .default("CreateTime")
     .validator(Validator::OneOf(&["CreateTime", "LogAppendTime"])),
     ConfigKey::new(
+        "log.message.timestamp.before.max.ms",
+        Type::Long,
+        "default message.timestamp.before.max.ms: how far a CreateTime record's timestamp may lie before the \
+         broker's clock (else INVALID_TIMESTAMP)",
+    )
+    .default("9223372036854775807")
+    .validator(Validator::AtLeast(0)),
+    ConfigKey::new(
+        "log.message.timestamp.after.max.ms",
+        Type::Long,
+        "default message.timestamp.after.max.ms: how far a CreateTime record's timestamp may lie after the \
+         broker's clock (else INVALID_TIMESTAMP)",
+    )
+    .default("3600000")
+    .validator(Validator::AtLeast(0)),
+    ConfigKey::new(
+        "log.message.timestamp.difference.max.ms",
+        Type::Long,
+        "deprecated (Kafka 3.x) default message.timestamp.difference.max.ms: both bounds where the two keys \
+         above are left at their defaults",
+    )
+    .default("9223372036854775807")
+    .validator(Validator::AtLeast(0)),
+    ConfigKey::new(
         "log.cleanup.policy",
         Type::List,
         "cleanup policy of new topics: delete (retention by time and size), compact (the log cleaner keeps the \

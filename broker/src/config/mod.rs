@@ -339,6 +339,9 @@ impl BrokerConfig {
             Some("LogAppendTime") => TimestampType::LogAppendTime,
             _ => TimestampType::CreateTime,
         };
+        l.message_timestamp_before_max_ms = long("log.message.timestamp.before.max.ms");
+        l.message_timestamp_after_max_ms = long("log.message.timestamp.after.max.ms");
+        l.message_timestamp_difference_max_ms = long("log.message.timestamp.difference.max.ms");
         l.compression = v
             .string("compression.type")
             .and_then(strata_storage::compression_from_name)
@@ -653,6 +656,18 @@ impl BrokerConfig {
                     TimestampType::LogAppendTime => "LogAppendTime".into(),
                     _ => "CreateTime".into(),
                 },
+            ),
+            (
+                "log.message.timestamp.before.max.ms",
+                self.log.message_timestamp_before_max_ms.to_string(),
+            ),
+            (
+                "log.message.timestamp.after.max.ms",
+                self.log.message_timestamp_after_max_ms.to_string(),
+            ),
+            (
+                "log.message.timestamp.difference.max.ms",
+                self.log.message_timestamp_difference_max_ms.to_string(),
             ),
             ("message.max.bytes", self.log.max_message_bytes.to_string()),
             (

@@ -368,7 +368,9 @@ fn cluster_default_entries(
         .iter()
         .filter(|(name, _)| wanted(keys, name))
         .map(|(name, value)| {
-            let key = crate::config::BROKER_DEF.key(name);
+            let key = crate::config::BROKER_DEF
+                .key(name)
+                .or_else(|| RLM_CONFIG.key(name));
             let sensitive = key.is_some_and(|k| k.sensitive());
             let value = (!sensitive).then(|| value.clone());
             let e = DescribeConfigsResourceResult::default()
@@ -458,10 +460,20 @@ pub async fn handle(
                                 } else {
                                     SOURCE_DEFAULT
                                 };
-                                let mut syn = Vec::new();
+                                // The remote storage quotas are dynamic: their dynamic values first.
+                                let (mut syn, dynamic_value) = if is_dynamic(k) {
+                                    dynamic_synonyms(&broker.dynamic_configs(), &[(k, 1)])
+                                } else {
+                                    (Vec::new(), None)
+                                };
+                                let source = match syn.first() {
+                                    Some(d) if dynamic_value.is_some() => d.source,
+                                    _ => source,
+                                };
                                 if explicit {
                                     syn.push(synonym(k, value.clone(), SOURCE_STATIC_BROKER));
                                 }
+                                let value = dynamic_value.or(value);
                                 let (ty, doc) = TIERING_KEYS
                                     .iter()
                                     .find(|(n, ..)| *n == k)
@@ -473,7 +485,7 @@ pub async fn handle(
                                 let e = DescribeConfigsResourceResult::default()
                                     .with_name(sb(k))
                                     .with_value(value.map(sb))
-                                    .with_read_only(true)
+                                    .with_read_only(!is_dynamic(k))
                                     .with_is_sensitive(sensitive)
                                     .with_config_source(source);
                                 want.finish(e, syn, tiering_type(k), doc)

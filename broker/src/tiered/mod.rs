@@ -20,6 +20,7 @@
 mod config;
 pub mod ops;
 mod properties;
+pub mod quotas;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -6,7 +6,7 @@
 //! (`strata-dynamic-broker-configs.json`, written atomically) and applied again on start.
 //!
 //! Beyond the log defaults, the keys Kafka's other `BrokerReconfigurable`s take at run time that strata has
-//! ([`COMPONENT_KEYS`]: the log cleaner's and the connection limits) are applied to
+//! ([`COMPONENT_KEYS`]: the log cleaner's, the connection limits and the remote storage quotas) are applied to
 //! the running component that registered for them ([`Reconfigurable`]); the keys Kafka changes at run time but
 //! strata cannot ([`NOT_APPLIED`]) are refused with the reason.
 
@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use strata_storage::config_def::{ConfigKey, Effect, Synonym};
 use strata_storage::LogConfig;
+use strata_tiering::rlm::RLM_CONFIG;
 
 use crate::config::BROKER_DEF;
 use crate::error::{Error, Result};
@@ -43,6 +44,8 @@ pub const COMPONENT_KEYS: &[&str] = &[
     "max.connections",
     "max.connections.per.ip",
     "max.connections.per.ip.overrides",
+    "remote.log.manager.copy.max.bytes.per.second",
+    "remote.log.manager.fetch.max.bytes.per.second",
 ];
 
 const THREADS: &str =
@@ -86,8 +89,6 @@ pub const NOT_APPLIED: &[(&str, &str)] = &[
     ("producer.id.expiration.ms", AT_START),
     ("transaction.partition.verification.enable", AT_START),
     ("remote.log.index.file.cache.total.size.bytes", AT_START),
-    ("remote.log.manager.copy.max.bytes.per.second", AT_START),
-    ("remote.log.manager.fetch.max.bytes.per.second", AT_START),
     ("remote.log.manager.copier.thread.pool.size", AT_START),
     ("remote.log.manager.expiration.thread.pool.size", AT_START),
     ("remote.log.reader.threads", AT_START),
@@ -123,6 +124,7 @@ pub fn value_or<T>(
     };
     let key = BROKER_DEF
         .key(name)
+        .or_else(|| RLM_CONFIG.key(name))
         .ok_or_else(|| bad("unknown broker configuration".into()))?;
     let value = key.parse_value(raw).map_err(|e| bad(e.to_string()))?;
     convert(value).ok_or_else(|| bad("out of range".into()))
@@ -301,7 +303,8 @@ pub fn check_values(values: &BTreeMap<String, String>) -> Result<()> {
                 reason: format!("Kafka changes it at run time, strata cannot: {why}"),
             });
         }
-        let Some(key) = BROKER_DEF.key(name) else {
+        // The remote storage quotas are the RemoteLogManager table's keys.
+        let Some(key) = BROKER_DEF.key(name).or_else(|| RLM_CONFIG.key(name)) else {
             return Err(Error::InvalidConfig {
                 key: name.clone(),
                 value: value.clone(),

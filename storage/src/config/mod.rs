@@ -130,6 +130,16 @@ pub struct LogConfig {
     pub max_message_bytes: u32,
     /// Kafka: `message.timestamp.type`. Default: CreateTime.
     pub message_timestamp_type: TimestampType,
+    /// Kafka: `message.timestamp.before.max.ms` (KIP-937). Default: Long.MAX_VALUE (unbounded). On a CreateTime
+    /// topic a record older than the broker's clock by more than this is refused (INVALID_TIMESTAMP). See
+    /// [`LogConfig::timestamp_bounds`].
+    pub message_timestamp_before_max_ms: i64,
+    /// Kafka: `message.timestamp.after.max.ms` (KIP-937). Default: 1 hour (Kafka 4.0's). On a CreateTime topic a
+    /// record newer than the broker's clock by more than this is refused (INVALID_TIMESTAMP).
+    pub message_timestamp_after_max_ms: i64,
+    /// Kafka 3.x: `message.timestamp.difference.max.ms`, deprecated by KIP-937 (removed in 4.0). Default:
+    /// Long.MAX_VALUE. Applies where the two keys above are left at their defaults (Kafka 3.9's rule).
+    pub message_timestamp_difference_max_ms: i64,
     /// Kafka: `flush.messages`. Default: Long.MAX_VALUE (never forced). Fsync after this many unflushed records.
     pub flush_messages: u64,
     /// Kafka: `flush.ms`. Default: Long.MAX_VALUE (never forced). Fsync when the last flush is this old.
@@ -179,6 +189,9 @@ pub struct LogConfig {
 /// Seven days in milliseconds.
 const SEVEN_DAYS_MS: i64 = 7 * 24 * 60 * 60 * 1000;
 
+/// Kafka 4.0's `message.timestamp.after.max.ms` default (KIP-1030: one hour; Long.MAX_VALUE before 4.0).
+const DEFAULT_TIMESTAMP_AFTER_MAX_MS: i64 = 60 * 60 * 1000;
+
 impl Default for LogConfig {
     fn default() -> Self {
         Self {
@@ -192,6 +205,9 @@ impl Default for LogConfig {
             local_retention_bytes: -2,
             max_message_bytes: 1_048_588,
             message_timestamp_type: TimestampType::CreateTime,
+            message_timestamp_before_max_ms: i64::MAX,
+            message_timestamp_after_max_ms: DEFAULT_TIMESTAMP_AFTER_MAX_MS,
+            message_timestamp_difference_max_ms: i64::MAX,
             flush_messages: i64::MAX as u64,
             flush_ms: i64::MAX as u64,
             remote_storage_enable: false,
@@ -241,6 +257,23 @@ pub fn compression_name(c: Option<crate::record::Compression>) -> &'static str {
 }
 
 impl LogConfig {
+    /// How far (ms) a CreateTime record's timestamp may lie before and after the broker's clock:
+    /// `message.timestamp.before.max.ms` / `.after.max.ms`, each replaced by the deprecated
+    /// `message.timestamp.difference.max.ms` when left at its default (Kafka 3.9's `LogConfig`, where both
+    /// defaults meant "not set"; `after`'s default is Kafka 4.0's one hour here).
+    pub fn timestamp_bounds(&self) -> (i64, i64) {
+        let difference = self.message_timestamp_difference_max_ms;
+        let before = match self.message_timestamp_before_max_ms {
+            i64::MAX => difference,
+            b => b,
+        };
+        let after = match self.message_timestamp_after_max_ms {
+            DEFAULT_TIMESTAMP_AFTER_MAX_MS if difference != i64::MAX => difference,
+            a => a,
+        };
+        (before, after)
+    }
+
     /// The codec and level batches are stored in; `None` for `compression.type=producer`.
     pub fn target_codec(&self) -> Option<crate::record::TargetCodec> {
         use crate::record::Compression;

@@ -17,7 +17,6 @@ const fn syn(name: &'static str) -> Synonym {
 
 const HOURS: i64 = 3_600_000;
 const REPLICATION: &str = "a single node has no replicas to throttle";
-const CLOCK: &str = "CreateTime timestamps are not checked against the broker's clock";
 
 /// Kafka's `GzipCompression.LevelValidator`: 1..=9 or -1 (the codec's default).
 fn gzip_level(v: &Value) -> std::result::Result<(), String> {
@@ -100,13 +99,15 @@ pub const TOPIC_KEYS: &[ConfigKey] = &[
     ConfigKey::new("message.timestamp.after.max.ms", Type::Long, "largest future skew of a CreateTime timestamp")
         .default("3600000")
         .validator(Validator::AtLeast(0))
-        .server_default(&[syn("log.message.timestamp.after.max.ms")])
-        .effect(Effect::NoEffect(CLOCK)),
+        .server_default(&[syn("log.message.timestamp.after.max.ms")]),
     ConfigKey::new("message.timestamp.before.max.ms", Type::Long, "largest past skew of a CreateTime timestamp")
         .default("9223372036854775807")
         .validator(Validator::AtLeast(0))
-        .server_default(&[syn("log.message.timestamp.before.max.ms")])
-        .effect(Effect::NoEffect(CLOCK)),
+        .server_default(&[syn("log.message.timestamp.before.max.ms")]),
+    ConfigKey::new("message.timestamp.difference.max.ms", Type::Long, "deprecated (Kafka 3.x, KIP-937): largest skew of a CreateTime timestamp either way, where message.timestamp.before.max.ms / after.max.ms are left at their defaults")
+        .default("9223372036854775807")
+        .validator(Validator::AtLeast(0))
+        .server_default(&[syn("log.message.timestamp.difference.max.ms")]),
     ConfigKey::new("message.timestamp.type", Type::String, "keep the producer's timestamps (CreateTime) or stamp batches at append (LogAppendTime)")
         .default("CreateTime")
         .validator(Validator::OneOf(&["CreateTime", "LogAppendTime"]))
@@ -211,6 +212,11 @@ impl LogConfig {
             "local.retention.ms" => Value::Long(self.local_retention_ms),
             "max.message.bytes" => int_or_long(self.max_message_bytes.into()),
             "message.timestamp.type" => Value::String(self.message_timestamp_type.as_str().into()),
+            "message.timestamp.before.max.ms" => Value::Long(self.message_timestamp_before_max_ms),
+            "message.timestamp.after.max.ms" => Value::Long(self.message_timestamp_after_max_ms),
+            "message.timestamp.difference.max.ms" => {
+                Value::Long(self.message_timestamp_difference_max_ms)
+            }
             "min.insync.replicas" => Value::Int(self.min_insync_replicas),
             "delete.retention.ms" => Value::Long(self.delete_retention_ms),
             "min.cleanable.dirty.ratio" => Value::Double(self.min_cleanable_dirty_ratio),
@@ -247,6 +253,9 @@ impl LogConfig {
                 Some("LogAppendTime") => TimestampType::LogAppendTime,
                 _ => TimestampType::CreateTime,
             },
+            message_timestamp_before_max_ms: v.long("message.timestamp.before.max.ms"),
+            message_timestamp_after_max_ms: v.long("message.timestamp.after.max.ms"),
+            message_timestamp_difference_max_ms: v.long("message.timestamp.difference.max.ms"),
             flush_messages: u("flush.messages"),
             flush_ms: u("flush.ms"),
             remote_storage_enable: v.bool("remote.storage.enable"),
@@ -427,9 +436,9 @@ mod tests {
         ] {
             assert!(TOPIC_CONFIG.key(name).is_some(), "{name}");
         }
-        // Plus the two Kafka 3.x keys older tools still send (message.downconversion.enable,
-        // message.format.version).
-        assert_eq!(TOPIC_CONFIG.keys().count(), 35);
+        // Plus the three Kafka 3.x keys older tools still send (message.downconversion.enable,
+        // message.format.version, message.timestamp.difference.max.ms).
+        assert_eq!(TOPIC_CONFIG.keys().count(), 36);
     }
 
     #[test]

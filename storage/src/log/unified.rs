@@ -205,6 +205,9 @@ impl UnifiedLog {
                 });
             }
             let records_max = batch.validate_for_append(&mut decompress_budget)?;
+            if config.message_timestamp_type == TimestampType::CreateTime {
+                check_timestamps(&batch, &records_max, now_ms, config.timestamp_bounds())?;
+            }
             // Kafka's LogValidator: a compacted topic cannot accept a record without a key.
             if let (true, false, Some(delta)) = (
                 config.cleanup_policy.compacts(),
@@ -712,4 +715,36 @@ pub(crate) fn rolled_segment(
         producer_snapshot_file,
         txn_index_file: (!s.txn_index().is_empty()).then(|| s.txn_index().path().to_path_buf()),
     }
+}
+
+/// Kafka's `LogValidator.validateTimestamp` (KIP-937) for a CreateTime topic: every record timestamp (other than
+/// -1, none) must lie within `[now - before, now + after]` (`message.timestamp.before.max.ms` /
+/// `.after.max.ms`); the records' own smallest and largest timestamps, found in the validation walk, decide it.
+/// Else INVALID_TIMESTAMP with Kafka's message naming the timestamp and the record's offset in the batch.
+fn check_timestamps(
+    batch: &RecordBatch,
+    records: &crate::record::RecordsMaxTimestamp,
+    now_ms: i64,
+    (before, after): (i64, i64),
+) -> Result<()> {
+    let bad = |ts: i64, delta: i32| {
+        Error::InvalidTimestamp {
+        reason: format!(
+            "Timestamp {ts} of message with offset {} is out of range. The timestamp should be within [{}, {}]",
+            batch.base_offset().wrapping_add(delta.into()),
+            now_ms.saturating_sub(before),
+            now_ms.saturating_add(after)
+        ),
+    }
+    };
+    if let Some((min, delta)) = records.min_timestamp {
+        if now_ms.saturating_sub(min) > before {
+            return Err(bad(min, delta));
+        }
+    }
+    let max = records.max_timestamp;
+    if max != -1 && max.saturating_sub(now_ms) > after {
+        return Err(bad(max, records.offset_delta));
+    }
+    Ok(())
 }

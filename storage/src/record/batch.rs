@@ -443,6 +443,7 @@ impl RecordBatch {
             max_timestamp: NO_TIMESTAMP,
             offset_delta: self.last_offset_delta(),
             first_keyless_offset_delta: None,
+            min_timestamp: None,
         };
         super::walker::walk(self, budget, true, |r| {
             if !r.has_key && max.first_keyless_offset_delta.is_none() {
@@ -452,6 +453,10 @@ impl RecordBatch {
             if ts > max.max_timestamp {
                 max.max_timestamp = ts;
                 max.offset_delta = r.offset_delta;
+            }
+            // Kafka's validateTimestamp skips records without a timestamp (NO_TIMESTAMP).
+            if ts != NO_TIMESTAMP && max.min_timestamp.is_none_or(|(min, _)| ts < min) {
+                max.min_timestamp = Some((ts, r.offset_delta));
             }
             std::ops::ControlFlow::Continue(())
         })?;
@@ -473,6 +478,9 @@ pub(crate) struct RecordsMaxTimestamp {
     pub(crate) offset_delta: i32,
     /// Offset delta of the first record without a key, if any (a compacted log refuses the batch).
     pub(crate) first_keyless_offset_delta: Option<i32>,
+    /// The smallest record timestamp other than -1 (`NO_TIMESTAMP`) and the offset delta of the first record
+    /// holding it; with `max_timestamp` it bounds every record's timestamp (`message.timestamp.before.max.ms`).
+    pub(crate) min_timestamp: Option<(i64, i32)>,
 }
 
 /// See [`RecordBatch::offset_delta_of_max_timestamp`]; `b` is one structurally valid batch.

@@ -385,6 +385,19 @@ impl RemoteLogManager {
         worker::pass(&self.inner).await;
     }
 
+    /// The copy and fetch quotas in force, bytes per second (`i64::MAX` or more: none). They start as
+    /// [`RemoteLogManagerConfig`]'s and change with [`set_quotas`](Self::set_quotas).
+    pub fn quotas(&self) -> (u64, u64) {
+        (self.inner.copy_quota.rate(), self.inner.fetch_quota.rate())
+    }
+
+    /// Changes the copy and fetch quotas at once (Kafka's dynamic `remote.log.manager.{copy,fetch}.max.bytes.
+    /// per.second`): copies and reads waiting on a quota recompute their wait at the new rate.
+    pub fn set_quotas(&self, copy_bytes_per_second: u64, fetch_bytes_per_second: u64) {
+        self.inner.copy_quota.set_rate(copy_bytes_per_second);
+        self.inner.fetch_quota.set_rate(fetch_bytes_per_second);
+    }
+
     /// The configuration.
     pub fn config(&self) -> &RemoteLogManagerConfig {
         &self.inner.config

@@ -1,0 +1,249 @@
+//! Kafka's CreateTime timestamp bounds (KIP-937, `LogValidator.validateTimestamp`): on a topic with
+//! `message.timestamp.type=CreateTime`, a produce whose batch holds a record timestamped more than
+//! `message.timestamp.before.max.ms` before the broker's clock, or more than `message.timestamp.after.max.ms`
+//! after it, is refused for that partition with INVALID_TIMESTAMP (32) and a message naming the timestamp; nothing
+//! of it is appended. Every record counts, not only the batch header's timestamps. LogAppendTime topics are not
+//! checked. The broker defaults are `log.message.timestamp.{before,after}.max.ms`; the deprecated
+//! `message.timestamp.difference.max.ms` (Kafka 3.x) applies where those are left at their defaults.
+
+mod common;
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::{Bytes, BytesMut};
+use common::raw::{connect, request};
+use kafka_protocol::indexmap::IndexMap;
+use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
+use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::records::{
+    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+};
+use tokio::net::TcpStream;
+
+const HOUR: i64 = 3_600_000;
+const INVALID_TIMESTAMP: i16 = 32;
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_millis() as i64
+}
+
+fn s(v: &str) -> StrBytes {
+    StrBytes::from_string(v.to_string())
+}
+
+/// One v2 batch with one record per timestamp (the header's base timestamp is the first one's), `codec`
+/// compressed.
+fn batch_with(timestamps: &[i64], codec: Compression) -> Bytes {
+    let records: Vec<Record> = timestamps
+        .iter()
+        .enumerate()
+        .map(|(i, ts)| Record {
+            transactional: false,
+            control: false,
+            delete_horizon: false,
+            partition_leader_epoch: 0,
+            producer_id: -1,
+            producer_epoch: -1,
+            timestamp_type: TimestampType::Creation,
+            offset: i as i64,
+            sequence: -1,
+            timestamp: *ts,
+            key: None,
+            value: Some(Bytes::from(format!("v{i}"))),
+            headers: IndexMap::new(),
+        })
+        .collect();
+    let mut buf = BytesMut::new();
+    let opts = RecordEncodeOptions {
+        version: 2,
+        compression: codec,
+    };
+    RecordBatchEncoder::encode(&mut buf, records.iter(), &opts).expect("encode");
+    buf.freeze()
+}
+
+async fn create(conn: &mut TcpStream, topic: &str, configs: &[(&str, &str)]) {
+    let req = CreateTopicsRequest::default()
+        .with_timeout_ms(5000)
+        .with_topics(vec![CreatableTopic::default()
+            .with_name(TopicName(s(topic)))
+            .with_num_partitions(1)
+            .with_replication_factor(1)
+            .with_configs(
+                configs
+                    .iter()
+                    .map(|(k, v)| {
+                        CreatableTopicConfig::default()
+                            .with_name(s(k))
+                            .with_value(Some(s(v)))
+                    })
+                    .collect(),
+            )]);
+    let resp: CreateTopicsResponse = request(conn, ApiKey::CreateTopics, 7, &req)
+        .await
+        .expect("CreateTopics answered");
+    assert_eq!(
+        resp.topics[0].error_code, 0,
+        "create {topic}: {:?}",
+        resp.topics[0]
+    );
+}
+
+/// Produces `records` to partition 0 of `topic` (v11): (error code, error message, base offset).
+async fn produce(conn: &mut TcpStream, topic: &str, records: Bytes) -> (i16, String, i64) {
+    let req = ProduceRequest::default()
+        .with_acks(-1)
+        .with_timeout_ms(5000)
+        .with_topic_data(vec![TopicProduceData::default()
+            .with_name(TopicName(s(topic)))
+            .with_partition_data(vec![PartitionProduceData::default()
+                .with_index(0)
+                .with_records(Some(records))])]);
+    let resp: ProduceResponse = request(conn, ApiKey::Produce, 11, &req)
+        .await
+        .expect("Produce answered");
+    let p = &resp.responses[0].partition_responses[0];
+    let msg = p
+        .error_message
+        .as_ref()
+        .map(|m| m.to_string())
+        .unwrap_or_default();
+    (p.error_code, msg, p.base_offset)
+}
+
+/// A record an hour and more before the clock (`before.max.ms` = 1 h) or after it (`after.max.ms`, 1 h by
+/// Kafka 4.0's default) is INVALID_TIMESTAMP naming it, also when it is not the batch's first or largest
+/// timestamp and the batch is compressed; nothing is appended, so the next good batch gets offset 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_outside_the_before_or_after_bound_is_invalid_timestamp_and_nothing_is_appended() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = common::start_broker(dir.path()).await;
+    let mut conn = connect(h.local_addr()).await;
+    create(
+        &mut conn,
+        "ts",
+        &[("message.timestamp.before.max.ms", "3600000")],
+    )
+    .await;
+    let now = now_ms();
+    let cases = [
+        (
+            "too old",
+            vec![now - 2 * HOUR],
+            Compression::None,
+            now - 2 * HOUR,
+        ),
+        (
+            "too new",
+            vec![now + 2 * HOUR],
+            Compression::None,
+            now + 2 * HOUR,
+        ),
+        // The header's base timestamp is fine; a later record is too old (a smaller timestamp than the base).
+        (
+            "later record too old",
+            vec![now, now - 3 * HOUR, now],
+            Compression::None,
+            now - 3 * HOUR,
+        ),
+        (
+            "compressed, too new",
+            vec![now, now + 3 * HOUR],
+            Compression::Gzip,
+            now + 3 * HOUR,
+        ),
+    ];
+    for (what, timestamps, codec, bad) in cases {
+        let (code, msg, _) = produce(&mut conn, "ts", batch_with(&timestamps, codec)).await;
+        assert_eq!(code, INVALID_TIMESTAMP, "{what}: {msg}");
+        assert!(
+            msg.contains(&format!("Timestamp {bad} of message with offset"))
+                && msg.contains("out of range"),
+            "{what}: {msg}"
+        );
+    }
+    // Within both bounds (a minute either way): appended at offset 0, so nothing was before.
+    let (code, msg, base) = produce(
+        &mut conn,
+        "ts",
+        batch_with(&[now - 60_000, now + 60_000], Compression::None),
+    )
+    .await;
+    assert_eq!((code, base), (0, 0), "{msg}");
+    assert_eq!(h.broker().log("ts", 0).unwrap().log_end_offset(), 2);
+    h.shutdown().await.unwrap();
+}
+
+/// A LogAppendTime topic stamps batches with the broker's clock: the producer's timestamps are not checked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_append_time_topics_take_any_producer_timestamp() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = common::start_broker(dir.path()).await;
+    let mut conn = connect(h.local_addr()).await;
+    create(
+        &mut conn,
+        "lat",
+        &[
+            ("message.timestamp.type", "LogAppendTime"),
+            ("message.timestamp.before.max.ms", "1000"),
+            ("message.timestamp.after.max.ms", "1000"),
+        ],
+    )
+    .await;
+    let now = now_ms();
+    let (code, msg, base) = produce(
+        &mut conn,
+        "lat",
+        batch_with(&[now - 100 * HOUR, now + 100 * HOUR], Compression::None),
+    )
+    .await;
+    assert_eq!((code, base), (0, 0), "{msg}");
+    h.shutdown().await.unwrap();
+}
+
+/// Broker defaults: `log.message.timestamp.before.max.ms` bounds a topic without its own value; the deprecated
+/// `log.message.timestamp.difference.max.ms` bounds the future where `after.max.ms` is left at its default,
+/// and a topic's own `message.timestamp.after.max.ms` wins over it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broker_defaults_and_the_deprecated_difference_key_bound_topics_without_their_own_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = common::start_broker_with(
+        dir.path(),
+        &[
+            ("log.message.timestamp.before.max.ms", "600000"),
+            ("log.message.timestamp.difference.max.ms", "60000"),
+        ],
+    )
+    .await;
+    let mut conn = connect(h.local_addr()).await;
+    create(&mut conn, "plain", &[]).await;
+    create(
+        &mut conn,
+        "own",
+        &[("message.timestamp.after.max.ms", "7200000")],
+    )
+    .await;
+    let now = now_ms();
+    let old = batch_with(&[now - 20 * 60_000], Compression::None);
+    let (code, msg, _) = produce(&mut conn, "plain", old).await;
+    assert_eq!(code, INVALID_TIMESTAMP, "before.max.ms 10 min: {msg}");
+    // 5 minutes back is within before.max.ms (which wins over difference.max.ms).
+    let (code, msg, _) = produce(
+        &mut conn,
+        "plain",
+        batch_with(&[now - 5 * 60_000], Compression::None),
+    )
+    .await;
+    assert_eq!(code, 0, "{msg}");
+    let ahead = batch_with(&[now + 30 * 60_000], Compression::None);
+    let (code, msg, _) = produce(&mut conn, "plain", ahead.clone()).await;
+    assert_eq!(code, INVALID_TIMESTAMP, "difference.max.ms 1 min: {msg}");
+    let (code, msg, _) = produce(&mut conn, "own", ahead).await;
+    assert_eq!(code, 0, "the topic's own after.max.ms of 2 h: {msg}");
+    h.shutdown().await.unwrap();
+}
