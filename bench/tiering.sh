@@ -16,7 +16,7 @@
 # catchup), SEG (segment.bytes for catchup/lag, 67108864), LAG_SECS (30), RSS_GB (3), WORK (scratch dir parent),
 # DROP_CACHES=1 (catchup: drop the page cache before each consume; lag: before starting; root), EXTRA="key=value ..." (more broker
 # overrides, e.g. EXTRA=rsm.config.fetch.chunk.cache.prefetch.max.size=16777216), KEEP_LOG=FILE (keep the broker's log;
-# RUST_LOG=info for the copy timeline).
+# RUST_LOG=info for the copy timeline), METRICS_OUT=FILE (catchup: the broker's /metrics after the consumes), PROFILE=FILE (catchup: `perf record -g` of the broker during the remote consume).
 # Every run deletes its data at the end.
 set -euo pipefail
 MODE=${1:?usage: bench/tiering.sh catchup|lag|rss [fs|s3|garage]}
@@ -165,6 +165,20 @@ produce() { # TOPIC COUNT [extra perf args] -> "msgs/s MB/s"
 consume() { # TOPIC COUNT -> "msgs/s MB/s"
   "$PERF" -C -t "$1" -p 0 -b "$BS" -o beginning -c "$2" -q -u 2>/dev/null | consume_rate
 }
+cpu_ticks() { # PID -> utime+stime in clock ticks (0 when gone)
+  awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+garage_pid() { cat "$WORK/garage/pid" 2>/dev/null || echo 0; }
+# timed_consume TOPIC COUNT -> "msgs/s MB/s broker-cpu-s garage-cpu-s consumer-cpu-s"
+timed_consume() {
+  local b0 g0 b1 g1 r
+  b0=$(cpu_ticks "$BROKER_PID")
+  g0=$(cpu_ticks "$(garage_pid)")
+  r=$(/usr/bin/time -f '%U %S' -o "$WORK/consume.time" "$PERF" -C -t "$1" -p 0 -b "$BS" -o beginning -c "$2" -q -u 2>/dev/null | consume_rate)
+  b1=$(cpu_ticks "$BROKER_PID")
+  g1=$(cpu_ticks "$(garage_pid)")
+  echo "$r" "$(awk -v a="$b0" -v b="$b1" -v c="$g0" -v d="$g1" 'NR == 1 {printf "%.2f %.2f %.2f", (b - a) / 100, (d - c) / 100, $1 + $2}' "$WORK/consume.time")"
+}
 wait_offloaded() { # TOPIC: copy lag 0 and at most one local segment (the active one) left
   local t=$1 deadline=$((SECONDS + 600))
   while :; do
@@ -204,22 +218,35 @@ catchup)
   say "load $(load); consuming both from offset 0"
   f0=$(metric RemoteFetchBytesPerSec remote)
   drop_caches
-  read -r clm clb < <(consume local "$MSGS")
+  read -r clm clb clbcpu clgcpu clccpu < <(timed_consume local "$MSGS")
   drop_caches
-  read -r crm crb < <(consume remote "$MSGS")
+  if [ -n "${PROFILE:-}" ]; then
+    perf record -F 999 --call-graph "${PROFILE_CG:-fp}" -o "$PROFILE" -p "$BROKER_PID" >/dev/null 2>&1 &
+    perf_pid=$!
+  fi
+  read -r crm crb crbcpu crgcpu crccpu < <(timed_consume remote "$MSGS")
+  if [ -n "${PROFILE:-}" ]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
   f1=$(metric RemoteFetchBytesPerSec remote)
   printf 'backend=%s messages=%s segment.bytes=%s drop_caches=%s load=%s\n' "$BACKEND" "$MSGS" "$SEG" "${DROP_CACHES:-0}" "$(load)"
   printf 'produce local  %s msg/s %s MB/s\nproduce remote %s msg/s %s MB/s\n' "$plm" "$plb" "$prm" "$prb"
   printf 'consume local  %s msg/s %s MB/s\nconsume remote %s msg/s %s MB/s (RemoteFetchBytesPerSec +%s B)\n' \
     "$clm" "$clb" "$crm" "$crb" "$((f1 - f0))"
+  printf 'cpu seconds (broker garage consumer): local %s %s %s; remote %s %s %s\n' \
+    "$clbcpu" "$clgcpu" "$clccpu" "$crbcpu" "$crgcpu" "$crccpu"
   awk -v r="$crb" -v l="$clb" 'BEGIN {printf "remote/local = %.0f %%\n", 100 * r / l}'
   store_calls
+  if [ -n "${METRICS_OUT:-}" ]; then curl -s "http://127.0.0.1:$HTTP/metrics" >"$METRICS_OUT"; fi
   if [ "$BACKEND" = garage ]; then
     say "load $(load); plain ranged GETs of the same log objects with curl"
+    gc0=$(cpu_ticks "$(garage_pid)")
     read -r g1 gb1 gs1 < <(parallel_get 1)
+    gc1=$(cpu_ticks "$(garage_pid)")
     read -r gn gbn gsn < <(parallel_get "$GET_PAR")
+    gc2=$(cpu_ticks "$(garage_pid)")
     printf 'plain GET (curl, %s B ranges) 1 in flight: %s MB/s (%s B in %s s); %s in flight: %s MB/s (%s B in %s s)\n' \
       "$GET_CHUNK" "$g1" "$gb1" "$gs1" "$GET_PAR" "$gn" "$gbn" "$gsn"
+    printf 'garage cpu seconds: 1 in flight %s, %s in flight %s\n' "$(((gc1 - gc0) / 100)).$(printf %02d $(((gc1 - gc0) % 100)))" \
+      "$GET_PAR" "$(((gc2 - gc1) / 100)).$(printf %02d $(((gc2 - gc1) % 100)))"
   fi
   ;;
 lag)

@@ -5,7 +5,9 @@ use std::time::{Duration, Instant};
 
 use object_store::memory::InMemory;
 use strata_metadata::RemoteLogSegmentMetadata;
-use strata_tiering::testing::{segment_bytes, segment_metadata, write_segment_files, FaultyStore};
+use strata_tiering::testing::{
+    segment_bytes, segment_metadata, write_segment_files, FaultyStore, Op,
+};
 use strata_tiering::{ObjectStoreRsm, RemoteStorageManager, RemoteStorageManagerExt, RsmConfig};
 
 const CHUNK: u64 = 4096;
@@ -151,5 +153,54 @@ async fn read_ahead_runs_into_the_next_segment() {
     assert!(
         !rsm.is_chunk_cached(&next, 2),
         "the read-ahead into the next segment stays within the byte budget"
+    );
+}
+
+/// A consumer catching up reads each chunk a few times and never again; the chunks read ahead must stay in a full
+/// cache until they are read. (moka's default TinyLFU admission refused them in favour of the chunks just read,
+/// so every chunk read ahead was fetched a second time.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chunks_read_ahead_are_kept_in_a_full_cache_until_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(FaultyStore::new(Arc::new(InMemory::new())));
+    let rsm = rsm(
+        store.clone(),
+        &[
+            ("fetch.chunk.cache.size", &(4 * CHUNK).to_string()),
+            (
+                "fetch.chunk.cache.prefetch.max.size",
+                &(2 * CHUNK).to_string(),
+            ),
+        ],
+    );
+    let chunks = 16u64;
+    let meta = copied(&rsm, dir.path(), 0, (chunks * CHUNK) as usize).await;
+    let size = meta.segment_size_in_bytes;
+    let gets_before = store.calls(Op::Get);
+    let step = CHUNK / 4;
+    let mut pos = 0;
+    while pos < size {
+        let end = (pos + step).min(size) - 1;
+        rsm.fetch_log_segment_bytes(&meta, pos, Some(end))
+            .await
+            .unwrap();
+        // The read-ahead of the chunks after this one lands before the next read (a consumer's round trip).
+        let chunk = (end / CHUNK) as u32;
+        let last = (chunks - 1) as u32;
+        poll(
+            "the chunks after the one read were not read ahead",
+            || (chunk + 1..=(chunk + 2).min(last)).all(|i| rsm.is_chunk_cached(&meta, i)),
+            || {},
+        )
+        .await;
+        rsm.chunk_cache_bytes().await; // the cache's admission and eviction run here
+        pos = end + 1;
+    }
+    let gets = store.calls(Op::Get) - gets_before;
+    // The manifest once, then every chunk once.
+    assert_eq!(
+        gets,
+        chunks as usize + 1,
+        "GETs for a sequential read of {chunks} chunks with read-ahead"
     );
 }

@@ -11,6 +11,7 @@ use kafka_protocol::messages::fetch_response::{
     AbortedTransaction, FetchableTopicResponse, PartitionData,
 };
 use kafka_protocol::messages::{FetchRequest, FetchResponse, ProducerId, RequestHeader};
+use strata_storage::record::BatchHeader;
 use strata_storage::RecordBatch;
 use strata_storage::UnifiedLog;
 
@@ -143,10 +144,7 @@ async fn aborted_in(
     offset: i64,
     records: &Bytes,
 ) -> std::io::Result<Vec<AbortedTransaction>> {
-    let end = RecordBatch::iter(records)
-        .filter_map(|b| b.ok())
-        .last()
-        .map_or(offset, |b| b.next_offset());
+    let end = end_offset(records, offset);
     let mut all = reader.aborted(log.clone(), offset, end).await?;
     all.extend(
         log.collect_aborted(offset, end)
@@ -162,6 +160,22 @@ async fn aborted_in(
                 .with_first_offset(t.first_offset)
         })
         .collect())
+}
+
+/// The offset after the last whole batch of `records` (`offset` when there is none), from the batch headers: a
+/// remote read returns whole batches, and a CRC pass over every byte fetched only to find the end cost about 6 %
+/// of the broker's CPU in a remote catch-up (Kafka checks no CRC when serving a fetch either).
+fn end_offset(records: &[u8], offset: i64) -> i64 {
+    let mut end = offset;
+    let mut at = 0usize;
+    while let Ok(Some(h)) = BatchHeader::parse(&records[at..]) {
+        if at + h.size > records.len() {
+            break;
+        }
+        end = h.last_offset + 1;
+        at += h.size;
+    }
+    end
 }
 
 /// Reads the tiered partitions concurrently and puts their records (or errors) into `parts`.

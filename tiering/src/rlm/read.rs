@@ -356,10 +356,11 @@ async fn read_partition(
     };
     let idx = cached_index(inner, seg, IndexType::Offset).await?;
     let pos = index::offset_index_lookup(&idx, seg.start_offset, offset);
-    // One ranged read usually covers it all: the index entry is within `index.interval.bytes` of the batch.
-    let window = max_bytes as u64 + SCAN_WINDOW;
+    // The batch is found by its headers in small windows (a batch that is not it is skipped unread), then its
+    // bytes on are read once. The index entry is that of the batch before (Kafka indexes a batch by its last
+    // offset), so a window of `max_bytes` from it read up to twice the bytes returned.
     let Some((bpos, first, buf)) =
-        scan(inner, seg, pos, window, |f| f.last_offset >= offset).await?
+        scan(inner, seg, pos, SCAN_WINDOW, |f| f.last_offset >= offset).await?
     else {
         return Ok(Bytes::new());
     };

@@ -6,11 +6,13 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures::{stream, StreamExt};
 use moka::future::Cache;
-use object_store::ObjectStoreExt;
+use moka::policy::EvictionPolicy;
+use object_store::{GetOptions, GetResultPayload, ObjectStore, ObjectStoreExt};
 use strata_metadata::RemoteLogSegmentMetadata;
 use tokio::sync::Semaphore;
 use uuid::Uuid;
 
+use super::buffers::BufferPool;
 use super::Inner;
 use crate::config::RsmConfig;
 use crate::crypto::ChunkKind;
@@ -36,6 +38,7 @@ pub(crate) struct Caches {
     chunks: Option<Cache<(Uuid, u32), Bytes>>,
     indexes: Option<Cache<(Uuid, u32), Bytes>>,
     prefetch_tasks: Arc<Semaphore>,
+    buffers: Arc<BufferPool>,
 }
 
 impl Caches {
@@ -43,10 +46,14 @@ impl Caches {
         let weigh = |_: &(Uuid, u32), v: &Bytes| u32::try_from(v.len()).unwrap_or(u32::MAX);
         Self {
             manifests: (c.manifest_cache_size > 0).then(|| Cache::new(c.manifest_cache_size)),
+            // LRU, not moka's default TinyLFU: chunks are read in order (a catch-up reads each one a few times
+            // and then never again), and TinyLFU's admission refuses a chunk read ahead (seen once) in favour of
+            // the chunks just read (seen often), so read-ahead was thrown away and fetched again.
             chunks: (c.chunk_cache_size > 0).then(|| {
                 Cache::builder()
                     .max_capacity(c.chunk_cache_size)
                     .weigher(weigh)
+                    .eviction_policy(EvictionPolicy::lru())
                     .build()
             }),
             indexes: (c.indexes_cache_size > 0).then(|| {
@@ -56,6 +63,7 @@ impl Caches {
                     .build()
             }),
             prefetch_tasks: Arc::new(Semaphore::new(MAX_PREFETCH_TASKS)),
+            buffers: BufferPool::new(),
         }
     }
 
@@ -187,9 +195,7 @@ async fn load_chunk(inner: &Arc<Inner>, m: &Arc<LoadedManifest>, i: u32) -> Resu
     let stored = if stored_range.is_empty() {
         Bytes::new()
     } else {
-        inner
-            .store
-            .get_range(&key, stored_range.clone())
+        get_chunk(inner, &key, stored_range.clone())
             .await
             .map_err(|e| Error::store("get_range", &key, e))?
     };
@@ -214,6 +220,24 @@ async fn load_chunk(inner: &Arc<Inner>, m: &Arc<LoadedManifest>, i: u32) -> Resu
         format!("chunk {i} of {key}"),
     )
     .await
+}
+
+/// A ranged GET of one stored chunk. A streamed body is collected into a pooled buffer (see `buffers`); a local
+/// file is read in one go as `get_range` does.
+async fn get_chunk(
+    inner: &Arc<Inner>,
+    key: &object_store::path::Path,
+    range: std::ops::Range<u64>,
+) -> object_store::Result<Bytes> {
+    let len = (range.end - range.start) as usize;
+    let r = inner
+        .store
+        .get_opts(key, GetOptions::new().with_range(Some(range)))
+        .await?;
+    if matches!(r.payload, GetResultPayload::File(..)) {
+        return r.bytes().await;
+    }
+    inner.caches.buffers.collect(len, r.into_stream()).await
 }
 
 async fn decode(

@@ -1,4 +1,5 @@
 //! `ObjectStoreRsm`: the [`RemoteStorageManager`] over any `object_store` backend.
+mod buffers;
 mod copy;
 mod fetch;
 mod upload;
