@@ -51,7 +51,10 @@ pub async fn handle(
             r = rx => r.ok(),
             _ = cancel.cancelled() => None,
         },
-        Err(e) => Some(Err(crate::error_code::group_store_failed(&req.group_id.0, &e))),
+        Err(e) => Some(Err(crate::error_code::group_store_failed(
+            &req.group_id.0,
+            &e,
+        ))),
     };
     // Shutting down: the member is told to rejoin.
     let result = result.unwrap_or(Err(GroupError::RebalanceInProgress));
