@@ -443,6 +443,18 @@ pub enum GroupError {
         /// The member id handed out.
         member: String,
     },
+    /// Writing the group's records to `__consumer_offsets` failed; the change they carried is undone (Kafka's
+    /// coordinator reverts to its last written state). Answered as Kafka's
+    /// `appendGroupMetadataErrorToResponseError` maps the append's error ([`crate::error_code::group_code`]).
+    #[error("storing group {group:?} in __consumer_offsets failed: {reason}")]
+    StoreFailed {
+        /// The group.
+        group: String,
+        /// The append's own error code (mapped to the answer's code).
+        append_code: i16,
+        /// The append's error.
+        reason: String,
+    },
     /// A group with members cannot be deleted (nor its offsets of a non-consumer group).
     #[error("group {group} is not empty")]
     GroupNotEmpty {

@@ -24,6 +24,16 @@ pub const MESSAGE_TOO_LARGE: i16 = 10;
 pub const OFFSET_METADATA_TOO_LARGE: i16 = 12;
 /// NOT_COORDINATOR.
 pub const NOT_COORDINATOR: i16 = 16;
+/// COORDINATOR_NOT_AVAILABLE.
+pub const COORDINATOR_NOT_AVAILABLE: i16 = 15;
+/// INVALID_FETCH_SIZE.
+pub const INVALID_FETCH_SIZE: i16 = 4;
+/// NOT_LEADER_OR_FOLLOWER.
+pub const NOT_LEADER_OR_FOLLOWER: i16 = 6;
+/// REQUEST_TIMED_OUT.
+pub const REQUEST_TIMED_OUT: i16 = 7;
+/// RECORD_LIST_TOO_LARGE.
+pub const RECORD_LIST_TOO_LARGE: i16 = 18;
 /// INVALID_TOPIC_EXCEPTION.
 pub const INVALID_TOPIC_EXCEPTION: i16 = 17;
 /// NOT_ENOUGH_REPLICAS: acks=all to a partition whose min.insync.replicas exceeds its one in-sync replica.
@@ -139,6 +149,11 @@ pub fn name(code: i16) -> &'static str {
         MESSAGE_TOO_LARGE => "MESSAGE_TOO_LARGE",
         OFFSET_METADATA_TOO_LARGE => "OFFSET_METADATA_TOO_LARGE",
         NOT_COORDINATOR => "NOT_COORDINATOR",
+        COORDINATOR_NOT_AVAILABLE => "COORDINATOR_NOT_AVAILABLE",
+        INVALID_FETCH_SIZE => "INVALID_FETCH_SIZE",
+        NOT_LEADER_OR_FOLLOWER => "NOT_LEADER_OR_FOLLOWER",
+        REQUEST_TIMED_OUT => "REQUEST_TIMED_OUT",
+        RECORD_LIST_TOO_LARGE => "RECORD_LIST_TOO_LARGE",
         INVALID_TOPIC_EXCEPTION => "INVALID_TOPIC_EXCEPTION",
         NOT_ENOUGH_REPLICAS => "NOT_ENOUGH_REPLICAS",
         ILLEGAL_GENERATION => "ILLEGAL_GENERATION",
@@ -336,6 +351,32 @@ pub fn group_code(err: &GroupError) -> i16 {
         GroupError::GroupNotEmpty { .. } => NON_EMPTY_GROUP,
         GroupError::GroupIdNotFound { .. } => GROUP_ID_NOT_FOUND,
         GroupError::GroupSubscribedToTopic { .. } => GROUP_SUBSCRIBED_TO_TOPIC,
+        GroupError::StoreFailed { append_code, .. } => append_error_to_group_error(*append_code),
+    }
+}
+
+/// Kafka's `appendGroupMetadataErrorToResponseError` (the group coordinator's answer when writing a group's
+/// records fails): a missing or under-replicated partition or a timeout is COORDINATOR_NOT_AVAILABLE, a partition
+/// not led here or a storage error NOT_COORDINATOR (the client looks the coordinator up again), a batch too large
+/// UNKNOWN_SERVER_ERROR; any other error is answered as it is.
+pub fn append_error_to_group_error(append_code: i16) -> i16 {
+    match append_code {
+        UNKNOWN_TOPIC_OR_PARTITION | NOT_ENOUGH_REPLICAS | REQUEST_TIMED_OUT => {
+            COORDINATOR_NOT_AVAILABLE
+        }
+        NOT_LEADER_OR_FOLLOWER | KAFKA_STORAGE_ERROR => NOT_COORDINATOR,
+        MESSAGE_TOO_LARGE | RECORD_LIST_TOO_LARGE | INVALID_FETCH_SIZE => UNKNOWN_SERVER_ERROR,
+        other => other,
+    }
+}
+
+/// The refusal of a group request whose records could not be written to `__consumer_offsets` (`err`: the append's
+/// error).
+pub fn group_store_failed(group: &str, err: &Error) -> GroupError {
+    GroupError::StoreFailed {
+        group: group.to_string(),
+        append_code: code(err),
+        reason: err.to_string(),
     }
 }
 
@@ -427,6 +468,24 @@ pub fn storage_code(err: &StorageError) -> i16 {
 mod tests {
     use super::*;
 
+    fn store_failed(append_code: i16) -> GroupError {
+        GroupError::StoreFailed {
+            group: String::new(),
+            append_code,
+            reason: String::new(),
+        }
+    }
+
+    /// A failed group write answers KAFKA_STORAGE_ERROR's mapping for a log dir gone offline, and
+    /// COORDINATOR_NOT_AVAILABLE without a `__consumer_offsets` partition, as Kafka's coordinator.
+    #[test]
+    fn a_failed_group_write_is_answered_with_kafkas_mapping_of_the_append_error() {
+        let offline = group_store_failed("g", &Error::LogDirOffline("/x".into()));
+        assert_eq!(group_code(&offline), 16);
+        let missing = group_store_failed("g", &Error::UnknownTopicOrPartition("t".into()));
+        assert_eq!(group_code(&missing), 15);
+    }
+
     fn io(kind: std::io::ErrorKind) -> std::io::Error {
         std::io::Error::new(kind, "test")
     }
@@ -514,6 +573,16 @@ mod tests {
                 },
                 86,
             ),
+            // Kafka's appendGroupMetadataErrorToResponseError: (append error) -> answer.
+            (store_failed(3), 15),
+            (store_failed(19), 15),
+            (store_failed(7), 15),
+            (store_failed(6), 16),
+            (store_failed(56), 16),
+            (store_failed(10), -1),
+            (store_failed(18), -1),
+            (store_failed(4), -1),
+            (store_failed(87), 87),
         ];
         let txn_errors: Vec<(TxnError, i16)> = vec![
             (

@@ -92,7 +92,7 @@ pub struct ConsumerMember {
 }
 
 /// A consumer group.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ConsumerGroup {
     /// Group epoch: bumped by every change of members or subscriptions.
     pub epoch: i32,
@@ -106,8 +106,6 @@ pub struct ConsumerGroup {
     pub assignor: String,
     /// The subscribed topics' partition counts the target was computed from.
     pub topics_seen: BTreeMap<String, i32>,
-    /// Changed without a heartbeat (members expired or fenced): its records are to be written.
-    pub dirty: bool,
 }
 
 impl ConsumerGroup {
@@ -396,8 +394,17 @@ impl ConsumerGroup {
     /// that did not revoke partitions within their rebalance timeout (Kafka's rebalance timeout: the member is
     /// fenced and its partitions reassigned). Returns whether any was.
     pub fn expire(&mut self, now: Instant, session: Duration) -> bool {
-        let gone: Vec<(String, &'static str)> = self
-            .members
+        let gone = self.expired(now, session);
+        for (id, why) in &gone {
+            tracing::info!(member = %id, reason = why, "consumer group member fenced");
+            self.remove(id);
+        }
+        !gone.is_empty()
+    }
+
+    /// The members [`expire`](Self::expire) would remove at `now`, with why.
+    pub fn expired(&self, now: Instant, session: Duration) -> Vec<(String, &'static str)> {
+        self.members
             .values()
             .filter_map(|m| {
                 if now.saturating_duration_since(m.last_seen) > session {
@@ -413,12 +420,7 @@ impl ConsumerGroup {
                         )
                     })
             })
-            .collect();
-        for (id, why) in &gone {
-            tracing::info!(member = %id, reason = why, "consumer group member fenced");
-            self.remove(id);
-        }
-        !gone.is_empty()
+            .collect()
     }
 
     /// Recomputes the target after members expired.

@@ -52,8 +52,36 @@ impl GroupCoordinator {
         false
     }
 
-    /// ConsumerGroupHeartbeat. `topics`: the broker's topics and partition counts.
+    /// ConsumerGroupHeartbeat, answered once its records are in `__consumer_offsets` (as Kafka's coordinator
+    /// runtime appends a heartbeat's records before answering). A failed write undoes the heartbeat — the group
+    /// is what it was, as Kafka reverts to its last written state — and is answered with Kafka's mapping of
+    /// the append error ([`GroupError::StoreFailed`]). `topics`: the broker's topics and partition counts.
+    /// Blocking.
     pub fn consumer_heartbeat(
+        &self,
+        hb: Heartbeat,
+        topics: &BTreeMap<String, i32>,
+    ) -> Result<HeartbeatAnswer, GroupError> {
+        let _one_writer = self.persist.lock().unwrap_or_else(|p| p.into_inner());
+        let group_id = hb.group_id.clone();
+        let before = self.consumer_groups().get(&group_id).cloned();
+        let answer = self.consumer_heartbeat_in_memory(hb, topics)?;
+        match self.store_consumer_group(&group_id) {
+            Ok(()) => Ok(answer),
+            Err(e) => {
+                tracing::warn!(group = %group_id, error = %e,
+                    "storing the heartbeat's consumer group records failed; the heartbeat is undone");
+                let mut groups = self.consumer_groups();
+                match before {
+                    Some(g) => groups.insert(group_id.clone(), g),
+                    None => groups.remove(&group_id),
+                };
+                Err(crate::error_code::group_store_failed(&group_id, &e))
+            }
+        }
+    }
+
+    fn consumer_heartbeat_in_memory(
         &self,
         hb: Heartbeat,
         topics: &BTreeMap<String, i32>,
@@ -135,37 +163,53 @@ impl GroupCoordinator {
     /// Kafka appends a heartbeat's records before answering it. Blocking.
     pub fn persist_consumer_group(&self, group_id: &str) -> Result<()> {
         let _one_writer = self.persist.lock().unwrap_or_else(|p| p.into_inner());
+        self.store_consumer_group(group_id)
+    }
+
+    /// [`persist_consumer_group`](Self::persist_consumer_group) with the writer lock held.
+    fn store_consumer_group(&self, group_id: &str) -> Result<()> {
         let ids = RegistryIds(self.offsets.topics().map(|t| t.as_ref()));
         let wanted = {
-            let mut groups = self.consumer_groups();
-            match groups.get_mut(group_id) {
-                Some(g) => {
-                    g.dirty = false;
-                    consumer_persist::records_of(group_id, g, &ids)
-                }
+            let groups = self.consumer_groups();
+            match groups.get(group_id) {
+                Some(g) => consumer_persist::records_of(group_id, g, &ids),
                 None => Default::default(),
             }
         };
-        let stored = self.offsets.store_consumer_records(group_id, wanted);
-        if stored.is_err() {
-            if let Some(g) = self.consumer_groups().get_mut(group_id) {
-                g.dirty = true;
-            }
-        }
-        stored
+        self.offsets.store_consumer_records(group_id, wanted)
     }
 
-    /// Writes the consumer groups changed by expiry or fencing. Blocking.
-    pub(crate) fn persist_dirty_consumer_groups(&self) {
-        let dirty: Vec<String> = self
+    /// Periodic: KIP-848 members past `group.consumer.session.timeout.ms`, or not revoking within their rebalance
+    /// timeout, are removed, the target is recomputed over the topics the group subscribed to, and the group's
+    /// records are written. A failed write leaves the group as it was, so the next tick tries again (Kafka's
+    /// coordinator timers retry an operation whose write failed). Blocking.
+    pub(crate) fn expire_consumer_members(&self) {
+        let _one_writer = self.persist.lock().unwrap_or_else(|p| p.into_inner());
+        let session = Duration::from_millis(self.consumer_session_ms.max(0) as u64);
+        let now = Instant::now();
+        let expiring: Vec<String> = self
             .consumer_groups()
             .iter()
-            .filter(|(_, g)| g.dirty)
+            .filter(|(_, g)| !g.expired(now, session).is_empty())
             .map(|(id, _)| id.clone())
             .collect();
-        for id in dirty {
-            if let Err(e) = self.persist_consumer_group(&id) {
-                tracing::warn!(group = %id, error = %e, "storing consumer group records failed; retried later");
+        for id in expiring {
+            let before = {
+                let mut groups = self.consumer_groups();
+                let Some(g) = groups.get_mut(&id) else {
+                    continue;
+                };
+                let before = g.clone();
+                if g.expire(now, session) {
+                    let topics = g.topics_seen.clone();
+                    g.after_expiry(&topics);
+                }
+                before
+            };
+            if let Err(e) = self.store_consumer_group(&id) {
+                tracing::warn!(group = %id, error = %e,
+                    "storing consumer group records after expiry failed; the members stay until it is written");
+                self.consumer_groups().insert(id, before);
             }
         }
     }
@@ -205,21 +249,6 @@ impl GroupCoordinator {
         self.lock()
             .get(group_id)
             .is_some_and(|g| !g.members.is_empty())
-    }
-
-    /// Periodic: KIP-848 members past `group.consumer.session.timeout.ms` are removed, and the target is
-    /// recomputed over the topics the group subscribed to.
-    pub(crate) fn consumer_tick(&self) {
-        let session = Duration::from_millis(self.consumer_session_ms.max(0) as u64);
-        let now = Instant::now();
-        let mut groups = self.consumer_groups();
-        for g in groups.values_mut() {
-            if g.expire(now, session) {
-                let topics = g.topics_seen.clone();
-                g.after_expiry(&topics);
-                g.dirty = true;
-            }
-        }
     }
 
     /// The KIP-848 commit check of `group_id`, if it is a consumer group.

@@ -160,7 +160,8 @@ impl GroupCoordinator {
 
     /// Writes the metadata record of every group whose stored record is out of date (a generation completed by
     /// the leader's SyncGroup, a replaced static member, a group that became empty), as Kafka's `storeGroup`.
-    /// A failed write is logged and retried at the next call. Blocking.
+    /// A failed write is logged and retried at the next call. Then KIP-848 members past their session or
+    /// rebalance timeout are removed ([`expire_consumer_members`](Self::expire_consumer_members)). Blocking.
     pub fn persist_dirty(&self) {
         let _one_writer = self.persist.lock().unwrap_or_else(|p| p.into_inner());
         // Snapshots are taken under the writer lock, so the last record written is of the newest state.
@@ -184,7 +185,7 @@ impl GroupCoordinator {
             }
         }
         drop(_one_writer);
-        self.persist_dirty_consumer_groups();
+        self.expire_consumer_members();
     }
 
     /// Whether `group_id` is a group: classic (with members or stored), KIP-848, or known by its committed offsets.
@@ -199,7 +200,10 @@ impl GroupCoordinator {
         self.offsets.delete_topic(topic)
     }
 
-    /// SyncGroup: the leader hands out assignments; everyone receives theirs.
+    /// SyncGroup: the leader hands out assignments; everyone receives theirs once the group is stored with them
+    /// (Kafka stores the group before answering). If that write fails, as Kafka's coordinator: every member
+    /// waiting for its assignment gets Kafka's mapping of the append error ([`GroupError::StoreFailed`]), no
+    /// assignment is kept and the group rebalances. Blocking (the leader's SyncGroup appends).
     pub fn sync(
         &self,
         group_id: &str,
@@ -209,50 +213,62 @@ impl GroupCoordinator {
     ) -> oneshot::Receiver<SyncResult> {
         let (member_id, instance) = member;
         let (tx, rx) = oneshot::channel();
-        let mut groups = self.lock();
-        let Some(group) = groups.get_mut(group_id) else {
-            let _ = tx.send(Err(unknown_member(member_id)));
-            return rx;
-        };
-        if let Err(e) = check_member(group, member_id, instance, generation) {
-            let _ = tx.send(Err(e));
-            return rx;
-        }
-        let (pt, pn) = (group.protocol_type.clone(), group.protocol_name.clone());
-        match group.state {
-            GroupState::Empty => {
+        let _one_writer = self.persist.lock().unwrap_or_else(|p| p.into_inner());
+        let to_store = {
+            let mut groups = self.lock();
+            let Some(group) = groups.get_mut(group_id) else {
                 let _ = tx.send(Err(unknown_member(member_id)));
+                return rx;
+            };
+            if let Err(e) = check_member(group, member_id, instance, generation) {
+                let _ = tx.send(Err(e));
+                return rx;
             }
-            GroupState::PreparingRebalance => {
-                let _ = tx.send(Err(GroupError::RebalanceInProgress));
-            }
-            GroupState::Stable => {
-                let m = group.members.get_mut(member_id).expect("checked above");
-                m.last_seen = Instant::now();
-                m.pending_sync = false;
-                let _ = tx.send(Ok((pt, pn, m.assignment.clone())));
-            }
-            GroupState::CompletingRebalance => {
-                let now = Instant::now();
-                {
+            let (pt, pn) = (group.protocol_type.clone(), group.protocol_name.clone());
+            match group.state {
+                GroupState::Empty => {
+                    let _ = tx.send(Err(unknown_member(member_id)));
+                    None
+                }
+                GroupState::PreparingRebalance => {
+                    let _ = tx.send(Err(GroupError::RebalanceInProgress));
+                    None
+                }
+                GroupState::Stable => {
                     let m = group.members.get_mut(member_id).expect("checked above");
-                    m.last_seen = now;
+                    m.last_seen = Instant::now();
+                    m.pending_sync = false;
+                    let _ = tx.send(Ok((pt, pn, m.assignment.clone())));
+                    None
+                }
+                GroupState::CompletingRebalance => {
+                    let m = group.members.get_mut(member_id).expect("checked above");
+                    m.last_seen = Instant::now();
                     m.pending_sync = false;
                     m.sync_waiter = Some(tx);
-                }
-                if group.leader.as_deref() == Some(member_id) {
-                    let mut given: HashMap<String, Bytes> = assignments.into_iter().collect();
-                    for m in group.members.values_mut() {
-                        m.assignment = given.remove(&m.id).unwrap_or_default();
-                        if let Some(w) = m.sync_waiter.take() {
-                            let _ = w.send(Ok((pt.clone(), pn.clone(), m.assignment.clone())));
+                    (group.leader.as_deref() == Some(member_id)).then(|| {
+                        let given: HashMap<String, Bytes> = assignments.into_iter().collect();
+                        let mut value = group.to_record();
+                        for m in &mut value.members {
+                            m.assignment = given.get(&m.member_id).cloned().unwrap_or_default();
                         }
-                    }
-                    group.transition(GroupState::Stable);
-                    // Kafka stores the group with its assignment before answering.
-                    group.dirty = true;
+                        (record::encode_value(&value), given)
+                    })
                 }
             }
+        };
+        // The group lock is not held while appending (a commit holds the store's lock, then the group's).
+        let Some((value, given)) = to_store else {
+            return rx;
+        };
+        let written = self.offsets.store_group(group_id, Some(value));
+        let mut groups = self.lock();
+        match groups.get_mut(group_id) {
+            // As Kafka: only if the group still waits for this generation's assignment.
+            Some(g) if g.state == GroupState::CompletingRebalance && g.generation == generation => {
+                complete_sync(g, group_id, given, written, self.initial_delay)
+            }
+            _ => {}
         }
         rx
     }
@@ -366,7 +382,6 @@ impl GroupCoordinator {
                 g.tick(now, self.initial_delay);
             }
         }
-        self.consumer_tick();
     }
 
     /// Checks that a commit from (member, generation) is allowed, as Kafka's `validateOffsetCommit`: generation
@@ -608,6 +623,44 @@ impl GroupCoordinator {
             self.persist_consumer_group(group_id)?;
         }
         self.offsets.delete_group(group_id)
+    }
+}
+
+/// The leader's SyncGroup after the group's record was written (`written`): hands out the assignment and makes
+/// the group Stable, or, if the write failed, answers every waiting member with the error (Kafka's
+/// `resetAndPropagateAssignmentWithError`) and rebalances.
+fn complete_sync(
+    group: &mut Group,
+    group_id: &str,
+    mut given: HashMap<String, Bytes>,
+    written: Result<()>,
+    initial_delay: Duration,
+) {
+    let (pt, pn) = (group.protocol_type.clone(), group.protocol_name.clone());
+    match written {
+        Ok(()) => {
+            for m in group.members.values_mut() {
+                m.assignment = given.remove(&m.id).unwrap_or_default();
+                if let Some(w) = m.sync_waiter.take() {
+                    let _ = w.send(Ok((pt.clone(), pn.clone(), m.assignment.clone())));
+                }
+            }
+            group.transition(GroupState::Stable);
+        }
+        Err(e) => {
+            let refused = crate::error_code::group_store_failed(group_id, &e);
+            tracing::warn!(group = group_id, generation = group.generation, error = %e,
+                "storing the group's assignment failed; its members rebalance");
+            for m in group.members.values_mut() {
+                m.assignment = Bytes::new();
+                if let Some(w) = m.sync_waiter.take() {
+                    let _ = w.send(Err(refused.clone()));
+                }
+            }
+            let now = Instant::now();
+            group.prepare_rebalance(now, initial_delay);
+            group.maybe_complete_join(now);
+        }
     }
 }
 

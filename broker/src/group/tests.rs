@@ -2,7 +2,7 @@
 use super::*;
 
 fn coordinator() -> GroupCoordinator {
-    GroupCoordinator::new(&BrokerConfig::default(), OffsetStore::default())
+    GroupCoordinator::new(&BrokerConfig::default(), OffsetStore::in_memory())
 }
 
 fn join_req(member: &str) -> JoinRequest {
@@ -444,12 +444,12 @@ fn a_group_loaded_from_its_record_is_the_group_that_was_stored() {
         .try_recv()
         .unwrap()
         .is_ok());
-    let value = {
-        let groups = c.lock();
-        let g = &groups["g"];
-        assert!(g.dirty, "a completed generation is to be stored");
-        record::encode_value(&g.to_record())
-    };
+    let (_, value) = c
+        .offsets
+        .stored_groups()
+        .into_iter()
+        .find(|(id, _)| id == "g")
+        .expect("a completed generation is stored before it is answered");
     let loaded = Group::from_record(record::decode_value(value).unwrap(), Instant::now());
     assert_eq!(loaded.state, GroupState::Stable);
     assert_eq!(loaded.generation, 1);
@@ -470,7 +470,7 @@ fn a_group_loaded_from_its_record_is_the_group_that_was_stored() {
 fn members_arriving_during_the_initial_delay_extend_it() {
     let mut cfg = BrokerConfig::default();
     cfg.group_initial_rebalance_delay_ms = 200;
-    let c = GroupCoordinator::new(&cfg, OffsetStore::default());
+    let c = GroupCoordinator::new(&cfg, OffsetStore::in_memory());
     let started = Instant::now();
     let mut a = c.join(join_req(""));
     std::thread::sleep(Duration::from_millis(150));
@@ -491,4 +491,63 @@ fn members_arriving_during_the_initial_delay_extend_it() {
     );
     let b = b.try_recv().unwrap();
     assert_eq!((a.generation_id, b.generation_id), (1, 1));
+}
+
+/// A coordinator whose every `__consumer_offsets` write fails (no log: UNKNOWN_TOPIC_OR_PARTITION).
+fn coordinator_failing_writes() -> GroupCoordinator {
+    GroupCoordinator::new(&BrokerConfig::default(), OffsetStore::default())
+}
+
+/// Kafka's coordinator answers a leader's SyncGroup only once the group is stored with its assignment; a failed
+/// write is answered with `appendGroupMetadataErrorToResponseError` of the append error (here
+/// COORDINATOR_NOT_AVAILABLE for a missing partition), no assignment is kept and the group rebalances.
+#[test]
+fn a_sync_whose_assignment_cannot_be_stored_is_refused_and_the_group_rebalances() {
+    let c = coordinator_failing_writes();
+    let a = c.join(join_req("")).try_recv().unwrap();
+    let given = vec![(a.member_id.clone(), Bytes::from_static(b"all"))];
+    let refused = c
+        .sync("g", (&a.member_id, None), 1, given)
+        .try_recv()
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        matches!(refused, GroupError::StoreFailed { .. }),
+        "{refused:?}"
+    );
+    assert_eq!(crate::error_code::group_code(&refused), 15);
+    {
+        let groups = c.lock();
+        let g = &groups["g"];
+        assert_eq!(g.state, GroupState::PreparingRebalance);
+        assert!(g.members[&a.member_id].assignment.is_empty());
+    }
+    assert_eq!(
+        c.heartbeat("g", &a.member_id, None, 1),
+        Err(GroupError::RebalanceInProgress)
+    );
+    assert!(c.offsets.stored_groups().is_empty());
+}
+
+/// A KIP-848 heartbeat whose records cannot be written is undone (Kafka reverts its coordinator to the last
+/// written state) and answered with the mapped append error: the joining member is not in the group.
+#[test]
+fn a_consumer_heartbeat_that_cannot_be_stored_is_undone() {
+    let c = coordinator_failing_writes();
+    let topics = std::collections::BTreeMap::from([("t".to_string(), 2)]);
+    let hb = consumer::Heartbeat {
+        group_id: "g".into(),
+        member_id: "m".into(),
+        member_epoch: 0,
+        rebalance_timeout_ms: 30_000,
+        subscribed_topic_names: Some(vec!["t".into()]),
+        ..Default::default()
+    };
+    let refused = c.consumer_heartbeat(hb, &topics).unwrap_err();
+    assert_eq!(crate::error_code::group_code(&refused), 15, "{refused:?}");
+    assert!(
+        c.with_consumer_group("g", |_| ()).is_none(),
+        "the group the heartbeat created is gone"
+    );
+    assert!(c.offsets.stored_consumer_records().is_empty());
 }

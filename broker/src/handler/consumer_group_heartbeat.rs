@@ -76,17 +76,13 @@ pub async fn handle(
             .unwrap_or_default(),
         client_host: crate::request::peer_host(),
     };
-    let group_id = req.group_id.0.to_string();
-    let answered = groups.consumer_heartbeat(hb, &counts);
-    if answered.is_ok() {
-        // Kafka appends the heartbeat's records before answering it; a failed write is retried at the next one.
-        let b = broker.clone();
-        let stored = super::blocking(move || b.groups().persist_consumer_group(&group_id)).await;
-        if let Err(e) = stored {
-            // The group stays marked dirty: the tick writes it again.
-            tracing::warn!(error = %e, "storing consumer group records failed; retried later");
-        }
-    }
+    // Kafka appends the heartbeat's records before answering it; a failed write undoes the heartbeat.
+    let b = broker.clone();
+    let answered = super::blocking(move || Ok(b.groups().consumer_heartbeat(hb, &counts))).await;
+    let answered = match answered {
+        Ok(a) => a,
+        Err(e) => return refuse(crate::error_code::group_store_failed(&req.group_id.0, &e)),
+    };
     match answered {
         Err(e) => refuse(e),
         Ok(a) => {

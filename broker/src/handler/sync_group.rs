@@ -31,19 +31,31 @@ pub async fn handle(
         .into_iter()
         .map(|a| (a.member_id.to_string(), a.assignment))
         .collect();
-    let rx = broker.groups().sync(
-        &req.group_id.0,
-        (&req.member_id, req.group_instance_id.as_deref()),
-        req.generation_id,
-        assignments,
-    );
+    // The leader's SyncGroup stores the group with its assignment before anyone is answered (blocking).
+    let b = broker.clone();
+    let (group_id, member_id) = (req.group_id.0.to_string(), req.member_id.to_string());
+    let instance = req.group_instance_id.as_ref().map(|s| s.to_string());
+    let generation = req.generation_id;
+    let rx = super::blocking(move || {
+        Ok(b.groups().sync(
+            &group_id,
+            (&member_id, instance.as_deref()),
+            generation,
+            assignments,
+        ))
+    })
+    .await;
     let cancel = broker.cancel_token();
-    let result = tokio::select! {
-        r = rx => r.ok(),
-        _ = cancel.cancelled() => None,
+    let result = match rx {
+        Ok(rx) => tokio::select! {
+            r = rx => r.ok(),
+            _ = cancel.cancelled() => None,
+        },
+        Err(e) => Some(Err(crate::error_code::group_store_failed(
+            &req.group_id.0,
+            &e,
+        ))),
     };
-    // The leader's assignment is stored (Kafka stores it before answering).
-    super::join_group::persist(broker).await;
     // Shutting down: the member is told to rejoin.
     let result = result.unwrap_or(Err(GroupError::RebalanceInProgress));
     let code = error_code::of(&result);
