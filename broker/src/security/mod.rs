@@ -99,7 +99,10 @@ fn build_one(config: &BrokerConfig, served: &Served, data_dir: &Path) -> Result<
         _ => None,
     };
     let sasl = match protocol {
-        "SASL_PLAINTEXT" | "SASL_SSL" => Some(Arc::new(sasl::SaslConfig::from_props(&props)?)),
+        "SASL_PLAINTEXT" | "SASL_SSL" => Some(Arc::new(sasl::SaslConfig::from_props(
+            &props,
+            config.config_values().long("connections.max.reauth.ms"),
+        )?)),
         _ => None,
     };
     Ok(ListenerSecurity {
