@@ -2,6 +2,7 @@
 //! `ssl.*` / `sasl.*` keys (Kafka's rule: `listener.name.<name>.<key>` wins over `<key>`). A bad key, certificate,
 //! file or password stops start-up with an error naming the key and the file.
 
+pub mod client_cert;
 pub mod sasl;
 pub mod self_signed;
 pub mod tls;
