@@ -2,7 +2,8 @@
 //! required client certificate), SASL_PLAINTEXT and SASL_SSL with PLAIN, refusals (wrong password, unknown user,
 //! missing client certificate, a plaintext client or garbage on a TLS port, a stalled handshake) that leave the
 //! other connections alone, and start-up stopped by a bad keystore; SCRAM-SHA-256/512 over SASL_SSL with
-//! credentials made by AlterUserScramCredentials that survive a restart. Certificates are generated here with rcgen.
+//! credentials made by AlterUserScramCredentials that survive a restart; an X.509 v1 client certificate refused
+//! with its reason logged. Certificates are generated here with rcgen (the v1 one with the openssl CLI).
 
 mod common;
 
@@ -30,6 +31,7 @@ fn runtime() -> tokio::runtime::Runtime {
 /// A CA, a server certificate for localhost/127.0.0.1 and a client certificate, as PEM files in a dir.
 struct Pki {
     ca: PathBuf,
+    ca_key: PathBuf,
     server: PathBuf,
     client_cert: PathBuf,
     client_key: PathBuf,
@@ -58,11 +60,13 @@ fn pki(dir: &Path) -> Pki {
         leaf(vec!["client".into()], ExtendedKeyUsagePurpose::ClientAuth);
     let p = Pki {
         ca: dir.join("ca.pem"),
+        ca_key: dir.join("ca-key.pem"),
         server: dir.join("server.pem"),
         client_cert: dir.join("client.pem"),
         client_key: dir.join("client-key.pem"),
     };
     std::fs::write(&p.ca, ca.pem()).unwrap();
+    std::fs::write(&p.ca_key, ca_key.serialize_pem()).unwrap();
     std::fs::write(&p.server, format!("{server_key}{server_cert}")).unwrap();
     std::fs::write(&p.client_cert, client_cert).unwrap();
     std::fs::write(&p.client_key, client_key).unwrap();
@@ -683,4 +687,114 @@ fn scram_credentials_from_the_admin_api_authenticate_and_survive_a_restart() {
         assert_eq!(carol.results[1].credential_infos[0].mechanism, 2);
         b.server.shutdown().await.unwrap();
     });
+}
+
+/// Kafka's documentation signs client certificates with `openssl x509 -req -CA ca-cert -CAkey ca-key ...
+/// -CAcreateserial` and no `-extfile`: X.509 v1, which Java accepts and rustls's webpki does not (v3 only). The
+/// handshake is refused and the broker's WARN names the peer and says how to re-sign. Needs the openssl CLI
+/// (skipped with a message without it) and the strata binary.
+#[test]
+fn an_x509_v1_client_certificate_is_refused_with_the_reason_logged() {
+    if std::process::Command::new("openssl")
+        .arg("version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED: the openssl CLI is not installed; it makes the X.509 v1 certificate of this test");
+        return;
+    }
+    let certs = tempfile::tempdir().unwrap();
+    let pki = pki(certs.path());
+    let (key, csr, v1) = (
+        certs.path().join("v1-key.pem"),
+        certs.path().join("v1.csr"),
+        certs.path().join("v1.pem"),
+    );
+    let openssl = |args: &[&str]| {
+        let out = std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(certs.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    let p = |p: &Path| p.display().to_string();
+    openssl(&[
+        "req",
+        "-new",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        &p(&key),
+        "-subj",
+        "/CN=v1client",
+        "-out",
+        &p(&csr),
+    ]);
+    openssl(&[
+        "x509",
+        "-req",
+        "-CA",
+        &p(&pki.ca),
+        "-CAkey",
+        &p(&pki.ca_key),
+        "-in",
+        &p(&csr),
+        "-out",
+        &p(&v1),
+        "-days",
+        "2",
+        "-CAcreateserial",
+    ]);
+    let der = openssl(&["x509", "-in", &p(&v1), "-outform", "der"]);
+    assert!(
+        strata_broker::security::client_cert::is_x509_v1(&der),
+        "openssl made a v3 certificate"
+    );
+
+    let data = tempfile::tempdir().unwrap();
+    let (ca, server) = (p(&pki.ca), p(&pki.server));
+    let b = common::ChildBroker::spawn_with(
+        data.path(),
+        0,
+        &[
+            ("listener.security.protocol.map", "PLAINTEXT:SSL"),
+            ("ssl.keystore.location", &server),
+            ("ssl.client.auth", "required"),
+            ("ssl.truststore.location", &ca),
+        ],
+    );
+    let refused = runtime().block_on(produce_fails(
+        &b.bootstrap,
+        "v1",
+        &[
+            ("security.protocol", "ssl"),
+            ("ssl.ca.location", &ca),
+            ("ssl.certificate.location", &p(&v1)),
+            ("ssl.key.location", &p(&key)),
+        ],
+    ));
+    assert!(refused, "a v1 client certificate was accepted");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = b
+            .logs
+            .recv_timeout(left)
+            .expect("a WARN naming the v1 certificate");
+        if line.contains(strata_broker::security::client_cert::V1_HINT) {
+            assert!(
+                line.contains("WARN") && line.contains("peer=127.0.0.1:"),
+                "{line}"
+            );
+            break;
+        }
+    }
+    assert!(b.terminate());
 }

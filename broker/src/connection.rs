@@ -24,7 +24,7 @@ use crate::broker::Broker;
 use crate::connection_limits::{ConnState, Registered};
 use crate::dispatch;
 use crate::request::{self, RequestContext};
-use crate::security::sasl::{Session, Step};
+use crate::security::sasl::{Completed, Session, Step};
 use crate::security::ListenerSecurity;
 
 /// Responses queued for the writer before the reader waits.
@@ -290,18 +290,30 @@ async fn serve_stream<R, W>(
             }
         };
         state.touch();
-        if let Some(session) = sasl.as_mut().filter(|s| s.principal().is_none()) {
+        if let Some(session) = sasl.as_mut() {
             match session.step(frame.clone()) {
                 Step::Dispatch => {}
                 Step::Reply(resp) => {
                     if !queue(resp).await {
                         break;
                     }
-                    if let Some(principal) = session.principal() {
-                        info!(%peer, listener = name, principal, mechanism = session.mechanism().unwrap_or(""),
-                            "SASL authentication succeeded");
+                    let completed = session.take_completed();
+                    let (principal, mechanism) = (session.principal(), session.mechanism());
+                    match completed {
+                        Some(Completed::Authenticated) => info!(%peer, listener = name, principal,
+                            mechanism, "SASL authentication succeeded"),
+                        Some(Completed::Reauthenticated) => {
+                            broker.metrics().reauthenticated(name);
+                            info!(%peer, listener = name, principal, mechanism, "SASL re-authentication succeeded");
+                        }
+                        None => {}
                     }
                     continue;
+                }
+                Step::Expired(reason) => {
+                    broker.metrics().expired_connection_killed(name);
+                    info!(%peer, listener = name, %reason, "closing connection: SASL session expired");
+                    break;
                 }
                 Step::ReplyAndClose(resp, reason) => {
                     let _ = queue(resp).await;

@@ -16,6 +16,8 @@
 //! | `kafka_server_brokertopicmetrics_failedfetchrequests_total{topic}` | `…name=FailedFetchRequestsPerSec` |
 //! | `kafka_server_socketservermetrics_connection_count{listener}` | `kafka.server:type=socket-server-metrics,name=connection-count` |
 //! | `kafka_server_socketservermetrics_connection_creation_total{listener}` | `…connection-creation-total` |
+//! | `kafka_server_socketservermetrics_successful_reauthentication_total{listener}` | `…successful-reauthentication-total` (KIP-368) |
+//! | `kafka_server_socketservermetrics_expired_connections_killed_total{listener}` | `…expired-connections-killed-count` (KIP-368) |
 //! | `strata_faults_injected_total{api,kind}` | (strata's own) faults injected on demand ([`crate::faults`]); `api` is a Kafka API name or `remote_copy` / `remote_fetch` / `remote_delete` |
 //!
 //! Per-topic counters live here (not in a `prometheus-client` family) so that `/metrics` leaves out topics that
@@ -99,6 +101,8 @@ pub struct BrokerMetrics {
     connections: Family<ListenerLabels, Gauge>,
     connections_created: Family<ListenerLabels, Counter>,
     faults_injected: Family<FaultLabels, Counter>,
+    reauthentications: Family<ListenerLabels, Counter>,
+    expired_connections_killed: Family<ListenerLabels, Counter>,
     topics: Mutex<HashMap<String, TopicCounters>>,
 }
 
@@ -111,6 +115,8 @@ impl Default for BrokerMetrics {
             connections: Family::default(),
             connections_created: Family::default(),
             faults_injected: Family::default(),
+            reauthentications: Family::default(),
+            expired_connections_killed: Family::default(),
             topics: Mutex::new(HashMap::new()),
         }
     }
@@ -244,6 +250,33 @@ impl BrokerMetrics {
         ConnectionGuard { gauge }
     }
 
+    /// A successful SASL re-authentication (KIP-368) on `listener`.
+    pub fn reauthenticated(&self, listener: &str) {
+        self.reauthentications
+            .get_or_create(&ListenerLabels {
+                listener: listener.to_string(),
+            })
+            .inc();
+    }
+
+    /// Successful SASL re-authentications on `listener` so far.
+    pub fn reauthentications(&self, listener: &str) -> u64 {
+        self.reauthentications
+            .get(&ListenerLabels {
+                listener: listener.to_string(),
+            })
+            .map_or(0, |c| c.get())
+    }
+
+    /// A connection of `listener` closed because its SASL session expired (KIP-368).
+    pub fn expired_connection_killed(&self, listener: &str) {
+        self.expired_connections_killed
+            .get_or_create(&ListenerLabels {
+                listener: listener.to_string(),
+            })
+            .inc();
+    }
+
     /// Per-topic totals of the topics for which `live` holds, by name; the others are forgotten (a deleted
     /// topic's series disappear, and a topic created again under its name starts from zero).
     pub fn topic_totals(&self, live: impl Fn(&str) -> bool) -> Vec<(String, TopicCounters)> {
@@ -311,6 +344,16 @@ impl BrokerMetrics {
             "kafka_server_socketservermetrics_connection_creation",
             "Client connections accepted, per listener.",
             self.connections_created.clone(),
+        );
+        registry.register(
+            "kafka_server_socketservermetrics_successful_reauthentication",
+            "SASL re-authentications (KIP-368) that succeeded, per listener.",
+            self.reauthentications.clone(),
+        );
+        registry.register(
+            "kafka_server_socketservermetrics_expired_connections_killed",
+            "Connections closed because their SASL session expired without re-authentication, per listener.",
+            self.expired_connections_killed.clone(),
         );
         registry.register(
             "strata_faults_injected",

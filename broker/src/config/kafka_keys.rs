@@ -45,7 +45,6 @@ pub const KAFKA_ONLY_KEYS: &[ConfigKey] = &[
     no("cluster.id", Type::String, "the KRaft cluster id (the apache/kafka image passes it as KAFKA_CLUSTER_ID)", WHY14),
     no("config.providers", Type::String, "ConfigProvider aliases for ${provider:path:key} indirection.", WHY14),
     no("connection.failed.authentication.delay.ms", Type::String, "Delay before closing a connection after failed auth.", WHY11),
-    no("connections.max.reauth.ms", Type::String, "Max SASL session lifetime before re-auth (0 = disabled); listener/mechanism prefixable.", WHY4),
     no("controlled.shutdown.enable", Type::String, "Enable controlled shutdown.", WHY1),
     no("controller.performance.always.log.threshold.ms", Type::String, "INTERNAL: log controller events slower than this.", WHY0),
     no("controller.performance.sample.period.ms", Type::String, "INTERNAL: period of controller performance log lines.", WHY0),

@@ -586,4 +586,13 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
         "JAAS line of the PLAIN users (PlainLoginModule required user_<name>=\"<password>\" ...;); per listener \
          and mechanism as listener.name.<l>.plain.sasl.jaas.config",
     ),
+    ConfigKey::new(
+        "connections.max.reauth.ms",
+        Type::Long,
+        "KIP-368: the longest SASL session; clients re-authenticate on the same connection before it ends, and a \
+         connection whose session ended is closed at its next request (0 = sessions never end); per listener and \
+         mechanism as listener.name.<l>.<mechanism>.connections.max.reauth.ms",
+    )
+    .default("0")
+    .validator(Validator::AtLeast(0)),
 ];

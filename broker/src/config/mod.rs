@@ -220,6 +220,9 @@ const STRATA_TIERING_KEYS: &[ConfigKey] = &[ConfigKey::new(
     "127.0.0.1:9464", // tiered::HTTP_LISTENER_DEFAULT
 )];
 
+/// KIP-368's session lifetime, read per listener and mechanism by crate::security.
+const REAUTH_KEY: &str = "connections.max.reauth.ms";
+
 /// Whether `key` is a listener-prefixed TLS/SASL key strata reads (`listener.name.<l>.ssl.keystore.location`,
 /// `listener.name.<l>.<mechanism>.sasl.jaas.config`, ...), which has an effect.
 fn is_listener_security_key(key: &str) -> bool {
@@ -230,12 +233,13 @@ fn is_listener_security_key(key: &str) -> bool {
         return false;
     };
     let rest = match rest.split_once('.') {
-        Some((_, r)) if r == "sasl.jaas.config" => r,
+        Some((_, r)) if r == "sasl.jaas.config" || r == REAUTH_KEY => r,
         _ => rest,
     };
-    BROKER_KEYS
-        .iter()
-        .any(|k| k.name == rest && (k.name.starts_with("ssl.") || k.name.starts_with("sasl.")))
+    BROKER_KEYS.iter().any(|k| {
+        k.name == rest
+            && (k.name.starts_with("ssl.") || k.name.starts_with("sasl.") || k.name == REAUTH_KEY)
+    })
 }
 
 /// Whether an unknown `key` is in strata's own namespaces, where a typo stops start-up: the RSM/RLMM prefixes

@@ -2,6 +2,7 @@
 //! `ssl.*` / `sasl.*` keys (Kafka's rule: `listener.name.<name>.<key>` wins over `<key>`). A bad key, certificate,
 //! file or password stops start-up with an error naming the key and the file.
 
+pub mod client_cert;
 pub mod sasl;
 pub mod self_signed;
 pub mod tls;
@@ -99,7 +100,10 @@ fn build_one(config: &BrokerConfig, served: &Served, data_dir: &Path) -> Result<
         _ => None,
     };
     let sasl = match protocol {
-        "SASL_PLAINTEXT" | "SASL_SSL" => Some(Arc::new(sasl::SaslConfig::from_props(&props)?)),
+        "SASL_PLAINTEXT" | "SASL_SSL" => Some(Arc::new(sasl::SaslConfig::from_props(
+            &props,
+            config.config_values().long("connections.max.reauth.ms"),
+        )?)),
         _ => None,
     };
     Ok(ListenerSecurity {

@@ -5,6 +5,7 @@
 //! credentials are answered SASL_AUTHENTICATION_FAILED with a message, then the connection is closed.
 
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use kafka_protocol::messages::{
@@ -19,6 +20,9 @@ use crate::error::{Error, Result};
 use crate::error_code;
 use crate::scram::{Exchange, Mechanism, ScramStore};
 
+/// KIP-368's key: the longest SASL session before the client must re-authenticate.
+const REAUTH_KEY: &str = "connections.max.reauth.ms";
+
 /// The mechanisms strata implements.
 pub const MECHANISMS: &[&str] = &["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"];
 
@@ -29,6 +33,8 @@ pub struct SaslConfig {
     pub mechanisms: Vec<String>,
     /// PLAIN users: name → password.
     plain_users: BTreeMap<String, String>,
+    /// KIP-368 session lifetime per mechanism (`connections.max.reauth.ms`; absent or 0: sessions never end).
+    reauth_ms: BTreeMap<String, u64>,
 }
 
 impl std::fmt::Debug for SaslConfig {
@@ -36,6 +42,7 @@ impl std::fmt::Debug for SaslConfig {
         f.debug_struct("SaslConfig")
             .field("mechanisms", &self.mechanisms)
             .field("plain_users", &self.plain_users.keys().collect::<Vec<_>>())
+            .field("reauth_ms", &self.reauth_ms)
             .finish()
     }
 }
@@ -121,8 +128,10 @@ pub fn parse_jaas(text: &str) -> std::result::Result<JaasEntry, String> {
 impl SaslConfig {
     /// The listener's SASL settings: `sasl.enabled.mechanisms`, and for PLAIN the JAAS line of
     /// `listener.name.<l>.plain.sasl.jaas.config`, else `listener.name.<l>.sasl.jaas.config`, else
-    /// `sasl.jaas.config`.
-    pub fn from_props(props: &ListenerProps<'_>) -> Result<SaslConfig> {
+    /// `sasl.jaas.config`; per mechanism the session lifetime of
+    /// `listener.name.<l>.<mechanism>.connections.max.reauth.ms`, else `listener.name.<l>.connections.max.reauth.ms`,
+    /// else `global_reauth_ms` (the unprefixed key, Kafka's rule for KIP-368).
+    pub fn from_props(props: &ListenerProps<'_>, global_reauth_ms: i64) -> Result<SaslConfig> {
         let (mkey, mvalue) = props.get_or("sasl.enabled.mechanisms", "PLAIN");
         let mechanisms: Vec<String> = mvalue
             .split(',')
@@ -185,9 +194,27 @@ impl SaslConfig {
                 ));
             }
         }
+        let mut reauth_ms = BTreeMap::new();
+        for m in &mechanisms {
+            let prefixed = props
+                .get(&format!("{}.{REAUTH_KEY}", m.to_ascii_lowercase()))
+                .or_else(|| props.get(REAUTH_KEY))
+                .filter(|(k, _)| k.starts_with("listener.name."));
+            let ms = match prefixed {
+                Some((key, v)) => v
+                    .trim()
+                    .parse::<u64>()
+                    .map_err(|_| bad(&key, v, "expected a number of milliseconds, 0 or more"))?,
+                None => global_reauth_ms.max(0) as u64,
+            };
+            if ms > 0 {
+                reauth_ms.insert(m.clone(), ms);
+            }
+        }
         Ok(SaslConfig {
             mechanisms,
             plain_users,
+            reauth_ms,
         })
     }
 
@@ -223,10 +250,11 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// What the connection does with a frame received before authentication.
+/// What the connection does with a frame: every frame before authentication, and afterwards the SaslHandshake
+/// that starts a re-authentication (KIP-368) and everything up to its end.
 #[derive(Debug)]
 pub enum Step {
-    /// Serve it as usual (ApiVersions).
+    /// Serve it as usual (ApiVersions, and any request of an authenticated session that has not expired).
     Dispatch,
     /// Send this response and wait for the next request.
     Reply(Bytes),
@@ -234,6 +262,25 @@ pub enum Step {
     ReplyAndClose(Bytes, String),
     /// Close without an answer.
     Close(String),
+    /// The session ended (`connections.max.reauth.ms`) without a re-authentication: close, as Kafka does.
+    Expired(String),
+}
+
+/// An exchange that has just ended well.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completed {
+    /// The first authentication of the connection.
+    Authenticated,
+    /// A re-authentication (KIP-368), same mechanism and principal.
+    Reauthenticated,
+}
+
+/// A re-authentication under way: what the session had before it.
+#[derive(Debug)]
+struct Reauth {
+    /// Set when the client asked for another mechanism: the re-authentication fails at its SaslAuthenticate
+    /// (Kafka's REAUTH_BAD_MECHANISM state).
+    bad_mechanism: Option<String>,
 }
 
 /// The SASL exchange of one connection.
@@ -244,6 +291,9 @@ pub struct Session {
     mechanism: Option<String>,
     scram: Option<Exchange>,
     principal: Option<String>,
+    reauth: Option<Reauth>,
+    expires: Option<Instant>,
+    completed: Option<Completed>,
 }
 
 impl Session {
@@ -258,10 +308,13 @@ impl Session {
             mechanism: None,
             scram: None,
             principal: None,
+            reauth: None,
+            expires: None,
+            completed: None,
         }
     }
 
-    /// `User:<name>` once authenticated.
+    /// `User:<name>` once authenticated (kept through a re-authentication).
     pub fn principal(&self) -> Option<&str> {
         self.principal.as_deref()
     }
@@ -271,8 +324,26 @@ impl Session {
         self.mechanism.as_deref()
     }
 
-    /// Handles a frame received before authentication.
+    /// The exchange that ended well with the last [`Step::Reply`], once.
+    pub fn take_completed(&mut self) -> Option<Completed> {
+        self.completed.take()
+    }
+
+    /// Handles a frame: before authentication, every one; afterwards a SaslHandshake starts a re-authentication,
+    /// and any other request is served while the session lasts and closes the connection once it has expired.
     pub fn step(&mut self, frame: Bytes) -> Step {
+        if self.principal.is_some() && self.reauth.is_none() {
+            let api = frame.get(..2).map(|b| i16::from_be_bytes([b[0], b[1]]));
+            if api != Some(ApiKey::SaslHandshake as i16) {
+                return match self.expires {
+                    Some(at) if Instant::now() >= at => Step::Expired(format!(
+                        "the SASL session of {} ended (connections.max.reauth.ms) without a re-authentication",
+                        self.principal.as_deref().unwrap_or("?")
+                    )),
+                    _ => Step::Dispatch,
+                };
+            }
+        }
         let mut body = frame;
         let (api, version, header) = match dispatch::decode_header(&mut body) {
             Ok(h) => h,
@@ -297,16 +368,17 @@ impl Session {
                     .iter()
                     .map(|m| StrBytes::from_string(m.clone()))
                     .collect();
-                let ok = self.mechanism.is_none() && self.config.mechanisms.contains(&asked);
-                let error = if ok {
-                    None
-                } else if self.mechanism.is_some() {
+                // KIP-368: an authenticated session starts a re-authentication with a new SaslHandshake.
+                let reauth = self.principal.is_some() && self.reauth.is_none();
+                let error = if self.mechanism.is_some() && !reauth {
                     Some(Error::IllegalSaslState("a second SaslHandshake".into()))
-                } else {
+                } else if !self.config.mechanisms.contains(&asked) {
                     Some(Error::UnsupportedSaslMechanism {
                         mechanism: asked.clone(),
                         enabled: self.config.mechanisms.join(","),
                     })
+                } else {
+                    None
                 };
                 let resp = SaslHandshakeResponse::default()
                     .with_error_code(error_code::of_error(error.as_ref()))
@@ -317,6 +389,18 @@ impl Session {
                 };
                 match error {
                     None => {
+                        if reauth {
+                            let previous = self.mechanism.take().unwrap_or_default();
+                            // Kafka answers the handshake and fails the SaslAuthenticate that follows.
+                            let bad_mechanism = (previous != asked).then(|| {
+                                format!(
+                                    "SASL mechanism '{asked}' requested by client is not supported for \
+                                     re-authentication of mechanism '{previous}'"
+                                )
+                            });
+                            self.reauth = Some(Reauth { bad_mechanism });
+                            self.scram = None;
+                        }
                         self.mechanism = Some(asked);
                         Step::Reply(bytes)
                     }
@@ -328,24 +412,7 @@ impl Session {
                     Ok(r) => r,
                     Err(reason) => return Step::Close(reason),
                 };
-                // (server message, the user once authenticated)
-                let result: std::result::Result<(Vec<u8>, Option<String>), Error> =
-                    match self.mechanism.as_deref() {
-                        Some("PLAIN") => self
-                            .config
-                            .authenticate_plain(&req.auth_bytes)
-                            .map(|u| (Vec::new(), Some(u))),
-                        Some(m) => match Mechanism::from_name(m) {
-                            Some(scram) => self
-                                .scram
-                                .get_or_insert_with(|| Exchange::new(scram))
-                                .step(&self.scram_store, &req.auth_bytes),
-                            None => Err(Error::IllegalSaslState(format!("mechanism {m} has no exchange"))),
-                        },
-                        None => Err(Error::IllegalSaslState(
-                            "SaslAuthenticate before SaslHandshake".into(),
-                        )),
-                    };
+                let result = self.authenticate(&req.auth_bytes);
                 let mut resp = SaslAuthenticateResponse::default()
                     .with_error_code(error_code::of_error(result.as_ref().err()));
                 match &result {
@@ -354,23 +421,92 @@ impl Session {
                     }
                     Ok((server, _)) => resp = resp.with_auth_bytes(Bytes::copy_from_slice(server)),
                 }
+                let done = matches!(result, Ok((_, Some(_))));
+                let lifetime_ms = self.lifetime_ms();
+                if done && version >= 1 {
+                    // KIP-368: the client re-authenticates before this ends (v0 clients cannot, and are closed).
+                    resp = resp.with_session_lifetime_ms(lifetime_ms as i64);
+                }
                 let bytes = match dispatch::encode(&header, api, version, &resp) {
                     Ok(b) => b,
                     Err(reason) => return Step::Close(reason),
                 };
                 match result {
                     Ok((_, Some(user))) => {
-                        self.principal = Some(format!("User:{user}"));
+                        self.principal = Some(user);
+                        self.scram = None;
+                        self.expires = (lifetime_ms > 0)
+                            .then(|| Instant::now() + Duration::from_millis(lifetime_ms));
+                        self.completed = Some(match self.reauth.take() {
+                            Some(_) => Completed::Reauthenticated,
+                            None => Completed::Authenticated,
+                        });
                         Step::Reply(bytes)
                     }
                     Ok((_, None)) => Step::Reply(bytes),
                     Err(e) => Step::ReplyAndClose(bytes, e.to_string()),
                 }
             }
+            other if self.reauth.is_some() => Step::Close(format!(
+                "{other:?} request during SASL re-authentication (only SaslHandshake and SaslAuthenticate are served)"
+            )),
             other => Step::Close(format!(
                 "{other:?} request before SASL authentication (only ApiVersions, SaslHandshake and SaslAuthenticate are served)"
             )),
         }
+    }
+
+    /// The session lifetime of the chosen mechanism (0: no end).
+    fn lifetime_ms(&self) -> u64 {
+        self.mechanism
+            .as_ref()
+            .and_then(|m| self.config.reauth_ms.get(m))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// One SaslAuthenticate token: (the server's message, `User:<name>` once authenticated). A re-authentication
+    /// must keep the mechanism and the principal (Kafka's SaslServerAuthenticator).
+    fn authenticate(
+        &mut self,
+        token: &[u8],
+    ) -> std::result::Result<(Vec<u8>, Option<String>), Error> {
+        if let Some(why) = self.reauth.as_ref().and_then(|r| r.bad_mechanism.clone()) {
+            return Err(Error::SaslAuthenticationFailed(why));
+        }
+        let (server, user) = match self.mechanism.as_deref() {
+            Some("PLAIN") => self
+                .config
+                .authenticate_plain(token)
+                .map(|u| (Vec::new(), Some(u))),
+            Some(m) => match Mechanism::from_name(m) {
+                Some(scram) => self
+                    .scram
+                    .get_or_insert_with(|| Exchange::new(scram))
+                    .step(&self.scram_store, token),
+                None => Err(Error::IllegalSaslState(format!(
+                    "mechanism {m} has no exchange"
+                ))),
+            },
+            None => Err(Error::IllegalSaslState(
+                "SaslAuthenticate before SaslHandshake".into(),
+            )),
+        }
+        .map_err(|e| match (e, &self.reauth) {
+            (Error::SaslAuthenticationFailed(m), Some(_)) => {
+                Error::SaslAuthenticationFailed(format!("re-authentication failed: {m}"))
+            }
+            (e, _) => e,
+        })?;
+        let principal = user.map(|u| format!("User:{u}"));
+        if let (Some(new), Some(_), Some(old)) = (&principal, &self.reauth, &self.principal) {
+            if new != old {
+                return Err(Error::SaslAuthenticationFailed(format!(
+                    "Cannot change principals during re-authentication from {old}: {new}"
+                )));
+            }
+        }
+        Ok((server, principal))
     }
 }
 
@@ -409,7 +545,7 @@ mod tests {
             "listener.name.sasl.plain.sasl.jaas.config".to_string(),
             JAAS.to_string(),
         );
-        let c = SaslConfig::from_props(&ListenerProps::new(&props, "SASL")).unwrap();
+        let c = SaslConfig::from_props(&ListenerProps::new(&props, "SASL"), 0).unwrap();
         assert_eq!(
             c.authenticate_plain(b"\0admin\0admin-secret").unwrap(),
             "admin"
@@ -434,7 +570,7 @@ mod tests {
     #[test]
     fn plain_without_users_or_an_unknown_mechanism_stops_start_up() {
         let props = BTreeMap::new();
-        let e = SaslConfig::from_props(&ListenerProps::new(&props, "SASL")).unwrap_err();
+        let e = SaslConfig::from_props(&ListenerProps::new(&props, "SASL"), 0).unwrap_err();
         assert!(
             e.to_string()
                 .contains("listener.name.sasl.plain.sasl.jaas.config"),
@@ -442,7 +578,7 @@ mod tests {
         );
         let mut props = BTreeMap::new();
         props.insert("sasl.enabled.mechanisms".to_string(), "GSSAPI".to_string());
-        let e = SaslConfig::from_props(&ListenerProps::new(&props, "SASL")).unwrap_err();
+        let e = SaslConfig::from_props(&ListenerProps::new(&props, "SASL"), 0).unwrap_err();
         assert!(e.to_string().contains("GSSAPI"), "{e}");
     }
 }

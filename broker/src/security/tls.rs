@@ -202,7 +202,7 @@ pub fn acceptor(
             let verifier = verifier
                 .build()
                 .map_err(|e| bad(&auth_key, auth, e.to_string()))?;
-            builder.with_client_cert_verifier(verifier)
+            builder.with_client_cert_verifier(Arc::new(super::client_cert::ExplainV1(verifier)))
         }
         _ => return Err(bad(&auth_key, auth, "must be none, requested or required")),
     };

@@ -1,0 +1,139 @@
+//! Client certificates checked by rustls's webpki verifier, with one refusal explained: webpki accepts only
+//! X.509 v3 end-entity certificates ("We allow only v3", rustls-webpki's `cert.rs`; no option turns it off),
+//! while Kafka's own documentation signs client certificates with `openssl x509 -req ... -CAcreateserial` and no
+//! `-extfile`, which makes v1 ones that Java accepts. Such a certificate is still refused (strata does not verify
+//! certificates by hand), but the handshake error, logged at WARN with the peer, says why and how to fix it.
+
+use std::sync::Arc;
+
+use rustls::client::danger::HandshakeSignatureValid;
+use rustls::pki_types::{CertificateDer, UnixTime};
+use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
+use rustls::{
+    CertificateError, DigitallySignedStruct, DistinguishedName, OtherError, SignatureScheme,
+};
+
+/// What the broker logs (and the handshake error says) for a v1 client certificate.
+pub const V1_HINT: &str =
+    "client certificate is X.509 v1; strata (rustls) needs v3: re-sign with -extfile \
+                           holding e.g. basicConstraints=CA:FALSE";
+
+/// The refusal of a v1 client certificate (rustls prints it with `Debug` in its handshake error: both say it).
+struct V1Certificate;
+
+impl std::fmt::Debug for V1Certificate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(V1_HINT)
+    }
+}
+
+impl std::fmt::Display for V1Certificate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(V1_HINT)
+    }
+}
+
+impl std::error::Error for V1Certificate {}
+
+/// Whether a DER certificate has no version field (X.509 v1: the TBSCertificate does not start with `[0]`).
+pub fn is_x509_v1(der: &[u8]) -> bool {
+    // Skips a tag and its length: the offset of the value.
+    fn header(der: &[u8], at: usize) -> Option<usize> {
+        let len = *der.get(at + 1)?;
+        Some(
+            at + 2
+                + if len & 0x80 != 0 {
+                    (len & 0x7f) as usize
+                } else {
+                    0
+                },
+        )
+    }
+    let tbs = header(der, 0).filter(|_| der.first() == Some(&0x30));
+    let first = tbs
+        .filter(|&t| der.get(t) == Some(&0x30))
+        .and_then(|t| header(der, t));
+    matches!(first.and_then(|f| der.get(f)), Some(b) if *b != 0xa0)
+}
+
+/// rustls's client certificate verifier, naming the v1 case in its error.
+#[derive(Debug)]
+pub struct ExplainV1(pub Arc<dyn ClientCertVerifier>);
+
+impl ClientCertVerifier for ExplainV1 {
+    fn offer_client_auth(&self) -> bool {
+        self.0.offer_client_auth()
+    }
+
+    fn client_auth_mandatory(&self) -> bool {
+        self.0.client_auth_mandatory()
+    }
+
+    fn root_hint_subjects(&self) -> &[DistinguishedName] {
+        self.0.root_hint_subjects()
+    }
+
+    fn verify_client_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        now: UnixTime,
+    ) -> Result<ClientCertVerified, rustls::Error> {
+        self.0
+            .verify_client_cert(end_entity, intermediates, now)
+            .map_err(|e| {
+                if is_x509_v1(end_entity) {
+                    // rustls sends certificate_unknown for it (the alert of CertificateError::Other).
+                    rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(
+                        Arc::new(V1Certificate),
+                    )))
+                } else {
+                    e
+                }
+            })
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_certificate_without_a_version_field_is_v1() {
+        // SEQUENCE { SEQUENCE { INTEGER 1 (serial) ... } }: v1; with [0] { INTEGER 2 } first: v3.
+        assert!(is_x509_v1(&[0x30, 0x05, 0x30, 0x03, 0x02, 0x01, 0x01]));
+        assert!(!is_x509_v1(&[
+            0x30, 0x07, 0x30, 0x05, 0xa0, 0x03, 0x02, 0x01, 0x02
+        ]));
+        assert!(!is_x509_v1(&[
+            0x30, 0x81, 0x05, 0x30, 0x82, 0x00, 0x05, 0xa0
+        ]));
+        assert!(is_x509_v1(&[
+            0x30, 0x81, 0x05, 0x30, 0x82, 0x00, 0x05, 0x02
+        ]));
+        assert!(!is_x509_v1(&[]));
+        assert!(!is_x509_v1(&[0x04, 0x01, 0x00]));
+    }
+}
