@@ -362,21 +362,40 @@ async fn rdkafka_consumer_protocol_members_keep_their_partitions_across_a_restar
             }
         }
     };
-    produce(bs.clone(), "before").await;
     let (a, a_rec) = member848(&bs, "g-kc");
     let (b, b_rec) = member848(&bs, "g-kc");
+    // The records are produced once both members hold their two partitions: produced earlier, the first member
+    // could read all of them before handing two partitions over, and the second would have nothing to commit.
+    let (a, b) = tokio::task::spawn_blocking(move || {
+        let mut got = vec![Vec::new(), Vec::new()];
+        poll_until(
+            &[&a, &b],
+            &mut got,
+            "two partitions each",
+            Duration::from_secs(60),
+            |_| owned(&a).len() == 2 && owned(&b).len() == 2,
+        );
+        assert!(
+            got.iter().all(Vec::is_empty),
+            "nothing produced yet: {got:?}"
+        );
+        (a, b)
+    })
+    .await
+    .unwrap();
+    produce(bs.clone(), "before").await;
     let (a, b, held) = tokio::task::spawn_blocking(move || {
         let mut got = vec![Vec::new(), Vec::new()];
         poll_until(
             &[&a, &b],
             &mut got,
-            "two partitions each and every record",
+            "every record",
             Duration::from_secs(60),
-            |got| {
-                owned(&a).len() == 2
-                    && owned(&b).len() == 2
-                    && got.iter().flatten().collect::<BTreeSet<_>>().len() == 20
-            },
+            |got| got.iter().flatten().collect::<BTreeSet<_>>().len() == 20,
+        );
+        assert!(
+            got.iter().all(|g| g.len() == 10),
+            "each member reads its two partitions: {got:?}"
         );
         for m in [&a, &b] {
             m.commit_consumer_state(CommitMode::Sync)

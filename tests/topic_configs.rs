@@ -176,9 +176,13 @@ async fn describe_configs_reports_types_synonyms_and_documentation_from_the_tabl
         .await
         .unwrap();
     assert_eq!(r.results[0].error_code, 0);
-    // Kafka 4.x's 33 topic keys and the two Kafka 3.x keys older tools send (message.downconversion.enable,
-    // message.format.version).
-    assert_eq!(r.results[0].configs.len(), 35, "every Kafka 4.x topic key");
+    // Kafka 4.x's 33 topic keys and the three Kafka 3.x keys older tools send (message.downconversion.enable,
+    // message.format.version, message.timestamp.difference.max.ms).
+    assert_eq!(r.results[0].configs.len(), 36, "every Kafka 4.x topic key");
+    assert!(r.results[0]
+        .configs
+        .iter()
+        .any(|c| c.name.as_str() == "message.timestamp.difference.max.ms"));
 
     let retention = entry(&r, "retention.ms");
     assert_eq!(retention.value.as_deref(), Some("7200000"));
