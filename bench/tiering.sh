@@ -15,7 +15,7 @@
 # PY (python with confluent-kafka; tests/interop/install.sh), PORT (19500), MSGS (1000000 x 1 KiB = ~1 GB for
 # catchup), SEG (segment.bytes for catchup/lag, 67108864), LAG_SECS (30), RSS_GB (3), WORK (scratch dir parent),
 # DROP_CACHES=1 (catchup: drop the page cache before each consume; lag: before starting; root), EXTRA="key=value ..." (more broker
-# overrides, e.g. EXTRA=rsm.config.fetch.chunk.cache.prefetch.max.size=16777216), KEEP_LOG=FILE (keep the broker's log;
+# overrides, e.g. EXTRA=rsm.config.fetch.chunk.cache.prefetch.max.size=0 for no read-ahead), KEEP_LOG=FILE (keep the broker's log;
 # RUST_LOG=info for the copy timeline), METRICS_OUT=FILE (catchup: the broker's /metrics after the consumes), PROFILE=FILE (catchup: `perf record -g` of the broker during the remote consume).
 # Every run deletes its data at the end.
 set -euo pipefail

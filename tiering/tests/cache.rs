@@ -12,6 +12,8 @@ use strata_tiering::{ObjectStoreRsm, RemoteStorageManager, RemoteStorageManagerE
 fn rsm(store: Arc<dyn ObjectStore>, props: &[(&str, &str)]) -> ObjectStoreRsm {
     let mut c = RsmConfig::default();
     c.set("chunk.size", "4096").unwrap();
+    // GETs are counted: no read-ahead unless the test asks for it (the default is 16 MiB).
+    c.set("fetch.chunk.cache.prefetch.max.size", "0").unwrap();
     for (k, v) in props {
         c.set(k, v).unwrap();
     }

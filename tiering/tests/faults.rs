@@ -19,6 +19,8 @@ fn rsm_over(store: Arc<dyn ObjectStore>, tweak: impl FnOnce(&mut RsmConfig)) -> 
     let mut c = RsmConfig::default();
     c.set("storage.backend", "memory").unwrap();
     c.set("chunk.size", "65536").unwrap();
+    // Faults are injected per call: no background read-ahead making calls of its own.
+    c.set("fetch.chunk.cache.prefetch.max.size", "0").unwrap();
     c.set(
         "storage.s3.multipart.upload.part.size",
         &(5 * MIB).to_string(),

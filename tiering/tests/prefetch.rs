@@ -15,6 +15,8 @@ const CHUNK: u64 = 4096;
 fn rsm(store: Arc<FaultyStore>, props: &[(&str, &str)]) -> ObjectStoreRsm {
     let mut c = RsmConfig::default();
     c.set("chunk.size", &CHUNK.to_string()).unwrap();
+    // No read-ahead unless the test asks for it (the default is 16 MiB).
+    c.set("fetch.chunk.cache.prefetch.max.size", "0").unwrap();
     for (k, v) in props {
         c.set(k, v).unwrap();
     }

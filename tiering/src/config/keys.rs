@@ -247,9 +247,10 @@ pub const RSM_KEYS: &[ConfigKey] = &[
     key(
         "fetch.chunk.cache.prefetch.max.size",
         Type::Long,
-        "chunks read ahead after a read (bytes)",
+        "chunks read ahead after a read, into the next segment at its end (bytes; 0 = off; off when the \
+         chunk cache is)",
     )
-    .default("0")
+    .default("16777216")
     .validator(Validator::AtLeast(0)),
     key(
         "fetch.manifest.cache.size",

@@ -26,6 +26,8 @@ pub use stores::{AzureConfig, GcsConfig, S3Config};
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
 const GIB: u64 = 1024 * MIB;
+/// `fetch.chunk.cache.prefetch.max.size` by default (see [`RsmConfig::chunk_cache_prefetch_max_size`]).
+const DEFAULT_PREFETCH: u64 = 16 * MIB;
 
 /// Where segments are stored. Keys: `rsm.config.storage.backend`, or Aiven's `rsm.config.storage.backend.class`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,9 +123,11 @@ pub struct RsmConfig {
     /// Key: `fetch.chunk.cache.size` (bytes; -1 = unbounded). Default: 67 108 864 (64 MiB). 0 disables the chunk
     /// cache.
     pub chunk_cache_size: u64,
-    /// Key: `fetch.chunk.cache.prefetch.max.size` (bytes). Default: 0 (no prefetch). After a read, the
-    /// following chunks of the same segment up to this many bytes are loaded into the cache in the background.
-    /// Needs a chunk cache.
+    /// Key: `fetch.chunk.cache.prefetch.max.size` (bytes). Default: 16 777 216 (16 MiB; Aiven's is 0). After a
+    /// read, the following chunks up to this many bytes (into the next segment at a segment's end) are loaded
+    /// into the cache in the background, `fetch.concurrency` GETs at a time: a consumer catching up from the
+    /// remote tier then waits on one GET's latency per 16 MiB instead of one per chunk. Needs a chunk cache: with
+    /// `fetch.chunk.cache.size=0` the default is 0, and a value set explicitly is an error.
     pub chunk_cache_prefetch_max_size: u64,
     /// Key: `fetch.manifest.cache.size` (entries; -1 = unbounded). Default: 1000. 0 disables it.
     pub manifest_cache_size: u64,
@@ -153,7 +157,7 @@ impl Default for RsmConfig {
             encryption_key_pair_id: None,
             encryption_key_pairs: BTreeMap::new(),
             chunk_cache_size: 64 * MIB,
-            chunk_cache_prefetch_max_size: 0,
+            chunk_cache_prefetch_max_size: DEFAULT_PREFETCH,
             manifest_cache_size: 1000,
             indexes_cache_size: 10 * MIB,
             fetch_concurrency: 4,
@@ -197,14 +201,20 @@ impl RsmConfig {
         let mut c = RsmConfig::default();
         let mut named = None;
         let mut class = None;
+        let mut prefetch_set = false;
         for (k, v) in props {
             let (k, v) = (k.as_ref(), v.as_ref());
             c.set(k, v)?;
             match k {
                 "storage.backend" => named = Some(c.backend),
                 "storage.backend.class" => class = Some((c.backend, v.trim().to_string())),
+                "fetch.chunk.cache.prefetch.max.size" => prefetch_set = true,
                 _ => {}
             }
+        }
+        // The default read-ahead goes with the chunk cache it fills; only an explicit one without it is an error.
+        if c.chunk_cache_size == 0 && !prefetch_set {
+            c.chunk_cache_prefetch_max_size = 0;
         }
         if let (Some(named), Some((from_class, name))) = (named, class) {
             if named != from_class {
@@ -460,6 +470,10 @@ impl RsmConfig {
         m.insert("compression.enabled", self.compression_enabled.to_string());
         m.insert("encryption.enabled", self.encryption_enabled.to_string());
         m.insert("fetch.chunk.cache.size", self.chunk_cache_size.to_string());
+        m.insert(
+            "fetch.chunk.cache.prefetch.max.size",
+            self.chunk_cache_prefetch_max_size.to_string(),
+        );
         m
     }
 }

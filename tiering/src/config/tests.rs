@@ -8,6 +8,26 @@ fn defaults_validate_and_match_documented_values() {
     assert_eq!(c.chunk_size, 4 * MIB);
     assert_eq!(c.multipart_part_size, 26_214_400);
     assert_eq!(c.backend, BackendKind::Filesystem);
+    assert_eq!(c.chunk_cache_prefetch_max_size, 16 * MIB);
+}
+
+#[test]
+fn default_read_ahead_goes_with_the_chunk_cache_and_an_explicit_one_needs_it() {
+    let c = RsmConfig::from_props([("fetch.chunk.cache.size", "0")]).unwrap();
+    assert_eq!(c.chunk_cache_prefetch_max_size, 0, "no cache, no read-ahead");
+    let c = RsmConfig::from_props([("fetch.chunk.cache.size", "1048576")]).unwrap();
+    assert_eq!(c.chunk_cache_prefetch_max_size, 16 * MIB);
+    let c = RsmConfig::from_props([("fetch.chunk.cache.prefetch.max.size", "0")]).unwrap();
+    assert_eq!(c.chunk_cache_prefetch_max_size, 0);
+    let e = RsmConfig::from_props([
+        ("fetch.chunk.cache.size", "0"),
+        ("fetch.chunk.cache.prefetch.max.size", "1048576"),
+    ])
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("fetch.chunk.cache.prefetch.max.size"),
+        "{e}"
+    );
 }
 
 #[test]
