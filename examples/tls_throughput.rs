@@ -2,7 +2,8 @@
 //! broker, with librdkafka clients: `cargo run --release --example tls_throughput [-- MESSAGES [BYTES]]`
 //! (default 200000 messages of 1024 bytes). Prints MB/s per protocol and the SASL_SSL/PLAINTEXT ratio, and (on
 //! Linux) the CPU seconds each group of threads used in each phase: the benchmark's own thread, librdkafka's
-//! threads (`rdk:*`) and the broker's runtime (`tokio-*`, workers and blocking pool). Not a test.
+//! threads (`rdk:*`) and the broker's runtime (`tokio-*`, workers and blocking pool).
+//! `TLS_THROUGHPUT_ONLY=PLAINTEXT` or `SASL_SSL` runs one protocol alone (for `perf record`). Not a test.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -185,8 +186,18 @@ fn main() {
         ("sasl.password", "bench-secret".to_string()),
     ];
     println!("{n} messages of {size} bytes, acks=1, one partition");
+    // TLS_THROUGHPUT_ONLY=PLAINTEXT|SASL_SSL runs one protocol (to profile it alone).
+    let only = std::env::var("TLS_THROUGHPUT_ONLY").unwrap_or_default();
+    if only.eq_ignore_ascii_case("SASL_SSL") {
+        let (sp, sc) = run(&addrs[1].to_string(), "secure", n, size, &secure);
+        println!("SASL_SSL   produce {sp:8.1} MB/s  consume {sc:8.1} MB/s");
+        return;
+    }
     let (pp, pc) = run(&addrs[0].to_string(), "plain", n, size, &[]);
     println!("PLAINTEXT  produce {pp:8.1} MB/s  consume {pc:8.1} MB/s");
+    if only.eq_ignore_ascii_case("PLAINTEXT") {
+        return;
+    }
     let (sp, sc) = run(&addrs[1].to_string(), "secure", n, size, &secure);
     println!("SASL_SSL   produce {sp:8.1} MB/s  consume {sc:8.1} MB/s");
     println!(

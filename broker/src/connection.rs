@@ -8,6 +8,7 @@
 //! ApiVersions and the SASL exchange is served before authentication (`crate::security::sasl`).
 
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -23,6 +24,7 @@ use tracing::{debug, info, warn};
 use crate::broker::Broker;
 use crate::connection_limits::{ConnState, Registered};
 use crate::dispatch;
+use crate::low_water::LowWater;
 use crate::request::{self, RequestContext};
 use crate::security::sasl::{Completed, Session, Step};
 use crate::security::ListenerSecurity;
@@ -39,6 +41,8 @@ const RESPONSE_QUEUE_BYTES: usize = 4 << 20;
 /// call each); reading the socket through a buffer of this size takes a 1 MB produce request in 16 calls, not
 /// 256, as the PLAINTEXT path does.
 const TLS_READ_BUFFER: usize = 64 * 1024;
+/// The frame reader's buffer.
+const FRAME_READ_BUFFER: usize = 64 * 1024;
 
 /// Why a frame could not be read.
 #[derive(Debug)]
@@ -60,6 +64,8 @@ struct FrameLimits {
     read_timeout: Duration,
     /// `queued.max.request.bytes` shared by every connection (`None` = unbounded).
     budget: Option<Arc<Semaphore>>,
+    /// The socket's receive low-water mark, raised while a large frame arrives.
+    low_water: Option<Arc<LowWater>>,
 }
 
 /// Reads one frame whose first byte is available or awaited, all of it within `read_timeout`. The frame's
@@ -130,6 +136,9 @@ async fn read_frame<R: AsyncBufReadExt + Unpin>(
         let chunk = rd.fill_buf().await.map_err(FrameError::Io)?;
         buf.extend_from_slice(&chunk[..take]);
         rd.consume(take);
+        if let Some(lw) = &limits.low_water {
+            lw.expect(n - buf.len());
+        }
     }
     Ok(Some((Bytes::from(buf), held)))
 }
@@ -184,9 +193,12 @@ pub(crate) async fn serve(
 ) {
     let _ = socket.set_nodelay(true);
     let _open = broker.metrics().connection_opened(&security.name);
+    let fd = socket.as_raw_fd();
     let Some(acceptor) = security.tls.clone() else {
         let (rd, wr) = socket.into_split();
-        return serve_stream(rd, wr, peer, listener, security, broker, conn).await;
+        let low_water = LowWater::new(fd, FRAME_READ_BUFFER);
+        let halves = Halves { rd, wr, low_water };
+        return serve_stream(halves, peer, listener, security, broker, conn).await;
     };
     let deadline = Duration::from_millis(broker.config().socket_request_read_timeout_ms);
     let close = conn.state().close_token().clone();
@@ -197,7 +209,11 @@ pub(crate) async fn serve(
     match handshake {
         Ok(Ok(tls)) => {
             let (rd, wr) = tokio::io::split(tls);
-            serve_stream(rd, wr, peer, listener, security, broker, conn).await
+            // Below the frame reader: rustls's plaintext (a record) and its deframer (a record), and the
+            // socket's read buffer.
+            let low_water = LowWater::new(fd, FRAME_READ_BUFFER + TLS_READ_BUFFER + 40 * 1024);
+            let halves = Halves { rd, wr, low_water };
+            serve_stream(halves, peer, listener, security, broker, conn).await
         }
         Ok(Err(e)) => {
             warn!(%peer, listener = %security.name, error = %e, "closing connection: TLS handshake failed")
@@ -208,9 +224,15 @@ pub(crate) async fn serve(
 }
 
 /// Serves the connection's request stream (after TLS, when the listener has it).
-async fn serve_stream<R, W>(
+/// A connection's two directions (after TLS, when the listener has it) and its socket's low-water mark.
+struct Halves<R, W> {
     rd: R,
     wr: W,
+    low_water: LowWater,
+}
+
+async fn serve_stream<R, W>(
+    Halves { rd, wr, low_water }: Halves<R, W>,
     peer: SocketAddr,
     listener: usize,
     security: Arc<ListenerSecurity>,
@@ -220,7 +242,7 @@ async fn serve_stream<R, W>(
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let mut rd = BufReader::with_capacity(64 * 1024, rd);
+    let mut rd = BufReader::with_capacity(FRAME_READ_BUFFER, rd);
     let (tx, rx) = mpsc::channel::<Queued>(RESPONSE_QUEUE);
     let queued_bytes = Arc::new(Semaphore::new(RESPONSE_QUEUE_BYTES));
     let state = conn.state().clone();
@@ -230,6 +252,7 @@ async fn serve_stream<R, W>(
         max: cfg.socket_request_max_bytes,
         read_timeout: Duration::from_millis(cfg.socket_request_read_timeout_ms),
         budget: conn.request_bytes().cloned(),
+        low_water: Some(Arc::new(low_water)),
     };
     let idle = Duration::from_millis(cfg.connections_max_idle_ms);
     let close = state.close_token().clone();
@@ -388,6 +411,7 @@ mod tests {
             max,
             read_timeout: Duration::from_secs(5),
             budget: None,
+            low_water: None,
         }
     }
 
@@ -487,5 +511,120 @@ mod tests {
         );
         drop(permit);
         assert_eq!(budget.available_permits(), 1000);
+    }
+
+    /// Releases what it reads from `inner` a whole 16 KiB record at a time, the way rustls holds a partial TLS
+    /// record until the rest arrives: bytes of the frame that the socket no longer has and the frame reader does
+    /// not have yet.
+    struct Records<R> {
+        inner: R,
+        partial: Vec<u8>,
+        whole: std::collections::VecDeque<u8>,
+    }
+
+    impl<R: AsyncRead + Unpin> AsyncRead for Records<R> {
+        fn poll_read(
+            mut self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+            buf: &mut tokio::io::ReadBuf<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            const RECORD: usize = 16 * 1024;
+            let this = &mut *self;
+            while this.whole.is_empty() {
+                let mut chunk = [0u8; 4096];
+                let mut rb = tokio::io::ReadBuf::new(&mut chunk);
+                std::task::ready!(std::pin::Pin::new(&mut this.inner).poll_read(cx, &mut rb))?;
+                if rb.filled().is_empty() {
+                    return std::task::Poll::Ready(Ok(()));
+                }
+                this.partial.extend_from_slice(rb.filled());
+                while this.partial.len() >= RECORD {
+                    this.whole.extend(this.partial.drain(..RECORD));
+                }
+            }
+            let n = buf.remaining().min(this.whole.len());
+            let out: Vec<u8> = this.whole.drain(..n).collect();
+            buf.put_slice(&out);
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    /// Two frames of 1 MiB written in 16 KiB writes (as librdkafka writes TLS records) over a real socket, read
+    /// through a layer that holds partial records (as rustls does) and a buffer (as under TLS): the raised
+    /// low-water mark never waits for bytes beyond the frame — both frames complete within the read timeout
+    /// though the writer sends the last 100 KiB of each only once the reader waits (a mark that leaves the
+    /// partial record out waits for bytes that never come) — and it is back to one byte
+    /// between frames so the next frame's length is read at once.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_raised_low_water_mark_never_waits_past_the_frame() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (server, _) = listener.accept().await.unwrap();
+        // What the layers below the frame reader may hold: the buffer and a partial record.
+        let below = 2 * FRAME_READ_BUFFER + 16 * 1024;
+        let low_water = Arc::new(LowWater::new(server.as_raw_fd(), below));
+        let l = FrameLimits {
+            low_water: Some(low_water.clone()),
+            read_timeout: Duration::from_secs(3),
+            ..limits(2 << 20)
+        };
+        // 4 + LEN is a whole number of records.
+        const LEN: usize = 64 * 16 * 1024 - 4;
+        let mut frame = (LEN as i32).to_be_bytes().to_vec();
+        frame.extend((0..LEN).map(|i| i as u8));
+        let (sent_all_but_last, mut last_sent) = (
+            Arc::new(tokio::sync::Notify::new()),
+            tokio::sync::mpsc::channel::<()>(1),
+        );
+        let (go_on, mut go) = tokio::sync::mpsc::channel::<()>(1);
+        let notify = sent_all_but_last.clone();
+        let writer = tokio::spawn(async move {
+            for _ in 0..2 {
+                let (head, tail) = frame.split_at(frame.len() - 100 * 1024 - 100);
+                for part in head.chunks(16 * 1024) {
+                    client.write_all(part).await.unwrap();
+                }
+                // The reader now holds a partial record; the last 100 KiB come once it waits for them.
+                notify.notify_one();
+                go.recv().await.unwrap();
+                client.write_all(tail).await.unwrap();
+                last_sent.0.send(()).await.unwrap();
+            }
+            // Kept open: the reader must not need an end of stream to finish.
+            client
+        });
+        let mut rd = BufReader::with_capacity(
+            FRAME_READ_BUFFER,
+            BufReader::with_capacity(
+                2 * FRAME_READ_BUFFER,
+                Records {
+                    inner: server,
+                    partial: Vec::new(),
+                    whole: Default::default(),
+                },
+            ),
+        );
+        for _ in 0..2 {
+            let read = read_frame(&mut rd, &l);
+            tokio::pin!(read);
+            tokio::select! {
+                _ = &mut read => panic!("the frame was read before its last bytes were sent"),
+                _ = sent_all_but_last.notified() => {}
+            }
+            // Let the reader take everything there is and wait (bounded: it never finishes without the tail).
+            assert!(tokio::time::timeout(Duration::from_millis(200), &mut read)
+                .await
+                .is_err());
+            go_on.send(()).await.unwrap();
+            last_sent.1.recv().await.unwrap();
+            let (bytes, _) = read.await.expect("read within the read timeout").unwrap();
+            assert_eq!(bytes.len(), LEN);
+            assert!(bytes.iter().enumerate().all(|(i, b)| *b == i as u8));
+            assert_eq!(low_water.current(), 1, "back to one byte after the frame");
+        }
+        assert!(low_water.raised(), "the mark was raised during the frames");
+        drop(writer.await.unwrap());
     }
 }

@@ -26,6 +26,8 @@ pub mod group;
 pub mod handler;
 pub mod hooks;
 pub mod http;
+#[allow(unsafe_code)] // setsockopt(SO_RCVLOWAT), its only use in this crate
+mod low_water;
 pub mod metrics;
 pub mod producer_ids;
 pub mod remote;

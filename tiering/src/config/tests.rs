@@ -14,7 +14,10 @@ fn defaults_validate_and_match_documented_values() {
 #[test]
 fn default_read_ahead_goes_with_the_chunk_cache_and_an_explicit_one_needs_it() {
     let c = RsmConfig::from_props([("fetch.chunk.cache.size", "0")]).unwrap();
-    assert_eq!(c.chunk_cache_prefetch_max_size, 0, "no cache, no read-ahead");
+    assert_eq!(
+        c.chunk_cache_prefetch_max_size, 0,
+        "no cache, no read-ahead"
+    );
     let c = RsmConfig::from_props([("fetch.chunk.cache.size", "1048576")]).unwrap();
     assert_eq!(c.chunk_cache_prefetch_max_size, 16 * MIB);
     let c = RsmConfig::from_props([("fetch.chunk.cache.prefetch.max.size", "0")]).unwrap();
@@ -25,7 +28,8 @@ fn default_read_ahead_goes_with_the_chunk_cache_and_an_explicit_one_needs_it() {
     ])
     .unwrap_err();
     assert!(
-        e.to_string().contains("fetch.chunk.cache.prefetch.max.size"),
+        e.to_string()
+            .contains("fetch.chunk.cache.prefetch.max.size"),
         "{e}"
     );
 }
