@@ -604,7 +604,7 @@ fn a_new_first_log_dir_keeps_every_topic_and_a_missing_registry_is_refused() {
         "a second registry was written"
     );
 
-    // Leaving out the dir that holds the registry: refused, naming the topic.
+    // Leaving out the dir that holds the registry: refused, naming that dir (a log dir of the last start).
     let holder = if a.join("strata-topics.json").exists() {
         &a
     } else {
@@ -621,6 +621,19 @@ fn a_new_first_log_dir_keeps_every_topic_and_a_missing_registry_is_refused() {
         "remote.log.storage.system.enable".to_string(),
         "false".to_string(),
     );
+    let err = rt
+        .block_on(strata_broker::Server::start_from_properties(&props))
+        .err()
+        .expect("start-up refused");
+    let msg = err.to_string();
+    assert!(
+        msg.contains(&holder.display().to_string()) && msg.contains("log.dirs"),
+        "{msg}"
+    );
+    // Without the list of the last start's dirs, the registry's absence still refuses, naming the topic.
+    for d in [&a, &b, &c] {
+        std::fs::remove_file(d.join("strata-log-dirs")).unwrap();
+    }
     let err = rt
         .block_on(strata_broker::Server::start_from_properties(&props))
         .err()

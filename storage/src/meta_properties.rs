@@ -175,13 +175,86 @@ pub(crate) fn check_and_write(
             .map(str::to_string)
             .unwrap_or_else(|| kafka_uuid_string(Uuid::new_v4())),
     };
+    let mut present: Vec<(Uuid, &Path)> = Vec::new();
     for (dir, meta) in &found {
-        if meta.is_none() {
-            MetaProperties::new_v1(&cluster_id, node_id)
-                .write(&dir.join(crate::names::META_PROPERTIES))?;
+        let id = match meta {
+            Some(m) => m.directory_id,
+            None => {
+                let m = MetaProperties::new_v1(&cluster_id, node_id);
+                m.write(&dir.join(crate::names::META_PROPERTIES))?;
+                m.directory_id
+            }
+        };
+        present.extend(id.map(|id| (id, *dir)));
+    }
+    check_known_dirs(dirs, &present)?;
+    Ok(cluster_id)
+}
+
+/// The log dirs (by `directory.id`) this broker started with last time, kept in each dir's
+/// [`crate::names::KNOWN_LOG_DIRS`] file: a dir among them missing from `log.dirs` now is an error naming it —
+/// its partitions would otherwise be served empty from another dir (and be in two dirs once it is back), as
+/// Kafka (KIP-858) keeps the replicas of a missing dir offline instead of re-creating them. Then the file in
+/// every dir is rewritten to the dirs of this start.
+fn check_known_dirs(dirs: &[std::path::PathBuf], present: &[(Uuid, &Path)]) -> Result<()> {
+    let file = crate::names::KNOWN_LOG_DIRS;
+    let mut known: BTreeMap<Uuid, String> = BTreeMap::new();
+    let mut written: Vec<(&Path, String)> = Vec::new();
+    for dir in dirs {
+        let path = dir.join(file);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(io_err(&path)(e)),
+        };
+        for line in text.lines().map(str::trim) {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (id, at) = line.split_once(' ').unwrap_or((line, ""));
+            let id = parse_kafka_uuid(id).ok_or_else(|| Error::CorruptFile {
+                path: path.clone(),
+                reason: format!("bad directory.id in line {line:?}"),
+            })?;
+            known.entry(id).or_insert_with(|| at.trim().to_string());
+        }
+        written.push((dir, text));
+    }
+    let missing: Vec<(Uuid, String)> = known
+        .into_iter()
+        .filter(|(id, _)| !present.iter().any(|(p, _)| p == id))
+        .collect();
+    if let Some((id, at)) = missing.first() {
+        let configured: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        return Err(Error::Storage {
+            dir: std::path::PathBuf::from(at),
+            reason: format!(
+                "this log dir (directory.id {}) was in log.dirs at the last start but is not now (log.dirs={}){}: \
+                 add it back to log.dirs — started without it, its partitions would be served empty. If it is \
+                 lost for good, delete the file {file} in each log dir to start without it (its partitions are \
+                 then re-created empty)",
+                kafka_uuid_string(*id),
+                configured.join(","),
+                if missing.len() > 1 {
+                    format!(" (and {} more missing dirs)", missing.len() - 1)
+                } else {
+                    String::new()
+                }
+            ),
+        });
+    }
+    let mut now = String::from(
+        "# The log dirs (directory.id and path) of this broker's last start; see log.dirs.\n",
+    );
+    for (id, dir) in present {
+        now.push_str(&format!("{} {}\n", kafka_uuid_string(*id), dir.display()));
+    }
+    for (dir, was) in written {
+        if was != now {
+            fsio::atomic_write(&dir.join(file), now.as_bytes())?;
         }
     }
-    Ok(cluster_id)
+    Ok(())
 }
 
 #[cfg(test)]

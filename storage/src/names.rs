@@ -34,6 +34,8 @@ pub const CLEAN_SHUTDOWN_MARKER: &str = ".kafka_cleanshutdown";
 pub const LOCK_FILE: &str = ".lock";
 /// Per-dir broker identity (Kafka's `meta.properties`).
 pub const META_PROPERTIES: &str = "meta.properties";
+/// Per-dir list of the log dirs (`directory.id` and path) the broker last started with (strata's own).
+pub const KNOWN_LOG_DIRS: &str = "strata-log-dirs";
 /// Suffix of a partition directory being deleted.
 pub const DELETE_DIR_SUFFIX: &str = "-delete";
 /// Suffix of a partition directory set aside as stray (left on disk by a topic that no longer exists, or holding

@@ -111,7 +111,7 @@ fn meta_properties_are_written_on_first_start_and_keep_the_cluster_id() {
     drop(m);
     // A new empty dir joins with the existing cluster id.
     let c = tempfile::tempdir().unwrap();
-    let m = open(&[a.path(), c.path()]).unwrap();
+    let m = open(&[a.path(), b.path(), c.path()]).unwrap();
     assert_eq!(props(c.path())["cluster.id"], id);
     drop(m);
 }
