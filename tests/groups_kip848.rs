@@ -205,6 +205,102 @@ async fn a_group_of_one_protocol_is_refused_to_the_other() {
     server.shutdown().await.unwrap();
 }
 
+/// OffsetFetch v1 of `topic`-0 in `group`.
+async fn committed(addr: std::net::SocketAddr, group: &str, topic: &str) -> i64 {
+    use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
+    use kafka_protocol::messages::{OffsetFetchRequest, OffsetFetchResponse, TopicName};
+    let mut c = connect(addr).await;
+    let req = OffsetFetchRequest::default()
+        .with_group_id(GroupId(s(group)))
+        .with_topics(Some(vec![OffsetFetchRequestTopic::default()
+            .with_name(TopicName(s(topic)))
+            .with_partition_indexes(vec![0])]));
+    let r: OffsetFetchResponse = request(&mut c, ApiKey::OffsetFetch, 1, &req).await.unwrap();
+    r.topics[0].partitions[0].committed_offset
+}
+
+/// A group id emptied by one protocol is taken over by the other, as Kafka's coordinator does whatever its
+/// migration policy (maybeDeleteEmptyConsumerGroup / maybeDeleteEmptyClassicGroup): the empty group's records
+/// are deleted, its committed offsets kept, the new group's members commit — across a restart too. (Before, a
+/// classic member of an emptied consumer group was handed partitions but every commit was UNKNOWN_MEMBER_ID,
+/// and consumer-protocol members were then GROUP_ID_NOT_FOUND until a restart.)
+#[tokio::test]
+async fn an_emptied_group_is_taken_over_by_the_other_protocol_with_its_offsets() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_broker_with(dir.path(), BROKER).await;
+    create_topic(&bootstrap(&server), "p", 1).await;
+    let addr = server.local_addr();
+    let mut new = Cgh::new(addr, "g-sw").await;
+    assert_eq!(new.join(&["p"], None, None).await.error_code, 0);
+    let left = new.send(new.base().with_member_epoch(-1)).await;
+    assert_eq!(left.error_code, 0, "leave");
+
+    let classic_round = |offset: i64| async move {
+        let mut classic = RawMember::new(addr, "g-sw", None).await;
+        assert_eq!(classic.join().await.error_code, 0, "classic join");
+        let me = classic.member_id.clone();
+        assert_eq!(classic.sync(&[(&me, b"")]).await.error_code, 0, "sync");
+        assert_eq!(
+            classic.commit("p", offset).await,
+            0,
+            "the classic member's commit"
+        );
+        assert_eq!(describe_type(addr, "g-sw").await, "classic");
+        assert_eq!(classic.leave().await.0, 0, "classic leave");
+    };
+    classic_round(7).await;
+    assert_eq!(committed(addr, "g-sw", "p").await, 7);
+
+    // Back to the consumer protocol: the empty classic group gives way, the offset stays.
+    let mut again = Cgh::new(addr, "g-sw").await;
+    assert_eq!(
+        again.join(&["p"], None, None).await.error_code,
+        0,
+        "consumer join"
+    );
+    assert_eq!(describe_type(addr, "g-sw").await, "consumer");
+    assert_eq!(committed(addr, "g-sw", "p").await, 7);
+    assert_eq!(
+        again
+            .send(again.base().with_member_epoch(-1))
+            .await
+            .error_code,
+        0
+    );
+
+    // After a restart (the deletions replayed), the switch works again.
+    let port = addr.port();
+    server.shutdown().await.unwrap();
+    let listener = format!("PLAINTEXT://127.0.0.1:{port}");
+    let mut props: Vec<(&str, &str)> = BROKER.to_vec();
+    props.push(("listeners", &listener));
+    let server = start_broker_with(dir.path(), &props).await;
+    assert_eq!(committed(addr, "g-sw", "p").await, 7);
+    classic_round(9).await;
+    let mut last = Cgh::new(addr, "g-sw").await;
+    assert_eq!(
+        last.join(&["p"], None, None).await.error_code,
+        0,
+        "consumer join after restart"
+    );
+    assert_eq!(committed(addr, "g-sw", "p").await, 9);
+    server.shutdown().await.unwrap();
+}
+
+/// ListGroups v5's group type of `group` ("" when not listed).
+async fn describe_type(addr: std::net::SocketAddr, group: &str) -> String {
+    let mut c = connect(addr).await;
+    let all: ListGroupsResponse =
+        request(&mut c, ApiKey::ListGroups, 5, &ListGroupsRequest::default())
+            .await
+            .unwrap();
+    all.groups
+        .iter()
+        .find(|g| g.group_id.0.as_str() == group)
+        .map(|g| g.group_type.to_string())
+        .unwrap_or_default()
+}
+
 fn consumer848(bs: &str, group: &str) -> BaseConsumer {
     let mut c = client_config(bs);
     c.set("group.id", group)

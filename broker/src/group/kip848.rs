@@ -1,6 +1,7 @@
-//! The coordinator's KIP-848 side: consumer groups next to classic ones (a group id belongs to one protocol;
-//! the other is refused as Kafka does with `group.consumer.migration.policy=disabled`), their session expiry and
-//! offset commit checks.
+//! The coordinator's KIP-848 side: consumer groups next to classic ones (a group id belongs to one protocol; a
+//! member of the other is refused while the group has members, as Kafka does with
+//! `group.consumer.migration.policy=disabled`, and takes the id over once it is empty, as Kafka does with any
+//! policy), their session expiry and offset commit checks.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -50,6 +51,58 @@ impl GroupCoordinator {
             return true;
         }
         false
+    }
+
+    /// Kafka's `maybeDeleteEmptyConsumerGroup`, run before a classic JoinGroup: an empty consumer group of that id
+    /// is deleted (tombstones for its records; its committed offsets stay) so a classic group takes the id. A
+    /// failed write leaves the consumer group as it was. Blocking.
+    pub fn replace_empty_consumer_group(&self, group_id: &str) -> Result<()> {
+        let _one_writer = self.persist.lock().unwrap_or_else(|p| p.into_inner());
+        let removed = {
+            let mut groups = self.consumer_groups();
+            match groups.get(group_id) {
+                Some(g) if g.members.is_empty() => groups.remove(group_id),
+                _ => None,
+            }
+        };
+        let Some(group) = removed else {
+            return Ok(());
+        };
+        if let Err(e) = self.store_consumer_group(group_id) {
+            self.consumer_groups()
+                .entry(group_id.to_string())
+                .or_insert(group);
+            return Err(e);
+        }
+        tracing::info!(
+            group = group_id,
+            "empty consumer group deleted for a classic member (its offsets are kept)"
+        );
+        Ok(())
+    }
+
+    /// Kafka's `maybeDeleteEmptyClassicGroup`, run before a ConsumerGroupHeartbeat: an empty classic group of that
+    /// id is deleted (a tombstone for its metadata; its committed offsets stay) so a consumer group takes the id.
+    fn replace_empty_classic_group(&self, group_id: &str) -> Result<(), GroupError> {
+        let removed = {
+            let mut groups = self.lock();
+            match groups.get(group_id) {
+                Some(g) if g.members.is_empty() => groups.remove(group_id),
+                _ => None,
+            }
+        };
+        let Some(group) = removed else {
+            return Ok(());
+        };
+        if let Err(e) = self.offsets.store_group(group_id, None) {
+            self.lock().entry(group_id.to_string()).or_insert(group);
+            return Err(crate::error_code::group_store_failed(group_id, &e));
+        }
+        tracing::info!(
+            group = group_id,
+            "empty classic group deleted for a consumer-protocol member (its offsets are kept)"
+        );
+        Ok(())
     }
 
     /// ConsumerGroupHeartbeat, answered once its records are in `__consumer_offsets` (as Kafka's coordinator
@@ -123,6 +176,7 @@ impl GroupCoordinator {
                 wanted: CONSUMER,
             });
         }
+        self.replace_empty_classic_group(&hb.group_id)?;
         let default_assignor = self.default_assignor();
         let mut groups = self.consumer_groups();
         if let Some(g) = groups.get(&hb.group_id) {

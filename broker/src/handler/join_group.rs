@@ -43,6 +43,15 @@ pub async fn handle(
         supports_skip_assignment: version >= 9,
         requires_known_member_id: version >= 4,
     };
+    // An empty consumer group of this id gives way to the classic group (Kafka's maybeDeleteEmptyConsumerGroup).
+    let (b, gid) = (broker.clone(), join.group_id.clone());
+    if let Err(e) = super::blocking(move || b.groups().replace_empty_consumer_group(&gid)).await {
+        let refused = error_code::group_store_failed(&join.group_id, &e);
+        return JoinGroupResponse::default()
+            .with_error_code(error_code::group_code(&refused))
+            .with_generation_id(-1)
+            .with_member_id(sb(join.member_id));
+    }
     let rx = broker.groups().join(join);
     let cancel = broker.cancel_token();
     let result = tokio::select! {
