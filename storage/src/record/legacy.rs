@@ -157,6 +157,27 @@ fn codec_of(attributes: u8) -> Result<Compression> {
     })
 }
 
+/// Kafka 0.8/0.9 clients compute an lz4 frame's header checksum over the frame's magic number too (KAFKA-3160),
+/// and Kafka does not check it in magic-0 messages; lz4's decoder does. The frame with the checksum recomputed
+/// over the frame descriptor, as the lz4 frame format defines it; `None` when the bytes are not an lz4 frame
+/// header (the decoder then reports what is wrong).
+fn lz4_with_true_header_checksum(frame: &[u8]) -> Option<Vec<u8>> {
+    const LZ4_MAGIC: [u8; 4] = [0x04, 0x22, 0x4d, 0x18];
+    let flg = *frame.get(4)?;
+    if frame[..4] != LZ4_MAGIC {
+        return None;
+    }
+    // FLG, BD, then the content size (FLG bit 3) and the dictionary id (FLG bit 0); the checksum byte follows.
+    let descriptor = 2 + if flg & 0x08 != 0 { 8 } else { 0 } + if flg & 0x01 != 0 { 4 } else { 0 };
+    let hc_at = 4 + descriptor;
+    if frame.len() <= hc_at {
+        return None;
+    }
+    let mut out = frame.to_vec();
+    out[hc_at] = (xxhash_rust::xxh32::xxh32(&frame[4..hc_at], 0) >> 8) as u8;
+    Some(out)
+}
+
 /// Up-converts a v0/v1 message set (a Produce v0-2 partition's records) to one uncompressed v2 batch: offsets
 /// are assigned by the log on append; v0 messages get [`NO_TIMESTAMP`], v1 messages keep theirs (the inner
 /// messages of a LogAppendTime wrapper get the wrapper's); `message.timestamp.type=LogAppendTime` is applied by
@@ -177,6 +198,13 @@ pub fn up_convert(set: &[u8]) -> Result<UpConverted> {
             .ok_or_else(|| invalid("a compressed wrapper message has a null value".into()))?;
         let mut inner = Vec::new();
         use std::io::Read;
+        let fixed;
+        let wrapped = if codec == Compression::Lz4 && m.magic == 0 {
+            fixed = lz4_with_true_header_checksum(wrapped);
+            fixed.as_deref().unwrap_or(wrapped)
+        } else {
+            wrapped
+        };
         compression::decompressed(codec, wrapped, budget)
             .and_then(|r| r.take(budget as u64 + 1).read_to_end(&mut inner))
             .map_err(|e| {
@@ -362,6 +390,40 @@ mod tests {
         let up = up_convert(&set(1, &[(b"a", 5), (b"b", 9)])).unwrap();
         let got: Vec<i64> = read(&up.batch).iter().map(|r| r.1).collect();
         assert_eq!(got, vec![5, 9]);
+    }
+
+    /// KAFKA-3160: Kafka 0.8/0.9 clients compute an lz4 frame's header checksum over the frame magic too; Kafka
+    /// accepts that in magic-0 messages (not in magic 1, whose clients compute it right).
+    #[test]
+    fn lz4_magic_0_wrappers_with_the_old_clients_header_checksum_up_convert() {
+        let broken = |magic: i8| {
+            let inner = set(magic, &[(b"x", 1), (b"y", 2)]);
+            let mut wrapped = Vec::new();
+            write_wrapper(&mut wrapped, magic, Compression::Lz4, 1, 3, &inner).unwrap();
+            // offset, size, crc, magic, attributes, [timestamp], null key, value length: then the frame.
+            let frame_at = 26 + if magic == 1 { 8 } else { 0 };
+            let flg = wrapped[frame_at + 4];
+            let hc_at = frame_at + 6 + if flg & 0x08 != 0 { 8 } else { 0 };
+            let old = (xxhash_rust::xxh32::xxh32(&wrapped[frame_at..hc_at], 0) >> 8) as u8;
+            assert_ne!(
+                old, wrapped[hc_at],
+                "the old checksum differs from the true one"
+            );
+            wrapped[hc_at] = old;
+            let crc = crc32fast::hash(&wrapped[16..]);
+            wrapped[12..16].copy_from_slice(&crc.to_be_bytes());
+            wrapped
+        };
+        let up = up_convert(&broken(0)).expect("magic 0 with the old checksum");
+        let got: Vec<Option<Bytes>> = read(&up.batch).into_iter().map(|r| r.2).collect();
+        assert_eq!(
+            got,
+            vec![
+                Some(Bytes::from_static(b"x")),
+                Some(Bytes::from_static(b"y"))
+            ]
+        );
+        assert!(up_convert(&broken(1)).is_err(), "magic 1 is checked");
     }
 
     #[test]
