@@ -19,6 +19,13 @@ use strata_storage::RecordBatch;
 
 /// The stored records of partition 0.
 async fn fetched(addr: std::net::SocketAddr, topic: &str) -> bytes::Bytes {
+    let (code, recs) = fetched_at(addr, topic, 12).await;
+    assert_eq!(code, 0);
+    recs
+}
+
+/// Partition 0's error code and records in a Fetch of `version`.
+async fn fetched_at(addr: std::net::SocketAddr, topic: &str, version: i16) -> (i16, bytes::Bytes) {
     let mut s = connect(addr).await;
     let req = FetchRequest::default()
         .with_max_wait_ms(0)
@@ -28,8 +35,9 @@ async fn fetched(addr: std::net::SocketAddr, topic: &str) -> bytes::Bytes {
             .with_partitions(vec![
                 FetchPartition::default().with_partition_max_bytes(16 << 20)
             ])]);
-    let r: FetchResponse = request(&mut s, ApiKey::Fetch, 12, &req).await.unwrap();
-    r.responses[0].partitions[0].records.clone().unwrap()
+    let r: FetchResponse = request(&mut s, ApiKey::Fetch, version, &req).await.unwrap();
+    let p = &r.responses[0].partitions[0];
+    (p.error_code, p.records.clone().unwrap_or_default())
 }
 
 /// Codec and record count of every stored batch of partition 0.
@@ -131,6 +139,16 @@ async fn a_zstd_topic_stores_zstd_whatever_the_producer_sent() {
         .map(|r| String::from_utf8(r.value.unwrap().to_vec()).unwrap())
         .collect();
     assert_eq!(got.len(), 120);
+    // Fetch v9 and older cannot carry zstd: Kafka's KafkaApis answers a compression.type=zstd topic with
+    // UNSUPPORTED_COMPRESSION_TYPE (76) there, and nothing else (the "producer" topic's batches are served).
+    for version in [4, 9] {
+        let (code, recs) = fetched_at(addr, "z", version).await;
+        assert_eq!((code, recs.len()), (76, 0), "Fetch v{version}");
+        let (code, recs) = fetched_at(addr, "asis", version).await;
+        assert_eq!(code, 0, "Fetch v{version}");
+        assert!(!recs.is_empty());
+    }
+    assert_eq!(fetched_at(addr, "z", 10).await.0, 0);
     for codec in ["none", "gzip", "snappy", "lz4"] {
         assert_eq!(
             got.iter()

@@ -197,6 +197,15 @@ pub enum Error {
         /// The session epoch sent.
         epoch: i32,
     },
+    /// A Fetch older than v10 of a topic stored in zstd (Kafka's KafkaApis refuses it: clients of those versions
+    /// may not read zstd).
+    #[error("Fetch v{version} cannot carry topic {topic}'s batches (compression.type=zstd): zstd needs Fetch v10+")]
+    ZstdBeforeFetchV10 {
+        /// The topic.
+        topic: String,
+        /// The Fetch version.
+        version: i16,
+    },
     /// A request in a version of its API that strata does not serve.
     #[error("unsupported {api} version {version}")]
     UnsupportedVersion {

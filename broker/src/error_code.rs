@@ -119,6 +119,8 @@ pub const STALE_MEMBER_EPOCH: i16 = 113;
 pub const GROUP_MAX_SIZE_REACHED: i16 = 81;
 /// FENCED_INSTANCE_ID: a newer member holds this static member's `group.instance.id` (KIP-345).
 pub const FENCED_INSTANCE_ID: i16 = 82;
+/// UNSUPPORTED_COMPRESSION_TYPE: a Fetch older than v10 of a `compression.type=zstd` topic.
+pub const UNSUPPORTED_COMPRESSION_TYPE: i16 = 76;
 /// GROUP_SUBSCRIBED_TO_TOPIC: OffsetDelete of a topic a member of the (non-empty) group subscribes to.
 pub const GROUP_SUBSCRIBED_TO_TOPIC: i16 = 86;
 /// INVALID_RECORD.
@@ -188,6 +190,7 @@ pub fn name(code: i16) -> &'static str {
         FETCH_SESSION_ID_NOT_FOUND => "FETCH_SESSION_ID_NOT_FOUND",
         GROUP_MAX_SIZE_REACHED => "GROUP_MAX_SIZE_REACHED",
         FENCED_INSTANCE_ID => "FENCED_INSTANCE_ID",
+        UNSUPPORTED_COMPRESSION_TYPE => "UNSUPPORTED_COMPRESSION_TYPE",
         GROUP_SUBSCRIBED_TO_TOPIC => "GROUP_SUBSCRIBED_TO_TOPIC",
         INVALID_RECORD => "INVALID_RECORD",
         RESOURCE_NOT_FOUND => "RESOURCE_NOT_FOUND",
@@ -271,6 +274,7 @@ pub fn code(err: &Error) -> i16 {
         Error::UnstableOffsetCommit { .. } => UNSTABLE_OFFSET_COMMIT,
         Error::FetchSessionIdNotFound { .. } => FETCH_SESSION_ID_NOT_FOUND,
         Error::UnsupportedVersion { .. } => UNSUPPORTED_VERSION,
+        Error::ZstdBeforeFetchV10 { .. } => UNSUPPORTED_COMPRESSION_TYPE,
         Error::SaslAuthenticationFailed(_) => SASL_AUTHENTICATION_FAILED,
         Error::UnsupportedSaslMechanism { .. } => UNSUPPORTED_SASL_MECHANISM,
         Error::IllegalSaslState(_) => ILLEGAL_SASL_STATE,

@@ -298,6 +298,13 @@ fn every_typed_error_maps_to_its_kafka_code() {
             },
             35,
         ),
+        (
+            Error::ZstdBeforeFetchV10 {
+                topic: s(),
+                version: 9,
+            },
+            76,
+        ),
         (Error::LogDirOffline("/x".into()), 56),
         (Error::SaslAuthenticationFailed(s()), 58),
         (

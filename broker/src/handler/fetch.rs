@@ -28,6 +28,8 @@ struct Wanted {
     partition: i32,
     offset: i64,
     max_bytes: usize,
+    /// The Fetch version, when older than v10 (no zstd).
+    before_zstd: Option<i16>,
 }
 
 /// A partition to be read from remote storage after the local pass: (topic idx, partition idx, log, offset, budget).
@@ -73,6 +75,14 @@ fn read_one(
             return Err(Error::UnknownTopicId(id));
         }
         let log = broker.log(&w.topic, w.partition)?;
+        if let Some(version) = w.before_zstd {
+            if log.config().compression == Some(strata_storage::record::Compression::Zstd) {
+                return Err(Error::ZstdBeforeFetchV10 {
+                    topic: w.topic.clone(),
+                    version,
+                });
+            }
+        }
         let hw = log.high_watermark();
         let lso = log.last_stable_offset();
         let log_start = log.log_start_offset();
@@ -270,6 +280,7 @@ pub async fn handle(broker: &Arc<Broker>, h: &RequestHeader, req: FetchRequest) 
                     partition: p.partition,
                     offset: p.fetch_offset,
                     max_bytes: p.partition_max_bytes.max(0) as usize,
+                    before_zstd: (h.request_api_version < 10).then_some(h.request_api_version),
                 })
                 .collect()
         })
