@@ -311,6 +311,24 @@ async fn replica_assignments_must_name_this_broker_once_per_new_partition() {
         r.topics[0].error_code, 42,
         "assignments and a count: INVALID_REQUEST"
     );
+    // Partitions 0 and 2: Kafka wants a consecutive 0-based sequence (INVALID_REPLICA_ASSIGNMENT).
+    let mut gap = create(&[node, node], -1);
+    gap.topics[0].assignments[1].partition_index = 2;
+    let r: CreateTopicsResponse = request(&mut s, ApiKey::CreateTopics, 7, &gap)
+        .await
+        .unwrap();
+    assert_eq!(
+        r.topics[0].error_code, 39,
+        "a gap: INVALID_REPLICA_ASSIGNMENT"
+    );
+    assert!(
+        r.topics[0]
+            .error_message
+            .as_ref()
+            .is_some_and(|m| m.contains("[0, 2]")),
+        "{:?}",
+        r.topics[0].error_message
+    );
     assert!(broker.broker().topics().get("ra").is_none());
     let r: CreateTopicsResponse = request(&mut s, ApiKey::CreateTopics, 7, &create(&[node], -1))
         .await

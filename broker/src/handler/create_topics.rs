@@ -65,6 +65,14 @@ fn shape(
             });
         }
         check_assignments(node, t.assignments.iter().map(|a| a.broker_ids.as_slice()))?;
+        // Kafka's ReplicationControlManager: the assigned partitions are 0, 1, ... n-1, each once.
+        let mut indexes: Vec<i32> = t.assignments.iter().map(|a| a.partition_index).collect();
+        indexes.sort_unstable();
+        if indexes.iter().enumerate().any(|(i, p)| *p != i as i32) {
+            return Err(Error::InvalidReplicaAssignment(format!(
+                "partitions should be a consecutive 0-based integer sequence, got {indexes:?}"
+            )));
+        }
         i32::try_from(t.assignments.len()).unwrap_or(i32::MAX)
     } else if t.num_partitions == -1 {
         broker.config().num_partitions
