@@ -332,6 +332,11 @@ fn strata_remote_ls_and_verify_print_segments_of_a_stopped_broker() {
         "{online_out} {}",
         String::from_utf8_lossy(&online.stderr)
     );
+    // An unknown topic while the broker runs: the broker's answer, not the locked dir of an offline fallback.
+    let unknown = strata_remote(&["remote", "ls", "--topic", "nosuch"], &args);
+    let err = String::from_utf8_lossy(&unknown.stderr);
+    assert!(!unknown.status.success(), "{err}");
+    assert!(err.contains("nosuch") && !err.contains("lock"), "{err}");
     rt.block_on(server.shutdown()).expect("clean shutdown");
 
     let ls = strata_remote(&["remote", "ls", "--topic", "cli"], &args);

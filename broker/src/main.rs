@@ -201,14 +201,27 @@ async fn remote(
             .first()
             .and_then(|d| client::recorded_addr(d)),
     ) {
-        if let Ok(rows) = client::remote_ls_rows(addr, topic) {
-            print_ls(topic, &rows);
-            if *records {
-                client::metadata_record_lines(addr)?
-                    .iter()
-                    .for_each(|l| println!("{l}"));
+        match client::remote_ls_rows(addr, topic) {
+            Ok(rows) => {
+                print_ls(topic, &rows);
+                if *records {
+                    client::metadata_record_lines(addr)?
+                        .iter()
+                        .for_each(|l| println!("{l}"));
+                }
+                return Ok(0);
             }
-            return Ok(0);
+            // The broker answered (an unknown topic, a store error): its answer, not the offline fallback's
+            // "log dir locked".
+            Err(e) if e.kind() == std::io::ErrorKind::Other => {
+                eprintln!(
+                    "strata remote ls: the broker serving {} answered: {e}",
+                    dirs.join(",")
+                );
+                return Ok(1);
+            }
+            // Nothing answers at the recorded address (a broker that stopped): read the dirs offline.
+            Err(_) => {}
         }
     }
     let tier = OfflineTier::open(&broker, tiering)
