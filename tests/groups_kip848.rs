@@ -383,3 +383,122 @@ async fn rdkafka_consumers_with_the_consumer_protocol_share_and_take_over() {
     drop(b);
     server.shutdown().await.unwrap();
 }
+
+/// OffsetDelete (KIP-496) on a live KIP-848 group: Kafka's OffsetMetadataManager refuses, per partition, a topic
+/// the group subscribes to (`ConsumerGroup.isSubscribedToTopic`: a member's topic names or a topic its regex
+/// resolves to) with GROUP_SUBSCRIBED_TO_TOPIC (86) and keeps that offset, and deletes the offsets of other
+/// topics.
+#[tokio::test]
+async fn offset_delete_refuses_topics_a_consumer_group_subscribes_to() {
+    use kafka_protocol::messages::offset_commit_request::{
+        OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+    };
+    use kafka_protocol::messages::offset_delete_request::{
+        OffsetDeleteRequestPartition, OffsetDeleteRequestTopic,
+    };
+    use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
+    use kafka_protocol::messages::{
+        OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse,
+        OffsetFetchRequest, OffsetFetchResponse, TopicName,
+    };
+    const TOPICS: [&str; 3] = ["od-named", "od-rx", "od-free"];
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_broker_with(dir.path(), BROKER).await;
+    let bs = bootstrap(&server);
+    for t in TOPICS {
+        create_topic(&bs, t, 1).await;
+    }
+    let addr = server.local_addr();
+    let mut by_name = Cgh::new(addr, "g-od848").await;
+    let mut by_regex = Cgh::new(addr, "g-od848").await;
+    assert_eq!(by_name.join(&["od-named"], None, None).await.error_code, 0);
+    assert_eq!(by_regex.join(&[], Some("od-r.*"), None).await.error_code, 0);
+    by_name.beat().await;
+
+    let mut c = connect(addr).await;
+    let commit = OffsetCommitRequest::default()
+        .with_group_id(GroupId(s("g-od848")))
+        .with_member_id(s(&by_name.id))
+        .with_generation_id_or_member_epoch(by_name.epoch)
+        .with_topics(
+            TOPICS
+                .iter()
+                .map(|t| {
+                    OffsetCommitRequestTopic::default()
+                        .with_name(TopicName(s(t)))
+                        .with_partitions(vec![OffsetCommitRequestPartition::default()
+                            .with_partition_index(0)
+                            .with_committed_offset(5)])
+                })
+                .collect(),
+        );
+    let r: OffsetCommitResponse = request(&mut c, ApiKey::OffsetCommit, 9, &commit)
+        .await
+        .unwrap();
+    for t in &r.topics {
+        assert_eq!(t.partitions[0].error_code, 0, "commit {r:?}");
+    }
+
+    let delete = OffsetDeleteRequest::default()
+        .with_group_id(GroupId(s("g-od848")))
+        .with_topics(
+            TOPICS
+                .iter()
+                .map(|t| {
+                    OffsetDeleteRequestTopic::default()
+                        .with_name(TopicName(s(t)))
+                        .with_partitions(vec![
+                            OffsetDeleteRequestPartition::default().with_partition_index(0)
+                        ])
+                })
+                .collect(),
+        );
+    let r: OffsetDeleteResponse = request(&mut c, ApiKey::OffsetDelete, 0, &delete)
+        .await
+        .unwrap();
+    assert_eq!(r.error_code, 0, "{r:?}");
+    let codes: Vec<(String, i16)> = r
+        .topics
+        .iter()
+        .map(|t| (t.name.0.to_string(), t.partitions[0].error_code))
+        .collect();
+    assert_eq!(
+        codes,
+        vec![
+            ("od-named".to_string(), 86),
+            ("od-rx".to_string(), 86),
+            ("od-free".to_string(), 0)
+        ],
+        "GROUP_SUBSCRIBED_TO_TOPIC for the subscribed topics"
+    );
+
+    let fetch = OffsetFetchRequest::default()
+        .with_group_id(GroupId(s("g-od848")))
+        .with_topics(Some(
+            TOPICS
+                .iter()
+                .map(|t| {
+                    OffsetFetchRequestTopic::default()
+                        .with_name(TopicName(s(t)))
+                        .with_partition_indexes(vec![0])
+                })
+                .collect(),
+        ));
+    let r: OffsetFetchResponse = request(&mut c, ApiKey::OffsetFetch, 7, &fetch)
+        .await
+        .unwrap();
+    let committed: Vec<(String, i64)> = r
+        .topics
+        .iter()
+        .map(|t| (t.name.0.to_string(), t.partitions[0].committed_offset))
+        .collect();
+    assert_eq!(
+        committed,
+        vec![
+            ("od-named".to_string(), 5),
+            ("od-rx".to_string(), 5),
+            ("od-free".to_string(), -1)
+        ]
+    );
+    server.shutdown().await.unwrap();
+}

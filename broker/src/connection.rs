@@ -5,7 +5,9 @@
 //! taken from `queued.max.request.bytes` shared by all connections (a declared length alone reserves nothing).
 //! On an SSL/SASL_SSL listener the TLS handshake comes first, within `socket.request.read.timeout.ms` of the
 //! accept (a stalled or garbled handshake closes only that connection); on a SASL listener nothing but
-//! ApiVersions and the SASL exchange is served before authentication (`crate::security::sasl`).
+//! ApiVersions and the SASL exchange is served before authentication (`crate::security::sasl`), its frames
+//! bounded by [`SASL_MAX_RECEIVE_SIZE`] (a raw SASL token after SaslHandshake v0 may be shorter than a request
+//! header).
 
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
@@ -43,11 +45,16 @@ const RESPONSE_QUEUE_BYTES: usize = 4 << 20;
 const TLS_READ_BUFFER: usize = 64 * 1024;
 /// The frame reader's buffer.
 const FRAME_READ_BUFFER: usize = 64 * 1024;
+/// The largest frame read before SASL authentication: Kafka's `sasl.server.max.receive.size` default (its
+/// SaslServerAuthenticator fails the authentication on a larger one).
+const SASL_MAX_RECEIVE_SIZE: usize = 512 * 1024;
+/// The smallest request: api key + version + correlation id + client id length.
+const MIN_REQUEST: usize = 10;
 
 /// Why a frame could not be read.
 #[derive(Debug)]
 enum FrameError {
-    /// A length below the smallest request header or above the configured maximum.
+    /// A length below the smallest request header (or below 0 for a raw SASL token) or above the maximum.
     BadLength(i32),
     /// The frame did not arrive in full within `socket.request.read.timeout.ms` of its first byte.
     TooSlow(Duration),
@@ -58,7 +65,9 @@ enum FrameError {
 /// What bounds the reading of one frame.
 #[derive(Debug, Clone)]
 struct FrameLimits {
-    /// `socket.request.max.bytes`.
+    /// The smallest frame: a request header, or nothing for a raw SASL token.
+    min: usize,
+    /// `socket.request.max.bytes` (before SASL authentication at most [`SASL_MAX_RECEIVE_SIZE`]).
     max: usize,
     /// `socket.request.read.timeout.ms`: from the first byte to the last (waiting for the bytes budget aside).
     read_timeout: Duration,
@@ -91,8 +100,7 @@ async fn read_frame<R: AsyncBufReadExt + Unpin>(
         Err(e) => return Err(FrameError::Io(e)),
     }
     let n = i32::from_be_bytes(len);
-    // api key + version + correlation id + client id length = 10 bytes minimum.
-    if n < 10 || n as usize > limits.max {
+    if n < 0 || (n as usize) < limits.min || n as usize > limits.max {
         return Err(FrameError::BadLength(n));
     }
     let n = n as usize;
@@ -249,10 +257,19 @@ async fn serve_stream<R, W>(
     let writer = tokio::spawn(write_loop(wr, rx, state.clone()));
     let cfg = broker.config();
     let limits = FrameLimits {
+        min: MIN_REQUEST,
         max: cfg.socket_request_max_bytes,
         read_timeout: Duration::from_millis(cfg.socket_request_read_timeout_ms),
         budget: conn.request_bytes().cloned(),
         low_water: Some(Arc::new(low_water)),
+    };
+    let pre_auth = FrameLimits {
+        max: limits.max.min(SASL_MAX_RECEIVE_SIZE),
+        ..limits.clone()
+    };
+    let raw_token = FrameLimits {
+        min: 0,
+        ..pre_auth.clone()
     };
     let idle = Duration::from_millis(cfg.connections_max_idle_ms);
     let close = state.close_token().clone();
@@ -291,15 +308,20 @@ async fn serve_stream<R, W>(
                 break;
             }
         }
+        let bounds = match sasl.as_ref() {
+            Some(s) if s.expects_raw_token() => &raw_token,
+            Some(s) if !s.authenticated() => &pre_auth,
+            _ => &limits,
+        };
         let frame = tokio::select! {
             _ = close.cancelled() => break,
-            f = read_frame(&mut rd, &limits) => f,
+            f = read_frame(&mut rd, bounds) => f,
         };
         let (frame, _budget) = match frame {
             Ok(Some(f)) => f,
             Ok(None) => break,
             Err(FrameError::BadLength(n)) => {
-                warn!(%peer, length = n, max = limits.max, "closing connection: request frame length out of range");
+                warn!(%peer, length = n, max = bounds.max, "closing connection: request frame length out of range");
                 break;
             }
             Err(FrameError::TooSlow(t)) => {
@@ -408,6 +430,7 @@ mod tests {
 
     fn limits(max: usize) -> FrameLimits {
         FrameLimits {
+            min: MIN_REQUEST,
             max,
             read_timeout: Duration::from_secs(5),
             budget: None,
@@ -432,6 +455,28 @@ mod tests {
             read_frame(&mut data, &limits(100)).await,
             Err(FrameError::BadLength(-1))
         ));
+    }
+
+    /// KIP-43: a raw SASL token after SaslHandshake v0 has no request header (a PLAIN token `\0a\0b` is 4
+    /// bytes, an empty token 0); the maximum and a negative length still close the connection.
+    #[tokio::test]
+    async fn a_raw_sasl_token_may_be_shorter_than_a_request_header() {
+        let raw = FrameLimits {
+            min: 0,
+            ..limits(100)
+        };
+        let mut data: &[u8] = &[0, 0, 0, 3, 1, 2, 3, 0, 0, 0, 0];
+        let (token, _) = read_frame(&mut data, &raw).await.unwrap().unwrap();
+        assert_eq!(&token[..], &[1, 2, 3]);
+        let (token, _) = read_frame(&mut data, &raw).await.unwrap().unwrap();
+        assert!(token.is_empty());
+        for bad in [[0xff, 0xff, 0xff, 0xff], [0, 0, 0, 101]] {
+            let mut data: &[u8] = &bad;
+            assert!(matches!(
+                read_frame(&mut data, &raw).await,
+                Err(FrameError::BadLength(_))
+            ));
+        }
     }
 
     #[tokio::test]

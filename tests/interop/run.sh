@@ -5,7 +5,7 @@
 # produce, consume, use a consumer group and an admin call, asserting counts and contents; confluent-kafka also
 # creates a compacted topic and reads back the latest value per key; confluent-kafka, kafka-python, aiokafka and
 # kafkajs run transactions (commit, abort, offsets in a transaction) checked with read_committed and
-# read_uncommitted consumers; then kcat against a second broker with tiering defaults reads back from the remote tier,
+# read_uncommitted consumers; kafka-python 2.0.2 SASL (SaslHandshake v0) when KP2_PYTHON is set; then kcat against a second broker with tiering defaults reads back from the remote tier,
 # byte-identical, with /metrics showing remote fetch bytes. Needs tests/interop/install.sh first. Prints "N passed, M failed"; exits non-zero on a failure.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -104,6 +104,34 @@ else
   fail=$((fail + 1)); echo "FAIL sigterm-clean-shutdown"; tail -20 "$WORK/broker.log"
 fi
 PID=
+
+# kafka-python 2.0.2 logs in with SaslHandshake v0 and raw SASL tokens (KIP-43), PLAIN and SCRAM-SHA-256. Optional
+# (not installed by install.sh: kafka-python 2.0.2 does not import on Python 3.12+): KP2_PYTHON, else
+# $PREFIX/venv-kp2/bin/python (`python3.11 -m venv $PREFIX/venv-kp2 && $PREFIX/venv-kp2/bin/pip install
+# kafka-python==2.0.2`).
+KP2=${KP2_PYTHON:-$PREFIX/venv-kp2/bin/python}
+sasl_v0_check() {
+  local data="$WORK/sasl" bs=""
+  RUST_LOG=info "$BIN" --override listeners=SASL_PLAINTEXT://127.0.0.1:0 --override "log.dirs=$data" \
+    --override sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256 \
+    --override 'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";' \
+    2>"$WORK/sasl.log" &
+  PID=$!
+  for _ in $(seq 1 300); do
+    bs=$(grep -o 'bootstrap.servers=[^ ]*' "$WORK/sasl.log" | head -1 | cut -d= -f2 || true)
+    [ -n "$bs" ] && break
+    sleep 0.1
+  done
+  [ -n "$bs" ] || { cat "$WORK/sasl.log"; return 1; }
+  timeout 60 "$PREFIX/venv/bin/python" "$HERE/sasl_v0.py" "$bs" admin
+  timeout 180 "$KP2" "$HERE/sasl_v0.py" "$bs" client || { grep -E 'WARN|ERROR' "$WORK/sasl.log" | tail -10; return 1; }
+  kill -TERM "$PID"; wait "$PID"; PID=
+}
+if [ -x "$KP2" ]; then
+  check kafka-python-2.0.2-sasl-v0 sasl_v0_check
+else
+  echo "skip kafka-python-2.0.2-sasl-v0 (no $KP2)"
+fi
 
 # Tiered storage the README's way: broker defaults make kcat's auto-created topic tiered; once the local
 # segments are gone, kcat reads everything back from the remote tier (the filesystem backend under log.dirs).

@@ -124,6 +124,12 @@ impl ConsumerGroup {
         }
     }
 
+    /// Whether some member subscribes to `topic`, by name or by a regex matching it (Kafka's
+    /// `ConsumerGroup.isSubscribedToTopic`; `topic` is an existing topic, so a matching regex resolves to it).
+    pub fn subscribes_to(&self, topic: &str) -> bool {
+        self.members.values().any(|m| subscribes(m, topic))
+    }
+
     /// Every topic some member subscribes to (by name or regex) among `topics`.
     fn subscribed(&self, topics: &BTreeMap<String, i32>) -> BTreeMap<String, i32> {
         topics

@@ -43,6 +43,23 @@ impl GroupCoordinator {
             .is_some_and(|g| !g.members.is_empty())
     }
 
+    /// Of `topics`, those the members of the non-empty KIP-848 group `group_id` subscribe to (by name or regex);
+    /// `None` when there is no such group.
+    pub(crate) fn consumer_group_subscribed<'a>(
+        &self,
+        group_id: &str,
+        topics: impl Iterator<Item = &'a str>,
+    ) -> Option<std::collections::HashSet<String>> {
+        let groups = self.consumer_groups();
+        let g = groups.get(group_id).filter(|g| !g.members.is_empty())?;
+        Some(
+            topics
+                .filter(|t| g.subscribes_to(t))
+                .map(str::to_string)
+                .collect(),
+        )
+    }
+
     /// Drops an empty consumer group (DeleteGroups); whether there was one.
     pub(crate) fn forget_consumer_group(&self, group_id: &str) -> bool {
         let mut groups = self.consumer_groups();

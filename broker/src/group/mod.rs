@@ -544,8 +544,10 @@ impl GroupCoordinator {
     }
 
     /// OffsetDelete (KIP-496): removes committed offsets of `partitions` (known topics' partitions) unless a
-    /// member of the non-empty group subscribes to the topic. Returns the group-level error, or one outcome per
-    /// partition (GROUP_SUBSCRIBED_TO_TOPIC or deleted). Blocking.
+    /// member of the non-empty group subscribes to the topic: for a classic group by its protocol metadata, for a
+    /// KIP-848 group by its members' topic names and regexes (Kafka's OffsetMetadataManager asks
+    /// `group.isSubscribedToTopic` for both). Returns the group-level error, or one outcome per partition
+    /// (GROUP_SUBSCRIBED_TO_TOPIC or deleted). Blocking.
     pub fn delete_offsets(
         &self,
         group_id: &str,
@@ -554,8 +556,12 @@ impl GroupCoordinator {
         if !valid_group_id(group_id) {
             return Err(GroupError::InvalidGroupId(group_id.to_string()).into());
         }
+        let consumer =
+            self.consumer_group_subscribed(group_id, partitions.iter().map(|(t, _)| t.as_str()));
         // None: every topic counts as subscribed (a member's subscription could not be read).
-        let subscribed: Option<std::collections::HashSet<String>> = {
+        let subscribed: Option<std::collections::HashSet<String>> = if consumer.is_some() {
+            consumer
+        } else {
             let groups = self.lock();
             match groups.get(group_id) {
                 Some(g) if !g.members.is_empty() => {

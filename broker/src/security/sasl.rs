@@ -3,6 +3,11 @@
 //! exchange a connection goes through before anything else is served: ApiVersions, SaslHandshake (v0–v1),
 //! SaslAuthenticate (v0–v2). Any other request before authentication closes the connection, as Kafka does; wrong
 //! credentials are answered SASL_AUTHENTICATION_FAILED with a message, then the connection is closed.
+//!
+//! After a SaslHandshake v0 (KIP-43) the client sends its SASL tokens as raw length-prefixed frames with no
+//! request header, and each server token goes back the same way (an empty one as a 4-byte zero length), as
+//! Kafka's SaslServerAuthenticator does with its Kafka SaslAuthenticate headers off; wrong credentials close the
+//! connection without an answer. Re-authentication (KIP-368) needs SaslHandshake v1 or later.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -260,7 +265,7 @@ pub enum Step {
     Reply(Bytes),
     /// Send this response, then close (the reason is logged).
     ReplyAndClose(Bytes, String),
-    /// Close without an answer.
+    /// Close without an answer (also how a raw-token exchange after SaslHandshake v0 fails).
     Close(String),
     /// The session ended (`connections.max.reauth.ms`) without a re-authentication: close, as Kafka does.
     Expired(String),
@@ -294,6 +299,8 @@ pub struct Session {
     reauth: Option<Reauth>,
     expires: Option<Instant>,
     completed: Option<Completed>,
+    /// A SaslHandshake v0 was answered: the frames up to the end of the exchange are raw SASL tokens.
+    raw_tokens: bool,
 }
 
 impl Session {
@@ -311,6 +318,7 @@ impl Session {
             reauth: None,
             expires: None,
             completed: None,
+            raw_tokens: false,
         }
     }
 
@@ -324,6 +332,17 @@ impl Session {
         self.mechanism.as_deref()
     }
 
+    /// Whether the next frame is a raw SASL token (after SaslHandshake v0), not a request: it has no request
+    /// header, so it may be shorter than one.
+    pub fn expects_raw_token(&self) -> bool {
+        self.raw_tokens
+    }
+
+    /// Whether the connection has authenticated (it stays so through a re-authentication).
+    pub fn authenticated(&self) -> bool {
+        self.principal.is_some()
+    }
+
     /// The exchange that ended well with the last [`Step::Reply`], once.
     pub fn take_completed(&mut self) -> Option<Completed> {
         self.completed.take()
@@ -332,6 +351,9 @@ impl Session {
     /// Handles a frame: before authentication, every one; afterwards a SaslHandshake starts a re-authentication,
     /// and any other request is served while the session lasts and closes the connection once it has expired.
     pub fn step(&mut self, frame: Bytes) -> Step {
+        if self.raw_tokens {
+            return self.raw_token(&frame);
+        }
         if self.principal.is_some() && self.reauth.is_none() {
             let api = frame.get(..2).map(|b| i16::from_be_bytes([b[0], b[1]]));
             if api != Some(ApiKey::SaslHandshake as i16) {
@@ -370,6 +392,11 @@ impl Session {
                     .collect();
                 // KIP-368: an authenticated session starts a re-authentication with a new SaslHandshake.
                 let reauth = self.principal.is_some() && self.reauth.is_none();
+                if reauth && version == 0 {
+                    return Step::Close(
+                        "SaslHandshake v0 cannot start a re-authentication (KIP-368 needs v1 or later)".into(),
+                    );
+                }
                 let error = if self.mechanism.is_some() && !reauth {
                     Some(Error::IllegalSaslState("a second SaslHandshake".into()))
                 } else if !self.config.mechanisms.contains(&asked) {
@@ -402,6 +429,8 @@ impl Session {
                             self.scram = None;
                         }
                         self.mechanism = Some(asked);
+                        // KIP-43: v0 has no SaslAuthenticate; raw tokens follow.
+                        self.raw_tokens = version == 0;
                         Step::Reply(bytes)
                     }
                     Some(e) => Step::ReplyAndClose(bytes, e.to_string()),
@@ -453,6 +482,30 @@ impl Session {
             other => Step::Close(format!(
                 "{other:?} request before SASL authentication (only ApiVersions, SaslHandshake and SaslAuthenticate are served)"
             )),
+        }
+    }
+
+    /// One raw SASL token after SaslHandshake v0: the server's token goes back length-prefixed (empty for PLAIN's
+    /// success); a failure closes the connection without an answer. The session ends after the mechanism's
+    /// `connections.max.reauth.ms` as for SaslAuthenticate v0 (such a client cannot re-authenticate).
+    fn raw_token(&mut self, token: &[u8]) -> Step {
+        match self.authenticate(token) {
+            Ok((server, user)) => {
+                let mut reply = Vec::with_capacity(4 + server.len());
+                reply.extend_from_slice(&(server.len() as i32).to_be_bytes());
+                reply.extend_from_slice(&server);
+                if let Some(user) = user {
+                    let lifetime_ms = self.lifetime_ms();
+                    self.principal = Some(user);
+                    self.scram = None;
+                    self.raw_tokens = false;
+                    self.expires = (lifetime_ms > 0)
+                        .then(|| Instant::now() + Duration::from_millis(lifetime_ms));
+                    self.completed = Some(Completed::Authenticated);
+                }
+                Step::Reply(Bytes::from(reply))
+            }
+            Err(e) => Step::Close(format!("SASL authentication failed: {e}")),
         }
     }
 
