@@ -310,7 +310,7 @@ async fn serve_stream<R, W>(
         }
         let bounds = match sasl.as_ref() {
             Some(s) if s.expects_raw_token() => &raw_token,
-            Some(s) if !s.authenticated() => &pre_auth,
+            Some(s) if !s.authenticated() || s.reauthenticating() => &pre_auth,
             _ => &limits,
         };
         let frame = tokio::select! {

@@ -343,6 +343,11 @@ impl Session {
         self.principal.is_some()
     }
 
+    /// Whether a re-authentication (KIP-368) is under way: its frames are bounded as before authentication.
+    pub fn reauthenticating(&self) -> bool {
+        self.reauth.is_some()
+    }
+
     /// The exchange that ended well with the last [`Step::Reply`], once.
     pub fn take_completed(&mut self) -> Option<Completed> {
         self.completed.take()
