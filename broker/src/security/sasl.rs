@@ -467,14 +467,7 @@ impl Session {
                 };
                 match result {
                     Ok((_, Some(user))) => {
-                        self.principal = Some(user);
-                        self.scram = None;
-                        self.expires = (lifetime_ms > 0)
-                            .then(|| Instant::now() + Duration::from_millis(lifetime_ms));
-                        self.completed = Some(match self.reauth.take() {
-                            Some(_) => Completed::Reauthenticated,
-                            None => Completed::Authenticated,
-                        });
+                        self.finish(user, lifetime_ms);
                         Step::Reply(bytes)
                     }
                     Ok((_, None)) => Step::Reply(bytes),
@@ -500,18 +493,26 @@ impl Session {
                 reply.extend_from_slice(&(server.len() as i32).to_be_bytes());
                 reply.extend_from_slice(&server);
                 if let Some(user) = user {
-                    let lifetime_ms = self.lifetime_ms();
-                    self.principal = Some(user);
-                    self.scram = None;
-                    self.raw_tokens = false;
-                    self.expires = (lifetime_ms > 0)
-                        .then(|| Instant::now() + Duration::from_millis(lifetime_ms));
-                    self.completed = Some(Completed::Authenticated);
+                    self.finish(user, self.lifetime_ms());
                 }
                 Step::Reply(Bytes::from(reply))
             }
             Err(e) => Step::Close(format!("SASL authentication failed: {e}")),
         }
+    }
+
+    /// An exchange ended well: `user` is the principal, the session lasts `lifetime_ms` (0: no end), requests
+    /// follow (no raw tokens), and what completed is kept for [`Session::take_completed`].
+    fn finish(&mut self, user: String, lifetime_ms: u64) {
+        self.principal = Some(user);
+        self.scram = None;
+        self.raw_tokens = false;
+        self.expires =
+            (lifetime_ms > 0).then(|| Instant::now() + Duration::from_millis(lifetime_ms));
+        self.completed = Some(match self.reauth.take() {
+            Some(_) => Completed::Reauthenticated,
+            None => Completed::Authenticated,
+        });
     }
 
     /// The session lifetime of the chosen mechanism (0: no end).
