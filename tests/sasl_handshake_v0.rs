@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
 use bytes::Bytes;
-use common::raw::{connect, read_frame, request, send_frame};
+use common::raw::{connect, read_frame, request, sasl_authenticate, sasl_handshake, send_frame};
 use hmac::{Hmac, Mac};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
@@ -50,24 +50,7 @@ async fn start(data: &std::path::Path) -> strata_broker::Server {
 
 /// SaslHandshake v0 for `mechanism`: its error code.
 async fn handshake_v0(s: &mut TcpStream, mechanism: &'static str) -> i16 {
-    let r: SaslHandshakeResponse = request(
-        s,
-        ApiKey::SaslHandshake,
-        0,
-        &SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str(mechanism)),
-    )
-    .await
-    .expect("SaslHandshake answered");
-    r.error_code
-}
-
-/// SaslHandshake v1 for PLAIN: its error code.
-async fn handshake_v1(s: &mut TcpStream) -> i16 {
-    let req = SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str("PLAIN"));
-    let r: SaslHandshakeResponse = request(s, ApiKey::SaslHandshake, 1, &req)
-        .await
-        .expect("SaslHandshake v1 answered");
-    r.error_code
+    sasl_handshake(s, 0, mechanism).await.error_code
 }
 
 /// Sends a raw token and reads the raw answer (`None`: the broker closed the connection).
@@ -238,20 +221,17 @@ fn a_raw_token_over_the_sasl_receive_size_closes_the_connection() {
         // During a re-authentication (KIP-368, SaslHandshake v1 on an authenticated connection) frames are
         // bounded as before authentication: a 600 KiB frame closes the connection.
         let mut s = connect(b.local_addrs()[1]).await;
-        let authenticate =
-            |token: Vec<u8>| SaslAuthenticateRequest::default().with_auth_bytes(Bytes::from(token));
-        assert_eq!(handshake_v1(&mut s).await, 0);
-        let r: SaslAuthenticateResponse = request(
-            &mut s,
-            ApiKey::SaslAuthenticate,
-            1,
-            &authenticate(b"\0al\0pw".to_vec()),
-        )
-        .await
-        .expect("authenticated");
+        assert_eq!(sasl_handshake(&mut s, 1, "PLAIN").await.error_code, 0);
+        let r = sasl_authenticate(&mut s, b"\0al\0pw")
+            .await
+            .expect("authenticated");
         assert_eq!(r.error_code, 0);
         assert!(metadata(&mut s).await.is_some());
-        assert_eq!(handshake_v1(&mut s).await, 0, "re-authentication starts");
+        assert_eq!(
+            sasl_handshake(&mut s, 1, "PLAIN").await.error_code,
+            0,
+            "re-authentication starts"
+        );
         // A frame declared at 600 KiB: refused from its length (the broker closes before reading it).
         s.write_all(&(600 * 1024i32).to_be_bytes()).await.unwrap();
         assert!(

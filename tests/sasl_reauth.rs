@@ -8,7 +8,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::raw::{connect, read_frame, request};
+use common::raw::{connect, metadata, read_frame, request, sasl_authenticate, sasl_handshake};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use rdkafka::producer::{FutureProducer, FutureRecord};
@@ -50,33 +50,6 @@ async fn start(data: &std::path::Path) -> strata_broker::Server {
     .await
 }
 
-async fn handshake(s: &mut tokio::net::TcpStream, mechanism: &'static str) -> i16 {
-    let r: SaslHandshakeResponse = request(
-        s,
-        ApiKey::SaslHandshake,
-        1,
-        &SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str(mechanism)),
-    )
-    .await
-    .expect("SaslHandshake answered");
-    r.error_code
-}
-
-async fn authenticate(s: &mut tokio::net::TcpStream, token: &[u8]) -> SaslAuthenticateResponse {
-    request(
-        s,
-        ApiKey::SaslAuthenticate,
-        2,
-        &SaslAuthenticateRequest::default().with_auth_bytes(bytes::Bytes::copy_from_slice(token)),
-    )
-    .await
-    .expect("SaslAuthenticate answered")
-}
-
-async fn metadata(s: &mut tokio::net::TcpStream) -> Option<MetadataResponse> {
-    request(s, ApiKey::Metadata, 12, &MetadataRequest::default()).await
-}
-
 fn sasl_client(bootstrap: &str, mechanism: &str, user: &str, password: &str) -> FutureProducer {
     let mut c = common::client_config(bootstrap);
     c.set("security.protocol", "sasl_plaintext")
@@ -101,8 +74,10 @@ fn a_producer_keeps_producing_across_re_authentications() {
         common::create_topic(&b.local_addrs()[0].to_string(), "reauth", 1).await;
 
         let mut s = connect(b.local_addrs()[1]).await;
-        assert_eq!(handshake(&mut s, "PLAIN").await, 0);
-        let r = authenticate(&mut s, b"\0alice\0alice-secret").await;
+        assert_eq!(sasl_handshake(&mut s, 1, "PLAIN").await.error_code, 0);
+        let r = sasl_authenticate(&mut s, b"\0alice\0alice-secret")
+            .await
+            .expect("SaslAuthenticate answered");
         assert_eq!(
             (r.error_code, r.session_lifetime_ms),
             (0, PLAIN_LIFETIME_MS as i64),
@@ -215,9 +190,11 @@ fn an_expired_session_is_closed_at_its_next_request() {
         let dir = tempfile::tempdir().unwrap();
         let b = start(dir.path()).await;
         let mut s = connect(b.local_addrs()[1]).await;
-        assert_eq!(handshake(&mut s, "PLAIN").await, 0);
+        assert_eq!(sasl_handshake(&mut s, 1, "PLAIN").await.error_code, 0);
         let authenticated = Instant::now();
-        let r = authenticate(&mut s, b"\0alice\0alice-secret").await;
+        let r = sasl_authenticate(&mut s, b"\0alice\0alice-secret")
+            .await
+            .expect("SaslAuthenticate answered");
         assert_eq!(r.error_code, 0, "{r:?}");
         let deadline =
             authenticated + Duration::from_millis(PLAIN_LIFETIME_MS) + Duration::from_secs(5);
@@ -254,10 +231,11 @@ fn re_authentication_with_another_principal_or_mechanism_is_refused() {
         let addr = b.local_addrs()[1];
         let login = || async {
             let mut s = connect(addr).await;
-            assert_eq!(handshake(&mut s, "PLAIN").await, 0);
+            assert_eq!(sasl_handshake(&mut s, 1, "PLAIN").await.error_code, 0);
             assert_eq!(
-                authenticate(&mut s, b"\0alice\0alice-secret")
+                sasl_authenticate(&mut s, b"\0alice\0alice-secret")
                     .await
+                    .expect("SaslAuthenticate answered")
                     .error_code,
                 0
             );
@@ -265,8 +243,10 @@ fn re_authentication_with_another_principal_or_mechanism_is_refused() {
         };
 
         let mut same = login().await;
-        assert_eq!(handshake(&mut same, "PLAIN").await, 0);
-        let r = authenticate(&mut same, b"\0alice\0alice-secret").await;
+        assert_eq!(sasl_handshake(&mut same, 1, "PLAIN").await.error_code, 0);
+        let r = sasl_authenticate(&mut same, b"\0alice\0alice-secret")
+            .await
+            .expect("SaslAuthenticate answered");
         assert_eq!(
             (r.error_code, r.session_lifetime_ms),
             (0, PLAIN_LIFETIME_MS as i64),
@@ -279,8 +259,10 @@ fn re_authentication_with_another_principal_or_mechanism_is_refused() {
         assert_eq!(b.broker().metrics().reauthentications("SASL"), 1);
 
         let mut other = login().await;
-        assert_eq!(handshake(&mut other, "PLAIN").await, 0);
-        let r = authenticate(&mut other, b"\0bob\0bob-secret").await;
+        assert_eq!(sasl_handshake(&mut other, 1, "PLAIN").await.error_code, 0);
+        let r = sasl_authenticate(&mut other, b"\0bob\0bob-secret")
+            .await
+            .expect("SaslAuthenticate answered");
         assert_eq!(r.error_code, 58, "{r:?}");
         let msg = r.error_message.as_deref().unwrap_or_default().to_string();
         assert!(
@@ -293,8 +275,15 @@ fn re_authentication_with_another_principal_or_mechanism_is_refused() {
         );
 
         let mut mech = login().await;
-        assert_eq!(handshake(&mut mech, "SCRAM-SHA-256").await, 0);
-        let r = authenticate(&mut mech, b"n,,n=alice,r=abcdefgh").await;
+        assert_eq!(
+            sasl_handshake(&mut mech, 1, "SCRAM-SHA-256")
+                .await
+                .error_code,
+            0
+        );
+        let r = sasl_authenticate(&mut mech, b"n,,n=alice,r=abcdefgh")
+            .await
+            .expect("SaslAuthenticate answered");
         assert_eq!(r.error_code, 58, "{r:?}");
         let msg = r.error_message.as_deref().unwrap_or_default().to_string();
         assert!(

@@ -11,7 +11,10 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::raw::{connect, read_frame, request, send_frame};
+use common::raw::{
+    connect, metadata, read_frame, request, sasl_authenticate as authenticate, sasl_handshake,
+    send_frame,
+};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair};
@@ -279,37 +282,6 @@ fn sasl_plaintext_and_sasl_ssl_with_plain_serve_produce_and_consume() {
     });
 }
 
-async fn handshake(
-    s: &mut tokio::net::TcpStream,
-    mechanism: &'static str,
-) -> SaslHandshakeResponse {
-    request(
-        s,
-        ApiKey::SaslHandshake,
-        1,
-        &SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str(mechanism)),
-    )
-    .await
-    .expect("SaslHandshake answered")
-}
-
-async fn authenticate(
-    s: &mut tokio::net::TcpStream,
-    token: &[u8],
-) -> Option<SaslAuthenticateResponse> {
-    request(
-        s,
-        ApiKey::SaslAuthenticate,
-        2,
-        &SaslAuthenticateRequest::default().with_auth_bytes(bytes::Bytes::copy_from_slice(token)),
-    )
-    .await
-}
-
-async fn metadata(s: &mut tokio::net::TcpStream) -> Option<MetadataResponse> {
-    request(s, ApiKey::Metadata, 12, &MetadataRequest::default()).await
-}
-
 /// Kafka: wrong credentials are answered SASL_AUTHENTICATION_FAILED (58) with a message and the connection is
 /// closed; an unknown mechanism gets UNSUPPORTED_SASL_MECHANISM (33) with the enabled ones; a request other than
 /// ApiVersions/SaslHandshake/SaslAuthenticate before authentication closes the connection. Another authenticated
@@ -329,7 +301,7 @@ fn wrong_credentials_are_refused_while_another_client_keeps_working() {
         )
         .await
         .expect("ApiVersions before authentication");
-        assert_eq!(handshake(&mut good, "PLAIN").await.error_code, 0);
+        assert_eq!(sasl_handshake(&mut good, 1, "PLAIN").await.error_code, 0);
         let ok = authenticate(&mut good, b"\0alice\0alice-secret")
             .await
             .unwrap();
@@ -338,7 +310,7 @@ fn wrong_credentials_are_refused_while_another_client_keeps_working() {
 
         for token in [&b"\0alice\0wrong"[..], b"\0mallory\0alice-secret"] {
             let mut bad = connect(addr).await;
-            assert_eq!(handshake(&mut bad, "PLAIN").await.error_code, 0);
+            assert_eq!(sasl_handshake(&mut bad, 1, "PLAIN").await.error_code, 0);
             let r = authenticate(&mut bad, token)
                 .await
                 .expect("an answer before the close");
@@ -357,7 +329,7 @@ fn wrong_credentials_are_refused_while_another_client_keeps_working() {
         }
 
         let mut scram = connect(addr).await;
-        let r = handshake(&mut scram, "SCRAM-SHA-256").await;
+        let r = sasl_handshake(&mut scram, 1, "SCRAM-SHA-256").await;
         assert_eq!(r.error_code, 33);
         assert_eq!(
             r.mechanisms.iter().map(|m| m.as_str()).collect::<Vec<_>>(),
@@ -374,7 +346,7 @@ fn wrong_credentials_are_refused_while_another_client_keeps_working() {
 
         // On a PLAINTEXT listener there is no SASL exchange: ILLEGAL_SASL_STATE (34), as Kafka answers.
         let mut plain = connect(b.addr(0)).await;
-        assert_eq!(handshake(&mut plain, "PLAIN").await.error_code, 34);
+        assert_eq!(sasl_handshake(&mut plain, 1, "PLAIN").await.error_code, 34);
         b.server.shutdown().await.unwrap();
     });
 }

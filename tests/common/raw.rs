@@ -63,6 +63,35 @@ pub async fn request<Req: Encodable, Resp: Decodable>(
     Some(Resp::decode(&mut resp, version).expect("decodable response"))
 }
 
+/// SaslHandshake v`version` for `mechanism` (panics if the connection closed first).
+pub async fn sasl_handshake(
+    s: &mut TcpStream,
+    version: i16,
+    mechanism: &'static str,
+) -> kafka_protocol::messages::SaslHandshakeResponse {
+    let req = kafka_protocol::messages::SaslHandshakeRequest::default()
+        .with_mechanism(StrBytes::from_static_str(mechanism));
+    request(s, ApiKey::SaslHandshake, version, &req)
+        .await
+        .expect("SaslHandshake answered")
+}
+
+/// SaslAuthenticate v2 with `token`; `None` if the connection was closed.
+pub async fn sasl_authenticate(
+    s: &mut TcpStream,
+    token: &[u8],
+) -> Option<kafka_protocol::messages::SaslAuthenticateResponse> {
+    let req = kafka_protocol::messages::SaslAuthenticateRequest::default()
+        .with_auth_bytes(Bytes::copy_from_slice(token));
+    request(s, ApiKey::SaslAuthenticate, 2, &req).await
+}
+
+/// Metadata v12 of every topic; `None` if the connection was closed.
+pub async fn metadata(s: &mut TcpStream) -> Option<kafka_protocol::messages::MetadataResponse> {
+    let req = kafka_protocol::messages::MetadataRequest::default();
+    request(s, ApiKey::Metadata, 12, &req).await
+}
+
 /// One uncompressed v2 batch holding `values` with timestamps `ts0, ts0+1, ...`.
 pub fn batch_at(values: &[&[u8]], ts0: i64) -> Bytes {
     let records: Vec<Record> = values
