@@ -74,13 +74,18 @@ impl GroupCoordinator {
     /// is deleted (tombstones for its records; its committed offsets stay) so a classic group takes the id. A
     /// failed write leaves the consumer group as it was. Blocking.
     pub fn replace_empty_consumer_group(&self, group_id: &str) -> Result<()> {
+        let empty = |groups: &std::collections::HashMap<String, ConsumerGroup>| {
+            groups.get(group_id).is_some_and(|g| g.members.is_empty())
+        };
+        // Most joins find no consumer group: they do not wait for the KIP-848 writer.
+        if !empty(&self.consumer_groups()) {
+            return Ok(());
+        }
         let _one_writer = self.persist.lock().unwrap_or_else(|p| p.into_inner());
         let removed = {
             let mut groups = self.consumer_groups();
-            match groups.get(group_id) {
-                Some(g) if g.members.is_empty() => groups.remove(group_id),
-                _ => None,
-            }
+            // Checked again under the writer lock: a heartbeat may have joined since.
+            empty(&groups).then(|| groups.remove(group_id)).flatten()
         };
         let Some(group) = removed else {
             return Ok(());
@@ -98,14 +103,21 @@ impl GroupCoordinator {
         Ok(())
     }
 
-    /// Kafka's `maybeDeleteEmptyClassicGroup`, run before a ConsumerGroupHeartbeat: an empty classic group of that
-    /// id is deleted (a tombstone for its metadata; its committed offsets stay) so a consumer group takes the id.
+    /// Run before a ConsumerGroupHeartbeat: a classic group of that id with members refuses it (WrongGroupType);
+    /// an empty one is deleted, as Kafka's `maybeDeleteEmptyClassicGroup` (a tombstone for its metadata; its
+    /// committed offsets stay), so a consumer group takes the id.
     fn replace_empty_classic_group(&self, group_id: &str) -> Result<(), GroupError> {
         let removed = {
             let mut groups = self.lock();
             match groups.get(group_id) {
-                Some(g) if g.members.is_empty() => groups.remove(group_id),
-                _ => None,
+                Some(g) if !g.members.is_empty() => {
+                    return Err(GroupError::WrongGroupType {
+                        group: group_id.to_string(),
+                        wanted: CONSUMER,
+                    })
+                }
+                Some(_) => groups.remove(group_id),
+                None => None,
             }
         };
         let Some(group) = removed else {
@@ -186,12 +198,6 @@ impl GroupCoordinator {
                     known: self.consumer_assignors.clone(),
                 });
             }
-        }
-        if self.has_classic_members(&hb.group_id) {
-            return Err(GroupError::WrongGroupType {
-                group: hb.group_id,
-                wanted: CONSUMER,
-            });
         }
         self.replace_empty_classic_group(&hb.group_id)?;
         let default_assignor = self.default_assignor();
@@ -314,12 +320,6 @@ impl GroupCoordinator {
                 current: m.epoch,
             })
         })
-    }
-
-    fn has_classic_members(&self, group_id: &str) -> bool {
-        self.lock()
-            .get(group_id)
-            .is_some_and(|g| !g.members.is_empty())
     }
 
     /// The KIP-848 commit check of `group_id`, if it is a consumer group.
