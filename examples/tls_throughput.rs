@@ -3,7 +3,8 @@
 //! (default 200000 messages of 1024 bytes). Prints MB/s per protocol and the SASL_SSL/PLAINTEXT ratio, and (on
 //! Linux) the CPU seconds each group of threads used in each phase: the benchmark's own thread, librdkafka's
 //! threads (`rdk:*`) and the broker's runtime (`tokio-*`, workers and blocking pool).
-//! `TLS_THROUGHPUT_ONLY=PLAINTEXT` or `SASL_SSL` runs one protocol alone (for `perf record`). Not a test.
+//! `TLS_THROUGHPUT_ONLY=PLAINTEXT` or `SASL_SSL` runs one protocol alone and `TLS_THROUGHPUT_PRODUCE_ONLY=1`
+//! skips the consumers (for `perf record`). Not a test.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -18,6 +19,12 @@ fn client(bootstrap: &str, extra: &[(&str, String)]) -> ClientConfig {
     c.set("bootstrap.servers", bootstrap).set("log_level", "3");
     for (k, v) in extra {
         c.set(*k, v);
+    }
+    if let Ok(more) = std::env::var("TLS_THROUGHPUT_CLIENT") {
+        for kv in more.split(',').filter(|s| !s.is_empty()) {
+            let (k, v) = kv.split_once('=').expect("k=v");
+            c.set(k, v);
+        }
     }
     c
 }
@@ -114,6 +121,10 @@ fn run(
         produce.as_secs_f64(),
         cpu_since(&cpu)
     );
+    let mb = (n * size) as f64 / 1e6;
+    if std::env::var_os("TLS_THROUGHPUT_PRODUCE_ONLY").is_some() {
+        return (mb / produce.as_secs_f64(), 0.0);
+    }
 
     let mut cc = client(bootstrap, extra);
     cc.set("group.id", format!("bench-{topic}"))
@@ -144,7 +155,6 @@ fn run(
         consume.as_secs_f64(),
         cpu_since(&cpu)
     );
-    let mb = (n * size) as f64 / 1e6;
     (mb / produce.as_secs_f64(), mb / consume.as_secs_f64())
 }
 

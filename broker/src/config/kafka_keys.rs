@@ -246,7 +246,7 @@ pub const KAFKA_ONLY_KEYS: &[ConfigKey] = &[
     no("sasl.oauthbearer.scope.claim.name", Type::String, "Name of the scope claim.", WHY4),
     no("sasl.oauthbearer.sub.claim.name", Type::String, "Name of the subject claim.", WHY4),
     no("sasl.oauthbearer.token.endpoint.url", Type::String, "OAuth token endpoint URL or token file.", WHY4),
-    no("sasl.server.callback.handler.class", Type::String, "SASL server callback handler (listener+mechanism prefixed).", WHY4),
+    no("sasl.server.callback.handler.class", Type::String, "SASL server callback handler (listener+mechanism prefixed); for OAUTHBEARER only Kafka's unsecured validator is accepted, any other stops start-up.", WHY4),
     no("sasl.server.max.receive.size", Type::String, "Max receive size during SASL auth.", WHY4),
     no("security.inter.broker.protocol", Type::String, "Security protocol between brokers (if inter.broker.listener.name unset).", WHY4),
     no("security.providers", Type::String, "SecurityProviderCreator classes.", WHY4),

@@ -576,7 +576,8 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
         "sasl.enabled.mechanisms",
         Type::List,
         "SASL mechanisms of SASL_PLAINTEXT/SASL_SSL listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (SCRAM users \
-         managed with AlterUserScramCredentials, kept in the metadata dir)",
+         managed with AlterUserScramCredentials, kept in the metadata dir), OAUTHBEARER (unsecured JWS tokens, \
+         for development)",
     )
     .default("PLAIN")
     .validator(Validator::NonEmpty),
@@ -584,7 +585,8 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
         "sasl.jaas.config",
         Type::Password,
         "JAAS line of the PLAIN users (PlainLoginModule required user_<name>=\"<password>\" ...;); per listener \
-         and mechanism as listener.name.<l>.plain.sasl.jaas.config",
+         and mechanism as listener.name.<l>.plain.sasl.jaas.config; OAUTHBEARER reads the unsecuredValidator* \
+         options of an OAuthBearerLoginModule line (listener.name.<l>.oauthbearer.sasl.jaas.config)",
     ),
     ConfigKey::new(
         "connections.max.reauth.ms",

@@ -3,6 +3,7 @@
 //! file or password stops start-up with an error naming the key and the file.
 
 pub mod client_cert;
+pub mod oauthbearer;
 pub mod sasl;
 pub mod self_signed;
 pub mod tls;

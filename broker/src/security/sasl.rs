@@ -1,4 +1,5 @@
-//! SASL on SASL_PLAINTEXT and SASL_SSL listeners: `sasl.enabled.mechanisms`, the PLAIN users of the listener's
+//! SASL on SASL_PLAINTEXT and SASL_SSL listeners: `sasl.enabled.mechanisms` (PLAIN, SCRAM-SHA-256/512, OAUTHBEARER
+//! with unsecured tokens: `oauthbearer.rs`), the PLAIN users of the listener's
 //! JAAS line (`user_<name>="<password>"` options of `PlainLoginModule`, read as Kafka reads them), and the
 //! exchange a connection goes through before anything else is served: ApiVersions, SaslHandshake (v0–v1),
 //! SaslAuthenticate (v0–v2). Any other request before authentication closes the connection, as Kafka does; wrong
@@ -25,11 +26,16 @@ use crate::error::{Error, Result};
 use crate::error_code;
 use crate::scram::{Exchange, Mechanism, ScramStore};
 
+use super::oauthbearer::{self, Validator};
+
+/// The server callback handler strata implements for OAUTHBEARER (Kafka's default).
+const UNSECURED_VALIDATOR: &str = "OAuthBearerUnsecuredValidatorCallbackHandler";
+
 /// KIP-368's key: the longest SASL session before the client must re-authenticate.
 const REAUTH_KEY: &str = "connections.max.reauth.ms";
 
 /// The mechanisms strata implements.
-pub const MECHANISMS: &[&str] = &["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"];
+pub const MECHANISMS: &[&str] = &["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"];
 
 /// A listener's SASL settings.
 #[derive(Clone, Default)]
@@ -40,6 +46,8 @@ pub struct SaslConfig {
     plain_users: BTreeMap<String, String>,
     /// KIP-368 session lifetime per mechanism (`connections.max.reauth.ms`; absent or 0: sessions never end).
     reauth_ms: BTreeMap<String, u64>,
+    /// OAUTHBEARER's unsecured-token validator, when the mechanism is enabled.
+    oauth: Option<Validator>,
 }
 
 impl std::fmt::Debug for SaslConfig {
@@ -48,6 +56,7 @@ impl std::fmt::Debug for SaslConfig {
             .field("mechanisms", &self.mechanisms)
             .field("plain_users", &self.plain_users.keys().collect::<Vec<_>>())
             .field("reauth_ms", &self.reauth_ms)
+            .field("oauth", &self.oauth)
             .finish()
     }
 }
@@ -130,6 +139,51 @@ pub fn parse_jaas(text: &str) -> std::result::Result<JaasEntry, String> {
     })
 }
 
+/// OAUTHBEARER's validator: the options of the listener's `OAuthBearerLoginModule` JAAS line
+/// (`listener.name.<l>.oauthbearer.sasl.jaas.config`, else `sasl.jaas.config` when it names that module; none:
+/// the defaults). A server callback handler other than Kafka's unsecured validator stops start-up: strata does
+/// not fetch keys to check signed tokens.
+fn oauth_validator(props: &ListenerProps<'_>) -> Result<Validator> {
+    for key in [
+        "oauthbearer.sasl.server.callback.handler.class",
+        "sasl.server.callback.handler.class",
+    ] {
+        if let Some((k, class)) = props.get(key) {
+            if !class.trim().is_empty() && !class.trim().ends_with(UNSECURED_VALIDATOR) {
+                return Err(bad(
+                    &k,
+                    class,
+                    format!(
+                        "strata's OAUTHBEARER checks unsecured JWS tokens only (Kafka's {UNSECURED_VALIDATOR}); \
+                         signed tokens (JWKS, sasl.oauthbearer.jwks.endpoint.url) are not implemented"
+                    ),
+                ));
+            }
+        }
+    }
+    let line = props
+        .get("oauthbearer.sasl.jaas.config")
+        .filter(|(k, _)| k.starts_with("listener.name."))
+        .or_else(|| {
+            props
+                .get("sasl.jaas.config")
+                .filter(|(_, v)| v.contains("OAuthBearerLoginModule"))
+        });
+    let Some((key, jaas)) = line else {
+        return Ok(Validator::default());
+    };
+    let entry = parse_jaas(jaas).map_err(|r| bad(&key, "(hidden)", r))?;
+    if !entry.module.ends_with("OAuthBearerLoginModule") {
+        return Err(bad(
+            &key,
+            &entry.module,
+            "OAUTHBEARER needs org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule",
+        ));
+    }
+    let options = entry.options.into_iter().collect();
+    Validator::from_options(&options).map_err(|r| bad(&key, "(hidden)", r))
+}
+
 impl SaslConfig {
     /// The listener's SASL settings: `sasl.enabled.mechanisms`, and for PLAIN the JAAS line of
     /// `listener.name.<l>.plain.sasl.jaas.config`, else `listener.name.<l>.sasl.jaas.config`, else
@@ -199,6 +253,11 @@ impl SaslConfig {
                 ));
             }
         }
+        let oauth = if mechanisms.iter().any(|m| m == "OAUTHBEARER") {
+            Some(oauth_validator(props)?)
+        } else {
+            None
+        };
         let mut reauth_ms = BTreeMap::new();
         for m in &mechanisms {
             let prefixed = props
@@ -220,6 +279,7 @@ impl SaslConfig {
             mechanisms,
             plain_users,
             reauth_ms,
+            oauth,
         })
     }
 
@@ -249,6 +309,13 @@ impl SaslConfig {
             _ => Err(failed("Invalid username or password")),
         }
     }
+}
+
+/// Milliseconds since the Unix epoch.
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -301,6 +368,10 @@ pub struct Session {
     completed: Option<Completed>,
     /// A SaslHandshake v0 was answered: the frames up to the end of the exchange are raw SASL tokens.
     raw_tokens: bool,
+    /// OAUTHBEARER: the error challenge was sent for a bad token; the client's `^A` ends the exchange with this.
+    oauth_error: Option<String>,
+    /// OAUTHBEARER: when the token of the exchange that just ended expires (ms since the epoch).
+    credential_expires_ms: Option<u64>,
 }
 
 impl Session {
@@ -319,6 +390,8 @@ impl Session {
             expires: None,
             completed: None,
             raw_tokens: false,
+            oauth_error: None,
+            credential_expires_ms: None,
         }
     }
 
@@ -432,6 +505,7 @@ impl Session {
                             });
                             self.reauth = Some(Reauth { bad_mechanism });
                             self.scram = None;
+                            self.oauth_error = None;
                         }
                         self.mechanism = Some(asked);
                         // KIP-43: v0 has no SaslAuthenticate; raw tokens follow.
@@ -515,13 +589,59 @@ impl Session {
         });
     }
 
-    /// The session lifetime of the chosen mechanism (0: no end).
+    /// The session lifetime of the chosen mechanism (0: no end). With `connections.max.reauth.ms` set, a token
+    /// that expires sooner ends the session sooner (KIP-368: the lesser of the two); without it, sessions never
+    /// end, whatever the token says (as in Kafka).
     fn lifetime_ms(&self) -> u64 {
-        self.mechanism
+        let max = self
+            .mechanism
             .as_ref()
             .and_then(|m| self.config.reauth_ms.get(m))
             .copied()
-            .unwrap_or(0)
+            .unwrap_or(0);
+        match self.credential_expires_ms {
+            Some(exp) if max > 0 => max.min(exp.saturating_sub(now_ms()).max(1)),
+            _ => max,
+        }
+    }
+
+    /// One OAUTHBEARER message: the client's initial response, or its `^A` after an error challenge.
+    fn oauthbearer(
+        &mut self,
+        token: &[u8],
+    ) -> std::result::Result<(Vec<u8>, Option<String>), Error> {
+        if let Some(error) = self.oauth_error.take() {
+            if token == b"\x01" {
+                return Err(Error::SaslAuthenticationFailed(error));
+            }
+        }
+        let failed = |why: String| Error::SaslAuthenticationFailed(format!("OAUTHBEARER: {why}"));
+        let validator = self
+            .config
+            .oauth
+            .as_ref()
+            .ok_or_else(|| Error::IllegalSaslState("OAUTHBEARER is not enabled".into()))?;
+        let response = oauthbearer::parse_initial_response(token).map_err(failed)?;
+        match oauthbearer::validate(&response.token, validator, now_ms()) {
+            Ok(valid) => {
+                if let Some(authzid) = response.authzid.filter(|a| *a != valid.principal) {
+                    return Err(failed(format!(
+                        "the authorization id {authzid} differs from the token's principal {}",
+                        valid.principal
+                    )));
+                }
+                self.credential_expires_ms = Some(valid.expires_ms);
+                Ok((Vec::new(), Some(valid.principal)))
+            }
+            Err(rejected) => {
+                // RFC 7628: the error goes back as a challenge; the client answers ^A and the exchange fails.
+                self.oauth_error = Some(format!(
+                    "OAUTHBEARER token rejected: {} ({})",
+                    rejected.reason, rejected.challenge
+                ));
+                Ok((rejected.challenge.into_bytes(), None))
+            }
+        }
     }
 
     /// One SaslAuthenticate token: (the server's message, `User:<name>` once authenticated). A re-authentication
@@ -538,6 +658,7 @@ impl Session {
                 .config
                 .authenticate_plain(token)
                 .map(|u| (Vec::new(), Some(u))),
+            Some("OAUTHBEARER") => self.oauthbearer(token),
             Some(m) => match Mechanism::from_name(m) {
                 Some(scram) => self
                     .scram
