@@ -477,7 +477,10 @@ fn a_bad_keystore_stops_start_up_naming_the_file() {
             ("ssl.keystore.location", &missing),
         ],
     );
-    assert!(e.contains("ssl.keystore.type") && e.contains("PEM"), "{e}");
+    assert!(
+        e.contains("ssl.keystore.location") && e.contains(&missing),
+        "{e}"
+    );
 }
 
 /// `ssl.self.signed.enable=true`: a CA and a listener certificate are generated into the data dir; a client
@@ -661,18 +664,141 @@ fn scram_credentials_from_the_admin_api_authenticate_and_survive_a_restart() {
     });
 }
 
+/// Whether the openssl CLI is there (`.ci/run` installs it); without it a test that needs it says so and skips.
+fn has_openssl(for_what: &str) -> bool {
+    let there = std::process::Command::new("openssl")
+        .arg("version")
+        .output()
+        .is_ok();
+    if !there {
+        eprintln!("SKIPPED: the openssl CLI is not installed; it makes {for_what} of this test");
+    }
+    there
+}
+
+/// Runs `openssl args` in `dir`, asserting success: its standard output.
+fn openssl(dir: &Path, args: &[&str]) -> Vec<u8> {
+    let out = std::process::Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// `ssl.keystore.type=PKCS12` / `ssl.truststore.type=PKCS12` with passwords (stores made by `openssl pkcs12
+/// -export`, AES-256 and HMAC-SHA256 as OpenSSL 3 writes them): an SSL listener and one requiring client
+/// certificates serve librdkafka; a client without a certificate is refused; a wrong password, or a JKS type,
+/// stops start-up naming the key and the file.
+#[test]
+fn pkcs12_keystore_and_truststore_with_passwords_serve_clients() {
+    if !has_openssl("the PKCS12 stores") {
+        return;
+    }
+    let certs = tempfile::tempdir().unwrap();
+    let pki = pki(certs.path());
+    let p = |p: &Path| p.display().to_string();
+    let (keystore, truststore) = (
+        certs.path().join("server.p12"),
+        certs.path().join("trust.p12"),
+    );
+    openssl(
+        certs.path(),
+        &[
+            "pkcs12",
+            "-export",
+            "-in",
+            &p(&pki.server),
+            "-inkey",
+            &p(&pki.server),
+            "-name",
+            "broker",
+            "-passout",
+            "pass:ks-secret",
+            "-out",
+            &p(&keystore),
+        ],
+    );
+    openssl(
+        certs.path(),
+        &[
+            "pkcs12",
+            "-export",
+            "-nokeys",
+            "-in",
+            &p(&pki.ca),
+            "-passout",
+            "pass:ts-secret",
+            "-out",
+            &p(&truststore),
+        ],
+    );
+    let (ks, ts, ca) = (p(&keystore), p(&truststore), p(&pki.ca));
+    let props = [
+        ("listeners", "SSL://127.0.0.1:0,MTLS://127.0.0.1:0"),
+        ("listener.security.protocol.map", "SSL:SSL,MTLS:SSL"),
+        ("ssl.keystore.type", "PKCS12"),
+        ("ssl.keystore.location", &ks),
+        ("ssl.keystore.password", "ks-secret"),
+        ("ssl.key.password", "ks-secret"),
+        ("listener.name.mtls.ssl.client.auth", "required"),
+        ("listener.name.mtls.ssl.truststore.type", "PKCS12"),
+        ("listener.name.mtls.ssl.truststore.location", &ts),
+        ("listener.name.mtls.ssl.truststore.password", "ts-secret"),
+    ];
+    runtime().block_on(async {
+        let data = tempfile::tempdir().unwrap();
+        let server = common::start_broker_with(data.path(), &props).await;
+        let addrs = server.local_addrs().to_vec();
+        let tls = [
+            ("security.protocol", "ssl"),
+            ("ssl.ca.location", ca.as_str()),
+        ];
+        round_trip(&addrs[0].to_string(), "p12", &tls).await;
+        let (cert, key) = (p(&pki.client_cert), p(&pki.client_key));
+        let mut mtls = tls.to_vec();
+        mtls.extend([
+            ("ssl.certificate.location", cert.as_str()),
+            ("ssl.key.location", key.as_str()),
+        ]);
+        round_trip(&addrs[1].to_string(), "p12-mtls", &mtls).await;
+        assert!(
+            produce_fails(&addrs[1].to_string(), "p12-mtls", &tls).await,
+            "a client without a certificate was served"
+        );
+        server.shutdown().await.unwrap();
+    });
+
+    let data = tempfile::tempdir().unwrap();
+    let mut wrong: Vec<(&str, &str)> = props.to_vec();
+    wrong.retain(|(k, _)| !k.ends_with("password"));
+    wrong.push(("ssl.keystore.password", "not-it"));
+    let e = start_error(data.path(), &wrong);
+    assert!(
+        e.contains("ssl.keystore.location") && e.contains(&ks),
+        "{e}"
+    );
+    let mut jks: Vec<(&str, &str)> = props.to_vec();
+    jks.push(("ssl.keystore.type", "JKS"));
+    let e = start_error(data.path(), &jks);
+    assert!(
+        e.contains("ssl.keystore.type") && e.contains("keytool"),
+        "{e}"
+    );
+}
+
 /// Kafka's documentation signs client certificates with `openssl x509 -req -CA ca-cert -CAkey ca-key ...
 /// -CAcreateserial` and no `-extfile`: X.509 v1, which Java accepts and rustls's webpki does not (v3 only). The
 /// handshake is refused and the broker's WARN names the peer and says how to re-sign. Needs the openssl CLI
 /// (skipped with a message without it) and the strata binary.
 #[test]
 fn an_x509_v1_client_certificate_is_refused_with_the_reason_logged() {
-    if std::process::Command::new("openssl")
-        .arg("version")
-        .output()
-        .is_err()
-    {
-        eprintln!("SKIPPED: the openssl CLI is not installed; it makes the X.509 v1 certificate of this test");
+    if !has_openssl("the X.509 v1 certificate") {
         return;
     }
     let certs = tempfile::tempdir().unwrap();
@@ -682,19 +808,7 @@ fn an_x509_v1_client_certificate_is_refused_with_the_reason_logged() {
         certs.path().join("v1.csr"),
         certs.path().join("v1.pem"),
     );
-    let openssl = |args: &[&str]| {
-        let out = std::process::Command::new("openssl")
-            .args(args)
-            .current_dir(certs.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out.stdout
-    };
+    let openssl = |args: &[&str]| openssl(certs.path(), args);
     let p = |p: &Path| p.display().to_string();
     openssl(&[
         "req",

@@ -515,14 +515,26 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     ConfigKey::new(
         "ssl.keystore.type",
         Type::String,
-        "format of the listener's key and certificate chain: PEM (PKCS12 and JKS are refused at start-up)",
+        "format of the listener's key and certificate chain: PEM or PKCS12 (JKS is refused at start-up naming the \
+         keytool conversion); without it a file is read as what it holds",
     )
     .default("PEM")
     .validator(Validator::OneOfIgnoreCase(&["PEM", "PKCS12", "JKS"])),
     ConfigKey::new(
         "ssl.keystore.location",
         Type::String,
-        "PEM file holding the listener's private key and certificate chain",
+        "PEM file holding the listener's private key and certificate chain, or a PKCS12 keystore",
+    ),
+    ConfigKey::new(
+        "ssl.keystore.password",
+        Type::Password,
+        "password of a PKCS12 keystore (a wrong one stops start-up naming the file)",
+    ),
+    ConfigKey::new(
+        "ssl.key.password",
+        Type::Password,
+        "password of the key in a PKCS12 keystore, tried when ssl.keystore.password does not open it (encrypted \
+         PEM keys are refused)",
     ),
     ConfigKey::new(
         "ssl.keystore.key",
@@ -537,14 +549,20 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     ConfigKey::new(
         "ssl.truststore.type",
         Type::String,
-        "format of the certificates client certificates are checked against: PEM",
+        "format of the certificates client certificates are checked against: PEM or PKCS12 (every certificate of \
+         the store is trusted)",
     )
     .default("PEM")
     .validator(Validator::OneOfIgnoreCase(&["PEM", "PKCS12", "JKS"])),
     ConfigKey::new(
         "ssl.truststore.location",
         Type::String,
-        "PEM file of the CA certificates client certificates must chain to",
+        "PEM file (or PKCS12 truststore) of the CA certificates client certificates must chain to",
+    ),
+    ConfigKey::new(
+        "ssl.truststore.password",
+        Type::Password,
+        "password of a PKCS12 truststore",
     ),
     ConfigKey::new(
         "ssl.truststore.certificates",

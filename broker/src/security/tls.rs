@@ -1,4 +1,5 @@
-//! The TLS server side of an SSL or SASL_SSL listener, with rustls: the listener's key and chain (PEM, from
+//! The TLS server side of an SSL or SASL_SSL listener, with rustls: the listener's key and chain (a PKCS12
+//! keystore with its password, or PEM from
 //! `ssl.keystore.location` or inline `ssl.keystore.key` + `ssl.keystore.certificate.chain`), client
 //! certificates checked against `ssl.truststore.*` as `ssl.client.auth` asks, `ssl.enabled.protocols`.
 
@@ -62,16 +63,92 @@ fn private_key(key: &str, value: &str, pem: &[u8], from: &str) -> Result<Private
         .map_err(|e| bad(key, value, format!("{from}: no PEM private key: {e}")))
 }
 
-fn check_pem_type(props: &ListenerProps<'_>, key: &str) -> Result<()> {
-    let (k, ty) = props.get_or(key, "PEM");
-    if !ty.eq_ignore_ascii_case("PEM") {
-        return Err(bad(
+/// A keystore or truststore type: `ssl.keystore.type` / `ssl.truststore.type` (PEM or PKCS12; JKS is refused
+/// naming the conversion).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StoreType {
+    Pem,
+    Pkcs12,
+}
+
+fn store_type(props: &ListenerProps<'_>, key: &str) -> Result<StoreType> {
+    // Kafka's default type is JKS; a file given without a type is read as what it holds (PEM text or PKCS12).
+    let Some((k, ty)) = props.get(key) else {
+        let location = key.replace(".type", ".location");
+        let pkcs12 = props
+            .get(&location)
+            .and_then(|(_, path)| std::fs::read(path).ok())
+            .is_some_and(|bytes| bytes.first() == Some(&0x30));
+        return Ok(if pkcs12 {
+            StoreType::Pkcs12
+        } else {
+            StoreType::Pem
+        });
+    };
+    match ty.trim().to_ascii_uppercase().as_str() {
+        "PEM" => Ok(StoreType::Pem),
+        "PKCS12" => Ok(StoreType::Pkcs12),
+        _ => Err(bad(
             &k,
             ty,
-            "strata reads PEM keystores and truststores only (convert with `openssl pkcs12 -nodes`)",
-        ));
+            "strata reads PEM and PKCS12 keystores and truststores (convert a JKS store with `keytool \
+             -importkeystore -srckeystore <file>.jks -destkeystore <file>.p12 -deststoretype PKCS12`)",
+        )),
     }
-    Ok(())
+}
+
+/// A PKCS12 store at `location_key` = `path`, opened with the password of `password_key` (and, for a keystore
+/// whose key has its own password, `ssl.key.password`).
+fn pkcs12(
+    props: &ListenerProps<'_>,
+    location_key: &str,
+    path: &str,
+    password_key: &str,
+    policy: p12_keystore::Pkcs12ImportPolicy,
+) -> Result<p12_keystore::KeyStore> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| bad(location_key, path, format!("cannot read {path}: {e}")))?;
+    let mut passwords: Vec<(String, &str)> = Vec::new();
+    if let Some((k, v)) = props.get(password_key) {
+        passwords.push((k, v));
+    }
+    if password_key == "ssl.keystore.password" {
+        if let Some((k, v)) = props.get("ssl.key.password") {
+            passwords.push((k, v));
+        }
+    }
+    if passwords.is_empty() {
+        passwords.push((format!("{password_key} (not set)"), ""));
+    }
+    let mut last = String::new();
+    for (k, password) in &passwords {
+        match p12_keystore::KeyStore::from_pkcs12(&bytes, password, policy) {
+            Ok(store) => return Ok(store),
+            Err(e) => last = format!("{path}: not a PKCS12 store {k} opens: {e}"),
+        }
+    }
+    Err(bad(location_key, path, last))
+}
+
+/// The certificates of a PKCS12 truststore: every certificate it holds (read with the Raw policy: `openssl pkcs12
+/// -export -nokeys` writes certificates without Java's trusted-certificate attribute).
+fn pkcs12_certificates(store: &p12_keystore::KeyStore) -> Vec<CertificateDer<'static>> {
+    let mut out = Vec::new();
+    for (_, entry) in store.entries() {
+        match entry {
+            p12_keystore::KeyStoreEntry::Certificate(c) => {
+                out.push(CertificateDer::from(c.as_der().to_vec()))
+            }
+            p12_keystore::KeyStoreEntry::PrivateKeyChain(chain) => out.extend(
+                chain
+                    .certs()
+                    .iter()
+                    .map(|c| CertificateDer::from(c.as_der().to_vec())),
+            ),
+            p12_keystore::KeyStoreEntry::Secret(_) => {}
+        }
+    }
+    out
 }
 
 /// The listener's certificate chain and key.
@@ -80,7 +157,7 @@ fn keystore(
     listener: &str,
     self_signed_dir: Option<&Path>,
 ) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
-    check_pem_type(props, "ssl.keystore.type")?;
+    let ty = store_type(props, "ssl.keystore.type")?;
     if let (Some((kk, kv)), Some((ck, cv))) = (
         props.get("ssl.keystore.key"),
         props.get("ssl.keystore.certificate.chain"),
@@ -99,6 +176,38 @@ fn keystore(
             "(hidden)",
             "an inline keystore needs both ssl.keystore.key and ssl.keystore.certificate.chain",
         ));
+    }
+    if let (Some((k, path)), StoreType::Pkcs12) = (props.get("ssl.keystore.location"), ty) {
+        let store = pkcs12(
+            props,
+            &k,
+            path,
+            "ssl.keystore.password",
+            p12_keystore::Pkcs12ImportPolicy::Strict,
+        )?;
+        let (_, chain) = store.private_key_chain().ok_or_else(|| {
+            bad(
+                &k,
+                path,
+                format!(
+                    "{path}: the PKCS12 keystore holds no private key with its certificate chain"
+                ),
+            )
+        })?;
+        let certs = chain
+            .certs()
+            .iter()
+            .map(|c| CertificateDer::from(c.as_der().to_vec()))
+            .collect::<Vec<_>>();
+        if certs.is_empty() {
+            return Err(bad(
+                &k,
+                path,
+                format!("{path}: the PKCS12 key entry has no certificate"),
+            ));
+        }
+        let key = PrivateKeyDer::Pkcs8(chain.key().as_der().to_vec().into());
+        return Ok((certs, key));
     }
     if let Some((k, path)) = props.get("ssl.keystore.location") {
         let (pem, from) = pem_source(&k, path, false)?;
@@ -121,7 +230,38 @@ fn keystore(
 
 /// The CA certificates client certificates are checked against, if any are configured.
 fn truststore(props: &ListenerProps<'_>) -> Result<Option<(String, RootCertStore)>> {
-    check_pem_type(props, "ssl.truststore.type")?;
+    let ty = store_type(props, "ssl.truststore.type")?;
+    if let (Some((k, path)), StoreType::Pkcs12, None) = (
+        props.get("ssl.truststore.location"),
+        ty,
+        props.get("ssl.truststore.certificates"),
+    ) {
+        let store = pkcs12(
+            props,
+            &k,
+            path,
+            "ssl.truststore.password",
+            p12_keystore::Pkcs12ImportPolicy::Raw,
+        )?;
+        let mut roots = RootCertStore::empty();
+        for cert in pkcs12_certificates(&store) {
+            roots.add(cert).map_err(|e| {
+                bad(
+                    &k,
+                    path,
+                    format!("{path}: not a usable CA certificate: {e}"),
+                )
+            })?;
+        }
+        if roots.is_empty() {
+            return Err(bad(
+                &k,
+                path,
+                format!("{path}: the PKCS12 truststore holds no certificate"),
+            ));
+        }
+        return Ok(Some((k, roots)));
+    }
     let (k, v, inline) = match (
         props.get("ssl.truststore.certificates"),
         props.get("ssl.truststore.location"),
