@@ -511,6 +511,78 @@ fn the_self_signed_switch_generates_a_ca_clients_trust() {
             "the CA changed on restart"
         );
         again.shutdown().await.unwrap();
+
+        // ca.pem removed: a new CA, and the listener certificate made again under it (not the old CA's).
+        std::fs::remove_file(&ca).unwrap();
+        let fresh = common::start_broker_with(dir.path(), &props).await;
+        assert_ne!(std::fs::read(&ca).unwrap(), first, "no new CA");
+        round_trip(
+            &fresh.local_addr().to_string(),
+            "self-signed-new-ca",
+            &[("security.protocol", "ssl"), ("ssl.ca.location", &ca)],
+        )
+        .await;
+        fresh.shutdown().await.unwrap();
+
+        // A new log dir listed in front: the CA stays where it was made.
+        let front = tempfile::tempdir().unwrap();
+        let dirs = format!("{},{}", front.path().display(), dir.path().display());
+        let mut with_front = props.to_vec();
+        with_front.push(("log.dirs", &dirs));
+        let both = common::start_broker_with(dir.path(), &with_front).await;
+        assert!(
+            !front.path().join("ssl").exists(),
+            "a second CA in the new dir"
+        );
+        round_trip(
+            &both.local_addr().to_string(),
+            "self-signed-front",
+            &[("security.protocol", "ssl"), ("ssl.ca.location", &ca)],
+        )
+        .await;
+        both.shutdown().await.unwrap();
+    });
+}
+
+/// KIP-684: a broker-wide `ssl.client.auth=required` asks SSL listeners for client certificates, not SASL_SSL
+/// ones (only `listener.name.<l>.ssl.client.auth` does there): a SASL client without a certificate is served.
+#[test]
+fn broker_wide_client_auth_leaves_sasl_ssl_listeners_to_sasl() {
+    runtime().block_on(async {
+        let certs = tempfile::tempdir().unwrap();
+        let pki = pki(certs.path());
+        let (ca, server) = (pki.ca.display().to_string(), pki.server.display().to_string());
+        let dir = tempfile::tempdir().unwrap();
+        let props = [
+            ("listeners", "SSL://127.0.0.1:0,SASL_SSL://127.0.0.1:0"),
+            ("ssl.keystore.location", &server),
+            ("ssl.truststore.location", &ca),
+            ("ssl.client.auth", "required"),
+            (
+                "sasl.jaas.config",
+                r#"org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";"#,
+            ),
+        ];
+        let b = common::start_broker_with(dir.path(), &props).await;
+        let addrs = b.local_addrs().to_vec();
+        let tls = [("security.protocol", "ssl"), ("ssl.ca.location", ca.as_str())];
+        assert!(
+            produce_fails(&addrs[0].to_string(), "kip684", &tls).await,
+            "the SSL listener served a client without a certificate"
+        );
+        round_trip(
+            &addrs[1].to_string(),
+            "kip684",
+            &[
+                ("security.protocol", "sasl_ssl"),
+                ("ssl.ca.location", &ca),
+                ("sasl.mechanism", "PLAIN"),
+                ("sasl.username", "alice"),
+                ("sasl.password", "alice-secret"),
+            ],
+        )
+        .await;
+        b.shutdown().await.unwrap();
     });
 }
 
@@ -635,6 +707,10 @@ fn scram_credentials_from_the_admin_api_authenticate_and_survive_a_restart() {
         let all = describe_scram(b.addr(0), None).await;
         let users: Vec<String> = all.results.iter().map(|r| r.user.to_string()).collect();
         assert_eq!(users, ["carol", "dave"]);
+        // An empty list is "all users" too (what librdkafka sends; Kafka's ScramImage).
+        let empty = describe_scram(b.addr(0), Some(&[])).await;
+        let listed: Vec<String> = empty.results.iter().map(|r| r.user.to_string()).collect();
+        assert_eq!(listed, users);
         b.server.shutdown().await.unwrap();
 
         let b = start(dir.path()).await;

@@ -52,8 +52,8 @@ pub enum Error {
         /// The existing topic.
         existing: String,
     },
-    /// A topic config key or value is not accepted.
-    #[error("invalid topic config {key}={value:?}: {reason}")]
+    /// A config key or value (of a topic, or a dynamic broker config) is not accepted.
+    #[error("invalid config {key}={value:?}: {reason}")]
     InvalidConfig {
         /// Config key.
         key: String,

@@ -402,7 +402,10 @@ impl Exchange {
                     .split(',')
                     .find_map(|p| attribute(p, 'r'))
                     .ok_or_else(|| bad("no nonce"))?;
-                if r != nonce {
+                // Kafka's ScramSaslServer checks that the nonce ends with the server's: librdkafka before 2.6.1
+                // (Debian's kcat among them) sends its own nonce again in front (librdkafka#4895), and its proof
+                // covers the message as it sent it.
+                if !r.ends_with(nonce.as_str()) {
                     return Err(failed(m));
                 }
                 let proof = B64.decode(proof).map_err(|_| bad("proof is not base64"))?;
@@ -482,6 +485,48 @@ mod tests {
             String::from_utf8(server_final).unwrap(),
             "v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="
         );
+    }
+
+    /// librdkafka < 2.6.1 repeats its nonce in front of the combined one in client-final and signs that message:
+    /// accepted, as Kafka accepts it (the nonce must end with the server's); any other nonce is refused.
+    #[test]
+    fn a_client_final_nonce_ending_with_the_servers_is_accepted_as_kafka_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ScramStore::open(dir.path()).unwrap();
+        let salt = vec![7u8; 16];
+        let mut salted = [0u8; 32];
+        pbkdf2_hmac_sha256(b"secret", &salt, 4096, &mut salted);
+        store
+            .alter(&[Change::Upsert("bob".into(), 1, 4096, salt, salted.to_vec())])
+            .unwrap();
+        let m = Mechanism::Sha256;
+        let client_key = m.hmac(&salted, b"Client Key");
+        let stored_key = m.hash(&client_key);
+        let attempt = |client_nonce_in_final: &str| {
+            let mut ex = Exchange::new(m);
+            let (first, _) = ex.step(&store, b"n,,n=bob,r=cnonce").unwrap();
+            let server_first = String::from_utf8(first).unwrap();
+            let combined = server_first[2..].split(',').next().unwrap().to_string();
+            let without_proof = format!("c=biws,r={client_nonce_in_final}{combined}");
+            let auth = format!("n=bob,r=cnonce,{server_first},{without_proof}");
+            let signature = m.hmac(&stored_key, auth.as_bytes());
+            let proof: Vec<u8> = client_key
+                .iter()
+                .zip(&signature)
+                .map(|(a, b)| a ^ b)
+                .collect();
+            let last = format!("{without_proof},p={}", B64.encode(proof));
+            ex.step(&store, last.as_bytes()).map(|(_, user)| user)
+        };
+        assert_eq!(attempt("").unwrap().as_deref(), Some("bob"));
+        assert_eq!(attempt("cnonce").unwrap().as_deref(), Some("bob"));
+        let wrong = |nonce: &str| {
+            let mut ex = Exchange::new(m);
+            ex.step(&store, b"n,,n=bob,r=cnonce").unwrap();
+            ex.step(&store, format!("c=biws,r={nonce},p=AAAA").as_bytes())
+        };
+        assert!(wrong("cnonce").is_err());
+        assert!(wrong("other").is_err());
     }
 
     fn pbkdf2_hmac_sha256(password: &[u8], salt: &[u8], rounds: u32, out: &mut [u8]) {

@@ -293,7 +293,15 @@ impl Server {
     ) -> Result<Server, TieringError> {
         // TLS keys and SASL users first: a bad one stops start-up before anything is bound or opened.
         let mut config = config;
-        let data_dir = config.log_dirs.first().cloned().unwrap_or_default();
+        // The developer CA stays where it was made: the first log dir holding one (a new disk listed in front
+        // does not get a second CA), else the first log dir.
+        let data_dir = config
+            .log_dirs
+            .iter()
+            .find(|d| d.join("ssl").join("ca.pem").exists())
+            .or(config.log_dirs.first())
+            .cloned()
+            .unwrap_or_default();
         // The development CA's directory (ssl.self.signed.enable) is not a partition directory.
         config.reserved_dirs.push(data_dir.join("ssl"));
         let security: Vec<Arc<ListenerSecurity>> = security::build(&config, &data_dir)
@@ -423,6 +431,20 @@ impl Server {
         };
         if let (Some(h), Some(dir)) = (&http, config.log_dirs.first()) {
             crate::http::client::write_addr(dir, h.local_addr());
+        }
+        // The console and JSON API have no authentication: next to listeners that require it, say so.
+        if let Some(h) = &http {
+            let secured: Vec<&str> = security
+                .iter()
+                .filter(|s| s.protocol != "PLAINTEXT")
+                .map(|s| s.name.as_str())
+                .collect();
+            if !secured.is_empty() {
+                tracing::warn!(http = %h.local_addr(), secured = ?secured,
+                    loopback_only = h.local_addr().ip().is_loopback(),
+                    "http.listener (console, /api/v1, /metrics) has no authentication or TLS: whoever reaches it \
+                     reads and writes every topic; bind it to 127.0.0.1 or turn it off (http.listener=)");
+            }
         }
         let serving = tasks.spawn(run(sockets, security, broker.clone()));
         Ok(Server {

@@ -19,8 +19,9 @@ use crate::error::Error;
 use crate::error_code;
 use crate::scram::Change;
 
-/// Answers DescribeUserScramCredentials: every user when `users` is null, else each named one (an unknown
-/// user RESOURCE_NOT_FOUND, a user named twice DUPLICATE_RESOURCE).
+/// Answers DescribeUserScramCredentials: every user when `users` is null or empty (Kafka's ScramImage; what
+/// librdkafka sends for "all users"), else each named one (an unknown user RESOURCE_NOT_FOUND, a user named
+/// twice DUPLICATE_RESOURCE).
 pub async fn describe(
     broker: &Arc<Broker>,
     _h: &RequestHeader,
@@ -28,8 +29,8 @@ pub async fn describe(
 ) -> DescribeUserScramCredentialsResponse {
     let store = broker.scram();
     let names: Vec<String> = match &req.users {
-        None => store.users(),
-        Some(u) => u.iter().map(|n| n.name.to_string()).collect(),
+        Some(u) if !u.is_empty() => u.iter().map(|n| n.name.to_string()).collect(),
+        _ => store.users(),
     };
     let results = names
         .iter()

@@ -96,6 +96,7 @@ fn build_one(config: &BrokerConfig, served: &Served, data_dir: &Path) -> Result<
                 &props,
                 &served.name,
                 self_signed.then_some(data_dir),
+                protocol == "SASL_SSL",
             )?)
         }
         _ => None,

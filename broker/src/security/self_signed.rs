@@ -45,7 +45,8 @@ pub fn listener_certificate(
     let ssl = dir.join("ssl");
     std::fs::create_dir_all(&ssl).map_err(|e| io(format!("creating {}", ssl.display()), e))?;
     let (ca_pem, ca_key_pem) = (ssl.join("ca.pem"), ssl.join("ca-key.pem"));
-    let ca_key = if ca_key_pem.exists() && ca_pem.exists() {
+    let fresh_ca = !(ca_key_pem.exists() && ca_pem.exists());
+    let ca_key = if !fresh_ca {
         let text = std::fs::read_to_string(&ca_key_pem)
             .map_err(|e| io(format!("reading {}", ca_key_pem.display()), e))?;
         KeyPair::from_pem(&text).map_err(|e| {
@@ -66,7 +67,17 @@ pub fn listener_certificate(
     let ca = ca_params().self_signed(&ca_key).map_err(gen_err)?;
     tracing::info!(ca = %ca_pem.display(), listener, "development TLS (ssl.self.signed.enable): clients trust this CA");
     let file = ssl.join(format!("{}.pem", listener.to_ascii_lowercase()));
-    if !file.exists() {
+    let ca_text = std::fs::read_to_string(&ca_pem)
+        .map_err(|e| io(format!("reading {}", ca_pem.display()), e))?;
+    // A listener certificate of another CA (ca.pem or its key removed and made anew) is made again: clients
+    // trust the CA of ca.pem.
+    let stale =
+        fresh_ca || std::fs::read_to_string(&file).is_ok_and(|pem| !pem.contains(ca_text.trim()));
+    if stale && file.exists() {
+        tracing::warn!(file = %file.display(), ca = %ca_pem.display(),
+            "development TLS: the listener certificate was not signed by this CA; making a new one");
+    }
+    if stale || !file.exists() {
         let mut params =
             CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])
                 .map_err(gen_err)?;
@@ -78,13 +89,7 @@ pub fn listener_certificate(
         let cert = params.signed_by(&key, &ca, &ca_key).map_err(gen_err)?;
         write(
             &file,
-            &format!(
-                "{}{}{}",
-                key.serialize_pem(),
-                cert.pem(),
-                std::fs::read_to_string(&ca_pem)
-                    .map_err(|e| io(format!("reading {}", ca_pem.display()), e))?
-            ),
+            &format!("{}{}{}", key.serialize_pem(), cert.pem(), ca_text),
         )?;
     }
     let pem = std::fs::read(&file).map_err(|e| io(format!("reading {}", file.display()), e))?;

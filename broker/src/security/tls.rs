@@ -30,19 +30,59 @@ fn pem_source(key: &str, value: &str, inline: bool) -> Result<(Vec<u8>, String)>
     Ok((bytes, value.to_string()))
 }
 
+/// PEM text with each section rebuilt as 64-character lines: a section given on one line (a KAFKA_* variable, a
+/// properties value continued with `\`) has spaces where the line breaks were, which Kafka's PemParser accepts
+/// and rustls's reader does not. Text that is not UTF-8 is left as it is.
+fn normalized_pem(pem: &[u8]) -> Vec<u8> {
+    let Ok(text) = std::str::from_utf8(pem) else {
+        return pem.to_vec();
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("-----BEGIN ") {
+        let after = &rest[start + 11..];
+        let Some(label_end) = after.find("-----") else {
+            break;
+        };
+        let label = &after[..label_end];
+        let end_marker = format!("-----END {label}-----");
+        let body_start = &after[label_end + 5..];
+        let Some(body_end) = body_start.find(&end_marker) else {
+            break;
+        };
+        let body: String = body_start[..body_end]
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        out.push_str(&format!("-----BEGIN {label}-----\n"));
+        for line in body.as_bytes().chunks(64) {
+            out.push_str(std::str::from_utf8(line).unwrap_or_default());
+            out.push('\n');
+        }
+        out.push_str(&end_marker);
+        out.push('\n');
+        rest = &body_start[body_end + end_marker.len()..];
+    }
+    out.into_bytes()
+}
+
 fn certificates(
     key: &str,
     value: &str,
     pem: &[u8],
     from: &str,
 ) -> Result<Vec<CertificateDer<'static>>> {
+    let pem = &normalized_pem(pem)[..];
+    // The reader's error is not shown: it can quote the text it could not read.
     let certs = CertificateDer::pem_slice_iter(pem)
         .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|e| {
+        .map_err(|_| {
             bad(
                 key,
                 value,
-                format!("{from}: not a valid PEM certificate: {e}"),
+                format!(
+                    "{from}: not a valid PEM certificate (a -----BEGIN CERTIFICATE----- section)"
+                ),
             )
         })?;
     if certs.is_empty() {
@@ -59,8 +99,14 @@ fn private_key(key: &str, value: &str, pem: &[u8], from: &str) -> Result<Private
             format!("{from}: the private key is encrypted; strata reads unencrypted PEM keys only (ssl.key.password is not used)"),
         ));
     }
-    PrivateKeyDer::from_pem_slice(pem)
-        .map_err(|e| bad(key, value, format!("{from}: no PEM private key: {e}")))
+    // The reader's error is not shown: it can quote the key.
+    PrivateKeyDer::from_pem_slice(&normalized_pem(pem)).map_err(|_| {
+        bad(
+            key,
+            value,
+            format!("{from}: no PEM private key (a -----BEGIN PRIVATE KEY----- section)"),
+        )
+    })
 }
 
 /// A keystore or truststore type: `ssl.keystore.type` / `ssl.truststore.type` (PEM or PKCS12; JKS is refused
@@ -310,15 +356,21 @@ fn protocols(props: &ListenerProps<'_>) -> Result<Vec<&'static rustls::Supported
 }
 
 /// The TLS acceptor of `listener` (the key and certificate from `self_signed_dir`'s developer CA when no
-/// keystore is given and it is `Some`).
+/// keystore is given and it is `Some`); `sasl` for a SASL_SSL listener.
 pub fn acceptor(
     props: &ListenerProps<'_>,
     listener: &str,
     self_signed_dir: Option<&Path>,
+    sasl: bool,
 ) -> Result<TlsAcceptor> {
     let versions = protocols(props)?;
     let (certs, key) = keystore(props, listener, self_signed_dir)?;
-    let (auth_key, auth) = props.get_or("ssl.client.auth", "none");
+    // KIP-684: on a SASL_SSL listener only the listener-prefixed key asks for client certificates (a broker-wide
+    // ssl.client.auth is meant for its SSL listeners).
+    let (auth_key, auth) = match props.get("ssl.client.auth") {
+        Some((k, v)) if !sasl || k.starts_with("listener.name.") => (k, v),
+        _ => ("ssl.client.auth".to_string(), "none"),
+    };
     let builder = ServerConfig::builder_with_provider(provider())
         .with_protocol_versions(&versions)
         .map_err(|e| bad("ssl.enabled.protocols", "", e.to_string()))?;
@@ -357,4 +409,60 @@ pub fn acceptor(
         )
     })?;
     Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A key and chain given on one line (spaces where the line breaks were) read as the PEM they are; an
+    /// unreadable key's error never quotes it.
+    #[test]
+    fn one_line_pem_is_read_and_errors_do_not_quote_the_key() {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = rcgen::CertificateParams::new(vec!["localhost".to_string()])
+            .unwrap()
+            .self_signed(&key)
+            .unwrap();
+        let one_line = |pem: String| pem.replace('\n', " ");
+        let key_line = one_line(key.serialize_pem());
+        let cert_line = one_line(cert.pem());
+        assert!(!key_line.contains('\n'));
+        let k = private_key(
+            "ssl.keystore.key",
+            "(hidden)",
+            key_line.as_bytes(),
+            "inline",
+        )
+        .unwrap();
+        assert_eq!(k.secret_der(), key.serialized_der());
+        let c = certificates("c", "(inline)", cert_line.as_bytes(), "inline").unwrap();
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].as_ref(), cert.der().as_ref());
+
+        let body: String = key_line
+            .split("-----")
+            .nth(2)
+            .unwrap()
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        let garbled = format!(
+            "-----BEGIN PRIVATE KEY----- {}!! -----END PRIVATE KEY-----",
+            &body[..40]
+        );
+        let e = private_key("ssl.keystore.key", "(hidden)", garbled.as_bytes(), "inline")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("ssl.keystore.key") && !e.contains(&body[..20]),
+            "{e}"
+        );
+        let bytes = garbled.as_bytes()[..10]
+            .iter()
+            .map(|b| b.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        assert!(!e.contains(&bytes), "{e}");
+    }
 }

@@ -81,7 +81,22 @@ pub const NOT_APPLIED: &[(&str, &str)] = &[
     ("ssl.key.password", "TLS material is loaded at start"),
     ("ssl.truststore.location", "TLS material is loaded at start"),
     ("ssl.truststore.password", "TLS material is loaded at start"),
+    ("ssl.keystore.type", "TLS material is loaded at start"),
+    ("ssl.keystore.key", "TLS material is loaded at start"),
+    (
+        "ssl.keystore.certificate.chain",
+        "TLS material is loaded at start",
+    ),
+    ("ssl.truststore.type", "TLS material is loaded at start"),
+    (
+        "ssl.truststore.certificates",
+        "TLS material is loaded at start",
+    ),
+    ("ssl.client.auth", "TLS material is loaded at start"),
+    ("ssl.enabled.protocols", "TLS material is loaded at start"),
     ("sasl.jaas.config", AT_START),
+    ("sasl.enabled.mechanisms", AT_START),
+    ("connections.max.reauth.ms", AT_START),
     (
         "metric.reporters",
         "strata exports metrics on /metrics, with no reporter plugins",
@@ -290,17 +305,63 @@ impl DynamicConfigs {
     }
 }
 
+/// The key a `listener.name.<listener>.[<mechanism>.]<key>` name stands for (the name itself otherwise).
+fn listener_key(name: &str) -> &str {
+    let Some((_, key)) = name
+        .strip_prefix("listener.name.")
+        .and_then(|rest| rest.split_once('.'))
+    else {
+        return name;
+    };
+    for mechanism in [
+        "plain.",
+        "scram-sha-256.",
+        "scram-sha-512.",
+        "oauthbearer.",
+        "gssapi.",
+    ] {
+        if let Some(k) = key.strip_prefix(mechanism) {
+            return k;
+        }
+    }
+    key
+}
+
+/// Whether a key's value is a secret (passwords, JAAS lines, private keys): errors show "(hidden)".
+fn is_secret(key: &str) -> bool {
+    key.ends_with("password")
+        || key.ends_with("jaas.config")
+        || key.ends_with("keystore.key")
+        || key.ends_with("secret")
+}
+
 /// Checks one change's keys and values: unknown keys and bad values are INVALID_CONFIG naming key and value;
 /// known keys Kafka does not change at run time are refused together ("Cannot update these configs
 /// dynamically").
 pub fn check_values(values: &BTreeMap<String, String>) -> Result<()> {
     let mut static_only = Vec::new();
     for (name, value) in values {
-        if let Some((_, why)) = NOT_APPLIED.iter().find(|(k, _)| k == name) {
+        // Kafka's per-listener (and per-mechanism) keys, `listener.name.<l>.[<mechanism>.]<key>`, are judged as
+        // <key>; secrets are never echoed back.
+        let base = listener_key(name);
+        let value = &if is_secret(base) {
+            "(hidden)".to_string()
+        } else {
+            value.clone()
+        };
+        if let Some((_, why)) = NOT_APPLIED.iter().find(|(k, _)| *k == base) {
             return Err(Error::InvalidConfig {
                 key: name.clone(),
                 value: value.clone(),
                 reason: format!("Kafka changes it at run time, strata cannot: {why}"),
+            });
+        }
+        if base != name.as_str() {
+            return Err(Error::InvalidConfig {
+                key: name.clone(),
+                value: value.clone(),
+                reason: "strata changes no per-listener configuration at run time (listeners are built at start)"
+                    .into(),
             });
         }
         // The remote storage quotas are the RemoteLogManager table's keys.
@@ -377,6 +438,35 @@ mod tests {
             matches!(&err, Error::NotDynamicConfigs(k) if k.len() == 2),
             "{err}"
         );
+    }
+
+    /// Per-listener TLS/SASL keys are refused with the reason of their key, and no error echoes a secret.
+    #[test]
+    fn listener_keys_are_judged_as_their_key_and_secrets_are_hidden() {
+        let jaas = r#"org.apache.kafka.common.security.plain.PlainLoginModule required user_bob="bob-secret";"#;
+        for (k, v) in [
+            ("listener.name.sasl_ssl.ssl.keystore.location", "/tmp/x.pem"),
+            ("listener.name.sasl_ssl.plain.sasl.jaas.config", jaas),
+            ("sasl.jaas.config", jaas),
+            ("listener.name.sasl_ssl.sasl.enabled.mechanisms", "PLAIN"),
+            ("ssl.keystore.password", "hunter2"),
+        ] {
+            let e = check_values(&m(&[(k, v)])).unwrap_err().to_string();
+            assert!(e.contains(k) && e.contains("strata cannot"), "{k}: {e}");
+            assert!(
+                !e.contains("bob-secret") && !e.contains("hunter2"),
+                "{k}: {e}"
+            );
+            assert!(!e.contains("topic"), "{k}: {e}");
+        }
+        let e = check_values(&m(&[("listener.name.x.num.io.threads", "3")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("strata cannot"), "{e}");
+        let e = check_values(&m(&[("listener.name.x.log.retention.ms", "3")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("per-listener"), "{e}");
     }
 
     #[test]
