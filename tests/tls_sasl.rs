@@ -866,6 +866,53 @@ fn pkcs12_keystore_and_truststore_with_passwords_serve_clients() {
         e.contains("ssl.keystore.type") && e.contains("keytool"),
         "{e}"
     );
+
+    // An encrypted PKCS#8 PEM key (KIP-651's ssl.key.password): served with the password, refused without or
+    // with a wrong one.
+    let encrypted = certs.path().join("server-encrypted.pem");
+    let key_pem = openssl(
+        certs.path(),
+        &[
+            "pkcs8",
+            "-topk8",
+            "-v2",
+            "aes-256-cbc",
+            "-in",
+            &p(&pki.server),
+            "-passout",
+            "pass:key-secret",
+        ],
+    );
+    let chain: String = std::fs::read_to_string(&pki.server)
+        .unwrap()
+        .split_inclusive("-----END PRIVATE KEY-----\n")
+        .nth(1)
+        .unwrap()
+        .to_string();
+    std::fs::write(&encrypted, [key_pem, chain.into_bytes()].concat()).unwrap();
+    let enc = p(&encrypted);
+    let pem_props = [
+        ("listeners", "SSL://127.0.0.1:0"),
+        ("ssl.keystore.location", enc.as_str()),
+        ("ssl.key.password", "key-secret"),
+    ];
+    runtime().block_on(async {
+        let data = tempfile::tempdir().unwrap();
+        let server = common::start_broker_with(data.path(), &pem_props).await;
+        let tls = [
+            ("security.protocol", "ssl"),
+            ("ssl.ca.location", ca.as_str()),
+        ];
+        round_trip(&server.local_addr().to_string(), "encrypted-key", &tls).await;
+        server.shutdown().await.unwrap();
+    });
+    let e = start_error(data.path(), &pem_props[1..2]);
+    assert!(
+        e.contains(&enc) && e.contains("ssl.key.password is not set"),
+        "{e}"
+    );
+    let e = start_error(data.path(), &[pem_props[1], ("ssl.key.password", "wrong")]);
+    assert!(e.contains(&enc) && e.contains("does not decrypt"), "{e}");
 }
 
 /// Kafka's documentation signs client certificates with `openssl x509 -req -CA ca-cert -CAkey ca-key ...

@@ -533,8 +533,8 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     ConfigKey::new(
         "ssl.key.password",
         Type::Password,
-        "password of the key in a PKCS12 keystore, tried when ssl.keystore.password does not open it (encrypted \
-         PEM keys are refused)",
+        "password of an encrypted PKCS#8 PEM key (-----BEGIN ENCRYPTED PRIVATE KEY-----), or of a PKCS12 \
+         keystore that ssl.keystore.password does not open",
     ),
     ConfigKey::new(
         "ssl.keystore.key",

@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use base64::Engine;
 use rustls::server::WebPkiClientVerifier;
 use rustls::{RootCertStore, ServerConfig};
 use rustls_pki_types::pem::PemObject;
@@ -91,16 +92,65 @@ fn certificates(
     Ok(certs)
 }
 
-fn private_key(key: &str, value: &str, pem: &[u8], from: &str) -> Result<PrivateKeyDer<'static>> {
-    if pem.windows(9).any(|w| w == b"ENCRYPTED") {
+/// The private key of PEM text: a PKCS#8, PKCS#1 or SEC1 key, or an encrypted PKCS#8 key (`-----BEGIN ENCRYPTED
+/// PRIVATE KEY-----`, PBES2 as `openssl pkcs8 -topk8` writes it) opened with `password` (`ssl.key.password`).
+fn private_key(
+    key: &str,
+    value: &str,
+    pem: &[u8],
+    from: &str,
+    password: Option<&str>,
+) -> Result<PrivateKeyDer<'static>> {
+    if pem.windows(10).any(|w| w == b"Proc-Type:") || pem.windows(9).any(|w| w == b"DEK-Info:") {
         return Err(bad(
             key,
             value,
-            format!("{from}: the private key is encrypted; strata reads unencrypted PEM keys only (ssl.key.password is not used)"),
+            format!(
+                "{from}: the key is encrypted the legacy OpenSSL way; convert it to PKCS#8 \
+                 (`openssl pkcs8 -topk8 -v2 aes-256-cbc`) and give its password in ssl.key.password"
+            ),
         ));
     }
+    let pem = normalized_pem(pem);
+    const BEGIN: &str = "-----BEGIN ENCRYPTED PRIVATE KEY-----";
+    let text = String::from_utf8_lossy(&pem);
+    if let Some(start) = text.find(BEGIN) {
+        let Some(password) = password else {
+            return Err(bad(
+                key,
+                value,
+                format!("{from}: the private key is encrypted and ssl.key.password is not set"),
+            ));
+        };
+        let body = &text[start + BEGIN.len()..];
+        let body = &body[..body.find("-----END").unwrap_or(body.len())];
+        let der = base64::engine::general_purpose::STANDARD
+            .decode(body.split_whitespace().collect::<String>())
+            .map_err(|_| {
+                bad(
+                    key,
+                    value,
+                    format!("{from}: the encrypted private key is not base64"),
+                )
+            })?;
+        let info = pkcs8::EncryptedPrivateKeyInfoRef::try_from(&der[..]).map_err(|e| {
+            bad(
+                key,
+                value,
+                format!("{from}: not a PKCS#8 encrypted private key: {e}"),
+            )
+        })?;
+        let plain = info.decrypt(password).map_err(|_| {
+            bad(
+                key,
+                value,
+                format!("{from}: ssl.key.password does not decrypt the private key (or its cipher is not PBES2)"),
+            )
+        })?;
+        return Ok(PrivateKeyDer::Pkcs8(plain.as_bytes().to_vec().into()));
+    }
     // The reader's error is not shown: it can quote the key.
-    PrivateKeyDer::from_pem_slice(&normalized_pem(pem)).map_err(|_| {
+    PrivateKeyDer::from_pem_slice(&pem).map_err(|_| {
         bad(
             key,
             value,
@@ -208,7 +258,14 @@ fn keystore(
         props.get("ssl.keystore.key"),
         props.get("ssl.keystore.certificate.chain"),
     ) {
-        let key = private_key(&kk, "(hidden)", kv.as_bytes(), &format!("{kk} (inline)"))?;
+        let password = props.get("ssl.key.password").map(|(_, v)| v);
+        let key = private_key(
+            &kk,
+            "(hidden)",
+            kv.as_bytes(),
+            &format!("{kk} (inline)"),
+            password,
+        )?;
         let certs = certificates(&ck, "(inline)", cv.as_bytes(), &format!("{ck} (inline)"))?;
         return Ok((certs, key));
     }
@@ -258,7 +315,8 @@ fn keystore(
     if let Some((k, path)) = props.get("ssl.keystore.location") {
         let (pem, from) = pem_source(&k, path, false)?;
         let certs = certificates(&k, path, &pem, &from)?;
-        let key = private_key(&k, path, &pem, &from)?;
+        let password = props.get("ssl.key.password").map(|(_, v)| v);
+        let key = private_key(&k, path, &pem, &from, password)?;
         return Ok((certs, key));
     }
     if let Some(dir) = self_signed_dir {
@@ -451,9 +509,15 @@ mod tests {
             "-----BEGIN PRIVATE KEY----- {}!! -----END PRIVATE KEY-----",
             &body[..40]
         );
-        let e = private_key("ssl.keystore.key", "(hidden)", garbled.as_bytes(), "inline")
-            .unwrap_err()
-            .to_string();
+        let e = private_key(
+            "ssl.keystore.key",
+            "(hidden)",
+            garbled.as_bytes(),
+            "inline",
+            None,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             e.contains("ssl.keystore.key") && !e.contains(&body[..20]),
             "{e}"
