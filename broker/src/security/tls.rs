@@ -491,6 +491,7 @@ mod tests {
             "(hidden)",
             key_line.as_bytes(),
             "inline",
+            None,
         )
         .unwrap();
         assert_eq!(k.secret_der(), key.serialized_der());
