@@ -338,3 +338,56 @@ async fn declared_max_size_frames_with_one_byte_do_not_block_other_clients() {
     }
     broker.shutdown().await.unwrap();
 }
+
+/// Frames before SASL authentication are read outside `queued.max.request.bytes`, as Kafka reads them outside
+/// its memory pool (they are at most 512 KiB each; black-box round 5: unauthenticated sockets sending large
+/// pre-authentication frames held the budget and stalled authenticated clients for the read timeout).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unauthenticated_frames_do_not_take_the_request_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker_with(
+        dir.path(),
+        &[
+            ("listeners", "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0"),
+            ("socket.request.max.bytes", "131072"),
+            ("queued.max.request.bytes", "131072"),
+            ("socket.request.read.timeout.ms", "60000"),
+            (
+                "sasl.jaas.config",
+                r#"org.apache.kafka.common.security.plain.PlainLoginModule required user_a="a-secret";"#,
+            ),
+        ],
+    )
+    .await;
+    let (plain, sasl) = (broker.local_addrs()[0], broker.local_addrs()[1]);
+    // Three unauthenticated sockets each send 100 KB of a 120 KB frame: 300 KB, over twice the budget.
+    let mut attackers = Vec::new();
+    for _ in 0..3 {
+        let mut s = connect(sasl).await;
+        s.write_all(&120_000i32.to_be_bytes()).await.unwrap();
+        s.write_all(&[0u8; 100_000]).await.unwrap();
+        attackers.push(s);
+    }
+    served(sasl).await;
+    // A 100 KB produce on the PLAINTEXT listener is answered at once.
+    common::create_topic(&plain.to_string(), "budget", 1).await;
+    let value = vec![7u8; 100_000];
+    let produce = ProduceRequest::default()
+        .with_acks(1)
+        .with_timeout_ms(5000)
+        .with_topic_data(vec![TopicProduceData::default()
+            .with_name(TopicName(StrBytes::from_static_str("budget")))
+            .with_partition_data(vec![PartitionProduceData::default()
+                .with_index(0)
+                .with_records(Some(batch(&[&value])))])]);
+    let mut s = connect(plain).await;
+    let bound = Duration::from_secs(5);
+    let resp: ProduceResponse =
+        tokio::time::timeout(bound, request(&mut s, ApiKey::Produce, 9, &produce))
+            .await
+            .expect("the produce waited for the unauthenticated frames")
+            .expect("answered");
+    assert_eq!(resp.responses[0].partition_responses[0].error_code, 0);
+    drop(attackers);
+    broker.shutdown().await.unwrap();
+}

@@ -76,8 +76,31 @@ pub(crate) struct Connections {
     statics: Limits,
     /// `max.connections` as permits, one per open connection.
     max_connections: Arc<Semaphore>,
-    /// `queued.max.request.bytes` as a byte semaphore; `None` when unbounded (-1).
-    request_bytes: Option<Arc<Semaphore>>,
+    /// `queued.max.request.bytes`; `None` when unbounded (-1).
+    request_bytes: Option<Arc<RequestBudget>>,
+}
+
+/// `queued.max.request.bytes`: the bytes of request frames being read across all connections, reserved as they
+/// arrive, and the one frame at a time that may finish past it.
+#[derive(Debug)]
+pub(crate) struct RequestBudget {
+    /// The budget, one permit per byte.
+    pub(crate) bytes: Arc<Semaphore>,
+    /// Held by the frame that goes past the budget: a frame that holds part of the budget and finds none left
+    /// takes it (if free) and reads the rest of its frame without waiting, as Kafka's non-strict memory pool lets
+    /// one request dip below zero. Frames that each hold part of the budget can then never wait on each other
+    /// until their read timeout; the bytes in flight stay below the budget plus one frame.
+    pub(crate) overdraft: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl RequestBudget {
+    /// A budget of `bytes`.
+    pub(crate) fn new(bytes: usize) -> Self {
+        RequestBudget {
+            bytes: Arc::new(Semaphore::new(bytes.min(Semaphore::MAX_PERMITS))),
+            overdraft: Arc::new(tokio::sync::Mutex::new(())),
+        }
+    }
 }
 
 /// The connection limits AlterConfigs may change at run time.
@@ -104,7 +127,7 @@ impl Registered {
     }
 
     /// The request-bytes budget (`None` = unbounded).
-    pub(crate) fn request_bytes(&self) -> Option<&Arc<Semaphore>> {
+    pub(crate) fn request_bytes(&self) -> Option<&Arc<RequestBudget>> {
         self.owner.request_bytes.as_ref()
     }
 }
@@ -127,7 +150,7 @@ impl Connections {
     pub(crate) fn new(config: &BrokerConfig) -> Arc<Self> {
         let request_bytes = usize::try_from(config.queued_max_request_bytes)
             .ok()
-            .map(|n| Arc::new(Semaphore::new(n.min(Semaphore::MAX_PERMITS))));
+            .map(|n| Arc::new(RequestBudget::new(n)));
         let statics = Limits {
             max: config.max_connections,
             per_ip: config.max_connections_per_ip,

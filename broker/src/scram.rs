@@ -402,9 +402,9 @@ impl Exchange {
                     .split(',')
                     .find_map(|p| attribute(p, 'r'))
                     .ok_or_else(|| bad("no nonce"))?;
-                // Kafka's ScramSaslServer checks that the nonce ends with the server's: librdkafka before 2.6.1
-                // (Debian's kcat among them) sends its own nonce again in front (librdkafka#4895), and its proof
-                // covers the message as it sent it.
+                // The nonce must end with the server's, as Kafka 3.x's ScramSaslServer checked (4.0 compares it
+                // whole): librdkafka before 2.6.1 (Debian's kcat among them) sends its own nonce again in front
+                // (librdkafka#4895), and its proof covers the message as it sent it, so nothing is weakened.
                 if !r.ends_with(nonce.as_str()) {
                     return Err(failed(m));
                 }
@@ -488,9 +488,9 @@ mod tests {
     }
 
     /// librdkafka < 2.6.1 repeats its nonce in front of the combined one in client-final and signs that message:
-    /// accepted, as Kafka accepts it (the nonce must end with the server's); any other nonce is refused.
+    /// accepted, as Kafka 3.x accepted it (the nonce must end with the server's); any other nonce is refused.
     #[test]
-    fn a_client_final_nonce_ending_with_the_servers_is_accepted_as_kafka_does() {
+    fn a_client_final_nonce_ending_with_the_servers_is_accepted_as_kafka_3_did() {
         let dir = tempfile::tempdir().unwrap();
         let store = ScramStore::open(dir.path()).unwrap();
         let salt = vec![7u8; 16];

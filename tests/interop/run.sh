@@ -128,7 +128,7 @@ sasl_v0_check() {
   kill -TERM "$PID"; wait "$PID"; PID=
 }
 # kcat (librdkafka 2.0.2) with SCRAM-SHA-256: librdkafka before 2.6.1 repeats its nonce in the client-final
-# message (librdkafka#4895), which Kafka accepts (the nonce must end with the server's).
+# message (librdkafka#4895), which Kafka 3.x accepted and strata accepts (the nonce must end with the server's).
 kcat_scram_check() {
   local data="$WORK/kcat-scram" bs="" t="kcat-scram-$RANDOM" got
   RUST_LOG=info "$BIN" --override listeners=SASL_PLAINTEXT://127.0.0.1:0 --override "log.dirs=$data" \

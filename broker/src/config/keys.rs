@@ -362,7 +362,9 @@ pub const BROKER_KEYS: &[ConfigKey] = &[
     ConfigKey::new(
         "queued.max.request.bytes",
         Type::Long,
-        "request-frame bytes being read across all connections, reserved as they arrive (-1 = unbounded; at least socket.request.max.bytes)",
+        "request-frame bytes being read across all connections, reserved as they arrive (-1 = unbounded; at least \
+         socket.request.max.bytes); one frame at a time may finish past it (as Kafka's memory pool), frames before \
+         SASL authentication (at most 512 KiB) are not counted",
     )
     .default_doc("200 MiB, at least socket.request.max.bytes"),
     ConfigKey::new(
