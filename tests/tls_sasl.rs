@@ -1007,3 +1007,63 @@ fn an_x509_v1_client_certificate_is_refused_with_the_reason_logged() {
     }
     assert!(b.terminate());
 }
+
+/// A self-signed client certificate listed in the truststore (`openssl req -x509` makes it CA:TRUE; Java accepts
+/// it) is refused by rustls as a CA used as an end entity: the WARN says so and how to make one that works.
+#[test]
+fn a_ca_certificate_used_as_client_certificate_is_refused_with_the_reason_logged() {
+    let certs = tempfile::tempdir().unwrap();
+    let pki = pki(certs.path());
+    let key = KeyPair::generate().unwrap();
+    let mut params = CertificateParams::new(vec!["pinned-client".into()]).unwrap();
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let pinned = params.self_signed(&key).unwrap();
+    let (cert, key_file, trust) = (
+        certs.path().join("pinned.pem"),
+        certs.path().join("pinned-key.pem"),
+        certs.path().join("trust.pem"),
+    );
+    std::fs::write(&cert, pinned.pem()).unwrap();
+    std::fs::write(&key_file, key.serialize_pem()).unwrap();
+    std::fs::write(&trust, pinned.pem()).unwrap();
+    let p = |p: &Path| p.display().to_string();
+    let data = tempfile::tempdir().unwrap();
+    let (ca, server, trust) = (p(&pki.ca), p(&pki.server), p(&trust));
+    let b = common::ChildBroker::spawn_with(
+        data.path(),
+        0,
+        &[
+            ("listener.security.protocol.map", "PLAINTEXT:SSL"),
+            ("ssl.keystore.location", &server),
+            ("ssl.client.auth", "required"),
+            ("ssl.truststore.location", &trust),
+        ],
+    );
+    let refused = runtime().block_on(produce_fails(
+        &b.bootstrap,
+        "pinned",
+        &[
+            ("security.protocol", "ssl"),
+            ("ssl.ca.location", &ca),
+            ("ssl.certificate.location", &p(&cert)),
+            ("ssl.key.location", &p(&key_file)),
+        ],
+    ));
+    assert!(
+        refused,
+        "a CA certificate was accepted as a client certificate"
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = b
+            .logs
+            .recv_timeout(left)
+            .expect("a WARN naming the CA certificate");
+        if line.contains(strata_broker::security::client_cert::CA_AS_CLIENT_HINT) {
+            assert!(line.contains("WARN"), "{line}");
+            break;
+        }
+    }
+    assert!(b.terminate());
+}

@@ -2,7 +2,8 @@
 //! X.509 v3 end-entity certificates ("We allow only v3", rustls-webpki's `cert.rs`; no option turns it off),
 //! while Kafka's own documentation signs client certificates with `openssl x509 -req ... -CAcreateserial` and no
 //! `-extfile`, which makes v1 ones that Java accepts. Such a certificate is still refused (strata does not verify
-//! certificates by hand), but the handshake error, logged at WARN with the peer, says why and how to fix it.
+//! certificates by hand), but the handshake error, logged at WARN with the peer, says why and how to fix it; so
+//! does the refusal of a CA certificate (a self-signed `openssl req -x509` one) used as a client certificate.
 
 use std::sync::Arc;
 
@@ -18,22 +19,29 @@ pub const V1_HINT: &str =
     "client certificate is X.509 v1; strata (rustls) needs v3: re-sign with -extfile \
                            holding e.g. basicConstraints=CA:FALSE";
 
-/// The refusal of a v1 client certificate (rustls prints it with `Debug` in its handshake error: both say it).
-struct V1Certificate;
+/// What the broker logs for a CA certificate used as a client certificate (webpki's CaUsedAsEndEntity: a
+/// self-signed `openssl req -x509` certificate listed in the truststore, which Java accepts).
+pub const CA_AS_CLIENT_HINT: &str =
+    "client certificate is a CA certificate (basicConstraints CA:TRUE, as `openssl req -x509` makes); strata \
+     (rustls) accepts only end-entity client certificates: make one with basicConstraints=CA:FALSE signed by a CA \
+     of the truststore";
 
-impl std::fmt::Debug for V1Certificate {
+/// A refusal explained (rustls prints it with `Debug` in its handshake error: both say it).
+struct Explained(&'static str);
+
+impl std::fmt::Debug for Explained {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(V1_HINT)
+        f.write_str(self.0)
     }
 }
 
-impl std::fmt::Display for V1Certificate {
+impl std::fmt::Display for Explained {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(V1_HINT)
+        f.write_str(self.0)
     }
 }
 
-impl std::error::Error for V1Certificate {}
+impl std::error::Error for Explained {}
 
 /// Whether a DER certificate has no version field (X.509 v1: the TBSCertificate does not start with `[0]`).
 pub fn is_x509_v1(der: &[u8]) -> bool {
@@ -56,7 +64,7 @@ pub fn is_x509_v1(der: &[u8]) -> bool {
     matches!(first.and_then(|f| der.get(f)), Some(b) if *b != 0xa0)
 }
 
-/// rustls's client certificate verifier, naming the v1 case in its error.
+/// rustls's client certificate verifier, naming the v1 and CA-as-client cases in its error.
 #[derive(Debug)]
 pub struct ExplainV1(pub Arc<dyn ClientCertVerifier>);
 
@@ -82,13 +90,19 @@ impl ClientCertVerifier for ExplainV1 {
         self.0
             .verify_client_cert(end_entity, intermediates, now)
             .map_err(|e| {
-                if is_x509_v1(end_entity) {
-                    // rustls sends certificate_unknown for it (the alert of CertificateError::Other).
-                    rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(
-                        Arc::new(V1Certificate),
-                    )))
+                let hint = if is_x509_v1(end_entity) {
+                    Some(V1_HINT)
+                } else if format!("{e:?}").contains("CaUsedAsEndEntity") {
+                    Some(CA_AS_CLIENT_HINT)
                 } else {
-                    e
+                    None
+                };
+                match hint {
+                    // rustls sends certificate_unknown for it (the alert of CertificateError::Other).
+                    Some(h) => rustls::Error::InvalidCertificate(CertificateError::Other(
+                        OtherError(Arc::new(Explained(h))),
+                    )),
+                    None => e,
                 }
             })
     }
