@@ -260,7 +260,16 @@ pub(crate) async fn serve(
             serve_stream(halves, peer, listener, security, broker, conn).await
         }
         Ok(Err(e)) => {
-            warn!(%peer, listener = %security.name, error = %e, "closing connection: TLS handshake failed")
+            let text = e.to_string();
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                // A TCP probe (load balancer, tcpSocket health check) connects and closes without a handshake.
+                debug!(%peer, listener = %security.name, error = %e, "connection closed before the TLS handshake")
+            } else if text.contains("InvalidContentType") || text.contains("corrupt message") {
+                warn!(%peer, listener = %security.name, error = %e,
+                    "closing connection: TLS handshake failed: the client does not speak TLS (a PLAINTEXT or SASL_PLAINTEXT client on this TLS listener?)")
+            } else {
+                warn!(%peer, listener = %security.name, error = %e, "closing connection: TLS handshake failed")
+            }
         }
         Err(_) => warn!(%peer, listener = %security.name, timeout_ms = deadline.as_millis() as u64,
             "closing connection: the TLS handshake did not complete within socket.request.read.timeout.ms"),
@@ -358,7 +367,12 @@ async fn serve_stream<R, W>(
             Ok(Some(f)) => f,
             Ok(None) => break,
             Err(FrameError::BadLength(n)) => {
-                warn!(%peer, length = n, max = bounds.max, "closing connection: request frame length out of range");
+                if (n as u32) >> 16 == 0x1603 {
+                    // 0x16 0x03: a TLS record header (handshake, version 3.x) where a frame length belongs.
+                    warn!(%peer, listener = name, "closing connection: the client speaks TLS to this non-TLS listener (security.protocol SSL or SASL_SSL on a PLAINTEXT or SASL_PLAINTEXT port?)");
+                } else {
+                    warn!(%peer, listener = name, length = n, max = bounds.max, "closing connection: request frame length out of range");
+                }
                 break;
             }
             Err(FrameError::TooSlow(t)) => {
