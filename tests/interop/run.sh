@@ -152,6 +152,78 @@ kcat_scram_check() {
 }
 check kcat-scram-sha-256 kcat_scram_check
 
+# Secured listeners with every client: SSL with a client certificate required, SASL_SSL with PLAIN, SCRAM-SHA-256
+# and SCRAM-SHA-512, SASL_PLAINTEXT with PLAIN. Certificates are made here with the openssl CLI (v3, with SANs).
+secured_start() {
+  local pki="$WORK/pki" ext
+  mkdir -p "$pki"
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$pki/ca-key.pem" -out "$pki/ca.pem" -days 2 \
+    -subj /CN=strata-interop-ca -addext basicConstraints=critical,CA:TRUE 2>/dev/null
+  for who in server client; do
+    openssl req -new -newkey rsa:2048 -nodes -keyout "$pki/$who-key.pem" -out "$pki/$who.csr" \
+      -subj "/CN=strata-interop-$who" 2>/dev/null
+    if [ "$who" = server ]; then
+      ext='basicConstraints=CA:FALSE\nsubjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n'
+    else
+      ext='basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n'
+    fi
+    openssl x509 -req -in "$pki/$who.csr" -CA "$pki/ca.pem" -CAkey "$pki/ca-key.pem" -CAcreateserial -days 2 \
+      -out "$pki/$who.pem" -extfile <(printf "$ext") 2>/dev/null
+  done
+  cat "$pki/server-key.pem" "$pki/server.pem" >"$pki/server-bundle.pem"
+  RUST_LOG=info "$BIN" --override log.dirs="$WORK/secured" --override http.listener= \
+    --override listeners=PLAINTEXT://127.0.0.1:0,MTLS://127.0.0.1:0,SASLSSL://127.0.0.1:0,SASLPLAIN://127.0.0.1:0 \
+    --override listener.security.protocol.map=PLAINTEXT:PLAINTEXT,MTLS:SSL,SASLSSL:SASL_SSL,SASLPLAIN:SASL_PLAINTEXT \
+    --override ssl.keystore.location="$pki/server-bundle.pem" --override ssl.truststore.location="$pki/ca.pem" \
+    --override listener.name.mtls.ssl.client.auth=required \
+    --override sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512 \
+    --override 'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";' \
+    2>"$WORK/secured.log" &
+  PID=$!
+  SECURED=""
+  for _ in $(seq 1 300); do
+    SECURED=$(grep -o 'strata ready: .* listeners=[^ ]*' "$WORK/secured.log" | head -1 | sed 's/.* listeners=//' || true)
+    [ -n "$SECURED" ] && break
+    sleep 0.1
+  done
+  [ -n "$SECURED" ] || { cat "$WORK/secured.log" >&2; return 1; }
+  timeout 60 "$PREFIX/venv/bin/python" "$HERE/secured.py" "$SECURED" "$pki" admin -
+}
+kcat_secured() {
+  local setup=$1 pki="$WORK/pki" t="sec-kcat-$1-$RANDOM" got want addr args=()
+  addr() { tr ',' '\n' <<<"$SECURED" | grep "^$1://" | sed 's|.*://||'; }
+  case "$setup" in
+    ssl-client-cert) args=(-b "$(addr MTLS)" -X security.protocol=ssl -X ssl.ca.location="$pki/ca.pem"
+      -X ssl.certificate.location="$pki/client.pem" -X ssl.key.location="$pki/client-key.pem") ;;
+    sasl_ssl-plain) args=(-b "$(addr SASLSSL)" -X security.protocol=sasl_ssl -X ssl.ca.location="$pki/ca.pem"
+      -X sasl.mechanism=PLAIN -X sasl.username=alice -X sasl.password=alice-secret) ;;
+    sasl_ssl-scram-sha-256) args=(-b "$(addr SASLSSL)" -X security.protocol=sasl_ssl -X ssl.ca.location="$pki/ca.pem"
+      -X sasl.mechanism=SCRAM-SHA-256 -X sasl.username=sam -X sasl.password=sam-secret) ;;
+    sasl_ssl-scram-sha-512) args=(-b "$(addr SASLSSL)" -X security.protocol=sasl_ssl -X ssl.ca.location="$pki/ca.pem"
+      -X sasl.mechanism=SCRAM-SHA-512 -X sasl.username=sue -X sasl.password=sue-secret) ;;
+    sasl_plaintext-plain) args=(-b "$(addr SASLPLAIN)" -X security.protocol=sasl_plaintext
+      -X sasl.mechanism=PLAIN -X sasl.username=alice -X sasl.password=alice-secret) ;;
+  esac
+  want=$(seq 1 10)
+  echo "$want" | timeout 60 kcat "${args[@]}" -P -t "$t" -X acks=all
+  got=$(timeout 60 kcat "${args[@]}" -C -t "$t" -o beginning -e -q)
+  [ "$got" = "$want" ] || { echo "kcat $setup read: $got"; return 1; }
+}
+SETUPS="ssl-client-cert sasl_ssl-plain sasl_ssl-scram-sha-256 sasl_ssl-scram-sha-512 sasl_plaintext-plain"
+if secured_start >"$WORK/secured-start.out" 2>&1; then
+  for setup in $SETUPS; do
+    check "secured-kcat-$setup" kcat_secured "$setup"
+    for c in confluent kafka-python aiokafka; do
+      check "secured-$c-$setup" timeout 120 "$PREFIX/venv/bin/python" "$HERE/secured.py" "$SECURED" "$WORK/pki" "$c" "$setup"
+    done
+    check "secured-kafkajs-$setup" env NODE_PATH="$PREFIX/node/node_modules" \
+      timeout 120 node "$HERE/secured.js" "$SECURED" "$WORK/pki" "$setup"
+  done
+  kill -TERM "$PID"; wait "$PID" || true; PID=
+else
+  fail=$((fail + 1)); echo "FAIL secured-start"; tail -30 "$WORK/secured-start.out" | sed 's/^/    /'
+fi
+
 if [ -x "$KP2" ]; then
   check kafka-python-2.0.2-sasl-v0 sasl_v0_check
 else
