@@ -92,10 +92,14 @@ fn build_one(config: &BrokerConfig, served: &Served, data_dir: &Path) -> Result<
     let tls = match protocol {
         "SSL" | "SASL_SSL" => {
             let self_signed = config.config_values().bool("ssl.self.signed.enable");
+            // The developer certificate's names: where clients are told to connect, and the bound host.
+            let mut hosts: Vec<String> = served.advertised.iter().map(|(h, _)| h.clone()).collect();
+            hosts.push(served.bind.ip().to_string());
             Some(tls::acceptor(
                 &props,
                 &served.name,
                 self_signed.then_some(data_dir),
+                &hosts,
                 protocol == "SASL_SSL",
             )?)
         }

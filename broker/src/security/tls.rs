@@ -252,6 +252,7 @@ fn keystore(
     props: &ListenerProps<'_>,
     listener: &str,
     self_signed_dir: Option<&Path>,
+    hosts: &[String],
 ) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
     let ty = store_type(props, "ssl.keystore.type")?;
     if let (Some((kk, kv)), Some((ck, cv))) = (
@@ -320,7 +321,7 @@ fn keystore(
         return Ok((certs, key));
     }
     if let Some(dir) = self_signed_dir {
-        return self_signed::listener_certificate(dir, listener);
+        return self_signed::listener_certificate(dir, listener, hosts);
     }
     Err(bad(
         &format!("listener.name.{}.ssl.keystore.location", listener.to_ascii_lowercase()),
@@ -414,15 +415,16 @@ fn protocols(props: &ListenerProps<'_>) -> Result<Vec<&'static rustls::Supported
 }
 
 /// The TLS acceptor of `listener` (the key and certificate from `self_signed_dir`'s developer CA when no
-/// keystore is given and it is `Some`); `sasl` for a SASL_SSL listener.
+/// keystore is given and it is `Some`, for `hosts` beside localhost); `sasl` for a SASL_SSL listener.
 pub fn acceptor(
     props: &ListenerProps<'_>,
     listener: &str,
     self_signed_dir: Option<&Path>,
+    hosts: &[String],
     sasl: bool,
 ) -> Result<TlsAcceptor> {
     let versions = protocols(props)?;
-    let (certs, key) = keystore(props, listener, self_signed_dir)?;
+    let (certs, key) = keystore(props, listener, self_signed_dir, hosts)?;
     // KIP-684: on a SASL_SSL listener only the listener-prefixed key asks for client certificates (a broker-wide
     // ssl.client.auth is meant for its SSL listeners).
     let (auth_key, auth) = match props.get("ssl.client.auth") {
