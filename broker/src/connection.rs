@@ -137,21 +137,40 @@ async fn read_frame<R: AsyncBufReadExt + Unpin>(
                 let more = match more {
                     Some(p) => Some(p),
                     None if overdraft.is_some() => None,
-                    None => {
-                        let waiting = tokio::time::Instant::now();
+                    None if held.is_some() => {
+                        // Holding some: the bytes, or the overdraft once the frame past the budget is handled
+                        // (whichever comes first; a waiter parked on the bytes alone could wait for bytes that
+                        // only come back when it finishes).
                         let wait = budget.bytes.clone().acquire_many_owned(want);
-                        Some(
-                            if held.is_some() {
-                                tokio::time::timeout_at(deadline, wait)
-                                    .await
-                                    .map_err(too_slow)?
-                            } else {
-                                let p = wait.await;
-                                deadline += waiting.elapsed();
-                                p
+                        let token = budget.overdraft.clone().lock_owned();
+                        let first = async {
+                            tokio::select! {
+                                p = wait => Ok(p.expect("never closed")),
+                                g = token => Err(g),
                             }
-                            .expect("never closed"),
-                        )
+                        };
+                        match tokio::time::timeout_at(deadline, first)
+                            .await
+                            .map_err(too_slow)?
+                        {
+                            Ok(p) => Some(p),
+                            Err(g) => {
+                                overdraft = Some(g);
+                                None
+                            }
+                        }
+                    }
+                    None => {
+                        // Holding none: waiting does not count against the read timeout.
+                        let waiting = tokio::time::Instant::now();
+                        let p = budget
+                            .bytes
+                            .clone()
+                            .acquire_many_owned(want)
+                            .await
+                            .expect("never closed");
+                        deadline += waiting.elapsed();
+                        Some(p)
                     }
                 };
                 if let Some(more) = more {
@@ -623,6 +642,65 @@ mod tests {
             .unwrap();
         assert_eq!(bytes.len(), 20);
         drop(held);
+        assert_eq!(shared.bytes.available_permits(), 30);
+    }
+
+    /// Three frames hold the whole budget (5, 15 and 10 of 30) and each needs more than the others give back:
+    /// each in turn goes past the budget once the one before is handled, none waits for its read timeout.
+    #[tokio::test]
+    async fn frames_waiting_for_more_than_comes_back_take_the_overdraft_in_turn() {
+        let shared = Arc::new(RequestBudget::new(30));
+        let l = FrameLimits {
+            budget: Some(shared.clone()),
+            read_timeout: Duration::from_secs(5),
+            ..limits(100)
+        };
+        let mut writers = Vec::new();
+        let mut reads = Vec::new();
+        for first in [5usize, 15, 10] {
+            let (mut tx, rx) = tokio::io::duplex(64);
+            tx.write_all(&[0, 0, 0, 40]).await.unwrap();
+            tx.write_all(&vec![1; first]).await.unwrap();
+            writers.push((tx, 40 - first));
+            let l = l.clone();
+            reads.push(tokio::spawn(async move {
+                let mut rx = BufReader::new(rx);
+                read_frame(&mut rx, &l).await.map(|f| f.unwrap())
+            }));
+        }
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+        while shared.bytes.available_permits() != 0 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{}",
+                shared.bytes.available_permits()
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        for (tx, rest) in &mut writers {
+            tx.write_all(&vec![2; *rest]).await.unwrap();
+        }
+        let started = tokio::time::Instant::now();
+        let mut done = 0;
+        while done < 3 {
+            let i = reads
+                .iter()
+                .position(|r| r.is_finished())
+                .unwrap_or(usize::MAX);
+            if i == usize::MAX {
+                assert!(
+                    started.elapsed() < Duration::from_secs(3),
+                    "{done} of 3 frames read"
+                );
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                continue;
+            }
+            let (bytes, held) = reads.remove(i).await.unwrap().expect("read, not timed out");
+            assert_eq!(bytes.len(), 40);
+            // Handled: its share comes back.
+            drop(held);
+            done += 1;
+        }
         assert_eq!(shared.bytes.available_permits(), 30);
     }
 
