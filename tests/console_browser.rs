@@ -314,14 +314,23 @@ fn console_shows_a_tiered_topic_upload_and_delete_locally_without_a_reload() {
         json!(true),
         "the page was reloaded"
     );
-    let refreshes_after = page
-        .eval("Number(document.body.dataset.refreshes || 0)")
-        .as_u64()
-        .unwrap();
-    assert!(
-        refreshes_after > refreshes_before,
-        "no live update: {refreshes_before} → {refreshes_after}"
-    );
+    // The counter is set at the end of a refresh, after it drew the page: the refresh that drew the remote
+    // segments may still be finishing.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let refreshes_after = page
+            .eval("Number(document.body.dataset.refreshes || 0)")
+            .as_u64()
+            .unwrap();
+        if refreshes_after > refreshes_before {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no live update: {refreshes_before} → {refreshes_after}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 
     let shot = page.call("Page.captureScreenshot", json!({"format": "png"}));
     let png = base64::engine::general_purpose::STANDARD
