@@ -82,8 +82,9 @@ struct FrameLimits {
 /// buffer grows as its bytes arrive, and each growth first takes its size from the bytes budget: a peer that
 /// declares a large frame and sends little holds only about what it sent, never its declared length. Waiting
 /// for the budget before the frame holds any of it does not count against `read_timeout` (the broker's doing);
-/// once it holds some, it does (frames that together fill the budget mid-way cannot hold it forever).
-/// `Ok(None)` on a clean end of stream between frames. Not cancel-safe: a cancelled read leaves the stream
+/// once it holds some, it does, and the frame finds none left, it takes the overdraft when free (or as soon as
+/// the frame past the budget is handled) and reads the rest without the budget, so frames that together fill the
+/// budget mid-way finish one after another. `Ok(None)` on a clean end of stream between frames. Not cancel-safe: a cancelled read leaves the stream
 /// mid-frame, so the caller closes the connection.
 async fn read_frame<R: AsyncBufReadExt + Unpin>(
     rd: &mut R,
