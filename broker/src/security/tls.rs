@@ -390,6 +390,44 @@ fn truststore(props: &ListenerProps<'_>) -> Result<Option<(String, RootCertStore
     Ok(Some((k, roots)))
 }
 
+/// What is wrong with a certificate's validity period at `now`, if anything (expired, not yet valid, or expiring
+/// within 30 days).
+fn validity_problem(leaf: &[u8], now: std::time::SystemTime) -> Option<String> {
+    use x509_cert::der::Decode;
+    let cert = x509_cert::Certificate::from_der(leaf).ok()?;
+    let validity = cert.tbs_certificate().validity();
+    let (from, until) = (
+        validity.not_before.to_system_time(),
+        validity.not_after.to_system_time(),
+    );
+    let secs = |t: std::time::SystemTime| {
+        t.duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    };
+    if until <= now {
+        Some(format!(
+            "expired at {} (unix seconds): TLS clients will refuse it",
+            secs(until)
+        ))
+    } else if from > now {
+        Some(format!(
+            "is not valid before {} (unix seconds): TLS clients will refuse it until then",
+            secs(from)
+        ))
+    } else {
+        let left = until.duration_since(now).unwrap_or_default();
+        (left < std::time::Duration::from_secs(30 * 86_400))
+            .then(|| format!("expires in {} days", left.as_secs() / 86_400))
+    }
+}
+
+/// Logs a WARN when the listener's certificate is expired, not yet valid, or about to expire.
+fn check_validity(listener: &str, leaf: &CertificateDer<'_>, now: std::time::SystemTime) {
+    if let Some(problem) = validity_problem(leaf, now) {
+        tracing::warn!(listener, "the listener's TLS certificate {problem}");
+    }
+}
+
 /// `ssl.enabled.protocols` as rustls versions (TLSv1 and TLSv1.1, which rustls does not speak, are left out
 /// with a warning; none left stops start-up).
 fn protocols(props: &ListenerProps<'_>) -> Result<Vec<&'static rustls::SupportedProtocolVersion>> {
@@ -425,6 +463,9 @@ pub fn acceptor(
 ) -> Result<TlsAcceptor> {
     let versions = protocols(props)?;
     let (certs, key) = keystore(props, listener, self_signed_dir, hosts)?;
+    if let Some(leaf) = certs.first() {
+        check_validity(listener, leaf, std::time::SystemTime::now());
+    }
     // KIP-684: on a SASL_SSL listener only the listener-prefixed key asks for client certificates (a broker-wide
     // ssl.client.auth is meant for its SSL listeners).
     let (auth_key, auth) = match props.get("ssl.client.auth") {
@@ -474,6 +515,34 @@ pub fn acceptor(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Expired, not yet valid and soon expiring certificates are named; a current one is not.
+    #[test]
+    fn certificate_validity_problems_are_named() {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut p = rcgen::CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+        p.not_before = rcgen::date_time_ymd(2020, 1, 1);
+        p.not_after = rcgen::date_time_ymd(2030, 1, 1);
+        let der = p.self_signed(&key).unwrap().der().to_vec();
+        let at = |y: u64| {
+            std::time::UNIX_EPOCH + std::time::Duration::from_secs((y - 1970) * 365 * 86_400)
+        };
+        assert_eq!(validity_problem(&der, at(2026)), None);
+        assert!(validity_problem(&der, at(2031))
+            .unwrap()
+            .contains("expired"));
+        assert!(validity_problem(&der, at(2019))
+            .unwrap()
+            .contains("not valid before"));
+        let soon =
+            std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_893_456_000 - 10 * 86_400);
+        assert!(
+            validity_problem(&der, soon).unwrap().contains("expires in"),
+            "{:?}",
+            validity_problem(&der, soon)
+        );
+        assert_eq!(validity_problem(b"not a certificate", at(2026)), None);
+    }
 
     /// A key and chain given on one line (spaces where the line breaks were) read as the PEM they are; an
     /// unreadable key's error never quotes it.
