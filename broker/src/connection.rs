@@ -128,51 +128,43 @@ async fn read_frame<R: AsyncBufReadExt + Unpin>(
                 let want = (cap - buf.capacity()) as u32;
                 let more = match budget.bytes.clone().try_acquire_many_owned(want) {
                     Ok(p) => Some(p),
-                    Err(_) if held.is_some() => {
-                        // None left while this frame holds some: past the budget if no other frame is.
-                        overdraft = budget.overdraft.clone().try_lock_owned().ok();
-                        None
-                    }
-                    Err(_) => None,
-                };
-                let more = match more {
-                    Some(p) => Some(p),
-                    None if overdraft.is_some() => None,
-                    None if held.is_some() => {
-                        // Holding some: the bytes, or the overdraft once the frame past the budget is handled
-                        // (whichever comes first; a waiter parked on the bytes alone could wait for bytes that
-                        // only come back when it finishes).
-                        let wait = budget.bytes.clone().acquire_many_owned(want);
-                        let token = budget.overdraft.clone().lock_owned();
-                        let first = async {
-                            tokio::select! {
-                                p = wait => Ok(p.expect("never closed")),
-                                g = token => Err(g),
-                            }
-                        };
-                        match tokio::time::timeout_at(deadline, first)
-                            .await
-                            .map_err(too_slow)?
-                        {
-                            Ok(p) => Some(p),
-                            Err(g) => {
-                                overdraft = Some(g);
-                                None
-                            }
-                        }
-                    }
-                    None => {
+                    Err(_) if held.is_none() => {
                         // Holding none: waiting does not count against the read timeout.
                         let waiting = tokio::time::Instant::now();
-                        let p = budget
-                            .bytes
-                            .clone()
-                            .acquire_many_owned(want)
-                            .await
-                            .expect("never closed");
+                        let p = budget.bytes.clone().acquire_many_owned(want).await;
                         deadline += waiting.elapsed();
-                        Some(p)
+                        Some(p.expect("never closed"))
                     }
+                    // None left while this frame holds some: past the budget if no other frame is.
+                    Err(_) => match budget.overdraft.clone().try_lock_owned() {
+                        Ok(g) => {
+                            overdraft = Some(g);
+                            None
+                        }
+                        Err(_) => {
+                            // The bytes, or the overdraft once the frame past the budget is handled (whichever
+                            // comes first; a waiter parked on the bytes alone could wait for bytes that only
+                            // come back when it finishes).
+                            let wait = budget.bytes.clone().acquire_many_owned(want);
+                            let token = budget.overdraft.clone().lock_owned();
+                            let first = async {
+                                tokio::select! {
+                                    p = wait => Ok(p.expect("never closed")),
+                                    g = token => Err(g),
+                                }
+                            };
+                            match tokio::time::timeout_at(deadline, first)
+                                .await
+                                .map_err(too_slow)?
+                            {
+                                Ok(p) => Some(p),
+                                Err(g) => {
+                                    overdraft = Some(g);
+                                    None
+                                }
+                            }
+                        }
+                    },
                 };
                 if let Some(more) = more {
                     match &mut held {

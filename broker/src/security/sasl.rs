@@ -25,6 +25,7 @@ use crate::dispatch;
 use crate::error::{Error, Result};
 use crate::error_code;
 use crate::scram::{Exchange, Mechanism, ScramStore};
+use strata_storage::time::now_ms;
 
 use super::oauthbearer::{self, Validator};
 
@@ -311,13 +312,6 @@ impl SaslConfig {
     }
 }
 
-/// Milliseconds since the Unix epoch.
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
@@ -600,7 +594,7 @@ impl Session {
             .copied()
             .unwrap_or(0);
         match self.credential_expires_ms {
-            Some(exp) if max > 0 => max.min(exp.saturating_sub(now_ms()).max(1)),
+            Some(exp) if max > 0 => max.min(exp.saturating_sub(now_ms().max(0) as u64).max(1)),
             _ => max,
         }
     }
@@ -622,7 +616,7 @@ impl Session {
             .as_ref()
             .ok_or_else(|| Error::IllegalSaslState("OAUTHBEARER is not enabled".into()))?;
         let response = oauthbearer::parse_initial_response(token).map_err(failed)?;
-        match oauthbearer::validate(&response.token, validator, now_ms()) {
+        match oauthbearer::validate(&response.token, validator, now_ms().max(0) as u64) {
             Ok(valid) => {
                 if let Some(authzid) = response.authzid.filter(|a| *a != valid.principal) {
                     return Err(failed(format!(

@@ -171,10 +171,13 @@ fn store_type(props: &ListenerProps<'_>, key: &str) -> Result<StoreType> {
     // Kafka's default type is JKS; a file given without a type is read as what it holds (PEM text or PKCS12).
     let Some((k, ty)) = props.get(key) else {
         let location = key.replace(".type", ".location");
-        let pkcs12 = props
-            .get(&location)
-            .and_then(|(_, path)| std::fs::read(path).ok())
-            .is_some_and(|bytes| bytes.first() == Some(&0x30));
+        // A DER store starts with a SEQUENCE tag; PEM text does not (only its first byte is read).
+        let pkcs12 = props.get(&location).is_some_and(|(_, path)| {
+            let mut first = [0u8; 1];
+            std::fs::File::open(path)
+                .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut first))
+                .is_ok_and(|()| first[0] == 0x30)
+        });
         return Ok(if pkcs12 {
             StoreType::Pkcs12
         } else {
