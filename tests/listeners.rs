@@ -9,17 +9,10 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use common::raw::{connect, request};
+use common::runtime;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use rdkafka::producer::FutureRecord;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// Two PLAINTEXT listeners, both on 127.0.0.1:0, with `extra` properties.
 fn two_listeners(extra: &[(&str, &str)]) -> Vec<(String, String)> {

@@ -12,20 +12,13 @@ use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
 use bytes::Bytes;
 use common::raw::{connect, read_frame, request, sasl_authenticate, sasl_handshake, send_frame};
+use common::runtime;
 use hmac::{Hmac, Mac};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// Listeners: 0 PLAINTEXT (admin), 1 SASL (SASL_PLAINTEXT with PLAIN and SCRAM-SHA-256). PLAIN user `al` has a
 /// token `\0al\0pw` of 6 bytes, shorter than any request header.

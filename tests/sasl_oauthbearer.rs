@@ -11,16 +11,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use common::raw::{connect, metadata, read_frame, sasl_authenticate, sasl_handshake};
+use common::runtime;
 use rdkafka::consumer::BaseConsumer;
 use rdkafka::producer::{FutureProducer, FutureRecord};
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 const REAUTH_MS: i64 = 60_000;
 

@@ -9,6 +9,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::raw::{connect, metadata, read_frame, request, sasl_authenticate, sasl_handshake};
+use common::runtime;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use rdkafka::producer::{FutureProducer, FutureRecord};
@@ -17,14 +18,6 @@ use rdkafka::producer::{FutureProducer, FutureRecord};
 const PLAIN_LIFETIME_MS: u64 = 1000;
 /// The session lifetime of the other mechanisms (the global `connections.max.reauth.ms`).
 const GLOBAL_LIFETIME_MS: u64 = 1500;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// Listeners: 0 PLAINTEXT, 1 SASL (SASL_PLAINTEXT with PLAIN and SCRAM-SHA-256).
 async fn start(data: &std::path::Path) -> strata_broker::Server {

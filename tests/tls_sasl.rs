@@ -15,6 +15,7 @@ use common::raw::{
     connect, metadata, read_frame, request, sasl_authenticate as authenticate, sasl_handshake,
     send_frame,
 };
+use common::runtime;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair};
@@ -22,14 +23,6 @@ use rdkafka::config::ClientConfig;
 use rdkafka::consumer::BaseConsumer;
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// A CA, a server certificate for localhost/127.0.0.1 and a client certificate, as PEM files in a dir.
 struct Pki {
@@ -967,8 +960,36 @@ fn an_x509_v1_client_certificate_is_refused_with_the_reason_logged() {
         "openssl made a v3 certificate"
     );
 
+    let line = refused_client_certificate_log(
+        &pki,
+        &p(&pki.ca),
+        &p(&v1),
+        &p(&key),
+        strata_broker::security::client_cert::V1_HINT,
+        "a v1 client certificate",
+    );
+    assert!(
+        line.contains("WARN") && line.contains("peer=127.0.0.1:"),
+        "{line}"
+    );
+}
+
+/// Spawns the strata binary with an SSL listener that requires client certificates checked against
+/// `truststore`, asserts that a client presenting `cert`/`key` (`what`) is refused, and returns the broker's log
+/// line holding `hint`.
+fn refused_client_certificate_log(
+    pki: &Pki,
+    truststore: &str,
+    cert: &str,
+    key: &str,
+    hint: &str,
+    what: &str,
+) -> String {
     let data = tempfile::tempdir().unwrap();
-    let (ca, server) = (p(&pki.ca), p(&pki.server));
+    let (ca, server) = (
+        pki.ca.display().to_string(),
+        pki.server.display().to_string(),
+    );
     let b = common::ChildBroker::spawn_with(
         data.path(),
         0,
@@ -976,36 +997,33 @@ fn an_x509_v1_client_certificate_is_refused_with_the_reason_logged() {
             ("listener.security.protocol.map", "PLAINTEXT:SSL"),
             ("ssl.keystore.location", &server),
             ("ssl.client.auth", "required"),
-            ("ssl.truststore.location", &ca),
+            ("ssl.truststore.location", truststore),
         ],
     );
     let refused = runtime().block_on(produce_fails(
         &b.bootstrap,
-        "v1",
+        "refused-cert",
         &[
             ("security.protocol", "ssl"),
             ("ssl.ca.location", &ca),
-            ("ssl.certificate.location", &p(&v1)),
-            ("ssl.key.location", &p(&key)),
+            ("ssl.certificate.location", cert),
+            ("ssl.key.location", key),
         ],
     ));
-    assert!(refused, "a v1 client certificate was accepted");
+    assert!(refused, "{what} was accepted");
     let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
+    let line = loop {
         let left = deadline.saturating_duration_since(Instant::now());
         let line = b
             .logs
             .recv_timeout(left)
-            .expect("a WARN naming the v1 certificate");
-        if line.contains(strata_broker::security::client_cert::V1_HINT) {
-            assert!(
-                line.contains("WARN") && line.contains("peer=127.0.0.1:"),
-                "{line}"
-            );
-            break;
+            .unwrap_or_else(|_| panic!("a WARN naming {what}"));
+        if line.contains(hint) {
+            break line;
         }
-    }
+    };
     assert!(b.terminate());
+    line
 }
 
 /// A self-signed client certificate listed in the truststore (`openssl req -x509` makes it CA:TRUE; Java accepts
@@ -1027,43 +1045,13 @@ fn a_ca_certificate_used_as_client_certificate_is_refused_with_the_reason_logged
     std::fs::write(&key_file, key.serialize_pem()).unwrap();
     std::fs::write(&trust, pinned.pem()).unwrap();
     let p = |p: &Path| p.display().to_string();
-    let data = tempfile::tempdir().unwrap();
-    let (ca, server, trust) = (p(&pki.ca), p(&pki.server), p(&trust));
-    let b = common::ChildBroker::spawn_with(
-        data.path(),
-        0,
-        &[
-            ("listener.security.protocol.map", "PLAINTEXT:SSL"),
-            ("ssl.keystore.location", &server),
-            ("ssl.client.auth", "required"),
-            ("ssl.truststore.location", &trust),
-        ],
+    let line = refused_client_certificate_log(
+        &pki,
+        &p(&trust),
+        &p(&cert),
+        &p(&key_file),
+        strata_broker::security::client_cert::CA_AS_CLIENT_HINT,
+        "a CA certificate as a client certificate",
     );
-    let refused = runtime().block_on(produce_fails(
-        &b.bootstrap,
-        "pinned",
-        &[
-            ("security.protocol", "ssl"),
-            ("ssl.ca.location", &ca),
-            ("ssl.certificate.location", &p(&cert)),
-            ("ssl.key.location", &p(&key_file)),
-        ],
-    ));
-    assert!(
-        refused,
-        "a CA certificate was accepted as a client certificate"
-    );
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let line = b
-            .logs
-            .recv_timeout(left)
-            .expect("a WARN naming the CA certificate");
-        if line.contains(strata_broker::security::client_cert::CA_AS_CLIENT_HINT) {
-            assert!(line.contains("WARN"), "{line}");
-            break;
-        }
-    }
-    assert!(b.terminate());
+    assert!(line.contains("WARN"), "{line}");
 }

@@ -50,6 +50,15 @@ pub fn local_props(dir: &Path, extra: &[(&str, &str)]) -> BTreeMap<String, Strin
     props
 }
 
+/// A two-worker multi-thread runtime, as the broker runs on this machine.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
 /// `host:port` of an in-process broker.
 pub fn bootstrap(h: &Server) -> String {
     h.local_addr().to_string()

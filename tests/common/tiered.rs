@@ -18,13 +18,8 @@ use super::{admin, producer};
 /// Timestamps of message i in the tests that set them: BASE_TS + i * 1000 (or * 10).
 pub const BASE_TS: i64 = 1_700_000_000_000;
 
-pub fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
+#[allow(unused_imports)]
+pub use super::runtime;
 
 pub fn value_of(i: usize) -> Vec<u8> {
     let mut v = format!("tiered-{i:06}-").into_bytes();
