@@ -110,39 +110,37 @@ PID=
 # $PREFIX/venv-kp2/bin/python (`python3.11 -m venv $PREFIX/venv-kp2 && $PREFIX/venv-kp2/bin/pip install
 # kafka-python==2.0.2`).
 KP2=${KP2_PYTHON:-$PREFIX/venv-kp2/bin/python}
-sasl_v0_check() {
-  local data="$WORK/sasl" bs=""
-  RUST_LOG=info "$BIN" --override listeners=SASL_PLAINTEXT://127.0.0.1:0 --override "log.dirs=$data" \
+# Starts a broker with one SASL_PLAINTEXT listener (PLAIN user alice, SCRAM-SHA-256 enabled) logging to
+# $WORK/NAME.log, sets PID and SASL_BS, and creates the SCRAM user dave (sasl_v0.py admin).
+sasl_broker() {
+  local name=$1
+  SASL_BS=""
+  RUST_LOG=info "$BIN" --override listeners=SASL_PLAINTEXT://127.0.0.1:0 --override "log.dirs=$WORK/$name" \
     --override sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256 \
     --override 'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";' \
-    2>"$WORK/sasl.log" &
+    2>"$WORK/$name.log" &
   PID=$!
   for _ in $(seq 1 300); do
-    bs=$(grep -o 'bootstrap.servers=[^ ]*' "$WORK/sasl.log" | head -1 | cut -d= -f2 || true)
-    [ -n "$bs" ] && break
+    SASL_BS=$(grep -o 'bootstrap.servers=[^ ]*' "$WORK/$name.log" | head -1 | cut -d= -f2 || true)
+    [ -n "$SASL_BS" ] && break
     sleep 0.1
   done
-  [ -n "$bs" ] || { cat "$WORK/sasl.log"; return 1; }
-  timeout 60 "$PREFIX/venv/bin/python" "$HERE/sasl_v0.py" "$bs" admin
+  [ -n "$SASL_BS" ] || { cat "$WORK/$name.log"; return 1; }
+  timeout 60 "$PREFIX/venv/bin/python" "$HERE/sasl_v0.py" "$SASL_BS" admin
+}
+sasl_v0_check() {
+  local bs
+  sasl_broker sasl || return 1
+  bs=$SASL_BS
   timeout 180 "$KP2" "$HERE/sasl_v0.py" "$bs" client || { grep -E 'WARN|ERROR' "$WORK/sasl.log" | tail -10; return 1; }
   kill -TERM "$PID"; wait "$PID"; PID=
 }
 # kcat (librdkafka 2.0.2) with SCRAM-SHA-256: librdkafka before 2.6.1 repeats its nonce in the client-final
 # message (librdkafka#4895), which Kafka 3.x accepted and strata accepts (the nonce must end with the server's).
 kcat_scram_check() {
-  local data="$WORK/kcat-scram" bs="" t="kcat-scram-$RANDOM" got
-  RUST_LOG=info "$BIN" --override listeners=SASL_PLAINTEXT://127.0.0.1:0 --override "log.dirs=$data" \
-    --override sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256 \
-    --override 'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";' \
-    2>"$WORK/kcat-scram.log" &
-  PID=$!
-  for _ in $(seq 1 300); do
-    bs=$(grep -o 'bootstrap.servers=[^ ]*' "$WORK/kcat-scram.log" | head -1 | cut -d= -f2 || true)
-    [ -n "$bs" ] && break
-    sleep 0.1
-  done
-  [ -n "$bs" ] || { cat "$WORK/kcat-scram.log"; return 1; }
-  timeout 60 "$PREFIX/venv/bin/python" "$HERE/sasl_v0.py" "$bs" admin
+  local bs t="kcat-scram-$RANDOM" got
+  sasl_broker kcat-scram || return 1
+  bs=$SASL_BS
   local auth=(-X security.protocol=sasl_plaintext -X sasl.mechanism=SCRAM-SHA-256 -X sasl.username=dave
     -X sasl.password=dave-secret)
   seq 1 20 | timeout 60 kcat -b "$bs" "${auth[@]}" -P -t "$t"
