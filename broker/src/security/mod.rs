@@ -62,6 +62,12 @@ impl<'a> ListenerProps<'a> {
         self.props.get(key).map(|v| (key.to_string(), v.as_str()))
     }
 
+    /// `listener.name.<listener>.<key>` only (keys Kafka reads per listener and never from the global one).
+    pub fn prefixed(&self, key: &str) -> Option<(String, &'a str)> {
+        self.get(key)
+            .filter(|(k, _)| k.starts_with("listener.name."))
+    }
+
     /// Like [`get`](Self::get), `default` when neither is given.
     pub fn get_or(&self, key: &str, default: &'a str) -> (String, &'a str) {
         self.get(key).unwrap_or((key.to_string(), default))

@@ -162,14 +162,11 @@ fn oauth_validator(props: &ListenerProps<'_>) -> Result<Validator> {
             }
         }
     }
-    let line = props
-        .get("oauthbearer.sasl.jaas.config")
-        .filter(|(k, _)| k.starts_with("listener.name."))
-        .or_else(|| {
-            props
-                .get("sasl.jaas.config")
-                .filter(|(_, v)| v.contains("OAuthBearerLoginModule"))
-        });
+    let line = props.prefixed("oauthbearer.sasl.jaas.config").or_else(|| {
+        props
+            .get("sasl.jaas.config")
+            .filter(|(_, v)| v.contains("OAuthBearerLoginModule"))
+    });
     let Some((key, jaas)) = line else {
         return Ok(Validator::default());
     };
@@ -216,8 +213,7 @@ impl SaslConfig {
         let mut plain_users = BTreeMap::new();
         if mechanisms.iter().any(|m| m == "PLAIN") {
             let (jkey, jaas) = props
-                .get("plain.sasl.jaas.config")
-                .filter(|(k, _)| k.starts_with("listener.name."))
+                .prefixed("plain.sasl.jaas.config")
                 .or_else(|| props.get("sasl.jaas.config"))
                 .ok_or_else(|| {
                     bad(

@@ -471,10 +471,12 @@ pub fn acceptor(
     }
     // KIP-684: on a SASL_SSL listener only the listener-prefixed key asks for client certificates (a broker-wide
     // ssl.client.auth is meant for its SSL listeners).
-    let (auth_key, auth) = match props.get("ssl.client.auth") {
-        Some((k, v)) if !sasl || k.starts_with("listener.name.") => (k, v),
-        _ => ("ssl.client.auth".to_string(), "none"),
-    };
+    let (auth_key, auth) = if sasl {
+        props.prefixed("ssl.client.auth")
+    } else {
+        props.get("ssl.client.auth")
+    }
+    .unwrap_or_else(|| ("ssl.client.auth".to_string(), "none"));
     let builder = ServerConfig::builder_with_provider(provider())
         .with_protocol_versions(&versions)
         .map_err(|e| bad("ssl.enabled.protocols", "", e.to_string()))?;
