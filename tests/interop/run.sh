@@ -110,21 +110,27 @@ PID=
 # $PREFIX/venv-kp2/bin/python (`python3.11 -m venv $PREFIX/venv-kp2 && $PREFIX/venv-kp2/bin/pip install
 # kafka-python==2.0.2`).
 KP2=${KP2_PYTHON:-$PREFIX/venv-kp2/bin/python}
+# Waits (30 s at most) for strata's ready line in LOG and prints the value of FIELD on it (bootstrap.servers,
+# listeners, ...); prints nothing if the line never came.
+ready_value() {
+  local log=$1 field=$2 v=""
+  for _ in $(seq 1 300); do
+    v=$(grep -o 'strata ready: .*' "$log" | head -1 | grep -o " $field=[^ ]*" | cut -d= -f2- || true)
+    [ -n "$v" ] && break
+    sleep 0.1
+  done
+  echo "$v"
+}
 # Starts a broker with one SASL_PLAINTEXT listener (PLAIN user alice, SCRAM-SHA-256 enabled) logging to
 # $WORK/NAME.log, sets PID and SASL_BS, and creates the SCRAM user dave (sasl_v0.py admin).
 sasl_broker() {
   local name=$1
-  SASL_BS=""
   RUST_LOG=info "$BIN" --override listeners=SASL_PLAINTEXT://127.0.0.1:0 --override "log.dirs=$WORK/$name" \
     --override sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256 \
     --override 'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";' \
     2>"$WORK/$name.log" &
   PID=$!
-  for _ in $(seq 1 300); do
-    SASL_BS=$(grep -o 'bootstrap.servers=[^ ]*' "$WORK/$name.log" | head -1 | cut -d= -f2 || true)
-    [ -n "$SASL_BS" ] && break
-    sleep 0.1
-  done
+  SASL_BS=$(ready_value "$WORK/$name.log" bootstrap.servers)
   [ -n "$SASL_BS" ] || { cat "$WORK/$name.log"; return 1; }
   timeout 60 "$PREFIX/venv/bin/python" "$HERE/sasl_v0.py" "$SASL_BS" admin
 }
@@ -178,12 +184,7 @@ secured_start() {
     --override 'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";' \
     2>"$WORK/secured.log" &
   PID=$!
-  SECURED=""
-  for _ in $(seq 1 300); do
-    SECURED=$(grep -o 'strata ready: .* listeners=[^ ]*' "$WORK/secured.log" | head -1 | sed 's/.* listeners=//' || true)
-    [ -n "$SECURED" ] && break
-    sleep 0.1
-  done
+  SECURED=$(ready_value "$WORK/secured.log" listeners)
   [ -n "$SECURED" ] || { cat "$WORK/secured.log" >&2; return 1; }
   timeout 60 "$PREFIX/venv/bin/python" "$HERE/secured.py" "$SECURED" "$pki" admin -
 }
@@ -238,11 +239,7 @@ kcat_tiered_check() {
     --override remote.log.manager.task.interval.ms=200 --override http.listener=127.0.0.1:0 \
     2>"$WORK/tiered.log" &
   PID=$!
-  for _ in $(seq 1 300); do
-    bs=$(grep -o 'bootstrap.servers=[^ ]*' "$WORK/tiered.log" | head -1 | cut -d= -f2 || true)
-    [ -n "$bs" ] && break
-    sleep 0.1
-  done
+  bs=$(ready_value "$WORK/tiered.log" bootstrap.servers)
   [ -n "$bs" ] || { cat "$WORK/tiered.log"; return 1; }
   want=$(seq 1 20000 | sed 's/^/tiered-record-/')
   echo "$want" | kcat -b "$bs" -P -t "$t" -X acks=all
