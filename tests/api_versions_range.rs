@@ -1,5 +1,5 @@
 //! The version range strata serves, checked with raw requests: ApiVersions reports the one table
-//! (`strata_broker::versions::SUPPORTED`), every API answers at the oldest and the newest version it advertises,
+//! (`strata_broker::codec::versions::SUPPORTED`), every API answers at the oldest and the newest version it advertises,
 //! and the newest versions' own features work — topic ids in Produce v13 / Fetch v13+ / DeleteTopics v6
 //! (KIP-516, UNKNOWN_TOPIC_ID = 100 for an id no topic has) and authorized operations as a Kafka broker without
 //! an authorizer reports them (every operation `AclEntry.supportedOperations` lists).
@@ -14,7 +14,7 @@ use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Encodable, StrBytes};
-use strata_broker::versions::SUPPORTED;
+use strata_broker::codec::versions::SUPPORTED;
 use uuid::Uuid;
 
 fn name(s: &str) -> TopicName {

@@ -235,7 +235,7 @@ fn compacted_topic_keeps_the_latest_value_per_key_while_producers_write_and_afte
         .expect("the server runs a cleaner");
     let m = cleaner.metrics();
     assert!(m.cleanings_total > 0 && m.bytes_written_total > 0, "{m:?}");
-    let text = strata_broker::cleaner::render_metrics(cleaner);
+    let text = strata_broker::topics::cleaner::render_metrics(cleaner);
     assert!(
         text.contains("kafka_log_logcleaner_max_dirty_percent"),
         "{text}"

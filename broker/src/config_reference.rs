@@ -1,6 +1,6 @@
 //! The configuration reference (`docs/CONFIG.md`), rendered from the tables: the broker's keys
 //! ([`crate::config::BROKER_KEYS`]), the RemoteLogManager's, `rsm.config.` ([`strata_tiering::RSM_CONFIG`]),
-//! `rlmm.config.` ([`strata_metadata::RLMM_CONFIG`]), topic configs ([`crate::topic_config::TOPIC_CONFIG`]) and
+//! `rlmm.config.` ([`strata_metadata::RLMM_CONFIG`]), topic configs ([`crate::config::topic::TOPIC_CONFIG`]) and
 //! Apache Kafka's other broker keys ([`crate::config::KAFKA_ONLY_KEYS`]). A test (`broker/tests/config_reference.rs`)
 //! fails when the committed file differs from [`markdown`].
 
@@ -69,7 +69,7 @@ pub fn markdown() -> String {
         "## Topic configs\n\n\
          Set by CreateTopics, AlterConfigs and IncrementalAlterConfigs (a bad value is INVALID_CONFIG naming key \
          and value); a topic without an override takes the broker property named as its broker default.\n\n{}",
-        render::markdown(&crate::topic_config::TOPIC_CONFIG, "")
+        render::markdown(&crate::config::topic::TOPIC_CONFIG, "")
     );
     let _ = writeln!(
         out,

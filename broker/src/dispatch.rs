@@ -1,80 +1,19 @@
-//! Request dispatch: header, version check against [`crate::versions`], the one `match` over API keys, and
+//! Request dispatch: header, version check against [`crate::codec::versions`], the one `match` over API keys, and
 //! response framing. An `Err` closes the connection (Kafka closes on undecodable or unsupported requests).
 
 use std::sync::Arc;
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::Bytes;
 use kafka_protocol::messages::*;
-use kafka_protocol::protocol::{Decodable, Encodable};
+use kafka_protocol::protocol::Decodable;
 use tracing::Instrument;
 
 mod inject;
 
 use crate::broker::Broker;
+use crate::codec::{decode, decode_header, encode, versions, Close};
 use crate::handler;
-use crate::versions;
 use inject::{Adjust, Injected};
-
-/// The codec's error text on one line (some end in a newline, which would split a log line).
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// Why a connection is closed instead of answered.
-pub(crate) type Close = String;
-
-pub(crate) fn decode<T: Decodable>(
-    body: &mut Bytes,
-    version: i16,
-    api: ApiKey,
-) -> Result<T, Close> {
-    T::decode(body, version).map_err(|e| {
-        format!(
-            "cannot decode {api:?} v{version} request: {}",
-            one_line(&e.to_string())
-        )
-    })
-}
-
-/// Frames `resp` with its response header and the 4-byte length prefix.
-pub(crate) fn encode<T: Encodable>(
-    header: &RequestHeader,
-    api: ApiKey,
-    version: i16,
-    resp: &T,
-) -> Result<Bytes, Close> {
-    let mut out = BytesMut::with_capacity(64);
-    out.put_i32(0);
-    ResponseHeader::default()
-        .with_correlation_id(header.correlation_id)
-        .encode(&mut out, api.response_header_version(version))
-        .map_err(|e| format!("cannot encode {api:?} v{version} response header: {e}"))?;
-    resp.encode(&mut out, version)
-        .map_err(|e| format!("cannot encode {api:?} v{version} response: {e}"))?;
-    let len = (out.len() - 4) as i32;
-    out[..4].copy_from_slice(&len.to_be_bytes());
-    Ok(out.freeze())
-}
-
-/// Decodes a frame's request header: (api, version, header), the body left in `body`.
-pub(crate) fn decode_header(body: &mut Bytes) -> Result<(ApiKey, i16, RequestHeader), Close> {
-    if body.len() < 8 {
-        return Err(format!(
-            "request of {} bytes is shorter than a request header",
-            body.len()
-        ));
-    }
-    let raw_key = i16::from_be_bytes([body[0], body[1]]);
-    let version = i16::from_be_bytes([body[2], body[3]]);
-    let api = ApiKey::try_from(raw_key).map_err(|_| format!("unknown api key {raw_key}"))?;
-    let header = RequestHeader::decode(body, api.request_header_version(version)).map_err(|e| {
-        format!(
-            "cannot decode {api:?} v{version} request header: {}",
-            one_line(&e.to_string())
-        )
-    })?;
-    Ok((api, version, header))
-}
 
 /// Handles one request frame; `Ok(None)` when Kafka sends no response (Produce with acks=0), `Err` (close the
 /// connection) for a bad frame or an acks=0 produce that failed.
@@ -348,6 +287,8 @@ pub(crate) fn decode_only(mut body: Bytes) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::one_line;
+    use bytes::{BufMut, BytesMut};
 
     #[test]
     fn decode_errors_are_one_line() {

@@ -1,45 +1,46 @@
 //! The Kafka wire-protocol broker: server, handlers, group coordinator, config.
 //!
-//! Layers, one per file: [`server`] (start-up, accept loops, connection bound, the shutdown tree) → `connection`
-//! (framing, in-order responses) → `dispatch` (header, version table, one `match`) → `handler::*` (one file per
-//! API) → [`broker::Broker`] (the context handlers get). Errors become Kafka codes only in [`error_code`].
+//! Layers: [`server`] (the composition root: start-up, accept loops, connection bound, the shutdown tree) →
+//! `network` (framing, the request budget, in-order responses, connection limits) → `dispatch` (header, version
+//! check, one `match`) over [`codec`] (the frame codec and the version table) → `handler::*` (one file per API) →
+//! [`broker::Broker`] (the context handlers get). Errors become Kafka codes only in [`error_code`].
 //!
-//! Components, built bottom-up, each handed what it uses (no module imports one that imports it back; check with
-//! `broker/scripts/module_cycles.py`): the `LogManager` (storage) → [`topics`] (registry, [`topics::TopicManager`])
+//! One folder per concern: `network`: connections and the frame budget; [`security`] TLS, SASL, SCRAM
+//! credentials; [`txn`] transactions and producer ids; [`topics`] the registry, dynamic configs and the cleaner;
+//! [`config`] the broker and topic config tables; [`group`] the group coordinator; [`remote`] the tiering seam (what
+//! the broker asks of the tier) and [`tiered`] its implementation over `strata-tiering`; [`http`] the console,
+//! JSON API and `/metrics`; [`faults`] injected faults. Left at the top: the composition root ([`server`],
+//! [`broker`]), dispatch, the codec, the error mapping ([`error`], [`error_code`]), the counters every layer
+//! updates ([`metrics`], a leaf) and the config reference renderer ([`config_reference`], which reads the config
+//! and tiering tables, above both).
+//!
+//! Components, built bottom-up, each handed what it uses (no module imports one that imports it back; CI checks
+//! it with `.ci/guards.py`): the `LogManager` (storage) → [`topics`] (registry, [`topics::TopicManager`])
 //! → [`group`] (coordinator and its offset store over `__consumer_offsets`) → [`tiered`] (started on the logs and
-//! registry, reached through [`hooks::TieringHooks`]) → [`server::Server`], which starts them in that order.
-//! Tests and embedding start a broker with [`Server`] exactly as the binary does; [`ServerOptions`] adds a
+//! registry, reached through [`remote::hooks::TieringHooks`]) → [`server::Server`], which starts them in that
+//! order. Tests and embedding start a broker with [`Server`] exactly as the binary does; [`ServerOptions`] adds a
 //! remote log reader or a setup step before serving.
 #![warn(missing_docs)]
 
 pub mod broker;
-pub mod cleaner;
+pub mod codec;
 pub mod config;
 pub mod config_reference;
-mod connection;
-mod connection_limits;
 mod dispatch;
 pub mod error;
 pub mod error_code;
 pub mod faults;
 pub mod group;
 pub mod handler;
-pub mod hooks;
 pub mod http;
-#[allow(unsafe_code)] // setsockopt(SO_RCVLOWAT), its only use in this crate
-mod low_water;
 pub mod metrics;
-pub mod producer_ids;
+mod network;
 pub mod remote;
-mod request;
-pub mod scram;
 pub mod security;
 pub mod server;
 pub mod tiered;
-pub mod topic_config;
 pub mod topics;
 pub mod txn;
-pub mod versions;
 
 pub use broker::Broker;
 pub use config::BrokerConfig;

@@ -33,7 +33,7 @@ fn after_help() -> String {
         s.push_str(&format!("  {name:<52} default {default:<22} {doc}\n"));
     }
     s.push_str("\nTopic configs accepted by CreateTopics/AlterConfigs: ");
-    let names: Vec<&str> = strata_broker::topic_config::TOPIC_KEYS
+    let names: Vec<&str> = strata_broker::config::topic::TOPIC_KEYS
         .iter()
         .map(|k| k.name)
         .collect();

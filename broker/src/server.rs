@@ -2,7 +2,7 @@
 //! embedding use it too), and owns its shutdown tree.
 //!
 //! Start-up, bottom-up: bind every client listener → open (recover) the logs and the topic registry → build the
-//! log cleaner ([`crate::cleaner`]) → start tiered storage on them → assemble the broker's components
+//! log cleaner ([`crate::topics::cleaner`]) → start tiered storage on them → assemble the broker's components
 //! ([`Broker::assemble`]: topics, group coordinator with its offset store, producer ids), handing tiering in
 //! through its hooks → start the cleaner's threads → serve `http.listener` ([`crate::http`]: console, JSON API,
 //! `/metrics`; a taken port is a WARN) → serve.
@@ -30,16 +30,16 @@ use tokio_util::task::TaskTracker;
 use tracing::{error, info, warn};
 
 use crate::broker::{shutdown_logs, Broker, Listener, Parts};
-use crate::cleaner;
 use crate::config::BrokerConfig;
-use crate::connection;
-use crate::connection_limits::Connections;
 use crate::error::Result;
-use crate::hooks::TieringHooks;
 use crate::http::{HttpContext, HttpServer};
+use crate::network::connection;
+use crate::network::limits::Connections;
+use crate::remote::hooks::TieringHooks;
 use crate::remote::RemoteLogReader;
 use crate::security::{self, ListenerSecurity};
 use crate::tiered::{configs_from_properties, Tiering, TieringConfig, TieringError};
+use crate::topics::cleaner;
 use crate::topics::{self, TopicRegistry};
 
 /// How long shutdown waits for open connections to finish their current request.

@@ -61,7 +61,7 @@ fn config_reference_lists_every_owner_and_key_once() {
         );
     }
     let topic = section("## Topic configs");
-    for k in strata_broker::topic_config::TOPIC_CONFIG.keys() {
+    for k in strata_broker::config::topic::TOPIC_CONFIG.keys() {
         assert_eq!(
             topic.matches(&format!("| `{}`", k.name)).count(),
             1,

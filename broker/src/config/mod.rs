@@ -10,6 +10,7 @@ mod env;
 mod kafka_keys;
 mod keys;
 pub mod listeners;
+pub mod topic;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -545,7 +546,7 @@ impl BrokerConfig {
         self.log.validate().map_err(|e| match e {
             // The storage names the topic-level key; the broker property is its broker synonym.
             strata_storage::Error::InvalidConfig { key, value, reason } => {
-                let broker_key = crate::topic_config::TOPIC_KEYS
+                let broker_key = crate::config::topic::TOPIC_KEYS
                     .iter()
                     .find(|k| k.name == key)
                     .and_then(|k| k.broker_synonym)

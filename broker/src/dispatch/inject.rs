@@ -42,7 +42,7 @@ pub(crate) async fn before(
     body: &Bytes,
 ) -> Option<Injected> {
     // Versions below the codec's floor are served by the legacy handlers: no error response for them.
-    let errors = !crate::versions::below_codec(api, version);
+    let errors = !crate::codec::versions::below_codec(api, version);
     let taken = {
         let topics = TopicsOf::new(api, version, body);
         let touches = |t: &str, p: Option<i32>| topics.touches(broker, t, p);

@@ -7,9 +7,9 @@ use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse, RequestHeader};
 
 use crate::broker::Broker;
+use crate::codec::versions::SUPPORTED;
 use crate::error::Error;
 use crate::error_code;
-use crate::versions::SUPPORTED;
 
 /// The response with the error (if any) and every supported API.
 pub fn response(error: Option<&Error>) -> ApiVersionsResponse {

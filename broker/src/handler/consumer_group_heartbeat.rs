@@ -74,7 +74,7 @@ pub async fn handle(
             .as_ref()
             .map(|s| s.to_string())
             .unwrap_or_default(),
-        client_host: crate::request::peer_host(),
+        client_host: crate::broker::request::peer_host(),
     };
     // Kafka appends the heartbeat's records before answering it; a failed write undoes the heartbeat.
     let b = broker.clone();

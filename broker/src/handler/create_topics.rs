@@ -10,9 +10,9 @@ use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse, Reques
 
 use super::{blocking, sb};
 use crate::broker::Broker;
+use crate::config::topic::{self, TOPIC_CONFIG};
 use crate::error::{Error, Result};
 use crate::error_code;
-use crate::topic_config::{self, TOPIC_CONFIG};
 use crate::topics;
 use crate::topics::NewTopic;
 
@@ -143,8 +143,8 @@ pub async fn handle(
         match outcome {
             Ok((id, partitions, configs)) => {
                 if version >= 5 {
-                    let cfg = topic_config::log_config(&broker.log_defaults(), &configs)
-                        .unwrap_or_default();
+                    let cfg =
+                        topic::log_config(&broker.log_defaults(), &configs).unwrap_or_default();
                     r = r
                         .with_num_partitions(partitions)
                         .with_replication_factor(1)
@@ -154,9 +154,7 @@ pub async fn handle(
                                 .map(|k| {
                                     CreatableTopicConfigs::default()
                                         .with_name(sb(k.name))
-                                        .with_value(
-                                            topic_config::value_of(&cfg, &configs, k).map(sb),
-                                        )
+                                        .with_value(topic::value_of(&cfg, &configs, k).map(sb))
                                         .with_config_source(if configs.contains_key(k.name) {
                                             SOURCE_TOPIC
                                         } else {

@@ -11,11 +11,11 @@ use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse, 
 
 use super::sb;
 use crate::broker::Broker;
+use crate::config::topic::{self, TOPIC_CONFIG};
 use crate::config::{BROKER_KEYS, KAFKA_ONLY_KEYS};
 use crate::error::Error;
 use crate::error_code;
 use crate::tiered::TIERING_KEYS;
-use crate::topic_config::{self, TOPIC_CONFIG};
 use crate::topics::dynamic::{dynamic_key, is_dynamic};
 use crate::topics::{DynamicConfigs, Scope};
 use strata_metadata::RLMM_CONFIG;
@@ -319,7 +319,7 @@ fn topic_entry(
     } else {
         k.server_default
     };
-    let value = topic_config::value_of(cfg, overrides, k);
+    let value = topic::value_of(cfg, overrides, k);
     let mut syn = Vec::new();
     if overrides.contains_key(k.name) {
         syn.push(synonym(k.name, value.clone(), SOURCE_TOPIC));

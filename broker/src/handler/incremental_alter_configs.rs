@@ -27,7 +27,7 @@ const OP_SUBTRACT: i8 = 3;
 
 /// A topic key of type list (APPEND / SUBTRACT apply to these only), with its default.
 fn topic_list_key(name: &str) -> Option<Option<String>> {
-    crate::topic_config::key(name)
+    crate::config::topic::key(name)
         .filter(|k| k.ty == Type::List)
         .map(|k| k.default.map(String::from))
 }

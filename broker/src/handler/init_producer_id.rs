@@ -4,7 +4,7 @@
 //! `TransactionCoordinator.handleInitProducerId` answers it ("always blindly accept the request and return a new
 //! producerId"), also when the request names a current id and epoch (a KIP-360 epoch bump): bumping the epoch of
 //! an id the request names would let any client fence another producer's id, and the bumped epoch would be
-//! recorded nowhere. Ids come from durably recorded blocks and are never issued twice ([`crate::producer_ids`]).
+//! recorded nowhere. Ids come from durably recorded blocks and are never issued twice ([`crate::txn::producer_ids`]).
 //!
 //! With a transactional id the transaction coordinator answers ([`crate::txn`]): a new id's producer id at epoch 0,
 //! a known id's epoch bumped (the older producer fenced, its open transaction aborted).

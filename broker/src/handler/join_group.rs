@@ -27,7 +27,7 @@ pub async fn handle(
             .as_ref()
             .map(|s| s.to_string())
             .unwrap_or_default(),
-        client_host: crate::request::peer_host(),
+        client_host: crate::broker::request::peer_host(),
         session_timeout_ms: req.session_timeout_ms,
         rebalance_timeout_ms: if version >= 1 {
             req.rebalance_timeout_ms

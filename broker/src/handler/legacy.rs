@@ -1,7 +1,7 @@
 //! Kafka 3.9's oldest versions that the codec (`kafka-protocol`, whose floors are Kafka 4.0's after KIP-896) cannot
 //! decode: Produce v0-2, Fetch v0-3, ListOffsets v0, DescribeConfigs v0, OffsetCommit v0-1, OffsetFetch v0,
 //! CreateTopics v0-1, DeleteTopics v0, OffsetForLeaderEpoch v0-1 and DescribeLogDirs v0 (the list is
-//! [`crate::versions::BELOW_CODEC`]). Each request body is rewritten to (or read as) the codec's oldest version
+//! [`crate::codec::versions::BELOW_CODEC`]). Each request body is rewritten to (or read as) the codec's oldest version
 //! (the older layouts are that version minus fields with a fixed meaning), answered by the ordinary handler, and
 //! the response written in the old layout here — or encoded at the codec's floor where the old layout is the same.
 //! Field layouts are Kafka's `<Api>Request.json` / `<Api>Response.json` at those versions; all are non-flexible

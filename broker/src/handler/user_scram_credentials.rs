@@ -1,5 +1,5 @@
 //! DescribeUserScramCredentials (key 50) and AlterUserScramCredentials (key 51): the SCRAM credentials of
-//! `crate::scram`, as `kafka-configs.sh --alter --add-config 'SCRAM-SHA-256=[password=...]'` manages
+//! `crate::security::scram`, as `kafka-configs.sh --alter --add-config 'SCRAM-SHA-256=[password=...]'` manages
 //! them. Strata has no authorizer, so any client may call them (as on a Kafka broker without ACLs).
 
 use std::sync::Arc;
@@ -17,7 +17,7 @@ use super::{blocking, sb};
 use crate::broker::Broker;
 use crate::error::Error;
 use crate::error_code;
-use crate::scram::Change;
+use crate::security::scram::Change;
 
 /// Answers DescribeUserScramCredentials: every user when `users` is null or empty (Kafka's ScramImage; what
 /// librdkafka sends for "all users"), else each named one (an unknown user RESOURCE_NOT_FOUND, a user named

@@ -11,7 +11,7 @@
 //!   `Remote*PerSec` meters, the `Remote*Lag*`/`RemoteLogSizeBytes`/`RemoteLogMetadataCount` gauges,
 //!   `kafka_server_delayedremotefetchmetrics_expires_total`, and strata's RSM / object-store request counts,
 //!   errors and seconds (`strata_object_store_requests_total{operation}`, …);
-//! - the log cleaner ([`crate::cleaner::CleanerCollector`]).
+//! - the log cleaner ([`crate::topics::cleaner::CleanerCollector`]).
 //!
 //! Per-topic series are written only for topics that exist: a deleted topic's series disappear.
 
@@ -26,8 +26,8 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
 use crate::broker::Broker;
-use crate::cleaner::CleanerCollector;
 use crate::tiered::Tiering;
+use crate::topics::cleaner::CleanerCollector;
 
 type Labels = Vec<(&'static str, String)>;
 

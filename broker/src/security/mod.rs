@@ -5,6 +5,7 @@
 pub mod client_cert;
 pub mod oauthbearer;
 pub mod sasl;
+pub mod scram;
 pub mod self_signed;
 pub mod tls;
 

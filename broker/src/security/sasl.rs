@@ -21,10 +21,10 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 
 use super::{bad, ListenerProps};
-use crate::dispatch;
+use crate::codec;
 use crate::error::{Error, Result};
 use crate::error_code;
-use crate::scram::{Exchange, Mechanism, ScramStore};
+use crate::security::scram::{Exchange, Mechanism, ScramStore};
 use strata_storage::time::now_ms;
 
 use super::oauthbearer::{self, Validator};
@@ -435,11 +435,11 @@ impl Session {
             }
         }
         let mut body = frame;
-        let (api, version, header) = match dispatch::decode_header(&mut body) {
+        let (api, version, header) = match codec::decode_header(&mut body) {
             Ok(h) => h,
             Err(reason) => return Step::Close(reason),
         };
-        if !crate::versions::is_supported(api, version) && api != ApiKey::ApiVersions {
+        if !crate::codec::versions::is_supported(api, version) && api != ApiKey::ApiVersions {
             return Step::Close(format!(
                 "unsupported {api:?} version {version} before SASL authentication"
             ));
@@ -447,7 +447,7 @@ impl Session {
         match api {
             ApiKey::ApiVersions => Step::Dispatch,
             ApiKey::SaslHandshake => {
-                let req: SaslHandshakeRequest = match dispatch::decode(&mut body, version, api) {
+                let req: SaslHandshakeRequest = match codec::decode(&mut body, version, api) {
                     Ok(r) => r,
                     Err(reason) => return Step::Close(reason),
                 };
@@ -478,7 +478,7 @@ impl Session {
                 let resp = SaslHandshakeResponse::default()
                     .with_error_code(error_code::of_error(error.as_ref()))
                     .with_mechanisms(enabled);
-                let bytes = match dispatch::encode(&header, api, version, &resp) {
+                let bytes = match codec::encode(&header, api, version, &resp) {
                     Ok(b) => b,
                     Err(reason) => return Step::Close(reason),
                 };
@@ -506,7 +506,7 @@ impl Session {
                 }
             }
             ApiKey::SaslAuthenticate => {
-                let req: SaslAuthenticateRequest = match dispatch::decode(&mut body, version, api) {
+                let req: SaslAuthenticateRequest = match codec::decode(&mut body, version, api) {
                     Ok(r) => r,
                     Err(reason) => return Step::Close(reason),
                 };
@@ -525,7 +525,7 @@ impl Session {
                     // KIP-368: the client re-authenticates before this ends (v0 clients cannot, and are closed).
                     resp = resp.with_session_lifetime_ms(lifetime_ms as i64);
                 }
-                let bytes = match dispatch::encode(&header, api, version, &resp) {
+                let bytes = match codec::encode(&header, api, version, &resp) {
                     Ok(b) => b,
                     Err(reason) => return Step::Close(reason),
                 };

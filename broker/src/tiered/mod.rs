@@ -46,7 +46,7 @@ pub use config::{
 };
 pub use properties::configs_from_properties;
 
-use crate::hooks::{tiering_error, TieringHooks};
+use crate::remote::hooks::{tiering_error, TieringHooks};
 use crate::remote::{BoxFuture, RemoteLogReader};
 use crate::topics::{register_internal_topic, TopicRegistry};
 

@@ -18,9 +18,9 @@ use strata_storage::config_def::{ConfigKey, Effect, Synonym};
 use strata_storage::LogConfig;
 use strata_tiering::rlm::RLM_CONFIG;
 
+use crate::config::topic::{self, TOPIC_CONFIG};
 use crate::config::BROKER_DEF;
 use crate::error::{Error, Result};
-use crate::topic_config::{self, TOPIC_CONFIG};
 
 /// File name of the dynamic broker configs inside the metadata dir.
 pub const DYNAMIC_CONFIG_FILE: &str = "strata-dynamic-broker-configs.json";
@@ -291,7 +291,7 @@ impl DynamicConfigs {
             overrides.insert(k.name.to_string(), value);
             given_as.insert(k.name.to_string(), (s.name, raw.clone()));
         }
-        topic_config::log_config(static_log, &overrides).map_err(|e| match e {
+        topic::log_config(static_log, &overrides).map_err(|e| match e {
             Error::InvalidConfig { key, value, reason } => match given_as.get(&key) {
                 Some((name, raw)) => Error::InvalidConfig {
                     key: (*name).to_string(),

@@ -3,6 +3,7 @@
 //! manager and, when tiering is on, the [`TieringHooks`]; it knows nothing above it (committed offsets of a
 //! deleted topic are the group coordinator's, removed by the broker after [`TopicManager::delete_topic`]).
 
+pub mod cleaner;
 mod create;
 pub mod dynamic;
 pub mod registry;
@@ -22,10 +23,10 @@ pub use registry::{
     REGISTRY_FILE, REMOTE_LOG_METADATA, TRANSACTION_STATE,
 };
 
+use crate::config::topic;
 use crate::config::BrokerConfig;
 use crate::error::{Error, Result};
-use crate::hooks::{check_tiering_rules, TieringHooks};
-use crate::topic_config;
+use crate::remote::hooks::{check_tiering_rules, TieringHooks};
 
 /// Whether `name` is one of the internal topics (`__consumer_offsets`, `__transaction_state`,
 /// `__remote_log_metadata`).
@@ -205,7 +206,7 @@ fn topic_log_config_over(
         {
             overrides.remove("cleanup.policy");
         }
-        return topic_config::log_config(&defaults, &overrides);
+        return topic::log_config(&defaults, &overrides);
     }
     // `log.remote.storage.enable` tiers new topics by default, but not internal or compacted ones (Kafka
     // tiers no compacted topic; asking for both is refused by the log config's rules).
@@ -218,9 +219,9 @@ fn topic_log_config_over(
     {
         let mut defaults = base.clone();
         defaults.remote_storage_enable = false;
-        return topic_config::log_config(&defaults, overrides);
+        return topic::log_config(&defaults, overrides);
     }
-    topic_config::log_config(base, overrides)
+    topic::log_config(base, overrides)
 }
 
 /// Every change to a topic, and the log of a known partition. See the [module docs](self).

@@ -8,6 +8,7 @@
 //! `transaction.abort.timed.out.transaction.cleanup.interval.ms`.
 pub mod coordinator;
 pub mod log_format;
+pub mod producer_ids;
 pub mod state;
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,8 @@
 //! The hook through which Fetch serves offsets that live only in remote storage (KIP-405): the tiering layer
-//! implements [`RemoteLogReader`] ([`crate::hooks::TieringHooks::remote_reader`]); the server hands it to the broker
+//! implements [`RemoteLogReader`] ([`crate::remote::hooks::TieringHooks::remote_reader`]); the server hands it to the broker
 //! at start-up.
 
+pub mod hooks;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;

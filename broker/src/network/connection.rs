@@ -23,11 +23,11 @@ use tokio::net::TcpStream;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tracing::{debug, info, warn};
 
+use crate::broker::request::{self, RequestContext};
 use crate::broker::Broker;
-use crate::connection_limits::{ConnState, Registered, RequestBudget};
 use crate::dispatch;
-use crate::low_water::LowWater;
-use crate::request::{self, RequestContext};
+use crate::network::limits::{ConnState, Registered, RequestBudget};
+use crate::network::low_water::LowWater;
 use crate::security::sasl::{Completed, Session, Step};
 use crate::security::ListenerSecurity;
 

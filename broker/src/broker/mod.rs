@@ -4,6 +4,7 @@
 //! component that owns the work; the one that spans two components is [`Broker::delete_topic`] (the topic, then
 //! the committed offsets of it).
 
+pub(crate) mod request;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -19,13 +20,12 @@ use crate::config::BrokerConfig;
 use crate::error::Result;
 use crate::group::offsets::{OffsetStore, OffsetsLog};
 use crate::group::GroupCoordinator;
-use crate::hooks::TieringHooks;
 use crate::metrics::BrokerMetrics;
-use crate::producer_ids::ProducerIdManager;
+use crate::remote::hooks::TieringHooks;
 use crate::remote::RemoteLogReader;
-use crate::request;
-use crate::scram::ScramStore;
+use crate::security::scram::ScramStore;
 use crate::topics::{NewTopic, TopicManager, TopicMeta, TopicRegistry, TRANSACTION_STATE};
+use crate::txn::producer_ids::ProducerIdManager;
 use crate::txn::{BrokerTxnLogs, CoordinatorParts, TransactionCoordinator};
 
 /// One served client listener: its name, the bound address and what clients are told (`advertised.listeners`
@@ -113,7 +113,7 @@ pub struct Parts {
     pub tiering: Option<Arc<dyn TieringHooks>>,
     /// Serves Fetch below the local log start (tiering's reader, or a test's).
     pub remote_reader: Option<Arc<dyn RemoteLogReader>>,
-    /// The log cleaner ([`crate::cleaner`]), told about deleted partitions.
+    /// The log cleaner ([`crate::topics::cleaner`]), told about deleted partitions.
     pub cleaner: Option<Arc<LogCleaner>>,
     /// Cancelled when the server stops serving (long polls and rebalances waiting end).
     pub cancel: CancellationToken,
@@ -280,7 +280,7 @@ impl Broker {
         &self.appended
     }
 
-    /// A producer id never handed out before, also across crashes (see [`crate::producer_ids`]). Blocking when a
+    /// A producer id never handed out before, also across crashes (see [`crate::txn::producer_ids`]). Blocking when a
     /// new block must be recorded.
     pub fn allocate_producer_id(&self) -> Result<i64> {
         self.producer_ids.generate()
