@@ -260,7 +260,7 @@ async fn remote(
 /// [`Progress::INTERVAL`] (and none for a run shorter than that).
 struct VerifyProgress {
     bar: Option<indicatif::ProgressBar>,
-    plain: std::sync::Mutex<Option<Progress>>,
+    plain: parking_lot::Mutex<Option<Progress>>,
 }
 
 impl VerifyProgress {
@@ -277,7 +277,7 @@ impl VerifyProgress {
         });
         Self {
             bar,
-            plain: std::sync::Mutex::new(None),
+            plain: parking_lot::Mutex::new(None),
         }
     }
 
@@ -287,7 +287,7 @@ impl VerifyProgress {
             bar.set_position(done as u64);
             return;
         }
-        let mut plain = self.plain.lock().unwrap_or_else(|e| e.into_inner());
+        let mut plain = self.plain.lock();
         let p = plain.get_or_insert_with(|| Progress::new("verifying partitions", total as u64));
         if let Some(line) = p.advance((done as u64).saturating_sub(p.done())) {
             eprintln!("{line}");
@@ -300,7 +300,6 @@ impl VerifyProgress {
         } else if let Some(line) = self
             .plain
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .as_ref()
             .and_then(Progress::finish)
         {

@@ -24,7 +24,7 @@
 //! no longer exist: a deleted topic's series disappear.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use parking_lot::Mutex;
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -155,7 +155,7 @@ fn record_count(records: &Bytes) -> u64 {
 
 impl BrokerMetrics {
     fn topic(&self, topic: &str, f: impl FnOnce(&mut TopicCounters)) {
-        let mut t = self.topics.lock().unwrap_or_else(|e| e.into_inner());
+        let mut t = self.topics.lock();
         match t.get_mut(topic) {
             Some(c) => f(c),
             None => f(t.entry(topic.to_string()).or_default()),
@@ -280,7 +280,7 @@ impl BrokerMetrics {
     /// Per-topic totals of the topics for which `live` holds, by name; the others are forgotten (a deleted
     /// topic's series disappear, and a topic created again under its name starts from zero).
     pub fn topic_totals(&self, live: impl Fn(&str) -> bool) -> Vec<(String, TopicCounters)> {
-        let mut t = self.topics.lock().unwrap_or_else(|e| e.into_inner());
+        let mut t = self.topics.lock();
         t.retain(|name, _| live(name));
         let mut out: Vec<_> = t.iter().map(|(k, v)| (k.clone(), *v)).collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));

@@ -1,6 +1,6 @@
 //! `MetadataStore`: the cache plus the served/stopped partition set, shared by both managers' read paths.
 use std::collections::HashSet;
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use strata_storage::TopicIdPartition;
 
@@ -24,18 +24,17 @@ impl MetadataStore {
 
     pub(crate) fn cache(&self) -> RwLockReadGuard<'_, RemoteLogMetadataCache> {
         // A panic while holding the lock can only come from a bug in pure in-memory code; keep serving.
-        self.cache.read().unwrap_or_else(|e| e.into_inner())
+        self.cache.read()
     }
 
     pub(crate) fn cache_mut(&self) -> RwLockWriteGuard<'_, RemoteLogMetadataCache> {
-        self.cache.write().unwrap_or_else(|e| e.into_inner())
+        self.cache.write()
     }
 
     fn served(&self, tp: &TopicIdPartition) -> Result<RwLockReadGuard<'_, RemoteLogMetadataCache>> {
         if self
             .stopped
             .read()
-            .unwrap_or_else(|e| e.into_inner())
             .contains(tp)
         {
             return Err(Error::PartitionStopped { tp: tp.clone() });
@@ -96,12 +95,11 @@ impl MetadataStore {
         !self
             .stopped
             .read()
-            .unwrap_or_else(|e| e.into_inner())
             .contains(tp)
     }
 
     pub(crate) fn resume<'a>(&self, tps: impl IntoIterator<Item = &'a TopicIdPartition>) {
-        let mut stopped = self.stopped.write().unwrap_or_else(|e| e.into_inner());
+        let mut stopped = self.stopped.write();
         for tp in tps {
             stopped.remove(tp);
         }
@@ -110,7 +108,6 @@ impl MetadataStore {
     pub(crate) fn stop<'a>(&self, tps: impl IntoIterator<Item = &'a TopicIdPartition>) {
         self.stopped
             .write()
-            .unwrap_or_else(|e| e.into_inner())
             .extend(tps.into_iter().cloned());
     }
 }

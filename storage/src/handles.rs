@@ -13,7 +13,8 @@
 //! The hot path pays one relaxed load (and a store when the sweep epoch changed) per append or read: no lock, no
 //! shared counter written; the count changes only when a handle opens or closes.
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, OnceLock, Weak};
+use parking_lot::Mutex;
 
 /// Something holding handles that a sweep can ask to close some (a `UnifiedLog`).
 pub(crate) trait ReleaseHandles: Send + Sync {
@@ -109,7 +110,7 @@ impl HandleCache {
 
     /// Lets sweeps close `holder`'s handles (it is forgotten once dropped).
     pub(crate) fn register(&self, holder: Weak<dyn ReleaseHandles>) {
-        let mut holders = self.holders.lock().unwrap_or_else(|e| e.into_inner());
+        let mut holders = self.holders.lock();
         // Deleted logs are forgotten by sweeps, and here when the list doubles (amortised O(1)).
         if holders.len() >= 1024 && holders.len().is_power_of_two() {
             holders.retain(|w| w.strong_count() > 0);
@@ -131,10 +132,10 @@ impl HandleCache {
     /// Closes handles of idle holders until three quarters of the cap are open (see the module docs). One sweep
     /// at a time; a caller finding one under way goes on (over the cap until it ends).
     pub(crate) fn sweep(&self) {
-        let Ok(_sweeping) = self.sweeping.try_lock() else {
+        let Some(_sweeping) = self.sweeping.try_lock() else {
             return;
         };
-        let mut holders = self.holders.lock().unwrap_or_else(|e| e.into_inner());
+        let mut holders = self.holders.lock();
         self.sweeps.fetch_add(1, Ordering::Relaxed);
         let epoch = self.epoch.fetch_add(1, Ordering::Relaxed);
         let target = self.cap - self.cap / 4;
@@ -201,7 +202,7 @@ mod tests {
         }
         fn release_handles(&self, epoch: u64, all: bool) -> bool {
             if all || self.last_used() < epoch {
-                self.tokens.lock().unwrap().clear();
+                self.tokens.lock().clear();
             }
             true
         }
@@ -228,7 +229,7 @@ mod tests {
             for h in &holders {
                 h.cache.touch(&h.used);
                 let t = h.cache.acquire();
-                h.tokens.lock().unwrap().push(t);
+                h.tokens.lock().push(t);
                 assert!(
                     cache.open() <= cache.cap() + 1,
                     "round {round}: {}",

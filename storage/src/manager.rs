@@ -3,7 +3,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
+use parking_lot::{Mutex, RwLock};
 
 use uuid::Uuid;
 
@@ -63,24 +64,22 @@ fn load_in_parallel(
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {
-                let next = jobs.lock().unwrap_or_else(|e| e.into_inner()).next();
+                let next = jobs.lock().next();
                 let Some(params) = next else { break };
                 match load_log(params) {
                     Ok(log) => {
                         // Registered at once, so the handle cache may close its files while others load.
                         let log = Arc::new(log);
                         register(handles, &log);
-                        loaded.lock().unwrap_or_else(|e| e.into_inner()).push(log);
+                        loaded.lock().push(log);
                         progress.advance(1);
                     }
                     Err(e) => {
                         failed
                             .lock()
-                            .unwrap_or_else(|e| e.into_inner())
                             .get_or_insert(e);
                         // The others stop at their next job.
                         jobs.lock()
-                            .unwrap_or_else(|e| e.into_inner())
                             .by_ref()
                             .for_each(drop);
                     }
@@ -89,9 +88,9 @@ fn load_in_parallel(
         }
     });
     progress.finish();
-    match failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+    match failed.into_inner() {
         Some(e) => Err(e),
-        None => Ok(loaded.into_inner().unwrap_or_else(|e| e.into_inner())),
+        None => Ok(loaded.into_inner()),
     }
 }
 
@@ -261,7 +260,7 @@ impl LogManager {
     }
 
     fn logs_snapshot(&self) -> Vec<Arc<UnifiedLog>> {
-        let logs = self.logs.read().unwrap_or_else(|e| e.into_inner());
+        let logs = self.logs.read();
         let mut v: Vec<_> = logs.values().cloned().collect();
         v.sort_by(|a, b| a.topic_partition().cmp(b.topic_partition()));
         v
@@ -277,7 +276,7 @@ impl LogManager {
         config: LogConfig,
     ) -> Result<Arc<UnifiedLog>> {
         config.validate()?;
-        let _guard = self.create_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let _guard = self.create_lock.lock();
         if let Some(log) = self.get_log(tp).filter(|l| {
             // A closed log still listed is one whose delete failed to rename its dir: a new topic's log sets it
             // aside (or fails with the rename's error) instead of refusing forever.
@@ -309,7 +308,7 @@ impl LogManager {
         // and counting walks every log).
         let mut counts = vec![0usize; self.dirs.len()];
         if self.dirs.len() > 1 {
-            let logs = self.logs.read().unwrap_or_else(|e| e.into_inner());
+            let logs = self.logs.read();
             for log in logs.values() {
                 if let Some(i) = self.dirs.iter().position(|d| d.path() == log.log_dir()) {
                     counts[i] += 1;
@@ -373,7 +372,6 @@ impl LogManager {
         tracing::info!(%tp, %topic_id, dir = %log_dir.path().display(), "created log");
         self.logs
             .write()
-            .unwrap_or_else(|e| e.into_inner())
             .insert(tp.clone(), log.clone());
         Ok(log)
     }
@@ -382,7 +380,6 @@ impl LogManager {
     pub fn get_log(&self, tp: &TopicPartition) -> Option<Arc<UnifiedLog>> {
         self.logs
             .read()
-            .unwrap_or_else(|e| e.into_inner())
             .get(tp)
             .cloned()
     }
@@ -413,7 +410,7 @@ impl LogManager {
     /// background. A `-delete` dir left by a crash or a shutdown is removed at the next start. Partitions without
     /// a log are skipped. Returns each deleted partition with its log dir.
     pub fn delete_logs(&self, tps: &[TopicPartition]) -> Result<Vec<(TopicPartition, PathBuf)>> {
-        let _guard = self.create_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let _guard = self.create_lock.lock();
         let mut done = Vec::with_capacity(tps.len());
         let mut parents: Vec<PathBuf> = Vec::new();
         let mut renamed_dirs = Vec::with_capacity(tps.len());
@@ -431,7 +428,6 @@ impl LogManager {
             }
             self.logs
                 .write()
-                .unwrap_or_else(|e| e.into_inner())
                 .remove(tp);
             if !parents.contains(&parent) {
                 parents.push(parent.clone());
@@ -442,7 +438,6 @@ impl LogManager {
         // What was renamed is queued even when a later rename failed: those dirs are gone from the logs.
         self.deleted
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .extend(renamed_dirs);
         for parent in &parents {
             fsio::sync_dir(parent)?;
@@ -453,7 +448,7 @@ impl LogManager {
     /// Removes the directories [`LogManager::delete_logs`] renamed; the number removed. Blocking (the broker runs
     /// it on a background task). A dir that cannot be removed is logged and left for the next start.
     pub fn remove_deleted_dirs(&self) -> usize {
-        let dirs = std::mem::take(&mut *self.deleted.lock().unwrap_or_else(|e| e.into_inner()));
+        let dirs = std::mem::take(&mut *self.deleted.lock());
         let mut removed = 0;
         for dir in &dirs {
             match std::fs::remove_dir_all(dir) {
@@ -474,7 +469,6 @@ impl LogManager {
         !self
             .deleted
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .is_empty()
     }
 
@@ -496,7 +490,7 @@ impl LogManager {
         new_name: &str,
         then: impl FnOnce(&Path),
     ) -> Result<()> {
-        let _guard = self.create_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let _guard = self.create_lock.lock();
         self.rename_away_locked(tp, new_name, then)
     }
 
@@ -516,7 +510,6 @@ impl LogManager {
         std::fs::rename(log.dir(), &renamed).map_err(io_err(log.dir()))?;
         self.logs
             .write()
-            .unwrap_or_else(|e| e.into_inner())
             .remove(tp);
         fsio::sync_dir(&parent)?;
         then(&renamed);
@@ -580,8 +573,7 @@ impl LogManager {
     fn write_checkpoints(&self, at_shutdown: bool) -> Result<()> {
         let _serialised = self
             .checkpoint_lock
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+            .lock();
         if !at_shutdown && self.shut_down.load(Ordering::SeqCst) {
             return Ok(());
         }
@@ -630,7 +622,6 @@ impl LogManager {
         // Another manager (a restarted broker) may now take the dirs.
         self.dir_locks
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .clear();
         tracing::info!("log manager shut down");
         first_err.map_or(Ok(()), Err)
@@ -655,7 +646,6 @@ impl LogManager {
                         tracing::error!(tp = %log.topic_partition(), error = %e, "closing log failed");
                         first_err
                             .lock()
-                            .unwrap_or_else(|e| e.into_inner())
                             .get_or_insert(e);
                     }
                     log.remove_deleted_files_now();
@@ -664,7 +654,7 @@ impl LogManager {
             }
         });
         progress.finish();
-        first_err.into_inner().unwrap_or_else(|e| e.into_inner())
+        first_err.into_inner()
     }
 
     /// (open, cap): the segment file descriptors and index mappings open now across every log, and the cap

@@ -2,7 +2,7 @@
 //! verifying a remote tier): an INFO line at most every [`Progress::INTERVAL`], and a last one when the work took
 //! longer than that, so an operator watching a slow start sees it move instead of silence.
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 /// Counts finished items of `total`; thread-safe (loaders on several threads share one).
@@ -43,7 +43,7 @@ impl Progress {
         let done = self.done.fetch_add(n, Ordering::Relaxed) + n;
         let now = Instant::now();
         {
-            let mut last = self.last_report.lock().unwrap_or_else(|e| e.into_inner());
+            let mut last = self.last_report.lock();
             if now.duration_since(*last) < self.interval {
                 return None;
             }

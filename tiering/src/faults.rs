@@ -9,7 +9,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -126,14 +127,14 @@ impl RemoteFaults {
 
     /// Sets a fault; it applies to the next `fault.remaining` calls of its operation (or until removed).
     pub fn add(&self, fault: RemoteFault) {
-        let mut rules = self.rules.lock().unwrap_or_else(|e| e.into_inner());
+        let mut rules = self.rules.lock();
         rules.push(fault);
         self.any.store(true, Ordering::Release);
     }
 
     /// Removes the fault `id`; whether it was set.
     pub fn remove(&self, id: u64) -> bool {
-        let mut rules = self.rules.lock().unwrap_or_else(|e| e.into_inner());
+        let mut rules = self.rules.lock();
         let before = rules.len();
         rules.retain(|r| r.id != id);
         self.any.store(!rules.is_empty(), Ordering::Release);
@@ -142,14 +143,14 @@ impl RemoteFaults {
 
     /// Removes every fault.
     pub fn clear(&self) {
-        let mut rules = self.rules.lock().unwrap_or_else(|e| e.into_inner());
+        let mut rules = self.rules.lock();
         rules.clear();
         self.any.store(false, Ordering::Release);
     }
 
     /// The faults set, in the order they were added.
     pub fn list(&self) -> Vec<RemoteFault> {
-        self.rules.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.rules.lock().clone()
     }
 
     /// The faults for one store call of kind `op`: the latency to add and whether the call fails. Counts each
@@ -163,7 +164,7 @@ impl RemoteFaults {
         };
         let mut applied = Vec::new();
         {
-            let mut rules = self.rules.lock().unwrap_or_else(|e| e.into_inner());
+            let mut rules = self.rules.lock();
             for r in rules.iter_mut().filter(|r| r.op == remote) {
                 if let Some(n) = r.remaining.as_mut() {
                     *n = n.saturating_sub(1);
@@ -241,7 +242,7 @@ struct GetInFlight(Arc<Mutex<State>>);
 
 impl GetInFlight {
     fn new(state: &Arc<Mutex<State>>) -> Self {
-        let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut s = state.lock();
         s.gets_in_flight += 1;
         s.peak_gets_in_flight = s.peak_gets_in_flight.max(s.gets_in_flight);
         Self(state.clone())
@@ -252,14 +253,13 @@ impl Drop for GetInFlight {
     fn drop(&mut self) {
         self.0
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .gets_in_flight -= 1;
     }
 }
 
 impl State {
     fn next(state: &Mutex<State>, op: Op) -> Option<Fault> {
-        let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut s = state.lock();
         let n = {
             let c = s.counts.entry(op).or_insert(0);
             *c += 1;
@@ -375,7 +375,6 @@ impl FaultyStore {
     pub fn inject(&self, op: Op, nth: usize, fault: Fault) {
         self.state
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .rules
             .push((op, nth, fault));
     }
@@ -384,7 +383,6 @@ impl FaultyStore {
     pub fn delay_gets(&self, delay: std::time::Duration) {
         self.state
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .get_delay = delay;
     }
 
@@ -392,7 +390,6 @@ impl FaultyStore {
     pub fn calls(&self, op: Op) -> usize {
         self.state
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .counts
             .get(&op)
             .copied()
@@ -403,7 +400,6 @@ impl FaultyStore {
     pub fn peak_gets_in_flight(&self) -> usize {
         self.state
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .peak_gets_in_flight
     }
 
@@ -465,7 +461,6 @@ impl ObjectStore for FaultyStore {
             let delay = self
                 .state
                 .lock()
-                .unwrap_or_else(|e| e.into_inner())
                 .get_delay;
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;

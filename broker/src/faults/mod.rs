@@ -15,7 +15,8 @@
 mod spec;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use strata_tiering::faults::{RemoteFault, RemoteFaults};
@@ -97,7 +98,7 @@ impl Faults {
                 });
             }
             FaultTarget::Api { .. } => {
-                let mut rules = self.rules.lock().unwrap_or_else(|e| e.into_inner());
+                let mut rules = self.rules.lock();
                 rules.push(Rule { id, fault });
                 self.any.store(true, Ordering::Release);
             }
@@ -107,7 +108,7 @@ impl Faults {
 
     /// Removes the fault `id`; whether it was set.
     pub fn remove(&self, id: u64) -> bool {
-        let mut rules = self.rules.lock().unwrap_or_else(|e| e.into_inner());
+        let mut rules = self.rules.lock();
         let before = rules.len();
         rules.retain(|r| r.id != id);
         self.any.store(!rules.is_empty(), Ordering::Release);
@@ -118,7 +119,7 @@ impl Faults {
 
     /// Removes every fault.
     pub fn clear(&self) {
-        let mut rules = self.rules.lock().unwrap_or_else(|e| e.into_inner());
+        let mut rules = self.rules.lock();
         rules.clear();
         self.any.store(false, Ordering::Release);
         drop(rules);
@@ -132,7 +133,6 @@ impl Faults {
         let mut out: Vec<SetFault> = self
             .rules
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .iter()
             .map(|r| SetFault {
                 id: r.id,
@@ -162,7 +162,7 @@ impl Faults {
         correlation_id: i32,
     ) -> Option<Taken> {
         let applied: Vec<Rule> = {
-            let mut rules = self.rules.lock().unwrap_or_else(|e| e.into_inner());
+            let mut rules = self.rules.lock();
             let mut applied = Vec::new();
             let mut error_taken = false;
             for r in rules.iter_mut() {

@@ -32,8 +32,8 @@ pub const CONSUMER: &str = "consumer";
 impl GroupCoordinator {
     fn consumer_groups(
         &self,
-    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, ConsumerGroup>> {
-        self.consumer.lock().unwrap_or_else(|p| p.into_inner())
+    ) -> parking_lot::MutexGuard<'_, std::collections::HashMap<String, ConsumerGroup>> {
+        self.consumer.lock()
     }
 
     /// Whether `group_id` is a non-empty KIP-848 group (a classic JoinGroup for it is refused).
@@ -81,7 +81,7 @@ impl GroupCoordinator {
         if !empty(&self.consumer_groups()) {
             return Ok(());
         }
-        let _one_writer = self.persist.lock().unwrap_or_else(|p| p.into_inner());
+        let _one_writer = self.persist.lock();
         let removed = {
             let mut groups = self.consumer_groups();
             // Checked again under the writer lock: a heartbeat may have joined since.
@@ -144,7 +144,7 @@ impl GroupCoordinator {
         hb: Heartbeat,
         topics: &BTreeMap<String, i32>,
     ) -> Result<HeartbeatAnswer, GroupError> {
-        let _one_writer = self.persist.lock().unwrap_or_else(|p| p.into_inner());
+        let _one_writer = self.persist.lock();
         let group_id = hb.group_id.clone();
         let before = self.consumer_groups().get(&group_id).cloned();
         let answer = self.consumer_heartbeat_in_memory(hb, topics)?;
@@ -239,7 +239,7 @@ impl GroupCoordinator {
     /// Writes what changed in consumer group `group_id`'s records (all tombstones if the group is gone), as
     /// Kafka appends a heartbeat's records before answering it. Blocking.
     pub fn persist_consumer_group(&self, group_id: &str) -> Result<()> {
-        let _one_writer = self.persist.lock().unwrap_or_else(|p| p.into_inner());
+        let _one_writer = self.persist.lock();
         self.store_consumer_group(group_id)
     }
 
@@ -261,7 +261,7 @@ impl GroupCoordinator {
     /// records are written. A failed write leaves the group as it was, so the next tick tries again (Kafka's
     /// coordinator timers retry an operation whose write failed). Blocking.
     pub(crate) fn expire_consumer_members(&self) {
-        let _one_writer = self.persist.lock().unwrap_or_else(|p| p.into_inner());
+        let _one_writer = self.persist.lock();
         let session = Duration::from_millis(self.consumer_session_ms.max(0) as u64);
         let now = Instant::now();
         let expiring: Vec<String> = self

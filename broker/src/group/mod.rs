@@ -12,7 +12,7 @@ pub mod state;
 pub mod txn_offsets;
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -125,8 +125,8 @@ impl GroupCoordinator {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Group>> {
-        self.groups.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> parking_lot::MutexGuard<'_, HashMap<String, Group>> {
+        self.groups.lock()
     }
 
     /// The offset store (shared with the transaction coordinator, whose markers make transactional offsets
@@ -163,7 +163,7 @@ impl GroupCoordinator {
     /// A failed write is logged and retried at the next call. Then KIP-848 members past their session or
     /// rebalance timeout are removed ([`expire_consumer_members`](Self::expire_consumer_members)). Blocking.
     pub fn persist_dirty(&self) {
-        let _one_writer = self.persist.lock().unwrap_or_else(|p| p.into_inner());
+        let _one_writer = self.persist.lock();
         // Snapshots are taken under the writer lock, so the last record written is of the newest state.
         let snapshots: Vec<(String, Bytes)> = {
             let mut groups = self.lock();
@@ -213,7 +213,7 @@ impl GroupCoordinator {
     ) -> oneshot::Receiver<SyncResult> {
         let (member_id, instance) = member;
         let (tx, rx) = oneshot::channel();
-        let _one_writer = self.persist.lock().unwrap_or_else(|p| p.into_inner());
+        let _one_writer = self.persist.lock();
         let to_store = {
             let mut groups = self.lock();
             let Some(group) = groups.get_mut(group_id) else {

@@ -25,7 +25,8 @@
 //! replay as any log.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use parking_lot::Mutex;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use kafka_protocol::indexmap::IndexMap;
@@ -311,10 +312,10 @@ impl OffsetStore {
                 ))
             })
             .collect::<Result<Vec<Record>>>()?;
-        let _writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let _writes = self.writes.lock();
         allowed()?;
         let (_, first) = self.append(group, &records)?;
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cache = self.cache.lock();
         let g = cache.entry(group.to_string()).or_default();
         for (i, (tp, entry)) in entries.into_iter().enumerate() {
             let at = first + i as i64;
@@ -349,7 +350,7 @@ impl OffsetStore {
                 Ok(r)
             })
             .collect::<Result<Vec<Record>>>()?;
-        let _writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let _writes = self.writes.lock();
         let mut buf = BytesMut::new();
         let opts = RecordEncodeOptions {
             version: 2,
@@ -381,10 +382,10 @@ impl OffsetStore {
     /// A marker of `producer_id` was written to `partition`: on COMMIT its pending offsets become the committed
     /// ones (unless a later commit of the partition was stored meanwhile, as in Kafka), on ABORT they are dropped.
     pub fn complete_transaction(&self, partition: i32, producer_id: i64, commit: bool) {
-        let _writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let _writes = self.writes.lock();
         let taken = self.pending.take(partition, producer_id);
         if commit {
-            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            let mut cache = self.cache.lock();
             apply_committed(&mut cache, taken);
         }
     }
@@ -398,9 +399,9 @@ impl OffsetStore {
     pub fn delete_group(&self, group: &str) -> Result<()> {
         // The keys are read under the write lock: a commit between reading and tombstoning them would survive
         // in the log (and come back at the next replay) while the cache forgot it.
-        let _writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let _writes = self.writes.lock();
         let keys: Vec<Tp> = {
-            let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            let cache = self.cache.lock();
             cache
                 .get(group)
                 .map(|g| g.keys().cloned().collect())
@@ -409,7 +410,6 @@ impl OffsetStore {
         self.tombstone(group, &keys)?;
         self.cache
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
             .remove(group);
         Ok(())
     }
@@ -417,9 +417,9 @@ impl OffsetStore {
     /// Deletes the committed offsets of `partitions` of `group` (tombstones; partitions without one are
     /// skipped), as OffsetDelete does. Blocking.
     pub fn delete_partitions(&self, group: &str, partitions: &[Tp]) -> Result<()> {
-        let _writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let _writes = self.writes.lock();
         let present: Vec<Tp> = {
-            let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            let cache = self.cache.lock();
             let Some(g) = cache.get(group) else {
                 return Ok(());
             };
@@ -436,9 +436,9 @@ impl OffsetStore {
     /// consumers of a later topic with the same name do not resume at stale positions. Blocking.
     pub fn delete_topic(&self, topic: &str) -> Result<()> {
         // Under the write lock throughout, as in `delete_group`.
-        let _writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let _writes = self.writes.lock();
         let by_group: Vec<(String, Vec<Tp>)> = {
-            let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            let cache = self.cache.lock();
             cache
                 .iter()
                 .map(|(g, tps)| {
@@ -466,7 +466,7 @@ impl OffsetStore {
             .map(|(t, p)| Ok(record(encode_key(group, t, *p)?, None, ts)))
             .collect::<Result<Vec<Record>>>()?;
         let (partition, _) = self.append(group, &records)?;
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cache = self.cache.lock();
         if let Some(g) = cache.get_mut(group) {
             for tp in keys {
                 g.remove(tp);
@@ -496,12 +496,11 @@ impl OffsetStore {
 
     /// Stores a classic group's metadata record (`None`: a tombstone, the group is deleted). Blocking.
     pub fn store_group(&self, group: &str, value: Option<Bytes>) -> Result<()> {
-        let _writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let _writes = self.writes.lock();
         {
             let meta = self
                 .group_metadata
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
+                .lock();
             if meta.get(group) == value.as_ref() || (value.is_none() && !meta.contains_key(group)) {
                 return Ok(());
             }
@@ -510,8 +509,7 @@ impl OffsetStore {
         self.append(group, std::slice::from_ref(&rec))?;
         let mut meta = self
             .group_metadata
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+            .lock();
         match value {
             Some(v) => meta.insert(group.to_string(), v),
             None => meta.remove(group),
@@ -521,10 +519,9 @@ impl OffsetStore {
 
     fn consumer_records(
         &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<String, BTreeMap<Bytes, Bytes>>> {
+    ) -> parking_lot::MutexGuard<'_, HashMap<String, BTreeMap<Bytes, Bytes>>> {
         self.consumer_records
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
     }
 
     /// Makes `wanted` the live KIP-848 records of consumer group `group` (key → value): writes the keys whose
@@ -535,7 +532,7 @@ impl OffsetStore {
         group: &str,
         wanted: BTreeMap<Bytes, Bytes>,
     ) -> Result<()> {
-        let _writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let _writes = self.writes.lock();
         let ts = now_ms();
         let records: Vec<Record> = {
             let stored = self.consumer_records();
@@ -583,14 +580,13 @@ impl OffsetStore {
     pub fn stored_groups(&self) -> Vec<(String, Bytes)> {
         let meta = self
             .group_metadata
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+            .lock();
         meta.iter().map(|(g, v)| (g.clone(), v.clone())).collect()
     }
 
     /// The committed offset of one partition.
     pub fn get(&self, group: &str, topic: &str, partition: i32) -> Option<OffsetEntry> {
-        let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let cache = self.cache.lock();
         cache
             .get(group)?
             .get(&(topic.to_string(), partition))
@@ -599,7 +595,7 @@ impl OffsetStore {
 
     /// Every committed offset of `group`.
     pub fn all(&self, group: &str) -> BTreeMap<Tp, OffsetEntry> {
-        let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let cache = self.cache.lock();
         cache
             .get(group)
             .map(|g| {
@@ -612,13 +608,13 @@ impl OffsetStore {
 
     /// Whether `group` has committed offsets.
     pub fn has_offsets(&self, group: &str) -> bool {
-        let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let cache = self.cache.lock();
         cache.get(group).is_some_and(|g| !g.is_empty())
     }
 
     /// Groups that have committed offsets.
     pub fn groups(&self) -> Vec<String> {
-        let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let cache = self.cache.lock();
         cache
             .iter()
             .filter(|(_, g)| !g.is_empty())
@@ -629,8 +625,8 @@ impl OffsetStore {
     /// Replays every `__consumer_offsets` partition into the cache. Blocking.
     pub fn load(&self) -> Result<()> {
         let out = self.out()?;
-        let _writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let _writes = self.writes.lock();
+        let mut cache = self.cache.lock();
         for p in 0..out.partitions {
             let log = out.log(p)?;
             let end = log.high_watermark();
@@ -676,8 +672,7 @@ impl OffsetStore {
         if let Some(g) = r.key.clone().and_then(super::record::decode_key) {
             let mut meta = self
                 .group_metadata
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
+                .lock();
             match r.value {
                 Some(v) => meta.insert(g, v),
                 None => meta.remove(&g),

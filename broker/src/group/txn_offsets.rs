@@ -4,7 +4,7 @@
 //! from the log: transactional offset records wait for their producer's marker.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use parking_lot::Mutex;
 
 use super::offsets::{OffsetEntry, Tp};
 
@@ -18,8 +18,8 @@ pub struct PendingTxnOffsets {
 }
 
 impl PendingTxnOffsets {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(i32, i64), Vec<PendingCommit>>> {
-        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> parking_lot::MutexGuard<'_, HashMap<(i32, i64), Vec<PendingCommit>>> {
+        self.pending.lock()
     }
 
     /// Records commits written in `producer_id`'s open transaction to `partition`.

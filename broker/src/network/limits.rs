@@ -7,7 +7,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
+use parking_lot::{Mutex, RwLock};
 use std::time::Instant;
 
 use tokio::sync::Semaphore;
@@ -173,7 +174,7 @@ impl Connections {
 
     /// `max.connections` in force.
     pub(crate) fn max(&self) -> usize {
-        self.limits.read().unwrap_or_else(|p| p.into_inner()).max
+        self.limits.read().max
     }
 
     /// The limits `values` (dynamic broker configs) make of the static ones.
@@ -200,13 +201,13 @@ impl Connections {
         })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> parking_lot::MutexGuard<'_, Inner> {
+        self.inner.lock()
     }
 
     /// The limit of connections from `ip`.
     pub(crate) fn limit_for(&self, ip: IpAddr) -> usize {
-        let limits = self.limits.read().unwrap_or_else(|p| p.into_inner());
+        let limits = self.limits.read();
         limits
             .per_ip_overrides
             .get(&ip)
@@ -282,7 +283,7 @@ impl Reconfigurable for Connections {
     fn reconfigure(&self, values: &BTreeMap<String, String>) -> Result<()> {
         let new = self.limits_of(values)?;
         let old = std::mem::replace(
-            &mut *self.limits.write().unwrap_or_else(|p| p.into_inner()),
+            &mut *self.limits.write(),
             new.clone(),
         );
         if new.max > old.max {

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use parking_lot::Mutex;
 
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
@@ -176,13 +176,13 @@ impl ScramStore {
 
     /// The credential of `user` for `m`.
     pub fn get(&self, user: &str, m: Mechanism) -> Option<Credential> {
-        let users = self.users.lock().expect("not poisoned");
+        let users = self.users.lock();
         users.get(user).and_then(|c| c.get(m.name())).cloned()
     }
 
     /// (mechanism type, iterations) of each credential of `user`; `None` for an unknown user.
     pub fn describe(&self, user: &str) -> Option<Vec<(i8, i32)>> {
-        let users = self.users.lock().expect("not poisoned");
+        let users = self.users.lock();
         users.get(user).map(|c| {
             c.iter()
                 .filter_map(|(m, cred)| {
@@ -196,7 +196,6 @@ impl ScramStore {
     pub fn users(&self) -> Vec<String> {
         self.users
             .lock()
-            .expect("not poisoned")
             .keys()
             .cloned()
             .collect()
@@ -217,7 +216,7 @@ impl ScramStore {
                 order.push(c.user().to_string());
             }
         }
-        let mut users = self.users.lock().expect("not poisoned");
+        let mut users = self.users.lock();
         let mut next = users.clone();
         let mut out = Vec::new();
         for user in order {

@@ -4,7 +4,8 @@
 //! ([`CleanerCollector`]).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use parking_lot::Mutex;
 
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
@@ -79,7 +80,7 @@ pub struct CleanerThreads {
 impl CleanerThreads {
     /// Starts the threads of index below `threads` that are not running.
     fn spawn_missing(&self, threads: usize) {
-        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        let mut running = self.running.lock();
         for thread in 0..threads {
             if !running.insert(thread) {
                 continue;
@@ -95,7 +96,7 @@ impl CleanerThreads {
                         "log cleaner thread panicked; compaction stopped on this thread"
                     );
                 }
-                r.lock().unwrap_or_else(|p| p.into_inner()).remove(&thread);
+                r.lock().remove(&thread);
             });
         }
     }

@@ -10,7 +10,8 @@ pub mod registry;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::Arc;
+use parking_lot::{Mutex, MutexGuard, RwLock};
 
 use strata_storage::{LogConfig, LogManager, TopicPartition, UnifiedLog};
 use strata_tiering::rlm::ConfigChangeAction;
@@ -316,7 +317,7 @@ impl TopicManager {
 
     /// Held while topics or partitions are being created.
     fn topic_changes(&self) -> MutexGuard<'_, ()> {
-        self.changes.lock().unwrap_or_else(|p| p.into_inner())
+        self.changes.lock()
     }
 
     /// Validates a topic's configs: each key and value, the log config as a whole, the change from `old`
@@ -390,7 +391,6 @@ impl TopicManager {
     pub fn log_defaults(&self) -> Arc<LogConfig> {
         self.dynamic
             .read()
-            .unwrap_or_else(|p| p.into_inner())
             .1
             .clone()
     }
@@ -399,7 +399,6 @@ impl TopicManager {
     pub fn dynamic_configs(&self) -> DynamicConfigs {
         self.dynamic
             .read()
-            .unwrap_or_else(|p| p.into_inner())
             .0
             .clone()
     }
@@ -415,7 +414,6 @@ impl TopicManager {
         }
         self.reconfigurables
             .write()
-            .unwrap_or_else(|p| p.into_inner())
             .push(r);
     }
 
@@ -434,7 +432,7 @@ impl TopicManager {
         dynamic::check_values(&values)?;
         let _changes = self.topic_changes();
         let (current, old_defaults) = {
-            let d = self.dynamic.read().unwrap_or_else(|p| p.into_inner());
+            let d = self.dynamic.read();
             (d.0.clone(), d.1.clone())
         };
         let next = current.with(scope, values);
@@ -456,7 +454,6 @@ impl TopicManager {
         let components = self
             .reconfigurables
             .read()
-            .unwrap_or_else(|p| p.into_inner())
             .clone();
         for r in &components {
             r.validate(&next.values_of(r.keys()))?;
@@ -470,7 +467,7 @@ impl TopicManager {
                 warn!(error = %e, "applying a dynamic broker config failed");
             }
         }
-        *self.dynamic.write().unwrap_or_else(|p| p.into_inner()) = (next, Arc::new(defaults));
+        *self.dynamic.write() = (next, Arc::new(defaults));
         info!(
             ?scope,
             "dynamic broker configs changed; applying the log defaults to the topics"

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::RwLock;
+use parking_lot::RwLock;
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -153,7 +153,7 @@ impl TopicRegistry {
             cluster_id: file.cluster_id,
             topics: RwLock::new(file.topics),
         };
-        reg.persist(&reg.topics.read().unwrap_or_else(|p| p.into_inner()))?;
+        reg.persist(&reg.topics.read())?;
         Ok(reg)
     }
 
@@ -248,12 +248,12 @@ impl TopicRegistry {
         Ok(meta)
     }
 
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, TopicMeta>> {
-        self.topics.read().unwrap_or_else(|p| p.into_inner())
+    fn read(&self) -> parking_lot::RwLockReadGuard<'_, BTreeMap<String, TopicMeta>> {
+        self.topics.read()
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, TopicMeta>> {
-        self.topics.write().unwrap_or_else(|p| p.into_inner())
+    fn write(&self) -> parking_lot::RwLockWriteGuard<'_, BTreeMap<String, TopicMeta>> {
+        self.topics.write()
     }
 
     /// Atomic write (storage's: tmp file, fsync, rename, fsync dir); callers hold the registry's write lock.

@@ -16,7 +16,8 @@
 //! open a transaction nobody will end.
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, OnceLock};
+use parking_lot::{Mutex, RwLock};
 
 use strata_storage::record::ControlRecordType;
 use strata_storage::time::now_ms;
@@ -133,7 +134,7 @@ impl TransactionCoordinator {
         if self.ready.get().is_some() {
             return Ok(());
         }
-        let _starting = self.starting.lock().unwrap_or_else(|e| e.into_inner());
+        let _starting = self.starting.lock();
         if self.ready.get().is_some() {
             return Ok(());
         }
@@ -151,15 +152,15 @@ impl TransactionCoordinator {
 
     /// The guard of `transactional_id` (see the module docs).
     fn guard(&self, transactional_id: &str) -> Arc<RwLock<()>> {
-        let mut guards = self.guards.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guards = self.guards.lock();
         guards
             .entry(transactional_id.to_string())
             .or_default()
             .clone()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, TransactionMetadata>> {
-        self.txns.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> parking_lot::MutexGuard<'_, HashMap<String, TransactionMetadata>> {
+        self.txns.lock()
     }
 
     fn new_producer_id(&self) -> std::result::Result<i64, TxnError> {
@@ -269,7 +270,7 @@ impl TransactionCoordinator {
             .into());
         }
         let guard = self.guard(transactional_id);
-        let _ending = guard.write().unwrap_or_else(|e| e.into_inner());
+        let _ending = guard.write();
         let now = now_ms();
         let mut txns = self.lock();
         let Some(meta) = txns.get_mut(transactional_id) else {
@@ -369,7 +370,7 @@ impl TransactionCoordinator {
         write: impl FnOnce() -> Result<T>,
     ) -> Result<T> {
         let guard = self.guard(transactional_id);
-        let _writing = guard.read().unwrap_or_else(|e| e.into_inner());
+        let _writing = guard.read();
         {
             let mut txns = self.lock();
             // Kafka's verification answers an unknown id INVALID_PRODUCER_ID_MAPPING.
@@ -414,7 +415,7 @@ impl TransactionCoordinator {
         commit: bool,
     ) -> Result<()> {
         let guard = self.guard(transactional_id);
-        let _ending = guard.write().unwrap_or_else(|e| e.into_inner());
+        let _ending = guard.write();
         let mut txns = self.lock();
         let meta = Self::get(&mut txns, transactional_id)?;
         let mut next = meta.clone();
@@ -440,7 +441,7 @@ impl TransactionCoordinator {
         let mut aborted = 0;
         for id in &ids {
             let guard = self.guard(id);
-            let _ending = guard.write().unwrap_or_else(|e| e.into_inner());
+            let _ending = guard.write();
             let mut txns = self.lock();
             // Looked at again under the guard: the producer may have ended it meanwhile.
             let Some(meta) = txns.get_mut(id).filter(|m| m.is_timed_out(now_ms)) else {

@@ -12,7 +12,7 @@
 //! {"version":1,"broker":0,"block_start":"1000","block_end":"1999"}
 //! ```
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use parking_lot::Mutex;
 
 use serde::{Deserialize, Serialize};
 use tracing::info;
@@ -79,7 +79,7 @@ impl ProducerIdManager {
     /// A producer id never handed out before. Records a new block first when the current one is used up
     /// (blocking I/O then); if that write fails no id is handed out.
     pub fn generate(&self) -> Result<i64> {
-        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut st = self.state.lock();
         if st.next >= st.end {
             let start = st.next;
             let end = start.checked_add(PRODUCER_ID_BLOCK_SIZE).ok_or_else(|| {

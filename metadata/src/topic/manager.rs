@@ -3,7 +3,8 @@
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -464,19 +465,18 @@ impl Inner {
     fn poisoned(&self) -> Option<String> {
         self.poisoned
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .clone()
     }
 
     fn poison(&self, reason: String) -> Error {
-        let mut p = self.poisoned.lock().unwrap_or_else(|e| e.into_inner());
+        let mut p = self.poisoned.lock();
         tracing::error!(%reason, "remote log metadata manager poisoned");
         p.get_or_insert(reason.clone());
         Error::Poisoned { reason }
     }
 
-    fn lock_queue(&self) -> std::sync::MutexGuard<'_, VecDeque<PendingWrite>> {
-        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock_queue(&self) -> parking_lot::MutexGuard<'_, VecDeque<PendingWrite>> {
+        self.queue.lock()
     }
 
     /// Validates, writes, flushes and applies one group of writes; answers every write of the group. Returns
@@ -634,8 +634,7 @@ impl Inner {
     fn persist_snapshot(&self, seq: u64, snap: Snapshot) -> Result<()> {
         let mut persisted = self
             .persisted_snapshot
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+            .lock();
         if *persisted >= seq {
             return Ok(());
         }

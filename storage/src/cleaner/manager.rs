@@ -1,7 +1,8 @@
 //! Which log to clean and over which range (Kafka's `LogCleanerManager`), and the `cleaner-offset-checkpoint`.
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use parking_lot::Mutex;
 
 use super::CLEANER_OFFSET_CHECKPOINT;
 use crate::log::{CleanerView, SegmentInfo};
@@ -151,7 +152,7 @@ impl Checkpoints {
 
     /// The first dirty offset checkpointed for `tp` in `log_dir`.
     pub(crate) fn get(&self, log_dir: &Path, tp: &TopicPartition) -> Option<i64> {
-        let mut dirs = self.dirs.lock().unwrap_or_else(|e| e.into_inner());
+        let mut dirs = self.dirs.lock();
         Self::load(&mut dirs, log_dir).get(tp).copied()
     }
 
@@ -164,7 +165,7 @@ impl Checkpoints {
         offset: i64,
         live: &[TopicPartition],
     ) -> Result<()> {
-        let mut dirs = self.dirs.lock().unwrap_or_else(|e| e.into_inner());
+        let mut dirs = self.dirs.lock();
         let map = Self::load(&mut dirs, log_dir);
         map.insert(tp.clone(), offset);
         map.retain(|t, _| live.contains(t));
@@ -174,7 +175,7 @@ impl Checkpoints {
     /// Drops `tp`'s entry and rewrites the dir's file (the log was deleted; a new log of the same name starts
     /// dirty from its log start offset).
     pub(crate) fn remove(&self, log_dir: &Path, tp: &TopicPartition) -> Result<()> {
-        let mut dirs = self.dirs.lock().unwrap_or_else(|e| e.into_inner());
+        let mut dirs = self.dirs.lock();
         let map = Self::load(&mut dirs, log_dir);
         if map.remove(tp).is_some() {
             checkpoint::write_offsets(&log_dir.join(CLEANER_OFFSET_CHECKPOINT), map)?;

@@ -3,7 +3,7 @@
 //! above the limit the caller sleeps
 //! until the rate is back at it. Shared by the cleaner threads (the limit is for all of them, as in Kafka).
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 /// How often the rate is checked (Kafka: 300 ms).
@@ -36,7 +36,7 @@ impl Throttler {
             return;
         }
         let sleep = {
-            let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let mut st = self.state.lock();
             st.1 += bytes as f64;
             let elapsed = st.0.elapsed();
             // Check each interval, or sooner once the bytes exceed what one interval allows.
@@ -49,7 +49,7 @@ impl Throttler {
         };
         if !sleep.is_zero() {
             std::thread::sleep(sleep);
-            let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let mut st = self.state.lock();
             st.0 = Instant::now();
         }
     }

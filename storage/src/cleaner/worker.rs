@@ -1,6 +1,7 @@
 //! [`LogCleaner`]: picks the dirtiest compacted log, cleans it, checkpoints, and keeps Kafka's cleaner metrics.
 use std::collections::HashSet;
-use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::sync::Arc;
+use parking_lot::{Condvar, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use super::manager::{log_to_clean, Checkpoints, LogToClean};
@@ -136,7 +137,6 @@ impl LogCleaner {
     pub fn config(&self) -> CleanerConfig {
         self.config
             .read()
-            .unwrap_or_else(|e| e.into_inner())
             .clone()
     }
 
@@ -148,13 +148,13 @@ impl LogCleaner {
     pub fn reconfigure(&self, mut config: CleanerConfig) -> Result<()> {
         config.validate()?;
         {
-            let mut current = self.config.write().unwrap_or_else(|e| e.into_inner());
+            let mut current = self.config.write();
             config.enable = current.enable;
             self.throttler.set_rate(config.io_max_bytes_per_second);
             *current = config;
         }
         // Wake the threads sleeping out their backoff: a thread now above the count returns.
-        let _guard = self.stop.0.lock().unwrap_or_else(|e| e.into_inner());
+        let _guard = self.stop.0.lock();
         self.stop.1.notify_all();
         Ok(())
     }
@@ -162,17 +162,17 @@ impl LogCleaner {
     /// Makes the swap stop after `point` as if the process died there (crash-recovery tests only).
     #[doc(hidden)]
     pub fn crash_at(&self, point: Option<CrashPoint>) {
-        *self.crash.lock().unwrap_or_else(|e| e.into_inner()) = point;
+        *self.crash.lock() = point;
     }
 
     fn stopped(&self) -> bool {
-        *self.stop.0.lock().unwrap_or_else(|e| e.into_inner())
+        *self.stop.0.lock()
     }
 
     /// Stops [`LogCleaner::run`] (a cleaning in progress stops at its next batch or group, discarding its
     /// unfinished output).
     pub fn shutdown(&self) {
-        *self.stop.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        *self.stop.0.lock() = true;
         self.stop.1.notify_all();
     }
 
@@ -195,12 +195,12 @@ impl LogCleaner {
                 Ok(None) => {}
                 Err(e) => tracing::warn!(error = %e, "log cleaning failed"),
             }
-            let guard = self.stop.0.lock().unwrap_or_else(|e| e.into_inner());
+            let mut guard = self.stop.0.lock();
             let backoff = Duration::from_millis(self.config().backoff_ms);
             let _ = self
                 .stop
                 .1
-                .wait_timeout_while(guard, backoff, |s| !*s && wanted());
+                .wait_while_for(&mut guard, |s| !*s && wanted(), backoff);
         }
     }
 
@@ -210,20 +210,18 @@ impl LogCleaner {
     pub fn forget_log(&self, log_dir: &std::path::Path, tp: &TopicPartition) -> Result<()> {
         self.uncleanable
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .remove(tp);
         self.checkpoints.remove(log_dir, tp)
     }
 
     /// The cleaner's metrics now.
     pub fn metrics(&self) -> CleanerMetrics {
-        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let st = self.state.lock();
         let mut m = st.metrics.clone();
         m.time_since_last_run_ms = st.last_run.elapsed().as_millis() as u64;
         m.uncleanable_partitions_count = self
             .uncleanable
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .len();
         m
     }
@@ -246,12 +244,10 @@ impl LogCleaner {
         let result = self.clean(&ltc, now_ms);
         self.in_progress
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .remove(&tp);
         if result.is_err() {
             self.uncleanable
                 .lock()
-                .unwrap_or_else(|e| e.into_inner())
                 .insert(tp);
         }
         result
@@ -259,11 +255,10 @@ impl LogCleaner {
 
     /// Kafka's `grabFilthiestCompactedLog`.
     fn grab_filthiest(&self, now: i64) -> Result<Option<LogToClean>> {
-        let mut in_progress = self.in_progress.lock().unwrap_or_else(|e| e.into_inner());
+        let mut in_progress = self.in_progress.lock();
         let uncleanable = self
             .uncleanable
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .clone();
         let mut logs = Vec::new();
         for log in self.manager.all_logs() {
@@ -293,7 +288,7 @@ impl LogCleaner {
             .max()
             .unwrap_or(0);
         {
-            let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let mut st = self.state.lock();
             st.metrics.max_dirty_percent = 100.0 * max_ratio;
             st.metrics.max_compaction_delay_secs = max_delay as f64 / 1000.0;
         }
@@ -316,7 +311,7 @@ impl LogCleaner {
             throttler: &self.throttler,
             map: OffsetMap::new(config.map_memory(), config.io_buffer_load_factor),
             is_cancelled: &is_cancelled,
-            crash: *self.crash.lock().unwrap_or_else(|e| e.into_inner()),
+            crash: *self.crash.lock(),
             now_ms,
         };
         let Some(outcome) = cleaner.clean(ltc)? else {
@@ -354,7 +349,7 @@ impl LogCleaner {
             duration: started.elapsed(),
         };
         {
-            let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let mut st = self.state.lock();
             let m = &mut st.metrics;
             m.max_buffer_utilization_percent = 100.0 * stats.buffer_utilization;
             m.cleaner_recopy_percent = stats.recopy_percent();

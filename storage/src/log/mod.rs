@@ -11,7 +11,8 @@ mod unified;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
+use parking_lot::RwLock;
 
 use bytes::Bytes;
 
@@ -75,10 +76,10 @@ pub(crate) struct RollListeners(RwLock<Vec<RollListener>>);
 
 impl RollListeners {
     pub(crate) fn add(&self, l: RollListener) {
-        self.0.write().unwrap_or_else(|e| e.into_inner()).push(l);
+        self.0.write().push(l);
     }
     pub(crate) fn notify(&self, tp: &TopicPartition, seg: &RolledSegment) {
-        let listeners = self.0.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let listeners = self.0.read().clone();
         for l in listeners {
             l(tp, seg);
         }

@@ -2,7 +2,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::Arc;
+use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use bytes::{Bytes, BytesMut};
 use uuid::Uuid;
@@ -88,10 +89,10 @@ impl UnifiedLog {
     }
 
     pub(crate) fn read_state(&self) -> RwLockReadGuard<'_, LogState> {
-        self.state.read().unwrap_or_else(|e| e.into_inner())
+        self.state.read()
     }
     pub(crate) fn write_state(&self) -> RwLockWriteGuard<'_, LogState> {
-        self.state.write().unwrap_or_else(|e| e.into_inner())
+        self.state.write()
     }
 
     /// The partition.
@@ -690,7 +691,7 @@ impl ReleaseHandles for UnifiedLog {
 
     fn release_handles(&self, epoch: u64, all: bool) -> bool {
         // Never wait: the sweeping thread may hold another log's lock, and a busy log is in use anyway.
-        let Ok(mut st) = self.state.try_write() else {
+        let Some(mut st) = self.state.try_write() else {
             return false;
         };
         for seg in st.local.segments.iter_mut() {

@@ -290,19 +290,16 @@ impl Inner {
     fn in_flight_insert(&self, id: uuid::Uuid) {
         self.in_flight
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .insert(id);
     }
     fn in_flight_remove(&self, id: &uuid::Uuid) {
         self.in_flight
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .remove(id);
     }
     pub(crate) fn is_in_flight(&self, id: &uuid::Uuid) -> bool {
         self.in_flight
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .contains(id)
     }
 }

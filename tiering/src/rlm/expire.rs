@@ -203,7 +203,6 @@ impl RemoteLogManager {
         inner
             .deleted
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .insert(tip.clone());
         let state = inner.state(tip);
         state.stop_copying();

@@ -31,7 +31,7 @@
 //! | `strata_remote_fetch_quota_deferrals_total` | remote reads not started because the remote fetch quota was used up | counter |
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::Mutex;
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use strata_storage::TopicPartition;
@@ -146,8 +146,8 @@ pub struct RemoteLogMetrics {
 }
 
 impl RemoteLogMetrics {
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> parking_lot::MutexGuard<'_, State> {
+        self.state.lock()
     }
 
     fn mark(&self, topic: &str, meter: Meter, n: u64) {

@@ -110,7 +110,8 @@ mod validate;
 mod worker;
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -170,7 +171,7 @@ pub(crate) struct PartitionState {
 
 impl PartitionState {
     pub(crate) fn stop_token(&self) -> CancellationToken {
-        self.stop.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.stop.lock().clone()
     }
 
     pub(crate) fn stop_copying(&self) {
@@ -180,7 +181,7 @@ impl PartitionState {
     /// A fresh token once the deletion that cancelled the old one is over (a token still live keeps guarding the
     /// upload in flight).
     fn allow_copying(&self) {
-        let mut stop = self.stop.lock().unwrap_or_else(|e| e.into_inner());
+        let mut stop = self.stop.lock();
         if stop.is_cancelled() {
             *stop = CancellationToken::new();
         }
@@ -423,7 +424,6 @@ impl RemoteLogManager {
         self.inner
             .policies
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .insert(topic.to_string(), policy);
         self.wake();
     }
@@ -433,7 +433,7 @@ impl RemoteLogManager {
     /// the next pass uploads its rolled segments as for a newly tiered topic.
     pub fn resume_copying(&self, topic: &str) {
         let parts = self.partitions_of(topic);
-        let mut deleted = self.inner.deleted.lock().unwrap_or_else(|e| e.into_inner());
+        let mut deleted = self.inner.deleted.lock();
         for tip in &parts {
             deleted.remove(tip);
         }
@@ -473,7 +473,6 @@ impl Inner {
     pub(crate) fn policy(&self, topic: &str) -> RemotePolicy {
         self.policies
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .get(topic)
             .copied()
             .unwrap_or_default()
@@ -482,7 +481,6 @@ impl Inner {
     pub(crate) fn state(&self, tip: &TopicIdPartition) -> Arc<PartitionState> {
         self.partitions
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .entry(tip.clone())
             .or_default()
             .clone()
@@ -492,7 +490,6 @@ impl Inner {
     pub(crate) fn wake_partition(&self, tp: &TopicPartition) {
         self.wanted
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .insert(tp.clone());
         self.wake.notify_one();
     }
@@ -500,7 +497,6 @@ impl Inner {
     pub(crate) fn is_deleted(&self, tip: &TopicIdPartition) -> bool {
         self.deleted
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .contains(tip)
     }
 

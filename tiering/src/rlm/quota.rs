@@ -3,7 +3,7 @@
 //! debt is paid back, so one large segment is never refused, only delayed. The rate may change at run time
 //! (a dynamic broker config): waiters then recompute their wait at the new rate.
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
@@ -33,7 +33,7 @@ impl Quota {
     /// paid back at the new rate, and no quota forgives it; waiters in [`acquire`](Self::acquire) recompute.
     pub(crate) fn set_rate(&self, bytes_per_second: u64) {
         {
-            let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let mut s = self.state.lock();
             let now = Instant::now();
             let (tokens, last) = *s;
             let old = self.rate() as f64;
@@ -62,7 +62,7 @@ impl Quota {
         if self.unlimited() {
             return Duration::ZERO;
         }
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut s = self.state.lock();
         let now = Instant::now();
         let rate = self.rate() as f64;
         let (tokens, last) = *s;
@@ -81,7 +81,7 @@ impl Quota {
         if self.unlimited() {
             return Duration::ZERO;
         }
-        let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let s = self.state.lock();
         let (tokens, last) = *s;
         let rate = self.rate() as f64;
         let tokens = tokens + Instant::now().duration_since(last).as_secs_f64() * rate;
@@ -97,7 +97,7 @@ impl Quota {
         if self.unlimited() {
             return false;
         }
-        let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let s = self.state.lock();
         let (tokens, last) = *s;
         tokens + Instant::now().duration_since(last).as_secs_f64() * self.rate() as f64 <= 0.0
     }

@@ -47,12 +47,11 @@ pub(crate) async fn run(inner: Arc<Inner>, cancel: CancellationToken) {
             inner
                 .wanted
                 .lock()
-                .unwrap_or_else(|e| e.into_inner())
                 .clear();
             dispatch(&inner, &cancel, None);
         } else {
             let wanted =
-                std::mem::take(&mut *inner.wanted.lock().unwrap_or_else(|e| e.into_inner()));
+                std::mem::take(&mut *inner.wanted.lock());
             dispatch(&inner, &cancel, Some(&wanted));
         }
         let now = tokio::time::Instant::now();
@@ -150,7 +149,7 @@ async fn run_task(
     }
     let now = Instant::now();
     let backing_off = {
-        let p = state.progress.lock().unwrap_or_else(|e| e.into_inner());
+        let p = state.progress.lock();
         earliest_future([p.retry_at, p.expire_retry_at].into_iter(), now).is_some()
     };
     if backing_off {
@@ -159,10 +158,10 @@ async fn run_task(
 }
 
 fn earliest_retry(inner: &Inner) -> Option<Instant> {
-    let parts = inner.partitions.lock().unwrap_or_else(|e| e.into_inner());
+    let parts = inner.partitions.lock();
     earliest_future(
         parts.values().flat_map(|p| {
-            let p = p.progress.lock().unwrap_or_else(|e| e.into_inner());
+            let p = p.progress.lock();
             [p.retry_at, p.expire_retry_at]
         }),
         Instant::now(),
@@ -212,7 +211,7 @@ fn ready(inner: &Inner, log: &UnifiedLog, tip: &TopicIdPartition, state: &Partit
         return false;
     }
     // Under the progress lock, so the two tasks never restore at once.
-    let mut p = state.progress.lock().unwrap_or_else(|e| e.into_inner());
+    let mut p = state.progress.lock();
     if !p.restored {
         if let Err(e) = copy::restore(inner, log, tip) {
             tracing::warn!(tp = %tip.topic_partition, error = %crate::Report(&e), "could not restore remote offsets; will retry");
@@ -234,7 +233,7 @@ async fn copy_task(inner: &Arc<Inner>, log: Arc<UnifiedLog>, _busy: OwnedMutexGu
         }
         let policy = inner.policy(tip.topic());
         let backing_off = {
-            let p = state.progress.lock().unwrap_or_else(|e| e.into_inner());
+            let p = state.progress.lock();
             p.retry_at.is_some_and(|t| t > Instant::now())
         };
         if policy.copy_disabled || backing_off {
@@ -249,7 +248,7 @@ async fn copy_task(inner: &Arc<Inner>, log: Arc<UnifiedLog>, _busy: OwnedMutexGu
         }
         match copied {
             Ok(_) => {
-                let mut p = state.progress.lock().unwrap_or_else(|e| e.into_inner());
+                let mut p = state.progress.lock();
                 if p.failures > 0 {
                     tracing::info!(tp = %tip.topic_partition, failures = p.failures, "uploads to remote storage recovered");
                 }
@@ -259,7 +258,7 @@ async fn copy_task(inner: &Arc<Inner>, log: Arc<UnifiedLog>, _busy: OwnedMutexGu
             }
             Err(e) => {
                 let (failures, wait) = {
-                    let mut p = state.progress.lock().unwrap_or_else(|e| e.into_inner());
+                    let mut p = state.progress.lock();
                     p.failures += 1;
                     let wait = inner.config.backoff(p.failures);
                     p.retry_at = Some(Instant::now() + wait);
@@ -296,7 +295,7 @@ async fn expire_task(inner: &Arc<Inner>, log: Arc<UnifiedLog>, _busy: OwnedMutex
             return;
         }
         let backing_off = {
-            let p = state.progress.lock().unwrap_or_else(|e| e.into_inner());
+            let p = state.progress.lock();
             p.expire_retry_at.is_some_and(|t| t > Instant::now())
         };
         if backing_off {
@@ -310,7 +309,7 @@ async fn expire_task(inner: &Arc<Inner>, log: Arc<UnifiedLog>, _busy: OwnedMutex
             return;
         }
         {
-            let mut p = state.progress.lock().unwrap_or_else(|e| e.into_inner());
+            let mut p = state.progress.lock();
             match result {
                 Ok(()) => {
                     if p.expire_failures > 0 {

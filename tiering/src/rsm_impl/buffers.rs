@@ -2,7 +2,8 @@
 //! chunk cache; a fresh multi-MiB allocation per chunk is mapped, page-faulted and zeroed by the kernel each time
 //! and unmapped when the cache evicts it (about a tenth of the broker's CPU in a catch-up against Garage). A
 //! chunk's bytes live in a pooled `Vec` that goes back to the pool when the last slice of the chunk is dropped.
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
+use parking_lot::Mutex;
 
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
@@ -23,7 +24,7 @@ impl BufferPool {
     /// An empty buffer of at least `len` bytes' capacity: an idle one when one is large enough.
     fn take(&self, len: usize) -> Vec<u8> {
         let reused = {
-            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            let mut idle = self.idle.lock();
             idle.iter()
                 .position(|b| b.capacity() >= len)
                 .map(|i| idle.swap_remove(i))
@@ -38,7 +39,7 @@ impl BufferPool {
     }
 
     fn give_back(&self, buf: Vec<u8>) {
-        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let mut idle = self.idle.lock();
         if idle.len() < MAX_IDLE {
             idle.push(buf);
         }
@@ -47,7 +48,7 @@ impl BufferPool {
     /// Idle buffers (for tests).
     #[cfg(test)]
     fn idle(&self) -> usize {
-        self.idle.lock().unwrap_or_else(|e| e.into_inner()).len()
+        self.idle.lock().len()
     }
 
     /// Collects `body` (`len` bytes expected) into one pooled buffer. Returns what arrived; the caller checks the

@@ -16,7 +16,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use parking_lot::Mutex;
 
 /// The running shim; stops accepting on drop.
 #[derive(Debug)]
@@ -45,7 +46,6 @@ impl State {
     fn empty(&self, bucket: &str, object: &str) -> Option<u64> {
         self.empties
             .lock()
-            .unwrap()
             .get(&format!("{bucket}/{object}"))
             .copied()
     }
@@ -196,7 +196,6 @@ fn route(req: &Request, emu: u16, state: &State) -> Response {
             state
                 .uploads
                 .lock()
-                .unwrap()
                 .insert(id.clone(), BTreeMap::new());
             Response::new(200).body(format!(
                 "<?xml version=\"1.0\" encoding=\"UTF-8\"?><InitiateMultipartUploadResult><Bucket>{}</Bucket><Key>{}</Key><UploadId>{id}</UploadId></InitiateMultipartUploadResult>",
@@ -209,7 +208,7 @@ fn route(req: &Request, emu: u16, state: &State) -> Response {
                 .get("partNumber")
                 .and_then(|p| p.parse().ok())
                 .unwrap_or(0);
-            let mut uploads = state.uploads.lock().unwrap();
+            let mut uploads = state.uploads.lock();
             match uploads.get_mut(&q["uploadId"]) {
                 Some(parts) => {
                     parts.insert(part, req.body.clone());
@@ -219,7 +218,7 @@ fn route(req: &Request, emu: u16, state: &State) -> Response {
             }
         }
         ("POST", false) if q.contains_key("uploadId") => {
-            let parts = state.uploads.lock().unwrap().remove(&q["uploadId"]);
+            let parts = state.uploads.lock().remove(&q["uploadId"]);
             let Some(parts) = parts else {
                 return Response::new(404);
             };
@@ -244,7 +243,7 @@ fn route(req: &Request, emu: u16, state: &State) -> Response {
             r
         }
         ("DELETE", false) if q.contains_key("uploadId") => {
-            state.uploads.lock().unwrap().remove(&q["uploadId"]);
+            state.uploads.lock().remove(&q["uploadId"]);
             Response::new(204)
         }
         ("PUT", false) if !req.headers.contains_key("x-goog-copy-source") => {
@@ -254,7 +253,6 @@ fn route(req: &Request, emu: u16, state: &State) -> Response {
             if state
                 .empties
                 .lock()
-                .unwrap()
                 .remove(&format!("{bucket}/{object}"))
                 .is_some() =>
         {
@@ -284,10 +282,10 @@ fn put_object(emu: u16, state: &State, bucket: &str, object: &str, body: &[u8]) 
         let generation = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_micros() as u64);
-        state.empties.lock().unwrap().insert(key, generation);
+        state.empties.lock().insert(key, generation);
         return with_metadata(Response::new(200), &empty_metadata(object, generation));
     }
-    state.empties.lock().unwrap().remove(&key);
+    state.empties.lock().remove(&key);
     let r = call(
         emu,
         "PUT",
@@ -373,7 +371,7 @@ fn list(emu: u16, state: &State, bucket: &str, q: &BTreeMap<String, String>) -> 
     let mut items: Vec<serde_json::Value> = v["items"].as_array().cloned().unwrap_or_default();
     let mut prefixes: Vec<serde_json::Value> =
         v["prefixes"].as_array().cloned().unwrap_or_default();
-    for (key, generation) in state.empties.lock().unwrap().iter() {
+    for (key, generation) in state.empties.lock().iter() {
         let Some(name) = key.strip_prefix(&format!("{bucket}/")) else {
             continue;
         };
