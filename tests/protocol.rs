@@ -498,6 +498,21 @@ async fn metadata_auto_creates_only_when_enabled_and_lists_internal_topics() {
         "num.partitions applies to auto-created topics"
     );
     assert!(!r.topics[0].topic_id.is_nil());
+    // By id, with the empty name Kafka's Java client sends (its Admin describeTopics by id).
+    let id = r.topics[0].topic_id;
+    let by_id: MetadataResponse = request(
+        &mut s,
+        ApiKey::Metadata,
+        12,
+        &MetadataRequest::default().with_topics(Some(vec![MetadataRequestTopic::default()
+            .with_name(Some(name("")))
+            .with_topic_id(id)])),
+    )
+    .await
+    .unwrap();
+    assert_eq!(by_id.topics[0].error_code, 0);
+    assert_eq!(by_id.topics[0].topic_id, id);
+    assert_eq!(by_id.topics[0].name.as_ref().unwrap().0.as_str(), "auto");
     let all: MetadataResponse = request(
         &mut s,
         ApiKey::Metadata,

@@ -56,6 +56,16 @@ pub(crate) fn topic_by_name_or_id(
     }
 }
 
+/// The id a Metadata request names a topic by, or `None` when it names it by name. Kafka's Java client asks by id
+/// with an empty name (`MetadataRequestTopic`'s default), others with a null one; a non-empty name wins, as does
+/// an empty name with no id (then the name is looked up, and is invalid).
+fn requested_id(name: Option<&TopicName>, id: Uuid) -> Option<Uuid> {
+    match name {
+        Some(n) if !n.0.is_empty() || id.is_nil() => None,
+        _ => Some(id),
+    }
+}
+
 fn error_entry(name: Option<&str>, id: Uuid, e: &Error) -> MetadataResponseTopic {
     MetadataResponseTopic::default()
         .with_name(name.map(|n| TopicName(sb(n))))
@@ -132,9 +142,9 @@ async fn answer(broker: &Arc<Broker>, version: i16, req: MetadataRequest) -> Met
     }
     let mut entries = Vec::new();
     for t in req.topics.unwrap_or_default() {
-        let name = match (&t.name, t.topic_id) {
-            (Some(n), _) => n.0.to_string(),
-            (None, id) => match broker.topics().name_of(id) {
+        let name = match requested_id(t.name.as_ref(), t.topic_id) {
+            None => t.name.as_ref().map(|n| n.0.to_string()).unwrap_or_default(),
+            Some(id) => match broker.topics().name_of(id) {
                 Some(n) => n,
                 None => {
                     entries.push(Entry::Ready(error_entry(
@@ -218,4 +228,34 @@ async fn answer(broker: &Arc<Broker>, version: i16, req: MetadataRequest) -> Met
         });
     }
     resp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requested_id_takes_the_id_when_the_name_is_empty_or_null() {
+        let id = Uuid::from_u128(7);
+        let empty = TopicName(sb(""));
+        let named = TopicName(sb("t"));
+        assert_eq!(
+            requested_id(Some(&empty), id),
+            Some(id),
+            "Java client by id"
+        );
+        assert_eq!(requested_id(None, id), Some(id), "null name by id");
+        assert_eq!(requested_id(Some(&named), id), None, "a name wins");
+        assert_eq!(requested_id(Some(&named), Uuid::nil()), None);
+        assert_eq!(
+            requested_id(Some(&empty), Uuid::nil()),
+            None,
+            "empty name, no id"
+        );
+        assert_eq!(
+            requested_id(None, Uuid::nil()),
+            Some(Uuid::nil()),
+            "unknown id"
+        );
+    }
 }
