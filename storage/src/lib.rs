@@ -60,10 +60,11 @@ pub mod time;
 
 pub use checkpoint::{kafka_uuid_string, parse_kafka_uuid};
 pub use cleaner::{CleanStats, CleanerConfig, CleanerMetrics, LogCleaner};
+pub use config::topic_keys;
 pub use config::{
     compression_from_name, compression_name, config_error, default_max_open_files,
-    topic_log_config, topic_value, topic_values, CleanupPolicy, LogConfig, LogManagerConfig,
-    TimestampType, TopicConfigProvider, TOPIC_CONFIG, TOPIC_KEYS,
+    server_default_log_config, topic_log_config, topic_value, topic_values, CleanupPolicy,
+    LogConfig, LogManagerConfig, TimestampType, TopicConfigProvider, TOPIC_CONFIG, TOPIC_KEYS,
 };
 pub use error::{Error, Result};
 pub use file_records::{BatchScanError, FileBatchIter, FileRecords};

@@ -165,3 +165,70 @@ fn cleaner_keys_have_kafkas_defaults_and_bad_values_name_key_and_value() {
         assert!(msg.contains(key) && msg.contains(value), "{key}: {msg}");
     }
 }
+
+/// The broker's topic defaults come through the topic table: each topic key reads the first of its broker
+/// properties strata uses, which has the topic key's type.
+#[test]
+fn topic_defaults_come_from_the_topic_tables_broker_properties() {
+    use strata_storage::config_def::Effect;
+    for tk in strata_storage::TOPIC_CONFIG.keys() {
+        for s in tk.server_default {
+            let used = BROKER_KEYS
+                .iter()
+                .find(|b| b.name == s.name && b.effect == Effect::Used);
+            if let Some(bk) = used {
+                assert_eq!(bk.ty, tk.ty, "{} <- {}", tk.name, bk.name);
+            }
+        }
+    }
+    let c = BrokerConfig::from_properties(&props(&[
+        ("log.roll.hours", "2"),
+        ("message.max.bytes", "2000"),
+        ("log.local.retention.ms", "1000"),
+        ("log.remote.storage.enable", "true"),
+        ("compression.type", "zstd"),
+    ]))
+    .unwrap();
+    assert_eq!(c.log.segment_ms, 7_200_000);
+    assert_eq!(c.log.max_message_bytes, 2000);
+    assert_eq!(c.log.local_retention_ms, 1000);
+    assert!(c.log.remote_storage_enable);
+    assert_eq!(
+        c.log.compression,
+        Some(strata_storage::record::Compression::Zstd)
+    );
+    assert_eq!(BrokerConfig::default().log, LogConfig::default());
+    let err = BrokerConfig::from_properties(&props(&[("log.segment.bytes", "10")])).unwrap_err();
+    assert!(err.to_string().contains("log.segment.bytes"), "{err}");
+}
+
+/// Keys whose default is computed from others (`default_doc`) hold the value they resolve to, still as
+/// defaults, so DescribeConfigs reports what was parsed; `log.flush.interval.ms` stays null as in Kafka.
+#[test]
+fn computed_defaults_are_resolved_in_the_parsed_values() {
+    use strata_storage::config_def::Value;
+    let c = BrokerConfig::from_properties(&props(&[("socket.request.max.bytes", "400000000")]))
+        .unwrap();
+    let v = c.config_values();
+    let text = |k: &str| v.get(k).to_text();
+    assert_eq!(
+        text("queued.max.request.bytes").as_deref(),
+        Some("400000000")
+    );
+    assert!(!v.is_explicit("queued.max.request.bytes"));
+    assert_eq!(
+        text("advertised.listeners").as_deref(),
+        Some("PLAINTEXT://127.0.0.1:9092")
+    );
+    let open = strata_storage::default_max_open_files().to_string();
+    assert_eq!(text("log.max.open.files"), Some(open));
+    assert_eq!(v.get("log.flush.interval.ms"), &Value::Null);
+    let c = BrokerConfig::from_properties(&props(&[("queued.max.request.bytes", "-1")])).unwrap();
+    assert_eq!(
+        c.config_values()
+            .get("queued.max.request.bytes")
+            .to_text()
+            .as_deref(),
+        Some("-1")
+    );
+}

@@ -122,7 +122,6 @@ fn broker_entries<'a>(
 ) -> impl Iterator<Item = DescribeConfigsResourceResult> + 'a {
     let config = broker.config();
     let dynamic = broker.dynamic_configs();
-    let running: std::collections::BTreeMap<&str, String> = config.values().into_iter().collect();
     let given_kafka_keys = KAFKA_ONLY_KEYS
         .iter()
         .filter(|k| config.is_explicit(k.name));
@@ -138,16 +137,12 @@ fn broker_entries<'a>(
             } else {
                 SOURCE_DEFAULT
             };
+            // What was parsed (a default computed from other keys resolved at parse time); Kafka's
+            // log.flush.interval.ms defaults to null (use log.flush.scheduler).
             let value = if k.sensitive() {
                 None
-            } else if !explicit && k.name == "log.flush.interval.ms" {
-                // Kafka's log.flush.interval.ms defaults to null (use log.flush.scheduler).
-                None
             } else {
-                running
-                    .get(k.name)
-                    .cloned()
-                    .or_else(|| values.get(k.name).to_text())
+                values.get(k.name).to_text()
             };
             let all_names: Vec<(&str, i64)> = std::iter::once((k.name, 1))
                 .chain(k.synonyms.iter().map(|s| (s.name, s.scale)))

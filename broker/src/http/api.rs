@@ -255,7 +255,7 @@ fn topics(ctx: &HttpContext, p: &HashMap<String, String>) -> Result<Value, Reply
                 "topic_id": meta.id.to_string(),
                 "partitions": meta.partitions,
                 "internal": meta.internal,
-                "remote_storage_enable": meta.configs.get("remote.storage.enable").is_some_and(|v| v == "true"),
+                "remote_storage_enable": remote_storage_enable(&meta.configs, b.config().log.remote_storage_enable),
                 "configs": meta.configs,
                 "local_size_bytes": size,
                 "remote_size_bytes": remote,
@@ -268,6 +268,16 @@ fn topics(ctx: &HttpContext, p: &HashMap<String, String>) -> Result<Value, Reply
         })
         .collect();
     Ok(json!({ "total": total, "offset": offset, "topics": rows }))
+}
+
+/// Whether a topic tiers: its `remote.storage.enable` override parsed as the topic table parses it (`TRUE`
+/// counts, as in Kafka), else the broker's default (`log.remote.storage.enable`).
+fn remote_storage_enable(configs: &BTreeMap<String, String>, broker_default: bool) -> bool {
+    let key = strata_storage::topic_keys::REMOTE_STORAGE_ENABLE;
+    match configs.get(key.name()) {
+        Some(raw) => key.parse(raw).unwrap_or(false),
+        None => broker_default,
+    }
 }
 
 fn tip(log: &UnifiedLog) -> TopicIdPartition {
@@ -635,5 +645,28 @@ mod tests {
         assert_eq!(p["x"], "");
         assert_eq!(decode("100%"), "100%");
         assert_eq!(decode("%zz"), "%zz");
+    }
+
+    /// `remote.storage.enable` is a boolean in any case, as Kafka parses it; without an override the broker's
+    /// default applies.
+    #[test]
+    fn remote_storage_enable_is_parsed_as_the_topic_table_parses_it() {
+        let configs =
+            |v: &str| BTreeMap::from([("remote.storage.enable".to_string(), v.to_string())]);
+        for (raw, tiered) in [
+            ("true", true),
+            ("TRUE", true),
+            (" True ", true),
+            ("false", false),
+            ("x", false),
+        ] {
+            assert_eq!(
+                remote_storage_enable(&configs(raw), false),
+                tiered,
+                "{raw:?}"
+            );
+        }
+        assert!(remote_storage_enable(&BTreeMap::new(), true));
+        assert!(!remote_storage_enable(&configs("FALSE"), true));
     }
 }

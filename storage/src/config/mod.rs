@@ -8,8 +8,10 @@ use std::sync::Arc;
 
 pub use crate::handles::default_max_open_files;
 use crate::{Error, Result, TopicPartition};
+pub use topic::keys as topic_keys;
 pub use topic::{
-    config_error, topic_log_config, topic_value, topic_values, TOPIC_CONFIG, TOPIC_KEYS,
+    config_error, server_default_log_config, topic_log_config, topic_value, topic_values,
+    TOPIC_CONFIG, TOPIC_KEYS,
 };
 
 /// Kafka's `message.timestamp.type`.

@@ -26,151 +26,194 @@ fn gzip_level(v: &Value) -> std::result::Result<(), String> {
     }
 }
 
-/// Every topic key (Kafka 4.x's `LogConfig`), in Kafka's documentation order.
-pub const TOPIC_KEYS: &[ConfigKey] = &[
-    ConfigKey::new("cleanup.policy", Type::List, "delete old segments by time and size (delete), keep the latest record per key (compact; the log cleaner), or both (compact,delete)")
-        .default("delete")
-        .validator(Validator::ListOf(&["delete", "compact"]))
-        .server_default(&[syn("log.cleanup.policy")]),
-    ConfigKey::new("compression.gzip.level", Type::Int, "gzip level when compression.type=gzip")
-        .default("-1")
-        .validator(Validator::Custom(gzip_level))
-        .server_default(&[syn("compression.gzip.level")]),
-    ConfigKey::new("compression.lz4.level", Type::Int, "lz4 level when compression.type=lz4")
-        .default("9")
-        .validator(Validator::Between(1, 17))
-        .server_default(&[syn("compression.lz4.level")]),
-    ConfigKey::new("compression.type", Type::String, "the codec batches are stored in (a batch in another is re-encoded on append); producer keeps the producer's")
-        .default("producer")
-        .validator(Validator::OneOf(&["uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"]))
-        .server_default(&[syn("compression.type")]),
-    ConfigKey::new("compression.zstd.level", Type::Int, "zstd level when compression.type=zstd")
-        .default("3")
-        .validator(Validator::Between(-131072, 22))
-        .server_default(&[syn("compression.zstd.level")]),
-    ConfigKey::new("delete.retention.ms", Type::Long, "how long tombstones are kept on compacted topics")
-        .default("86400000")
-        .validator(Validator::AtLeast(0))
-        .server_default(&[syn("log.cleaner.delete.retention.ms")]),
-    ConfigKey::new("file.delete.delay.ms", Type::Long, "delay between renaming a deleted segment .deleted and removing its files")
-        .default("60000")
-        .validator(Validator::AtLeast(0))
-        .server_default(&[syn("log.segment.delete.delay.ms")]),
-    ConfigKey::new("flush.messages", Type::Long, "fsync after this many unflushed records")
-        .default("9223372036854775807")
-        .validator(Validator::AtLeast(1))
-        .server_default(&[syn("log.flush.interval.messages")]),
-    ConfigKey::new("flush.ms", Type::Long, "fsync when the last flush is this old (ms)")
-        .default("9223372036854775807")
-        .validator(Validator::AtLeast(0))
-        .server_default(&[syn("log.flush.interval.ms"), syn("log.flush.scheduler.interval.ms")]),
-    ConfigKey::new("follower.replication.throttled.replicas", Type::List, "replicas throttled on the follower side")
-        .default("")
-        .effect(Effect::NoEffect(REPLICATION)),
-    ConfigKey::new("index.interval.bytes", Type::Int, "bytes between offset and time index entries")
-        .default("4096")
-        .validator(Validator::Between(0, i32::MAX as i64))
-        .server_default(&[syn("log.index.interval.bytes")]),
-    ConfigKey::new("leader.replication.throttled.replicas", Type::List, "replicas throttled on the leader side")
-        .default("")
-        .effect(Effect::NoEffect(REPLICATION)),
-    ConfigKey::new("local.retention.bytes", Type::Long, "local size retention of a tiered topic (-2 = retention.bytes)")
-        .default("-2")
-        .validator(Validator::AtLeast(-2))
-        .server_default(&[syn("log.local.retention.bytes")]),
-    ConfigKey::new("local.retention.ms", Type::Long, "local time retention of a tiered topic (-2 = retention.ms)")
-        .default("-2")
-        .validator(Validator::AtLeast(-2))
-        .server_default(&[syn("log.local.retention.ms")]),
-    ConfigKey::new("max.compaction.lag.ms", Type::Long, "longest time a record stays ineligible for compaction")
-        .default("9223372036854775807")
-        .validator(Validator::AtLeast(1))
-        .server_default(&[syn("log.cleaner.max.compaction.lag.ms")]),
-    ConfigKey::new("max.message.bytes", Type::Int, "largest record batch accepted")
-        .default("1048588")
-        .validator(Validator::Between(1, i32::MAX as i64))
-        .server_default(&[syn("message.max.bytes")]),
-    // Kafka 3.x keys removed in 4.0 that older tools still send.
-    ConfigKey::new("message.downconversion.enable", Type::Boolean, "down-convert to v0/v1 messages for Fetch v0-3 (false: those fetches get UNSUPPORTED_VERSION)")
-        .default("true"),
-    ConfigKey::new("message.format.version", Type::String, "deprecated (Kafka 3.x): the stored format is always v2")
-        .default("3.0-IV1")
-        .effect(Effect::NoEffect("deprecated since Kafka 3.0: batches are always stored in message format v2")),
-    ConfigKey::new("message.timestamp.after.max.ms", Type::Long, "largest future skew of a CreateTime timestamp")
-        .default("3600000")
-        .validator(Validator::AtLeast(0))
-        .server_default(&[syn("log.message.timestamp.after.max.ms")]),
-    ConfigKey::new("message.timestamp.before.max.ms", Type::Long, "largest past skew of a CreateTime timestamp")
-        .default("9223372036854775807")
-        .validator(Validator::AtLeast(0))
-        .server_default(&[syn("log.message.timestamp.before.max.ms")]),
-    ConfigKey::new("message.timestamp.difference.max.ms", Type::Long, "deprecated (Kafka 3.x, KIP-937): largest skew of a CreateTime timestamp either way, where message.timestamp.before.max.ms / after.max.ms are left at their defaults")
-        .default("9223372036854775807")
-        .validator(Validator::AtLeast(0))
-        .server_default(&[syn("log.message.timestamp.difference.max.ms")]),
-    ConfigKey::new("message.timestamp.type", Type::String, "keep the producer's timestamps (CreateTime) or stamp batches at append (LogAppendTime)")
-        .default("CreateTime")
-        .validator(Validator::OneOf(&["CreateTime", "LogAppendTime"]))
-        .server_default(&[syn("log.message.timestamp.type")]),
-    ConfigKey::new("min.cleanable.dirty.ratio", Type::Double, "dirty ratio that makes a log eligible for compaction")
-        .default("0.5")
-        .validator(Validator::BetweenF(0.0, 1.0))
-        .server_default(&[syn("log.cleaner.min.cleanable.ratio")]),
-    ConfigKey::new("min.compaction.lag.ms", Type::Long, "shortest time a record stays uncompacted")
-        .default("0")
-        .validator(Validator::AtLeast(0))
-        .server_default(&[syn("log.cleaner.min.compaction.lag.ms")]),
-    ConfigKey::new("min.insync.replicas", Type::Int, "in-sync replicas an acks=all produce needs (a single node has one: more is NOT_ENOUGH_REPLICAS)")
-        .default("1")
-        .validator(Validator::AtLeast(1))
-        .server_default(&[syn("min.insync.replicas")]),
-    ConfigKey::new("preallocate", Type::Boolean, "preallocate segment files when rolling")
-        .default("false")
-        .server_default(&[syn("log.preallocate")])
-        .effect(Effect::NoEffect("segment files grow as written (their indexes are preallocated)")),
-    ConfigKey::new("remote.log.copy.disable", Type::Boolean, "stop copying to remote storage; remote data stays readable (KIP-950)")
-        .default("false"),
-    ConfigKey::new("remote.log.delete.on.disable", Type::Boolean, "allow turning remote.storage.enable off, deleting the remote data (KIP-950)")
-        .default("false"),
-    // Kafka has no broker default for it; strata's `log.remote.storage.enable` tiers every new topic.
-    ConfigKey::new("remote.storage.enable", Type::Boolean, "tier the topic's closed segments to remote storage")
-        .default("false")
-        .server_default(&[syn("log.remote.storage.enable")]),
-    ConfigKey::new("retention.bytes", Type::Long, "size retention per partition, local plus remote (-1 = none)")
-        .default("-1")
-        .validator(Validator::AtLeast(-1))
-        .server_default(&[syn("log.retention.bytes")]),
-    ConfigKey::new("retention.ms", Type::Long, "time retention, local plus remote (-1 = none)")
-        .default("604800000")
-        .validator(Validator::AtLeast(-1))
-        .server_default(&[
-            syn("log.retention.ms"),
-            Synonym { name: "log.retention.minutes", scale: 60_000 },
-            Synonym { name: "log.retention.hours", scale: HOURS },
-        ]),
-    // Kafka's floor is 1 MiB; strata accepts down to one batch header (tests roll tiny segments).
-    ConfigKey::new("segment.bytes", Type::Int, "roll when the active segment would exceed this size")
-        .default("1073741824")
-        .validator(Validator::Between(61, i32::MAX as i64))
-        .server_default(&[syn("log.segment.bytes")]),
-    ConfigKey::new("segment.index.bytes", Type::Int, "size of a segment's preallocated index; a full index rolls the segment")
-        .default("10485760")
-        .validator(Validator::Between(12, i32::MAX as i64))
-        .server_default(&[syn("log.index.size.max.bytes")]),
-    ConfigKey::new("segment.jitter.ms", Type::Long, "random jitter subtracted from segment.ms")
-        .default("0")
-        .validator(Validator::AtLeast(0))
-        .server_default(&[syn("log.roll.jitter.ms"), Synonym { name: "log.roll.jitter.hours", scale: HOURS }])
-        .effect(Effect::NoEffect("segments roll at segment.ms without jitter")),
-    ConfigKey::new("segment.ms", Type::Long, "roll a non-empty segment older than this")
-        .default("604800000")
-        .validator(Validator::AtLeast(1))
-        .server_default(&[syn("log.roll.ms"), Synonym { name: "log.roll.hours", scale: HOURS }]),
-    ConfigKey::new("unclean.leader.election.enable", Type::Boolean, "elect an out-of-sync replica leader")
-        .default("false")
-        .server_default(&[syn("unclean.leader.election.enable")])
-        .effect(Effect::NoEffect("a single node is always the partition leader")),
-];
+/// Typed handles on the topic keys ([`crate::config_def::Key`]), one per row of [`TOPIC_KEYS`].
+pub mod keys {
+    use super::*;
+
+    crate::config_keys! {
+        /// Every topic key (Kafka 4.x's `LogConfig`), in Kafka's documentation order.
+        pub const TOPIC_KEYS;
+        /// `cleanup.policy`.
+        pub CLEANUP_POLICY: Vec<String> = ConfigKey::new("cleanup.policy", Type::List, "delete old segments by time and size (delete), keep the latest record per key (compact; the log cleaner), or both (compact,delete)")
+            .default("delete")
+            .validator(Validator::ListOf(&["delete", "compact"]))
+            .server_default(&[syn("log.cleanup.policy")]);
+        /// `compression.gzip.level`.
+        pub COMPRESSION_GZIP_LEVEL: i32 = ConfigKey::new("compression.gzip.level", Type::Int, "gzip level when compression.type=gzip")
+            .default("-1")
+            .validator(Validator::Custom(gzip_level))
+            .server_default(&[syn("compression.gzip.level")]);
+        /// `compression.lz4.level`.
+        pub COMPRESSION_LZ4_LEVEL: i32 = ConfigKey::new("compression.lz4.level", Type::Int, "lz4 level when compression.type=lz4")
+            .default("9")
+            .validator(Validator::Between(1, 17))
+            .server_default(&[syn("compression.lz4.level")]);
+        /// `compression.type`.
+        pub COMPRESSION_TYPE: String = ConfigKey::new("compression.type", Type::String, "the codec batches are stored in (a batch in another is re-encoded on append); producer keeps the producer's")
+            .default("producer")
+            .validator(Validator::OneOf(&["uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"]))
+            .server_default(&[syn("compression.type")]);
+        /// `compression.zstd.level`.
+        pub COMPRESSION_ZSTD_LEVEL: i32 = ConfigKey::new("compression.zstd.level", Type::Int, "zstd level when compression.type=zstd")
+            .default("3")
+            .validator(Validator::Between(-131072, 22))
+            .server_default(&[syn("compression.zstd.level")]);
+        /// `delete.retention.ms`.
+        pub DELETE_RETENTION_MS: i64 = ConfigKey::new("delete.retention.ms", Type::Long, "how long tombstones are kept on compacted topics")
+            .default("86400000")
+            .validator(Validator::AtLeast(0))
+            .server_default(&[syn("log.cleaner.delete.retention.ms")]);
+        /// `file.delete.delay.ms`.
+        pub FILE_DELETE_DELAY_MS: i64 = ConfigKey::new("file.delete.delay.ms", Type::Long, "delay between renaming a deleted segment .deleted and removing its files")
+            .default("60000")
+            .validator(Validator::AtLeast(0))
+            .server_default(&[syn("log.segment.delete.delay.ms")]);
+        /// `flush.messages`.
+        pub FLUSH_MESSAGES: i64 = ConfigKey::new("flush.messages", Type::Long, "fsync after this many unflushed records")
+            .default("9223372036854775807")
+            .validator(Validator::AtLeast(1))
+            .server_default(&[syn("log.flush.interval.messages")]);
+        /// `flush.ms`.
+        pub FLUSH_MS: i64 = ConfigKey::new("flush.ms", Type::Long, "fsync when the last flush is this old (ms)")
+            .default("9223372036854775807")
+            .validator(Validator::AtLeast(0))
+            .server_default(&[syn("log.flush.interval.ms"), syn("log.flush.scheduler.interval.ms")]);
+        /// `follower.replication.throttled.replicas`.
+        pub FOLLOWER_REPLICATION_THROTTLED_REPLICAS: Vec<String> = ConfigKey::new("follower.replication.throttled.replicas", Type::List, "replicas throttled on the follower side")
+            .default("")
+            .effect(Effect::NoEffect(REPLICATION));
+        /// `index.interval.bytes`.
+        pub INDEX_INTERVAL_BYTES: i32 = ConfigKey::new("index.interval.bytes", Type::Int, "bytes between offset and time index entries")
+            .default("4096")
+            .validator(Validator::Between(0, i32::MAX as i64))
+            .server_default(&[syn("log.index.interval.bytes")]);
+        /// `leader.replication.throttled.replicas`.
+        pub LEADER_REPLICATION_THROTTLED_REPLICAS: Vec<String> = ConfigKey::new("leader.replication.throttled.replicas", Type::List, "replicas throttled on the leader side")
+            .default("")
+            .effect(Effect::NoEffect(REPLICATION));
+        /// `local.retention.bytes`.
+        pub LOCAL_RETENTION_BYTES: i64 = ConfigKey::new("local.retention.bytes", Type::Long, "local size retention of a tiered topic (-2 = retention.bytes)")
+            .default("-2")
+            .validator(Validator::AtLeast(-2))
+            .server_default(&[syn("log.local.retention.bytes")]);
+        /// `local.retention.ms`.
+        pub LOCAL_RETENTION_MS: i64 = ConfigKey::new("local.retention.ms", Type::Long, "local time retention of a tiered topic (-2 = retention.ms)")
+            .default("-2")
+            .validator(Validator::AtLeast(-2))
+            .server_default(&[syn("log.local.retention.ms")]);
+        /// `max.compaction.lag.ms`.
+        pub MAX_COMPACTION_LAG_MS: i64 = ConfigKey::new("max.compaction.lag.ms", Type::Long, "longest time a record stays ineligible for compaction")
+            .default("9223372036854775807")
+            .validator(Validator::AtLeast(1))
+            .server_default(&[syn("log.cleaner.max.compaction.lag.ms")]);
+        /// `max.message.bytes`.
+        pub MAX_MESSAGE_BYTES: i32 = ConfigKey::new("max.message.bytes", Type::Int, "largest record batch accepted")
+            .default("1048588")
+            .validator(Validator::Between(1, i32::MAX as i64))
+            .server_default(&[syn("message.max.bytes")]);
+        // Kafka 3.x keys removed in 4.0 that older tools still send.
+        /// `message.downconversion.enable`.
+        pub MESSAGE_DOWNCONVERSION_ENABLE: bool = ConfigKey::new("message.downconversion.enable", Type::Boolean, "down-convert to v0/v1 messages for Fetch v0-3 (false: those fetches get UNSUPPORTED_VERSION)")
+            .default("true");
+        /// `message.format.version`.
+        pub MESSAGE_FORMAT_VERSION: String = ConfigKey::new("message.format.version", Type::String, "deprecated (Kafka 3.x): the stored format is always v2")
+            .default("3.0-IV1")
+            .effect(Effect::NoEffect("deprecated since Kafka 3.0: batches are always stored in message format v2"));
+        /// `message.timestamp.after.max.ms`.
+        pub MESSAGE_TIMESTAMP_AFTER_MAX_MS: i64 = ConfigKey::new("message.timestamp.after.max.ms", Type::Long, "largest future skew of a CreateTime timestamp")
+            .default("3600000")
+            .validator(Validator::AtLeast(0))
+            .server_default(&[syn("log.message.timestamp.after.max.ms")]);
+        /// `message.timestamp.before.max.ms`.
+        pub MESSAGE_TIMESTAMP_BEFORE_MAX_MS: i64 = ConfigKey::new("message.timestamp.before.max.ms", Type::Long, "largest past skew of a CreateTime timestamp")
+            .default("9223372036854775807")
+            .validator(Validator::AtLeast(0))
+            .server_default(&[syn("log.message.timestamp.before.max.ms")]);
+        /// `message.timestamp.difference.max.ms`.
+        pub MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS: i64 = ConfigKey::new("message.timestamp.difference.max.ms", Type::Long, "deprecated (Kafka 3.x, KIP-937): largest skew of a CreateTime timestamp either way, where message.timestamp.before.max.ms / after.max.ms are left at their defaults")
+            .default("9223372036854775807")
+            .validator(Validator::AtLeast(0))
+            .server_default(&[syn("log.message.timestamp.difference.max.ms")]);
+        /// `message.timestamp.type`.
+        pub MESSAGE_TIMESTAMP_TYPE: String = ConfigKey::new("message.timestamp.type", Type::String, "keep the producer's timestamps (CreateTime) or stamp batches at append (LogAppendTime)")
+            .default("CreateTime")
+            .validator(Validator::OneOf(&["CreateTime", "LogAppendTime"]))
+            .server_default(&[syn("log.message.timestamp.type")]);
+        /// `min.cleanable.dirty.ratio`.
+        pub MIN_CLEANABLE_DIRTY_RATIO: f64 = ConfigKey::new("min.cleanable.dirty.ratio", Type::Double, "dirty ratio that makes a log eligible for compaction")
+            .default("0.5")
+            .validator(Validator::BetweenF(0.0, 1.0))
+            .server_default(&[syn("log.cleaner.min.cleanable.ratio")]);
+        /// `min.compaction.lag.ms`.
+        pub MIN_COMPACTION_LAG_MS: i64 = ConfigKey::new("min.compaction.lag.ms", Type::Long, "shortest time a record stays uncompacted")
+            .default("0")
+            .validator(Validator::AtLeast(0))
+            .server_default(&[syn("log.cleaner.min.compaction.lag.ms")]);
+        /// `min.insync.replicas`.
+        pub MIN_INSYNC_REPLICAS: i32 = ConfigKey::new("min.insync.replicas", Type::Int, "in-sync replicas an acks=all produce needs (a single node has one: more is NOT_ENOUGH_REPLICAS)")
+            .default("1")
+            .validator(Validator::AtLeast(1))
+            .server_default(&[syn("min.insync.replicas")]);
+        /// `preallocate`.
+        pub PREALLOCATE: bool = ConfigKey::new("preallocate", Type::Boolean, "preallocate segment files when rolling")
+            .default("false")
+            .server_default(&[syn("log.preallocate")])
+            .effect(Effect::NoEffect("segment files grow as written (their indexes are preallocated)"));
+        /// `remote.log.copy.disable`.
+        pub REMOTE_LOG_COPY_DISABLE: bool = ConfigKey::new("remote.log.copy.disable", Type::Boolean, "stop copying to remote storage; remote data stays readable (KIP-950)")
+            .default("false");
+        /// `remote.log.delete.on.disable`.
+        pub REMOTE_LOG_DELETE_ON_DISABLE: bool = ConfigKey::new("remote.log.delete.on.disable", Type::Boolean, "allow turning remote.storage.enable off, deleting the remote data (KIP-950)")
+            .default("false");
+        // Kafka has no broker default for it; strata's `log.remote.storage.enable` tiers every new topic.
+        /// `remote.storage.enable`.
+        pub REMOTE_STORAGE_ENABLE: bool = ConfigKey::new("remote.storage.enable", Type::Boolean, "tier the topic's closed segments to remote storage")
+            .default("false")
+            .server_default(&[syn("log.remote.storage.enable")]);
+        /// `retention.bytes`.
+        pub RETENTION_BYTES: i64 = ConfigKey::new("retention.bytes", Type::Long, "size retention per partition, local plus remote (-1 = none)")
+            .default("-1")
+            .validator(Validator::AtLeast(-1))
+            .server_default(&[syn("log.retention.bytes")]);
+        /// `retention.ms`.
+        pub RETENTION_MS: i64 = ConfigKey::new("retention.ms", Type::Long, "time retention, local plus remote (-1 = none)")
+            .default("604800000")
+            .validator(Validator::AtLeast(-1))
+            .server_default(&[
+                syn("log.retention.ms"),
+                Synonym { name: "log.retention.minutes", scale: 60_000 },
+                Synonym { name: "log.retention.hours", scale: HOURS },
+            ]);
+        // Kafka's floor is 1 MiB; strata accepts down to one batch header (tests roll tiny segments).
+        /// `segment.bytes`.
+        pub SEGMENT_BYTES: i32 = ConfigKey::new("segment.bytes", Type::Int, "roll when the active segment would exceed this size")
+            .default("1073741824")
+            .validator(Validator::Between(61, i32::MAX as i64))
+            .server_default(&[syn("log.segment.bytes")]);
+        /// `segment.index.bytes`.
+        pub SEGMENT_INDEX_BYTES: i32 = ConfigKey::new("segment.index.bytes", Type::Int, "size of a segment's preallocated index; a full index rolls the segment")
+            .default("10485760")
+            .validator(Validator::Between(12, i32::MAX as i64))
+            .server_default(&[syn("log.index.size.max.bytes")]);
+        /// `segment.jitter.ms`.
+        pub SEGMENT_JITTER_MS: i64 = ConfigKey::new("segment.jitter.ms", Type::Long, "random jitter subtracted from segment.ms")
+            .default("0")
+            .validator(Validator::AtLeast(0))
+            .server_default(&[syn("log.roll.jitter.ms"), Synonym { name: "log.roll.jitter.hours", scale: HOURS }])
+            .effect(Effect::NoEffect("segments roll at segment.ms without jitter"));
+        /// `segment.ms`.
+        pub SEGMENT_MS: i64 = ConfigKey::new("segment.ms", Type::Long, "roll a non-empty segment older than this")
+            .default("604800000")
+            .validator(Validator::AtLeast(1))
+            .server_default(&[syn("log.roll.ms"), Synonym { name: "log.roll.hours", scale: HOURS }]);
+        /// `unclean.leader.election.enable`.
+        pub UNCLEAN_LEADER_ELECTION_ENABLE: bool = ConfigKey::new("unclean.leader.election.enable", Type::Boolean, "elect an out-of-sync replica leader")
+            .default("false")
+            .server_default(&[syn("unclean.leader.election.enable")])
+            .effect(Effect::NoEffect("a single node is always the partition leader"));
+    }
+}
+pub use keys::TOPIC_KEYS;
 
 /// The topic configuration table.
 pub const TOPIC_CONFIG: ConfigDef = ConfigDef::new("topic", TOPIC_KEYS);
@@ -236,50 +279,50 @@ impl LogConfig {
 
     /// The config the parsed topic values describe.
     pub fn from_values(v: &Values) -> Self {
-        let policy = v.list("cleanup.policy");
+        use keys as k;
+        let policy = v.value(&k::CLEANUP_POLICY);
         let has = |p: &str| policy.iter().any(|x| x == p);
-        let u = |name: &str| u64::try_from(v.long(name)).unwrap_or(0);
+        let u = |n: i64| u64::try_from(n).unwrap_or(0);
+        let u32 = |n: i32| u32::try_from(n).unwrap_or(0);
         Self {
-            segment_bytes: u("segment.bytes"),
-            segment_ms: v.long("segment.ms"),
-            index_interval_bytes: u("index.interval.bytes") as u32,
-            segment_index_bytes: u("segment.index.bytes") as u32,
-            retention_ms: v.long("retention.ms"),
-            retention_bytes: v.long("retention.bytes"),
-            local_retention_ms: v.long("local.retention.ms"),
-            local_retention_bytes: v.long("local.retention.bytes"),
-            max_message_bytes: u("max.message.bytes") as u32,
-            message_timestamp_type: match v.string("message.timestamp.type") {
-                Some("LogAppendTime") => TimestampType::LogAppendTime,
+            segment_bytes: u(v.value(&k::SEGMENT_BYTES).into()),
+            segment_ms: v.value(&k::SEGMENT_MS),
+            index_interval_bytes: u32(v.value(&k::INDEX_INTERVAL_BYTES)),
+            segment_index_bytes: u32(v.value(&k::SEGMENT_INDEX_BYTES)),
+            retention_ms: v.value(&k::RETENTION_MS),
+            retention_bytes: v.value(&k::RETENTION_BYTES),
+            local_retention_ms: v.value(&k::LOCAL_RETENTION_MS),
+            local_retention_bytes: v.value(&k::LOCAL_RETENTION_BYTES),
+            max_message_bytes: u32(v.value(&k::MAX_MESSAGE_BYTES)),
+            message_timestamp_type: match v.value(&k::MESSAGE_TIMESTAMP_TYPE).as_str() {
+                "LogAppendTime" => TimestampType::LogAppendTime,
                 _ => TimestampType::CreateTime,
             },
-            message_timestamp_before_max_ms: v.long("message.timestamp.before.max.ms"),
-            message_timestamp_after_max_ms: v.long("message.timestamp.after.max.ms"),
-            message_timestamp_difference_max_ms: v.long("message.timestamp.difference.max.ms"),
-            flush_messages: u("flush.messages"),
-            flush_ms: u("flush.ms"),
-            remote_storage_enable: v.bool("remote.storage.enable"),
-            file_delete_delay_ms: u("file.delete.delay.ms"),
-            remote_log_copy_disable: v.bool("remote.log.copy.disable"),
-            remote_log_delete_on_disable: v.bool("remote.log.delete.on.disable"),
+            message_timestamp_before_max_ms: v.value(&k::MESSAGE_TIMESTAMP_BEFORE_MAX_MS),
+            message_timestamp_after_max_ms: v.value(&k::MESSAGE_TIMESTAMP_AFTER_MAX_MS),
+            message_timestamp_difference_max_ms: v.value(&k::MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS),
+            flush_messages: u(v.value(&k::FLUSH_MESSAGES)),
+            flush_ms: u(v.value(&k::FLUSH_MS)),
+            remote_storage_enable: v.value(&k::REMOTE_STORAGE_ENABLE),
+            file_delete_delay_ms: u(v.value(&k::FILE_DELETE_DELAY_MS)),
+            remote_log_copy_disable: v.value(&k::REMOTE_LOG_COPY_DISABLE),
+            remote_log_delete_on_disable: v.value(&k::REMOTE_LOG_DELETE_ON_DISABLE),
             cleanup_policy: match (has("compact"), has("delete")) {
                 (true, true) => CleanupPolicy::CompactDelete,
                 (true, false) => CleanupPolicy::Compact,
                 _ => CleanupPolicy::Delete,
             },
-            min_insync_replicas: v.int("min.insync.replicas"),
-            delete_retention_ms: v.long("delete.retention.ms"),
-            min_cleanable_dirty_ratio: v.double("min.cleanable.dirty.ratio"),
-            min_compaction_lag_ms: v.long("min.compaction.lag.ms"),
-            max_compaction_lag_ms: v.long("max.compaction.lag.ms"),
-            compression: v
-                .string("compression.type")
-                .and_then(super::compression_from_name)
+            min_insync_replicas: v.value(&k::MIN_INSYNC_REPLICAS),
+            delete_retention_ms: v.value(&k::DELETE_RETENTION_MS),
+            min_cleanable_dirty_ratio: v.value(&k::MIN_CLEANABLE_DIRTY_RATIO),
+            min_compaction_lag_ms: v.value(&k::MIN_COMPACTION_LAG_MS),
+            max_compaction_lag_ms: v.value(&k::MAX_COMPACTION_LAG_MS),
+            compression: super::compression_from_name(&v.value(&k::COMPRESSION_TYPE))
                 .unwrap_or(None),
-            compression_gzip_level: v.int("compression.gzip.level"),
-            compression_lz4_level: v.int("compression.lz4.level"),
-            compression_zstd_level: v.int("compression.zstd.level"),
-            message_downconversion_enable: v.bool("message.downconversion.enable"),
+            compression_gzip_level: v.value(&k::COMPRESSION_GZIP_LEVEL),
+            compression_lz4_level: v.value(&k::COMPRESSION_LZ4_LEVEL),
+            compression_zstd_level: v.value(&k::COMPRESSION_ZSTD_LEVEL),
+            message_downconversion_enable: v.value(&k::MESSAGE_DOWNCONVERSION_ENABLE),
         }
     }
 
@@ -338,6 +381,22 @@ pub fn topic_values(defaults: &LogConfig, overrides: &BTreeMap<String, String>) 
         return Err(config_error(TOPIC_CONFIG.unknown_error(key), overrides));
     }
     Ok(values)
+}
+
+/// The broker's default topic config, on the path topic overrides take ([`TOPIC_CONFIG`]): each topic key takes
+/// the value `broker` gives for the first of its broker properties ([`ConfigKey::server_default`], Kafka's
+/// precedence) that has one, else the table's default. `broker`'s values are trusted (its own table checked
+/// them) and the result is not validated: the caller validates it, naming its broker properties.
+pub fn server_default_log_config(broker: impl Fn(&str) -> Option<Value>) -> LogConfig {
+    let values = TOPIC_CONFIG
+        .parse_over(std::iter::empty(), |k| {
+            k.server_default
+                .iter()
+                .find_map(|s| broker(s.name))
+                .map(|v| (v, Source::Default))
+        })
+        .expect("no value is parsed, so none can be refused");
+    LogConfig::from_values(&values)
 }
 
 /// The topic's log config: `defaults` with the topic's `overrides`, validated (each key, then the rules

@@ -24,6 +24,7 @@
 //! assert!(values.unknown().is_empty());
 //! ```
 
+mod key;
 pub mod parse;
 pub mod render;
 
@@ -32,6 +33,7 @@ use std::fmt;
 
 use thiserror::Error;
 
+pub use key::{type_bit, FromValue, Key};
 pub use parse::Value;
 
 /// A value's type, as Kafka's `ConfigDef.Type` (DescribeConfigs reports [`Type::kafka_id`]).
@@ -502,6 +504,19 @@ impl Values {
             .get(name)
             .unwrap_or_else(|| panic!("{} config has no key {name}", self.def.owner))
             .0
+    }
+    /// The value of `key`, as its handle's type.
+    pub fn value<T: FromValue>(&self, key: &Key<T>) -> T {
+        T::from_value(key.def.name, self.get(key.def.name))
+    }
+    /// Gives a key left at its default (null: a default computed from other keys, as `default_doc` says) the
+    /// value it resolves to, still with [`Source::Default`]; a key given explicitly keeps its value.
+    pub fn resolve_default<T>(&mut self, key: &Key<T>, value: Value) {
+        if let Some(entry) = self.values.get_mut(key.def.name) {
+            if entry.1 == Source::Default {
+                entry.0 = value;
+            }
+        }
     }
     /// Where the value of `name` came from.
     pub fn source(&self, name: &str) -> Source {
