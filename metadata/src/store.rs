@@ -1,6 +1,6 @@
 //! `MetadataStore`: the cache plus the served/stopped partition set, shared by both managers' read paths.
-use std::collections::HashSet;
 use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::collections::HashSet;
 
 use strata_storage::TopicIdPartition;
 
@@ -32,11 +32,7 @@ impl MetadataStore {
     }
 
     fn served(&self, tp: &TopicIdPartition) -> Result<RwLockReadGuard<'_, RemoteLogMetadataCache>> {
-        if self
-            .stopped
-            .read()
-            .contains(tp)
-        {
+        if self.stopped.read().contains(tp) {
             return Err(Error::PartitionStopped { tp: tp.clone() });
         }
         Ok(self.cache())
@@ -92,10 +88,7 @@ impl MetadataStore {
     }
 
     pub(crate) fn is_served(&self, tp: &TopicIdPartition) -> bool {
-        !self
-            .stopped
-            .read()
-            .contains(tp)
+        !self.stopped.read().contains(tp)
     }
 
     pub(crate) fn resume<'a>(&self, tps: impl IntoIterator<Item = &'a TopicIdPartition>) {
@@ -106,8 +99,6 @@ impl MetadataStore {
     }
 
     pub(crate) fn stop<'a>(&self, tps: impl IntoIterator<Item = &'a TopicIdPartition>) {
-        self.stopped
-            .write()
-            .extend(tps.into_iter().cloned());
+        self.stopped.write().extend(tps.into_iter().cloned());
     }
 }

@@ -12,9 +12,9 @@
 //!
 //! The hot path pays one relaxed load (and a store when the sweep epoch changed) per append or read: no lock, no
 //! shared counter written; the count changes only when a handle opens or closes.
+use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
-use parking_lot::Mutex;
 
 /// Something holding handles that a sweep can ask to close some (a `UnifiedLog`).
 pub(crate) trait ReleaseHandles: Send + Sync {

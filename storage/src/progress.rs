@@ -1,8 +1,8 @@
 //! Progress of long start-up and maintenance work (loading thousands of logs, replaying the remote log metadata,
 //! verifying a remote tier): an INFO line at most every [`Progress::INTERVAL`], and a last one when the work took
 //! longer than that, so an operator watching a slow start sees it move instead of silence.
-use std::sync::atomic::{AtomicU64, Ordering};
 use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Counts finished items of `total`; thread-safe (loaders on several threads share one).

@@ -1,10 +1,10 @@
 //! `TopicBasedRemoteLogMetadataManager`: the RLMM whose durable store is the internal topic
 //! `__remote_log_metadata`, an ordinary partition set of the broker's `LogManager`.
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -463,9 +463,7 @@ fn storage(tp: &TopicPartition, op: &str, e: strata_storage::Error) -> Error {
 
 impl Inner {
     fn poisoned(&self) -> Option<String> {
-        self.poisoned
-            .lock()
-            .clone()
+        self.poisoned.lock().clone()
     }
 
     fn poison(&self, reason: String) -> Error {
@@ -632,9 +630,7 @@ impl Inner {
 
     /// Writes a captured snapshot unless a later one is already on disk, then applies retention.
     fn persist_snapshot(&self, seq: u64, snap: Snapshot) -> Result<()> {
-        let mut persisted = self
-            .persisted_snapshot
-            .lock();
+        let mut persisted = self.persisted_snapshot.lock();
         if *persisted >= seq {
             return Ok(());
         }

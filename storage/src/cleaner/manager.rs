@@ -1,8 +1,8 @@
 //! Which log to clean and over which range (Kafka's `LogCleanerManager`), and the `cleaner-offset-checkpoint`.
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use parking_lot::Mutex;
 
 use super::CLEANER_OFFSET_CHECKPOINT;
 use crate::log::{CleanerView, SegmentInfo};

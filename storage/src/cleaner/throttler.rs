@@ -2,8 +2,8 @@
 //! read and written are counted, and once a check interval passed (or an interval's worth of bytes) with a rate
 //! above the limit the caller sleeps
 //! until the rate is back at it. Shared by the cleaner threads (the limit is for all of them, as in Kafka).
-use std::sync::atomic::{AtomicU64, Ordering};
 use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How often the rate is checked (Kafka: 300 ms).

@@ -1,7 +1,7 @@
 //! [`LogCleaner`]: picks the dirtiest compacted log, cleans it, checkpoints, and keeps Kafka's cleaner metrics.
+use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::HashSet;
 use std::sync::Arc;
-use parking_lot::{Condvar, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use super::manager::{log_to_clean, Checkpoints, LogToClean};
@@ -135,9 +135,7 @@ impl LogCleaner {
 
     /// The config (as last reconfigured).
     pub fn config(&self) -> CleanerConfig {
-        self.config
-            .read()
-            .clone()
+        self.config.read().clone()
     }
 
     /// Applies a new config at once (Kafka's `LogCleaner.reconfigure` for its dynamic keys): the I/O rate, the
@@ -208,9 +206,7 @@ impl LogCleaner {
     /// `partitionToRemove`): the broker calls it when it deletes a partition, so a later log of the same name
     /// is cleaned from its start.
     pub fn forget_log(&self, log_dir: &std::path::Path, tp: &TopicPartition) -> Result<()> {
-        self.uncleanable
-            .lock()
-            .remove(tp);
+        self.uncleanable.lock().remove(tp);
         self.checkpoints.remove(log_dir, tp)
     }
 
@@ -219,10 +215,7 @@ impl LogCleaner {
         let st = self.state.lock();
         let mut m = st.metrics.clone();
         m.time_since_last_run_ms = st.last_run.elapsed().as_millis() as u64;
-        m.uncleanable_partitions_count = self
-            .uncleanable
-            .lock()
-            .len();
+        m.uncleanable_partitions_count = self.uncleanable.lock().len();
         m
     }
 
@@ -242,13 +235,9 @@ impl LogCleaner {
         };
         let tp = ltc.view.tp.clone();
         let result = self.clean(&ltc, now_ms);
-        self.in_progress
-            .lock()
-            .remove(&tp);
+        self.in_progress.lock().remove(&tp);
         if result.is_err() {
-            self.uncleanable
-                .lock()
-                .insert(tp);
+            self.uncleanable.lock().insert(tp);
         }
         result
     }
@@ -256,10 +245,7 @@ impl LogCleaner {
     /// Kafka's `grabFilthiestCompactedLog`.
     fn grab_filthiest(&self, now: i64) -> Result<Option<LogToClean>> {
         let mut in_progress = self.in_progress.lock();
-        let uncleanable = self
-            .uncleanable
-            .lock()
-            .clone();
+        let uncleanable = self.uncleanable.lock().clone();
         let mut logs = Vec::new();
         for log in self.manager.all_logs() {
             let tp = log.topic_partition().clone();
