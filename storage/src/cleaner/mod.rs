@@ -44,6 +44,7 @@ mod throttler;
 mod transactions;
 mod worker;
 
+pub use crate::log::CrashPoint;
 pub use worker::{CleanStats, CleanerMetrics, LogCleaner};
 
 use crate::{Error, Result};
@@ -135,23 +136,6 @@ impl CleanerConfig {
     pub(crate) fn map_memory(&self) -> usize {
         (self.dedupe_buffer_size / self.threads.max(1) as u64).min(i32::MAX as u64) as usize
     }
-}
-
-/// A step of the swap protocol after which a test makes the cleaner stop as if the process died there (the
-/// files stay as they are; the log is closed). For crash-recovery tests only.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CrashPoint {
-    /// The `.cleaned` files are written and fsynced, nothing renamed.
-    CleanedWritten,
-    /// The `.cleaned` files are renamed `.swap`.
-    SwapRenamed,
-    /// The first old segment is renamed `.deleted`.
-    FirstOldDeleted,
-    /// Every old segment is renamed `.deleted`; the `.swap` files are not yet renamed.
-    AllOldDeleted,
-    /// The swap is complete; the `.deleted` files are still there.
-    Swapped,
 }
 
 #[cfg(test)]

@@ -16,10 +16,26 @@ use bytes::Bytes;
 
 use super::now_ms;
 use super::unified::UnifiedLog;
-use crate::cleaner::CrashPoint;
 use crate::names;
 use crate::segment::LogSegment;
 use crate::{fsio, Error, LogConfig, Result, TopicPartition};
+
+/// A step of the swap protocol after which a test makes the cleaner stop as if the process died there (the
+/// files stay as they are; the log is closed). For crash-recovery tests only.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrashPoint {
+    /// The `.cleaned` files are written and fsynced, nothing renamed.
+    CleanedWritten,
+    /// The `.cleaned` files are renamed `.swap`.
+    SwapRenamed,
+    /// The first old segment is renamed `.deleted`.
+    FirstOldDeleted,
+    /// Every old segment is renamed `.deleted`; the `.swap` files are not yet renamed.
+    AllOldDeleted,
+    /// The swap is complete; the `.deleted` files are still there.
+    Swapped,
+}
 
 /// A non-active segment as the cleaner sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]

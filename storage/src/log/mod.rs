@@ -9,13 +9,14 @@ mod retention;
 mod segments;
 mod unified;
 
+use parking_lot::RwLock;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use parking_lot::RwLock;
 
 use bytes::Bytes;
 
+pub use cleaning::CrashPoint;
 pub(crate) use cleaning::{discard_cleaned, CleanerView, LastRecord, SegmentInfo};
 pub(crate) use loader::{load_log, LoadParams};
 pub use unified::UnifiedLog;
