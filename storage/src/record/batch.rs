@@ -17,8 +17,13 @@
 //! | 51 | 2 | producerEpoch | |
 //! | 53 | 4 | baseSequence | -1 if none |
 //! | 57 | 4 | recordsCount | then the records |
+//!
+//! This file reads and edits the header only; the methods that read records are beside the record code:
+//! [`RecordBatch::records`] in `builder.rs`, [`RecordBatch::find_timestamp`] and `validate_for_append` in
+//! `walker.rs`.
 use bytes::Bytes;
 
+use super::compression::Compression;
 use super::varint;
 use crate::{Error, Result};
 
@@ -48,21 +53,6 @@ const CONTROL_MASK: u16 = 0x20;
 /// Attributes bit 6 (Kafka's `DELETE_HORIZON_FLAG_MASK`, KIP-534): the log cleaner stamped the batch's delete
 /// horizon in `baseTimestamp`.
 pub const DELETE_HORIZON_FLAG: u8 = 0x40;
-
-/// The compression codec in a batch's attributes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Compression {
-    /// Uncompressed records.
-    None,
-    /// gzip.
-    Gzip,
-    /// snappy.
-    Snappy,
-    /// lz4.
-    Lz4,
-    /// zstd.
-    Zstd,
-}
 
 fn read_i16(b: &[u8], at: usize) -> i16 {
     i16::from_be_bytes([b[at], b[at + 1]])
@@ -364,123 +354,12 @@ impl RecordBatch {
         read_i32(&self.buf, RECORDS_COUNT_OFFSET)
     }
 
-    /// The records of an uncompressed batch, decoded lazily. Compressed batches return an error (they are
-    /// only walked, by the bounded walker, on append and for [`RecordBatch::find_timestamp`]).
-    pub fn records(&self) -> Result<super::RecordIter> {
-        if self.compression() != Compression::None {
-            return Err(Error::InvalidRecord {
-                reason: format!(
-                    "batch at offset {} is compressed; records cannot be read here",
-                    self.base_offset()
-                ),
-            });
-        }
-        Ok(super::RecordIter::new(self.clone()))
-    }
-
-    /// Kafka's timestamp lookup inside this batch: the first record at or after `start_offset` whose timestamp is
-    /// at least `ts`, as (offset, timestamp). LogAppendTime batches answer their first such offset with the batch's max
-    /// timestamp (every record carries it); other batches are walked record by record (compressed ones decompressed
-    /// by the bounded streaming walker, at most [`super::MAX_DECOMPRESSED_RECORDS_BYTES`]), since Kafka answers
-    /// with the exact record too. A batch whose records cannot be read (e.g. written unvalidated by an older
-    /// strata) is a [`Error::CorruptRecord`] naming the batch.
-    pub fn find_timestamp(&self, ts: i64, start_offset: i64) -> Result<Option<(i64, i64)>> {
-        if self.max_timestamp() < ts || self.last_offset() < start_offset {
-            return Ok(None);
-        }
-        if self.timestamp_type() == crate::TimestampType::LogAppendTime {
-            return Ok(Some((
-                self.base_offset().max(start_offset),
-                self.max_timestamp(),
-            )));
-        }
-        let (base_offset, base_ts) = (self.base_offset(), self.first_timestamp());
-        let mut found = None;
-        let mut budget = super::MAX_DECOMPRESSED_RECORDS_BYTES;
-        super::walker::walk(self, &mut budget, false, |r| {
-            let offset = base_offset.wrapping_add(r.offset_delta as i64);
-            let timestamp = base_ts.wrapping_add(r.timestamp_delta);
-            if offset >= start_offset && timestamp >= ts {
-                found = Some((offset, timestamp));
-                return std::ops::ControlFlow::Break(());
-            }
-            std::ops::ControlFlow::Continue(())
-        })
-        .map_err(|e| Error::CorruptRecord {
-            reason: format!("timestamp lookup cannot read the batch at offset {base_offset}: {e}"),
-        })?;
-        Ok(found)
-    }
-
     /// Offset delta of the first record carrying the batch's max timestamp: exact for uncompressed CreateTime
     /// batches (records are walked), 0 for LogAppendTime (every record has the max), and the last offset delta for
     /// compressed batches (Kafka's shallow answer).
     pub fn offset_delta_of_max_timestamp(&self) -> i32 {
         offset_delta_of_max_timestamp(&self.buf)
     }
-
-    /// Checks what Kafka's `LogValidator` checks before a leader append: the record count matches the offset
-    /// delta, and every record is well formed (compressed batches are decompressed for this, streaming; see
-    /// [`super::walker`] for the checks). `budget` is the most decompressed bytes still allowed for this append
-    /// (see [`super::MAX_DECOMPRESSED_RECORDS_BYTES`]); it is decreased by what this batch used.
-    ///
-    /// Returns the records' own max timestamp (Kafka's `LogValidator` computes it the same way, starting from
-    /// `NO_TIMESTAMP` = -1, in the same walk) and the offset delta of the first record holding it; the caller
-    /// writes it into CreateTime batches whose header disagrees ([`edit::set_create_time_max_timestamp`]).
-    pub(crate) fn validate_for_append(&self, budget: &mut usize) -> Result<RecordsMaxTimestamp> {
-        let count = self.records_count();
-        if count == 0 || count as i64 != self.last_offset_delta() as i64 + 1 {
-            return Err(Error::InvalidRecord {
-                reason: format!(
-                    "records count {count} does not match last offset delta {} (expected {})",
-                    self.last_offset_delta(),
-                    self.last_offset_delta() as i64 + 1
-                ),
-            });
-        }
-        let base = self.first_timestamp();
-        let mut max = RecordsMaxTimestamp {
-            max_timestamp: NO_TIMESTAMP,
-            offset_delta: self.last_offset_delta(),
-            first_keyless_offset_delta: None,
-            min_timestamp: None,
-        };
-        super::walker::walk(self, budget, true, |r| {
-            if !r.has_key && max.first_keyless_offset_delta.is_none() {
-                max.first_keyless_offset_delta = Some(r.offset_delta);
-            }
-            let ts = base.wrapping_add(r.timestamp_delta);
-            if ts > max.max_timestamp {
-                max.max_timestamp = ts;
-                max.offset_delta = r.offset_delta;
-            }
-            // Kafka's validateTimestamp skips records without a timestamp (NO_TIMESTAMP).
-            if ts != NO_TIMESTAMP && max.min_timestamp.is_none_or(|(min, _)| ts < min) {
-                max.min_timestamp = Some((ts, r.offset_delta));
-            }
-            std::ops::ControlFlow::Continue(())
-        })?;
-        Ok(max)
-    }
-}
-
-/// Kafka's `RecordBatch.NO_TIMESTAMP`.
-const NO_TIMESTAMP: i64 = -1;
-
-/// The max timestamp of a batch's records as computed from the records themselves (not the header's claim), by
-/// [`RecordBatch::validate_for_append`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct RecordsMaxTimestamp {
-    /// Max of `firstTimestamp + timestampDelta` over the records, or -1 if none is above -1 (Kafka's
-    /// `NO_TIMESTAMP` start).
-    pub(crate) max_timestamp: i64,
-    /// Offset delta of the first record holding `max_timestamp` (the last offset delta if none is above -1).
-    pub(crate) offset_delta: i32,
-    /// Offset delta of the first record without a key, if any (a compacted log refuses the batch).
-    pub(crate) first_keyless_offset_delta: Option<i32>,
-    /// The smallest record timestamp other than -1 (`NO_TIMESTAMP`) and the offset delta of the first record
-    /// holding it; with `max_timestamp` it bounds every record's timestamp (`message.timestamp.before.max.ms`).
-    pub(crate) min_timestamp: Option<(i64, i32)>,
 }
 
 /// See [`RecordBatch::offset_delta_of_max_timestamp`]; `b` is one structurally valid batch.

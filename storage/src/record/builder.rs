@@ -6,6 +6,7 @@
 use bytes::Bytes;
 
 use super::batch::{RecordBatch, ATTRIBUTES_OFFSET, RECORD_BATCH_OVERHEAD};
+use super::compression::Compression;
 use super::varint::{read_varint, read_varlong, write_varint, write_varlong};
 use crate::{Error, Result};
 
@@ -255,6 +256,22 @@ impl RecordIter {
             value,
             headers,
         })
+    }
+}
+
+impl RecordBatch {
+    /// The records of an uncompressed batch, decoded lazily. Compressed batches return an error (they are
+    /// only walked, by the bounded walker, on append and for [`RecordBatch::find_timestamp`]).
+    pub fn records(&self) -> Result<RecordIter> {
+        if self.compression() != Compression::None {
+            return Err(Error::InvalidRecord {
+                reason: format!(
+                    "batch at offset {} is compressed; records cannot be read here",
+                    self.base_offset()
+                ),
+            });
+        }
+        Ok(RecordIter::new(self.clone()))
     }
 }
 

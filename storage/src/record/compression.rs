@@ -16,7 +16,20 @@
 //! allocates.
 use std::io::{self, BufRead, BufReader, Read};
 
-use super::batch::Compression;
+/// The compression codec in a batch's attributes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compression {
+    /// Uncompressed records.
+    None,
+    /// gzip.
+    Gzip,
+    /// snappy.
+    Snappy,
+    /// lz4.
+    Lz4,
+    /// zstd.
+    Zstd,
+}
 
 /// Largest zstd window accepted: 2^27 = 128 MiB, zstd's own decoder default and zstd-jni's (Kafka's), so the
 /// "ultra" levels 20-22 that a Java producer with `compression.zstd.level` up to 22 streams are accepted. The

@@ -9,8 +9,9 @@
 //! (a compressed message is a wrapper whose value is a compressed message set), bit 3 (v1) LogAppendTime.
 use bytes::Bytes;
 
-use super::batch::{Compression, RecordBatch, MAGIC_OFFSET};
+use super::batch::{RecordBatch, MAGIC_OFFSET};
 use super::compression;
+use super::compression::Compression;
 use super::recompress::{plain_records, TargetCodec};
 use super::{RecordBatchBuilder, MAX_DECOMPRESSED_RECORDS_BYTES};
 use crate::{Error, Result};

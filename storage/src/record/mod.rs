@@ -12,17 +12,17 @@ mod recompress;
 pub(crate) mod varint;
 mod walker;
 
-pub(crate) use batch::{batch_size_from_header, edit, RecordsMaxTimestamp};
+pub(crate) use batch::{batch_size_from_header, edit};
 pub use batch::{
-    BatchHeader, Compression, RecordBatch, RecordBatchIter, DELETE_HORIZON_FLAG, LOG_OVERHEAD,
+    BatchHeader, RecordBatch, RecordBatchIter, DELETE_HORIZON_FLAG, LOG_OVERHEAD,
     RECORD_BATCH_OVERHEAD,
 };
 pub use builder::{Header, Record, RecordBatchBuilder, RecordIter};
 pub(crate) use compression::compress;
-pub use compression::{SNAPPY_MAX_EXPANSION, ZSTD_WINDOW_LOG_MAX};
+pub use compression::{Compression, SNAPPY_MAX_EXPANSION, ZSTD_WINDOW_LOG_MAX};
 pub use control::{ControlRecordKey, ControlRecordType};
 pub use recompress::{recompress_batch, recompress_records, TargetCodec};
-pub(crate) use walker::walk_records;
+pub(crate) use walker::{walk_records, RecordsMaxTimestamp};
 
 /// The most decompressed record bytes one append (one partition's records in a produce request) may carry: 100 MiB,
 /// Kafka's default `socket.request.max.bytes`, i.e. the most record data a client could have sent in one request

@@ -7,10 +7,9 @@ use std::io::Read;
 use bytes::{Bytes, BytesMut};
 
 use super::batch::{
-    Compression, RecordBatch, ATTRIBUTES_OFFSET, CRC_OFFSET, LENGTH_OFFSET, LOG_OVERHEAD,
-    RECORD_BATCH_OVERHEAD,
+    RecordBatch, ATTRIBUTES_OFFSET, CRC_OFFSET, LENGTH_OFFSET, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD,
 };
-use super::compression;
+use super::compression::{self, Compression};
 use crate::{Error, Result};
 
 /// A topic's target codec: Kafka's `compression.type` other than `producer`, with its level.
