@@ -8,6 +8,7 @@ mod local_log;
 mod retention;
 mod segments;
 mod unified;
+mod validator;
 
 use parking_lot::RwLock;
 use std::path::{Path, PathBuf};

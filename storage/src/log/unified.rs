@@ -1,22 +1,24 @@
 //! [`UnifiedLog`]: one partition's log — local segments plus the offsets that tie them to remote storage.
+use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
-use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use bytes::{Bytes, BytesMut};
 use uuid::Uuid;
 
 use super::leader_epoch::LeaderEpochCache;
 use super::local_log::LocalLog;
-use super::{now_ms, FetchDataInfo, LogAppendInfo, LogDir, RollListeners, RolledSegment};
+use super::{
+    now_ms, validator, FetchDataInfo, LogAppendInfo, LogDir, RollListeners, RolledSegment,
+};
 use crate::handles::ReleaseHandles;
 use crate::index::AbortedTxn;
 use crate::names::{self, SNAPSHOT_SUFFIX};
-use crate::producer::{self, CompletedTxn, ProducerStateManager, SequenceCheck};
-use crate::record::{edit, ControlRecordType, RecordBatch};
-use crate::segment::{BatchMeta, LogSegment};
+use crate::producer::{self, CompletedTxn, ProducerEntry, ProducerStateManager, SequenceCheck};
+use crate::record::ControlRecordType;
+use crate::segment::LogSegment;
 use crate::{Error, LogConfig, Result, TimestampType, TopicPartition};
 
 /// Mutable state behind the log's lock.
@@ -186,51 +188,18 @@ impl UnifiedLog {
         self.append_as_leader_at(records, leader_epoch, now_ms())
     }
 
-    /// [`UnifiedLog::append_as_leader`] with an explicit clock (ms), for LogAppendTime and `segment.ms`.
+    /// [`UnifiedLog::append_as_leader`] with an explicit clock (ms), for LogAppendTime and `segment.ms`. The
+    /// steps of Kafka's `UnifiedLog.append`: validate the batches without the lock, then under it check the
+    /// producers (a retry answers with its original offsets), assign offsets in the client's bytes, maybe roll,
+    /// append, and update producer state, transaction index and leader epochs.
     pub fn append_as_leader_at(
         &self,
         records: Bytes,
         leader_epoch: i32,
         now_ms: i64,
     ) -> Result<LogAppendInfo> {
-        let config = self.config();
-        // Validation that needs no lock: structure, CRC, per-batch limits.
-        let mut batches = Vec::new();
-        let mut decompress_budget = crate::record::MAX_DECOMPRESSED_RECORDS_BYTES;
-        for batch in RecordBatch::iter(&records) {
-            let batch = batch?;
-            if batch.size_in_bytes() > config.max_message_bytes as usize {
-                return Err(Error::RecordTooLarge {
-                    size: batch.size_in_bytes(),
-                    max: config.max_message_bytes,
-                });
-            }
-            let records_max = batch.validate_for_append(&mut decompress_budget)?;
-            if config.message_timestamp_type == TimestampType::CreateTime {
-                check_timestamps(&batch, &records_max, now_ms, config.timestamp_bounds())?;
-            }
-            // Kafka's LogValidator: a compacted topic cannot accept a record without a key.
-            if let (true, false, Some(delta)) = (
-                config.cleanup_policy.compacts(),
-                batch.is_control(),
-                records_max.first_keyless_offset_delta,
-            ) {
-                return Err(Error::InvalidRecord {
-                    reason: format!(
-                        "compacted topic cannot accept message without key in topic partition {} \
-                         (record {delta} of the batch, cleanup.policy={})",
-                        self.tp,
-                        config.cleanup_policy.as_str()
-                    ),
-                });
-            }
-            batches.push((batch, records_max));
-        }
-        if batches.is_empty() {
-            return Err(Error::InvalidRecord {
-                reason: "the produce request holds no record batches".into(),
-            });
-        }
+        let batches =
+            validator::analyze_and_validate_records(&self.tp, &records, &self.config(), now_ms)?;
         let total: usize = batches.iter().map(|(b, _)| b.size_in_bytes()).sum();
         let (info, rolled) = {
             let mut st = self.write_state();
@@ -238,72 +207,31 @@ impl UnifiedLog {
             st.local.handles.touch(&self.last_used);
             let config = st.local.config.clone();
             let leo = st.log_end_offset();
-            // Producer checks; a duplicate answers the whole request with the original offsets.
-            let mut pending = HashMap::new();
-            let mut completed = Vec::new();
-            let mut next = leo;
-            for (batch, _) in &batches {
-                if let SequenceCheck::Duplicate(d) = st.producers.check(&pending, batch)? {
-                    return Ok(LogAppendInfo {
-                        first_offset: d.first_offset,
-                        last_offset: d.last_offset,
-                        log_append_time_ms: -1,
-                        log_start_offset: st.log_start_offset,
-                        record_count: (d.last_offset - d.first_offset + 1) as u32,
-                    });
-                }
-                completed.extend(st.producers.update_pending(&mut pending, batch, next));
-                next += batch.last_offset_delta() as i64 + 1;
-            }
+            let (pending, completed, next) =
+                match analyze_and_validate_producer_state(&st, &batches, leo)? {
+                    ProducerAppend::Duplicate(info) => return Ok(info),
+                    ProducerAppend::New {
+                        pending,
+                        completed,
+                        next_offset,
+                    } => (pending, completed, next_offset),
+                };
             let record_count = (next - leo) as u32;
             let log_append = config.message_timestamp_type == TimestampType::LogAppendTime;
-            // Each batch's position, size, and (for CreateTime batches) its records' own max timestamp.
-            let positions: Vec<(usize, usize, Option<crate::record::RecordsMaxTimestamp>)> = {
-                let mut p = 0;
-                batches
-                    .iter()
-                    .map(|(b, records_max)| {
-                        let at = p;
-                        p += b.size_in_bytes();
-                        let create_time = b.timestamp_type() == TimestampType::CreateTime;
-                        (at, b.size_in_bytes(), create_time.then_some(*records_max))
-                    })
-                    .collect()
-            };
+            let positions = validator::batch_positions(&batches);
             drop(batches);
             // The client's bytes, edited in place (a copy only if the buffer is shared).
             let mut buf = records
                 .try_into_mut()
                 .unwrap_or_else(|shared| BytesMut::from(&shared[..]));
-            let mut metas = Vec::with_capacity(positions.len());
-            let mut offset = leo;
-            for &(pos, size, records_max) in &positions {
-                let b = &mut buf[pos..pos + size];
-                edit::set_base_offset(b, offset);
-                edit::set_partition_leader_epoch(b, leader_epoch);
-                // Kafka's LogValidator: LogAppendTime stamps the batch with now; a CreateTime batch gets its
-                // records' own max timestamp, whatever the header claimed (setMaxTimestamp rewrites it and the CRC).
-                let (max_ts, max_delta) = match records_max {
-                    _ if log_append => {
-                        edit::set_log_append_time(b, now_ms);
-                        (now_ms, 0)
-                    }
-                    Some(m) => {
-                        edit::set_create_time_max_timestamp(b, m.max_timestamp);
-                        (m.max_timestamp, m.offset_delta)
-                    }
-                    // A batch the client marked LogAppendTime on a CreateTime topic keeps its header (as before).
-                    None => (i64::from_be_bytes(b[35..43].try_into().expect("8")), 0),
-                };
-                let last_delta = i32::from_be_bytes(b[23..27].try_into().expect("4")) as i64;
-                metas.push(BatchMeta {
-                    size,
-                    last_offset: offset + last_delta,
-                    max_timestamp: max_ts,
-                    offset_of_max_timestamp: offset + max_delta as i64,
-                });
-                offset += last_delta + 1;
-            }
+            let (metas, offset) = validator::assign_offsets_and_timestamps(
+                &mut buf,
+                &positions,
+                leo,
+                leader_epoch,
+                now_ms,
+                log_append,
+            );
             let mut rolled = None;
             let max_ts = metas.iter().map(|m| m.max_timestamp).max().unwrap_or(-1);
             if st
@@ -718,34 +646,45 @@ pub(crate) fn rolled_segment(
     }
 }
 
-/// Kafka's `LogValidator.validateTimestamp` (KIP-937) for a CreateTime topic: every record timestamp (other than
-/// -1, none) must lie within `[now - before, now + after]` (`message.timestamp.before.max.ms` /
-/// `.after.max.ms`); the records' own smallest and largest timestamps, found in the validation walk, decide it.
-/// Else INVALID_TIMESTAMP with Kafka's message naming the timestamp and the record's offset in the batch.
-fn check_timestamps(
-    batch: &RecordBatch,
-    records: &crate::record::RecordsMaxTimestamp,
-    now_ms: i64,
-    (before, after): (i64, i64),
-) -> Result<()> {
-    let bad = |ts: i64, delta: i32| {
-        Error::InvalidTimestamp {
-        reason: format!(
-            "Timestamp {ts} of message with offset {} is out of range. The timestamp should be within [{}, {}]",
-            batch.base_offset().wrapping_add(delta.into()),
-            now_ms.saturating_sub(before),
-            now_ms.saturating_add(after)
-        ),
-    }
-    };
-    if let Some((min, delta)) = records.min_timestamp {
-        if now_ms.saturating_sub(min) > before {
-            return Err(bad(min, delta));
+/// What the producer checks of an append decided.
+enum ProducerAppend {
+    /// A retry of an appended batch: the whole request is answered with the original offsets.
+    Duplicate(LogAppendInfo),
+    /// Append: the producers' updates to commit after the append, the transactions the request's markers close,
+    /// and the offset after the last batch.
+    New {
+        pending: HashMap<i64, ProducerEntry>,
+        completed: Vec<CompletedTxn>,
+        next_offset: i64,
+    },
+}
+
+/// Kafka's `analyzeAndValidateProducerState`: checks each batch's producer epoch and sequence against the
+/// producer state (and the request's earlier batches), offsets assigned from `leo` on.
+fn analyze_and_validate_producer_state(
+    st: &LogState,
+    batches: &[validator::ValidatedBatch],
+    leo: i64,
+) -> Result<ProducerAppend> {
+    let mut pending = HashMap::new();
+    let mut completed = Vec::new();
+    let mut next = leo;
+    for (batch, _) in batches {
+        if let SequenceCheck::Duplicate(d) = st.producers.check(&pending, batch)? {
+            return Ok(ProducerAppend::Duplicate(LogAppendInfo {
+                first_offset: d.first_offset,
+                last_offset: d.last_offset,
+                log_append_time_ms: -1,
+                log_start_offset: st.log_start_offset,
+                record_count: (d.last_offset - d.first_offset + 1) as u32,
+            }));
         }
+        completed.extend(st.producers.update_pending(&mut pending, batch, next));
+        next += batch.last_offset_delta() as i64 + 1;
     }
-    let max = records.max_timestamp;
-    if max != -1 && max.saturating_sub(now_ms) > after {
-        return Err(bad(max, records.offset_delta));
-    }
-    Ok(())
+    Ok(ProducerAppend::New {
+        pending,
+        completed,
+        next_offset: next,
+    })
 }
