@@ -1,10 +1,10 @@
 //! [`LogManager`]: every partition log across the `log.dirs`, their checkpoints, clean-shutdown markers,
 //! retention and flush passes.
+use parking_lot::{Mutex, RwLock};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use parking_lot::{Mutex, RwLock};
 
 use uuid::Uuid;
 
@@ -75,13 +75,9 @@ fn load_in_parallel(
                         progress.advance(1);
                     }
                     Err(e) => {
-                        failed
-                            .lock()
-                            .get_or_insert(e);
+                        failed.lock().get_or_insert(e);
                         // The others stop at their next job.
-                        jobs.lock()
-                            .by_ref()
-                            .for_each(drop);
+                        jobs.lock().by_ref().for_each(drop);
                     }
                 }
             });
@@ -91,6 +87,188 @@ fn load_in_parallel(
     match failed.into_inner() {
         Some(e) => Err(e),
         None => Ok(loaded.into_inner()),
+    }
+}
+
+/// Creates each log dir if absent and locks it (Kafka's `lockLogDirs`).
+fn lock_log_dirs(log_dirs: &[PathBuf]) -> Result<Vec<std::fs::File>> {
+    let mut dir_locks = Vec::with_capacity(log_dirs.len());
+    for path in log_dirs {
+        std::fs::create_dir_all(path).map_err(io_err(path))?;
+        dir_locks.push(lock_dir(path)?);
+    }
+    Ok(dir_locks)
+}
+
+/// An offsets checkpoint of a log dir. An unreadable checkpoint is not fatal: without recovery points every
+/// segment is recovered, and without log start offsets each log starts at its first segment.
+fn read_checkpoint_or_empty(path: &Path) -> BTreeMap<TopicPartition, i64> {
+    match checkpoint::read_offsets(path) {
+        Ok(m) => m,
+        Err(e) => {
+            tracing::warn!(error = %e, "ignoring unreadable checkpoint");
+            BTreeMap::new()
+        }
+    }
+}
+
+/// Creates the partition dir of `tp` in `log_dir` with its `partition.metadata`; a failure poisons `log_dir`.
+fn create_partition_dir(log_dir: &LogDir, tp: &TopicPartition, topic_id: Uuid) -> Result<PathBuf> {
+    let dir = log_dir.path().join(names::partition_dir_name(tp));
+    let created = (|| {
+        std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+        checkpoint::write_partition_metadata(&dir.join(names::PARTITION_METADATA), topic_id)?;
+        fsio::sync_dir(log_dir.path())
+    })();
+    if let Err(e) = created {
+        log_dir.poison(&e);
+        return Err(e);
+    }
+    Ok(dir)
+}
+
+/// What [`LogManager::open`] hands every log it loads.
+struct Opening<'a> {
+    config: &'a LogManagerConfig,
+    listeners: &'a Arc<RollListeners>,
+    handles: &'a Arc<HandleCache>,
+    now: i64,
+}
+
+/// One log dir's checkpoints and clean-shutdown marker, as its logs load with them.
+struct DirState {
+    log_dir: Arc<LogDir>,
+    clean: bool,
+    recovery_points: BTreeMap<TopicPartition, i64>,
+    log_starts: BTreeMap<TopicPartition, i64>,
+}
+
+impl Opening<'_> {
+    /// Kafka's `loadLogs` for one dir: reads its checkpoints, loads every partition dir in it (adding each to
+    /// `logs`; a partition already there is [`Error::Storage`]) and removes its clean-shutdown marker.
+    fn load_logs(
+        &self,
+        path: &Path,
+        logs: &mut HashMap<TopicPartition, Option<Arc<UnifiedLog>>>,
+    ) -> Result<Arc<LogDir>> {
+        let marker = path.join(CLEAN_SHUTDOWN_MARKER);
+        let dir = DirState {
+            log_dir: Arc::new(LogDir::new(path.to_path_buf())),
+            clean: marker.exists(),
+            recovery_points: read_checkpoint_or_empty(&path.join(RECOVERY_POINT_CHECKPOINT)),
+            log_starts: read_checkpoint_or_empty(&path.join(LOG_START_OFFSET_CHECKPOINT)),
+        };
+        let mut loads = Vec::new();
+        // Stray dirs set aside at an earlier start: one line for them all, not one per dir at every start.
+        let mut stray: Vec<String> = Vec::new();
+        for entry in std::fs::read_dir(path).map_err(io_err(path))? {
+            let entry = entry.map_err(io_err(path))?;
+            let Some(tp) = self.partition_of(&entry, &mut stray)? else {
+                continue;
+            };
+            if logs.contains_key(&tp) {
+                return Err(Error::Storage {
+                    dir: entry.path(),
+                    reason: format!("{tp} exists in more than one log dir"),
+                });
+            }
+            loads.push(self.load_params(&dir, tp.clone(), entry.path()));
+            logs.insert(tp, None);
+        }
+        if !stray.is_empty() {
+            stray.sort();
+            tracing::info!(dir = %path.display(), count = stray.len(), first = %stray[0],
+                "stray partition dirs kept aside, not loaded (remove them when their data is not needed)");
+        }
+        for log in load_in_parallel(
+            loads,
+            self.config.recovery_threads_per_data_dir,
+            self.handles,
+        )? {
+            logs.insert(log.topic_partition().clone(), Some(log));
+        }
+        if dir.clean {
+            // From now on a crash must be treated as unclean.
+            std::fs::remove_file(&marker).map_err(io_err(&marker))?;
+            fsio::sync_dir(path)?;
+        }
+        Ok(dir.log_dir)
+    }
+
+    /// The partition of a log dir's entry, or None for what is not loaded: files, a partition dir left from a
+    /// deletion (removed here), a stray dir (noted in `stray`), a dir another owner uses, any other dir (warned).
+    fn partition_of(
+        &self,
+        entry: &std::fs::DirEntry,
+        stray: &mut Vec<String>,
+    ) -> Result<Option<TopicPartition>> {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let file_type = entry.file_type().map_err(io_err(entry.path()))?;
+        if !file_type.is_dir() {
+            return Ok(None);
+        }
+        if name.ends_with(names::DELETE_DIR_SUFFIX) {
+            tracing::info!(dir = %entry.path().display(), "removing partition dir left from a deletion");
+            std::fs::remove_dir_all(entry.path()).map_err(io_err(entry.path()))?;
+            return Ok(None);
+        }
+        if name.ends_with(names::STRAY_DIR_SUFFIX) {
+            stray.push(name);
+            return Ok(None);
+        }
+        let tp = names::parse_partition_dir(&name);
+        if tp.is_none() {
+            let path = entry.path();
+            let owned_elsewhere = self.config.ignored_dirs.iter().any(|d| {
+                d == &path
+                    || matches!((d.canonicalize(), path.canonicalize()), (Ok(a), Ok(b)) if a == b)
+            });
+            if !owned_elsewhere {
+                tracing::warn!(dir = %entry.path().display(), "ignoring a directory that is not a partition");
+            }
+        }
+        Ok(tp)
+    }
+
+    /// How the partition dir `dir` of `tp` loads: its topic id from `partition.metadata` (nil if unknown), its
+    /// topic's config if known and valid (else the default), the dir's checkpoints and marker.
+    fn load_params(&self, state: &DirState, tp: TopicPartition, dir: PathBuf) -> LoadParams {
+        let topic_id = match checkpoint::read_partition_metadata(
+            &dir.join(names::PARTITION_METADATA),
+        ) {
+            Ok(id) => id.unwrap_or_else(Uuid::nil),
+            Err(e) => {
+                tracing::warn!(%tp, error = %e, "unreadable partition.metadata; topic id unknown");
+                Uuid::nil()
+            }
+        };
+        let topic_config = self
+            .config
+            .topic_config
+            .as_ref()
+            .and_then(|f| f(&tp))
+            .and_then(|c| match c.validate() {
+                Ok(()) => Some(c),
+                Err(e) => {
+                    tracing::warn!(%tp, error = %e, "invalid topic config at open; loading with the default");
+                    None
+                }
+            });
+        let config_is_authoritative = topic_config.is_some();
+        LoadParams {
+            recovery_point: state.recovery_points.get(&tp).copied().unwrap_or(0),
+            log_start_offset: state.log_starts.get(&tp).copied(),
+            tp,
+            topic_id,
+            dir,
+            config: topic_config.unwrap_or_else(|| self.config.default_log_config.clone()),
+            config_is_authoritative,
+            log_dir: state.log_dir.clone(),
+            listeners: self.listeners.clone(),
+            clean_shutdown: state.clean,
+            now_ms: self.now,
+            handles: self.handles.clone(),
+        }
     }
 }
 
@@ -112,117 +290,20 @@ impl LogManager {
         let now = now_ms();
         // Lock every dir before touching any: a second broker on the same dirs fails here. Dropping the files
         // (an error below, or the manager) releases the locks.
-        let mut dir_locks = Vec::with_capacity(config.log_dirs.len());
-        for path in &config.log_dirs {
-            std::fs::create_dir_all(path).map_err(io_err(path))?;
-            dir_locks.push(lock_dir(path)?);
-        }
+        let dir_locks = lock_log_dirs(&config.log_dirs)?;
         let cluster_id = crate::meta_properties::check_and_write(
             &config.log_dirs,
             config.node_id,
             config.cluster_id.as_deref(),
         )?;
+        let opening = Opening {
+            config: &config,
+            listeners: &listeners,
+            handles: &handles,
+            now,
+        };
         for path in &config.log_dirs {
-            let log_dir = Arc::new(LogDir::new(path.clone()));
-            let marker = path.join(CLEAN_SHUTDOWN_MARKER);
-            let clean = marker.exists();
-            // An unreadable checkpoint is not fatal: without recovery points every segment is recovered, and
-            // without log start offsets each log starts at its first segment.
-            let read = |name: &str| match checkpoint::read_offsets(&path.join(name)) {
-                Ok(m) => m,
-                Err(e) => {
-                    tracing::warn!(error = %e, "ignoring unreadable checkpoint");
-                    BTreeMap::new()
-                }
-            };
-            let recovery_points = read(RECOVERY_POINT_CHECKPOINT);
-            let log_starts = read(LOG_START_OFFSET_CHECKPOINT);
-            let mut loads = Vec::new();
-            // Stray dirs set aside at an earlier start: one line for them all, not one per dir at every start.
-            let mut stray: Vec<String> = Vec::new();
-            for entry in std::fs::read_dir(path).map_err(io_err(path))? {
-                let entry = entry.map_err(io_err(path))?;
-                let name = entry.file_name().to_string_lossy().into_owned();
-                let file_type = entry.file_type().map_err(io_err(entry.path()))?;
-                if !file_type.is_dir() {
-                    continue;
-                }
-                if name.ends_with(names::DELETE_DIR_SUFFIX) {
-                    tracing::info!(dir = %entry.path().display(), "removing partition dir left from a deletion");
-                    std::fs::remove_dir_all(entry.path()).map_err(io_err(entry.path()))?;
-                    continue;
-                }
-                if name.ends_with(names::STRAY_DIR_SUFFIX) {
-                    stray.push(name);
-                    continue;
-                }
-                let Some(tp) = names::parse_partition_dir(&name) else {
-                    let path = entry.path();
-                    let owned_elsewhere = config.ignored_dirs.iter().any(|d| {
-                        d == &path
-                            || matches!((d.canonicalize(), path.canonicalize()), (Ok(a), Ok(b)) if a == b)
-                    });
-                    if owned_elsewhere {
-                        continue;
-                    }
-                    tracing::warn!(dir = %entry.path().display(), "ignoring a directory that is not a partition");
-                    continue;
-                };
-                if logs.contains_key(&tp) {
-                    return Err(Error::Storage {
-                        dir: entry.path(),
-                        reason: format!("{tp} exists in more than one log dir"),
-                    });
-                }
-                let topic_id = match checkpoint::read_partition_metadata(
-                    &entry.path().join(names::PARTITION_METADATA),
-                ) {
-                    Ok(id) => id.unwrap_or_else(Uuid::nil),
-                    Err(e) => {
-                        tracing::warn!(%tp, error = %e, "unreadable partition.metadata; topic id unknown");
-                        Uuid::nil()
-                    }
-                };
-                let topic_config = config.topic_config.as_ref().and_then(|f| f(&tp)).and_then(
-                    |c| match c.validate() {
-                        Ok(()) => Some(c),
-                        Err(e) => {
-                            tracing::warn!(%tp, error = %e, "invalid topic config at open; loading with the default");
-                            None
-                        }
-                    },
-                );
-                let config_is_authoritative = topic_config.is_some();
-                loads.push(LoadParams {
-                    tp: tp.clone(),
-                    topic_id,
-                    dir: entry.path(),
-                    config: topic_config.unwrap_or_else(|| config.default_log_config.clone()),
-                    config_is_authoritative,
-                    log_dir: log_dir.clone(),
-                    listeners: listeners.clone(),
-                    clean_shutdown: clean,
-                    recovery_point: recovery_points.get(&tp).copied().unwrap_or(0),
-                    log_start_offset: log_starts.get(&tp).copied(),
-                    now_ms: now,
-                    handles: handles.clone(),
-                });
-                logs.insert(tp, None);
-            }
-            if !stray.is_empty() {
-                stray.sort();
-                tracing::info!(dir = %path.display(), count = stray.len(), first = %stray[0],
-                    "stray partition dirs kept aside, not loaded (remove them when their data is not needed)");
-            }
-            for log in load_in_parallel(loads, config.recovery_threads_per_data_dir, &handles)? {
-                logs.insert(log.topic_partition().clone(), Some(log));
-            }
-            if clean {
-                // From now on a crash must be treated as unclean.
-                std::fs::remove_file(&marker).map_err(io_err(&marker))?;
-                fsio::sync_dir(path)?;
-            }
-            dirs.push(log_dir);
+            dirs.push(opening.load_logs(path, &mut logs)?);
         }
         Ok(LogManager {
             config,
@@ -304,56 +385,9 @@ impl LogManager {
                     "the closed log of a failed delete was set aside as stray before creating the log");
             })?;
         }
-        // Partitions per dir (one dir, the usual case, needs no count: this runs for every partition created,
-        // and counting walks every log).
-        let mut counts = vec![0usize; self.dirs.len()];
-        if self.dirs.len() > 1 {
-            let logs = self.logs.read();
-            for log in logs.values() {
-                if let Some(i) = self.dirs.iter().position(|d| d.path() == log.log_dir()) {
-                    counts[i] += 1;
-                }
-            }
-        }
-        let log_dir = self
-            .dirs
-            .iter()
-            .zip(counts)
-            .filter(|(d, _)| !d.is_poisoned())
-            .min_by_key(|(_, n)| *n)
-            .map(|(d, _)| d.clone())
-            .ok_or_else(|| Error::Storage {
-                dir: self.config.log_dirs[0].clone(),
-                reason: "every log dir is offline".into(),
-            })?;
-        // A dir of this partition that no loaded log owns (a delete that failed half-way, a copy by hand) holds
-        // another topic's data, or data of unknown origin: never adopt it — a new topic would serve the old
-        // records. It is renamed aside as stray (kept, never loaded), as Kafka does with a log whose topic id
-        // does not match.
-        for d in &self.dirs {
-            let leftover = d.path().join(names::partition_dir_name(tp));
-            if leftover.exists() {
-                let on_disk =
-                    checkpoint::read_partition_metadata(&leftover.join(names::PARTITION_METADATA))
-                        .ok()
-                        .flatten();
-                let aside = d.path().join(names::stray_dir_name(tp));
-                std::fs::rename(&leftover, &aside).map_err(io_err(&leftover))?;
-                fsio::sync_dir(d.path())?;
-                tracing::warn!(%tp, %topic_id, leftover_topic_id = ?on_disk, aside = %aside.display(),
-                    "a partition dir no loaded log owns was set aside as stray before creating the log");
-            }
-        }
-        let dir = log_dir.path().join(names::partition_dir_name(tp));
-        let created = (|| {
-            std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
-            checkpoint::write_partition_metadata(&dir.join(names::PARTITION_METADATA), topic_id)?;
-            fsio::sync_dir(log_dir.path())
-        })();
-        if let Err(e) = created {
-            log_dir.poison(&e);
-            return Err(e);
-        }
+        let log_dir = self.next_log_dir()?;
+        self.set_aside_leftover_dirs(tp, topic_id)?;
+        let dir = create_partition_dir(&log_dir, tp, topic_id)?;
         let log = Arc::new(load_log(LoadParams {
             tp: tp.clone(),
             topic_id,
@@ -370,18 +404,61 @@ impl LogManager {
         })?);
         register(&self.handles, &log);
         tracing::info!(%tp, %topic_id, dir = %log_dir.path().display(), "created log");
-        self.logs
-            .write()
-            .insert(tp.clone(), log.clone());
+        self.logs.write().insert(tp.clone(), log.clone());
         Ok(log)
+    }
+
+    /// Kafka's `nextLogDirs`: the healthy dir with the fewest partitions ([`Error::Storage`] if every dir is
+    /// offline).
+    fn next_log_dir(&self) -> Result<Arc<LogDir>> {
+        // Partitions per dir (one dir, the usual case, needs no count: this runs for every partition created,
+        // and counting walks every log).
+        let mut counts = vec![0usize; self.dirs.len()];
+        if self.dirs.len() > 1 {
+            let logs = self.logs.read();
+            for log in logs.values() {
+                if let Some(i) = self.dirs.iter().position(|d| d.path() == log.log_dir()) {
+                    counts[i] += 1;
+                }
+            }
+        }
+        self.dirs
+            .iter()
+            .zip(counts)
+            .filter(|(d, _)| !d.is_poisoned())
+            .min_by_key(|(_, n)| *n)
+            .map(|(d, _)| d.clone())
+            .ok_or_else(|| Error::Storage {
+                dir: self.config.log_dirs[0].clone(),
+                reason: "every log dir is offline".into(),
+            })
+    }
+
+    /// A dir of this partition that no loaded log owns (a delete that failed half-way, a copy by hand) holds
+    /// another topic's data, or data of unknown origin: never adopt it — a new topic would serve the old
+    /// records. It is renamed aside as stray (kept, never loaded), as Kafka does with a log whose topic id
+    /// does not match.
+    fn set_aside_leftover_dirs(&self, tp: &TopicPartition, topic_id: Uuid) -> Result<()> {
+        for d in &self.dirs {
+            let leftover = d.path().join(names::partition_dir_name(tp));
+            if leftover.exists() {
+                let on_disk =
+                    checkpoint::read_partition_metadata(&leftover.join(names::PARTITION_METADATA))
+                        .ok()
+                        .flatten();
+                let aside = d.path().join(names::stray_dir_name(tp));
+                std::fs::rename(&leftover, &aside).map_err(io_err(&leftover))?;
+                fsio::sync_dir(d.path())?;
+                tracing::warn!(%tp, %topic_id, leftover_topic_id = ?on_disk, aside = %aside.display(),
+                    "a partition dir no loaded log owns was set aside as stray before creating the log");
+            }
+        }
+        Ok(())
     }
 
     /// The partition's log, if present.
     pub fn get_log(&self, tp: &TopicPartition) -> Option<Arc<UnifiedLog>> {
-        self.logs
-            .read()
-            .get(tp)
-            .cloned()
+        self.logs.read().get(tp).cloned()
     }
 
     /// Every log, ordered by partition.
@@ -426,9 +503,7 @@ impl LogManager {
                 outcome = Err(io_err(log.dir())(e));
                 break;
             }
-            self.logs
-                .write()
-                .remove(tp);
+            self.logs.write().remove(tp);
             if !parents.contains(&parent) {
                 parents.push(parent.clone());
             }
@@ -436,9 +511,7 @@ impl LogManager {
             done.push((tp.clone(), parent));
         }
         // What was renamed is queued even when a later rename failed: those dirs are gone from the logs.
-        self.deleted
-            .lock()
-            .extend(renamed_dirs);
+        self.deleted.lock().extend(renamed_dirs);
         for parent in &parents {
             fsio::sync_dir(parent)?;
         }
@@ -466,10 +539,7 @@ impl LogManager {
 
     /// Whether partition dirs renamed by [`LogManager::delete_logs`] wait for removal.
     pub fn has_deleted_dirs(&self) -> bool {
-        !self
-            .deleted
-            .lock()
-            .is_empty()
+        !self.deleted.lock().is_empty()
     }
 
     /// Sets the partition's log aside as stray: closed, no longer listed, its directory renamed
@@ -508,9 +578,7 @@ impl LogManager {
         let parent = log.log_dir().to_path_buf();
         let renamed = parent.join(new_name);
         std::fs::rename(log.dir(), &renamed).map_err(io_err(log.dir()))?;
-        self.logs
-            .write()
-            .remove(tp);
+        self.logs.write().remove(tp);
         fsio::sync_dir(&parent)?;
         then(&renamed);
         Ok(())
@@ -571,9 +639,7 @@ impl LogManager {
     /// Writes every healthy dir's checkpoints; a no-op once shut down, unless `at_shutdown` (shutdown's own last
     /// write: after it the dirs may belong to another manager).
     fn write_checkpoints(&self, at_shutdown: bool) -> Result<()> {
-        let _serialised = self
-            .checkpoint_lock
-            .lock();
+        let _serialised = self.checkpoint_lock.lock();
         if !at_shutdown && self.shut_down.load(Ordering::SeqCst) {
             return Ok(());
         }
@@ -620,9 +686,7 @@ impl LogManager {
             }
         }
         // Another manager (a restarted broker) may now take the dirs.
-        self.dir_locks
-            .lock()
-            .clear();
+        self.dir_locks.lock().clear();
         tracing::info!("log manager shut down");
         first_err.map_or(Ok(()), Err)
     }
