@@ -104,6 +104,42 @@ impl BatchFilter<'_> {
                 })
     }
 
+    /// Walks the records of `batch` and notes in `scratch.kept` those that stay (every record of a control
+    /// batch; else Kafka's `shouldRetainRecord`). Returns whether a kept record is a tombstone.
+    fn retained_records(
+        &self,
+        batch: &RecordBatch,
+        scratch: &mut Scratch,
+        tally: &mut FilterTally,
+    ) -> Result<bool> {
+        let (base, control, horizon) = (
+            batch.base_offset(),
+            batch.is_control(),
+            batch.delete_horizon_ms(),
+        );
+        let mut tombstones = false;
+        let mut first_ptr = None;
+        let kept = &mut scratch.kept;
+        walk_records(batch, self.budget, &mut scratch.decompressed, |r| {
+            let origin = *first_ptr.get_or_insert(r.bytes.as_ptr() as usize);
+            let offset = base + r.meta.offset_delta as i64;
+            if control || self.keep(offset, r.key, r.has_value, horizon, tally) {
+                tombstones |= !r.has_value;
+                kept.push(Kept {
+                    start: r.bytes.as_ptr() as usize - origin,
+                    len: r.bytes.len(),
+                    after_timestamp: r.after_timestamp.as_ptr() as usize
+                        - r.bytes.as_ptr() as usize,
+                    attributes: r.attributes,
+                    timestamp_delta: r.meta.timestamp_delta,
+                    offset_delta: r.meta.offset_delta,
+                });
+            }
+            ControlFlow::Continue(())
+        })?;
+        Ok(tombstones)
+    }
+
     /// Appends what `batch` becomes to `out` (and its meta to `metas`): Kafka's `checkBatchRetention` and
     /// `MemoryRecords.filterTo`. `txns` is walked in offset order.
     pub(crate) fn filter(
@@ -135,43 +171,14 @@ impl BatchFilter<'_> {
             tally.batches_dropped += 1;
             return Ok(());
         }
-        let base = batch.base_offset();
         scratch.kept.clear();
-        let mut tombstones = false;
-        if !discard_records {
-            let mut first_ptr = None;
-            let kept = &mut scratch.kept;
-            walk_records(batch, self.budget, &mut scratch.decompressed, |r| {
-                let origin = *first_ptr.get_or_insert(r.bytes.as_ptr() as usize);
-                let offset = base + r.meta.offset_delta as i64;
-                if control || self.keep(offset, r.key, r.has_value, horizon, tally) {
-                    tombstones |= !r.has_value;
-                    kept.push(Kept {
-                        start: r.bytes.as_ptr() as usize - origin,
-                        len: r.bytes.len(),
-                        after_timestamp: r.after_timestamp.as_ptr() as usize
-                            - r.bytes.as_ptr() as usize,
-                        attributes: r.attributes,
-                        timestamp_delta: r.meta.timestamp_delta,
-                        offset_delta: r.meta.offset_delta,
-                    });
-                }
-                ControlFlow::Continue(())
-            })?;
-        }
+        let tombstones = !discard_records && self.retained_records(batch, scratch, tally)?;
         tally.records_retained += scratch.kept.len() as u64;
         if scratch.kept.is_empty() {
             // Kafka's BatchRetention.RETAIN_EMPTY: the last batch of a producer keeps its sequence and epoch.
             if retain_empty {
                 tally.batches_emptied += 1;
-                let start = out.len();
-                write_empty_batch(batch, out);
-                metas.push(BatchMeta {
-                    size: out.len() - start,
-                    last_offset: batch.last_offset(),
-                    max_timestamp: batch.max_timestamp(),
-                    offset_of_max_timestamp: batch.last_offset(),
-                });
+                metas.push(write_empty_batch(batch, out));
             } else {
                 tally.batches_dropped += 1;
             }
@@ -287,8 +294,8 @@ fn rewrite(
 
 /// Kafka's `writeEmptyHeader`: a header without records keeping the base offset, last offset delta, producer
 /// fields, leader epoch, timestamp type and transactional/control flags; first and max timestamp = the batch's
-/// max timestamp; no codec, no delete horizon.
-fn write_empty_batch(batch: &RecordBatch, out: &mut Vec<u8>) {
+/// max timestamp; no codec, no delete horizon. Returns its meta.
+fn write_empty_batch(batch: &RecordBatch, out: &mut Vec<u8>) -> BatchMeta {
     let start = out.len();
     out.extend_from_slice(&batch.as_bytes()[..RECORD_BATCH_OVERHEAD]);
     let attrs = batch.attributes() as u16 & !(0x07 | DELETE_HORIZON_FLAG as u16);
@@ -296,6 +303,12 @@ fn write_empty_batch(batch: &RecordBatch, out: &mut Vec<u8>) {
     out[start + 27..start + 35].copy_from_slice(&batch.max_timestamp().to_be_bytes());
     out[start + 57..start + 61].copy_from_slice(&0i32.to_be_bytes());
     finish_header(out, start);
+    BatchMeta {
+        size: out.len() - start,
+        last_offset: batch.last_offset(),
+        max_timestamp: batch.max_timestamp(),
+        offset_of_max_timestamp: batch.last_offset(),
+    }
 }
 
 /// Writes the batch length and CRC of the batch at `out[start..]`.
