@@ -186,8 +186,32 @@ pub async fn rejected_writes_change_nothing(rlmm: &dyn RemoteLogMetadataManager)
         .unwrap();
     let before = rlmm.list_remote_log_segments(&tp).unwrap();
 
+    rejected_state_changes(rlmm, &tp, &m).await;
+    rejected_invalid_metadata(rlmm, &tp, &m).await;
+    rejected_partition_delete_transitions(rlmm, &tp).await;
+
+    assert_eq!(
+        rlmm.list_remote_log_segments(&tp).unwrap(),
+        before,
+        "rejects: nothing changed"
+    );
+    assert_eq!(rlmm.remote_partition_delete_metadata(&tp).unwrap(), None);
+    assert_eq!(
+        rlmm.remote_log_segment_metadata(&tp, 0, 5)
+            .unwrap()
+            .map(|m| m.state),
+        Some(CopySegmentFinished)
+    );
+}
+
+/// Part of [`rejected_writes_change_nothing`]: writes that break the segment state machine (`m` is FINISHED).
+async fn rejected_state_changes(
+    rlmm: &dyn RemoteLogMetadataManager,
+    tp: &TopicIdPartition,
+    m: &RemoteLogSegmentMetadata,
+) {
     // add must be COPY_SEGMENT_STARTED
-    let mut finished_add = segment(&tp, 10, 19, &[(0, 10)]);
+    let mut finished_add = segment(tp, 10, 19, &[(0, 10)]);
     finished_add.state = CopySegmentFinished;
     let err = rlmm
         .add_remote_log_segment_metadata(finished_add)
@@ -215,7 +239,7 @@ pub async fn rejected_writes_change_nothing(rlmm: &dyn RemoteLogMetadataManager)
     );
     // an update can never set COPY_SEGMENT_STARTED
     let err = rlmm
-        .update_remote_log_segment_metadata(update(&m, CopySegmentStarted))
+        .update_remote_log_segment_metadata(update(m, CopySegmentStarted))
         .await
         .unwrap_err();
     assert!(
@@ -224,7 +248,7 @@ pub async fn rejected_writes_change_nothing(rlmm: &dyn RemoteLogMetadataManager)
     );
     // FINISHED → DELETE_FINISHED skips DELETE_STARTED
     let err = rlmm
-        .update_remote_log_segment_metadata(update(&m, DeleteSegmentFinished))
+        .update_remote_log_segment_metadata(update(m, DeleteSegmentFinished))
         .await
         .unwrap_err();
     assert!(
@@ -232,7 +256,7 @@ pub async fn rejected_writes_change_nothing(rlmm: &dyn RemoteLogMetadataManager)
         "rejects: skip a state: {err}"
     );
     // unknown segment
-    let stranger = segment(&tp, 20, 29, &[(0, 20)]);
+    let stranger = segment(tp, 20, 29, &[(0, 20)]);
     let err = rlmm
         .update_remote_log_segment_metadata(update(&stranger, CopySegmentFinished))
         .await
@@ -246,22 +270,29 @@ pub async fn rejected_writes_change_nothing(rlmm: &dyn RemoteLogMetadataManager)
             .contains(&stranger.remote_log_segment_id.id.to_string()),
         "error names the id: {err}"
     );
-    // invariants
-    let mut bad = segment(&tp, 30, 39, &[(0, 30)]);
+}
+
+/// Part of [`rejected_writes_change_nothing`]: metadata breaking an invariant (offsets, epochs, custom size).
+async fn rejected_invalid_metadata(
+    rlmm: &dyn RemoteLogMetadataManager,
+    tp: &TopicIdPartition,
+    m: &RemoteLogSegmentMetadata,
+) {
+    let mut bad = segment(tp, 30, 39, &[(0, 30)]);
     bad.end_offset = 29;
     let err = rlmm.add_remote_log_segment_metadata(bad).await.unwrap_err();
     assert!(
         matches!(err, Error::InvalidMetadata { .. }),
         "rejects: end below start: {err}"
     );
-    let mut bad = segment(&tp, 30, 39, &[(0, 30)]);
+    let mut bad = segment(tp, 30, 39, &[(0, 30)]);
     bad.segment_leader_epochs.clear();
     let err = rlmm.add_remote_log_segment_metadata(bad).await.unwrap_err();
     assert!(
         matches!(err, Error::InvalidMetadata { .. }),
         "rejects: no epochs: {err}"
     );
-    let mut big = update(&m, DeleteSegmentStarted);
+    let mut big = update(m, DeleteSegmentStarted);
     big.custom_metadata = Some(CustomMetadata(vec![
         7;
         crate::CUSTOM_METADATA_MAX_BYTES + 1
@@ -274,7 +305,13 @@ pub async fn rejected_writes_change_nothing(rlmm: &dyn RemoteLogMetadataManager)
         matches!(err, Error::InvalidMetadata { .. }),
         "rejects: oversized custom metadata: {err}"
     );
-    // illegal partition-delete transitions
+}
+
+/// Part of [`rejected_writes_change_nothing`]: illegal partition-delete transitions.
+async fn rejected_partition_delete_transitions(
+    rlmm: &dyn RemoteLogMetadataManager,
+    tp: &TopicIdPartition,
+) {
     let err = rlmm
         .put_remote_partition_delete_metadata(RemotePartitionDeleteMetadata::new(
             tp.clone(),
@@ -290,19 +327,6 @@ pub async fn rejected_writes_change_nothing(rlmm: &dyn RemoteLogMetadataManager)
             Error::InvalidPartitionDeleteTransition { from: None, .. }
         ),
         "rejects: STARTED first: {err}"
-    );
-
-    assert_eq!(
-        rlmm.list_remote_log_segments(&tp).unwrap(),
-        before,
-        "rejects: nothing changed"
-    );
-    assert_eq!(rlmm.remote_partition_delete_metadata(&tp).unwrap(), None);
-    assert_eq!(
-        rlmm.remote_log_segment_metadata(&tp, 0, 5)
-            .unwrap()
-            .map(|m| m.state),
-        Some(CopySegmentFinished)
     );
 }
 
