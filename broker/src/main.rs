@@ -297,12 +297,7 @@ impl VerifyProgress {
     fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
-        } else if let Some(line) = self
-            .plain
-            .lock()
-            .as_ref()
-            .and_then(Progress::finish)
-        {
+        } else if let Some(line) = self.plain.lock().as_ref().and_then(Progress::finish) {
             eprintln!("{line}");
         }
     }

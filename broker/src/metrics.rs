@@ -23,8 +23,8 @@
 //! Per-topic counters live here (not in a `prometheus-client` family) so that `/metrics` leaves out topics that
 //! no longer exist: a deleted topic's series disappear.
 
-use std::collections::HashMap;
 use parking_lot::Mutex;
+use std::collections::HashMap;
 use std::time::Instant;
 
 use bytes::Bytes;

@@ -5,12 +5,12 @@
 //!
 //! Tests also make the n-th call of a kind fail, hang or truncate ([`FaultyStore::inject`]) and count calls
 //! (including multipart aborts).
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
-use parking_lot::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -251,9 +251,7 @@ impl GetInFlight {
 
 impl Drop for GetInFlight {
     fn drop(&mut self) {
-        self.0
-            .lock()
-            .gets_in_flight -= 1;
+        self.0.lock().gets_in_flight -= 1;
     }
 }
 
@@ -373,34 +371,22 @@ impl FaultyStore {
 
     /// Makes the `nth` call of kind `op` (1-based, counted since the store was created) fail, hang or truncate.
     pub fn inject(&self, op: Op, nth: usize, fault: Fault) {
-        self.state
-            .lock()
-            .rules
-            .push((op, nth, fault));
+        self.state.lock().rules.push((op, nth, fault));
     }
 
     /// Makes every later GET wait `delay` before it goes through (a slow or distant store).
     pub fn delay_gets(&self, delay: std::time::Duration) {
-        self.state
-            .lock()
-            .get_delay = delay;
+        self.state.lock().get_delay = delay;
     }
 
     /// How many calls of kind `op` were made.
     pub fn calls(&self, op: Op) -> usize {
-        self.state
-            .lock()
-            .counts
-            .get(&op)
-            .copied()
-            .unwrap_or(0)
+        self.state.lock().counts.get(&op).copied().unwrap_or(0)
     }
 
     /// The most GETs that were in flight at once (a GET is in flight from its call to its response).
     pub fn peak_gets_in_flight(&self) -> usize {
-        self.state
-            .lock()
-            .peak_gets_in_flight
+        self.state.lock().peak_gets_in_flight
     }
 
     /// The wrapped store.
@@ -458,10 +444,7 @@ impl ObjectStore for FaultyStore {
     ) -> object_store::Result<GetResult> {
         let _in_flight = self.counting.then(|| GetInFlight::new(&self.state));
         if self.counting {
-            let delay = self
-                .state
-                .lock()
-                .get_delay;
+            let delay = self.state.lock().get_delay;
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
             }

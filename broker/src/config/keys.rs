@@ -1,6 +1,7 @@
 //! The broker keys strata uses: one [`ConfigKey`] each, the only place their type, default and check are written.
 
 use strata_storage::config_def::{ConfigKey, Synonym, Type, Validator};
+use strata_storage::topic_keys as topic;
 
 const HOUR_MS: i64 = 3_600_000;
 
@@ -79,11 +80,11 @@ strata_storage::config_keys! {
     .validator(Validator::Between(1, 1));
     /// `log.segment.bytes`.
     pub LOG_SEGMENT_BYTES: i32 = ConfigKey::new("log.segment.bytes", Type::Int, "segment size before a roll")
-        .default("1073741824")
+        .default_from(topic::SEGMENT_BYTES.def)
         .validator(Validator::AtLeast(1));
     /// `log.roll.ms`.
     pub LOG_ROLL_MS: i64 = ConfigKey::new("log.roll.ms", Type::Long, "segment age before a roll")
-        .default("604800000")
+        .default_from(topic::SEGMENT_MS.def)
         .validator(Validator::AtLeast(1))
         .synonyms(&[Synonym {
             name: "log.roll.hours",
@@ -91,7 +92,7 @@ strata_storage::config_keys! {
         }]);
     /// `log.retention.ms`.
     pub LOG_RETENTION_MS: i64 = ConfigKey::new("log.retention.ms", Type::Long, "time retention (-1 = unlimited)")
-        .default("604800000")
+        .default_from(topic::RETENTION_MS.def)
         .validator(Validator::AtLeast(-1))
         .synonyms(&[
             Synonym {
@@ -109,14 +110,14 @@ strata_storage::config_keys! {
         Type::Long,
         "size retention per partition (-1 = unlimited)",
     )
-    .default("-1");
+    .default_from(topic::RETENTION_BYTES.def);
     /// `log.local.retention.ms`.
     pub LOG_LOCAL_RETENTION_MS: i64 = ConfigKey::new(
         "log.local.retention.ms",
         Type::Long,
         "local time retention of tiered topics (-2 = log.retention.ms)",
     )
-    .default("-2")
+    .default_from(topic::LOCAL_RETENTION_MS.def)
     .validator(Validator::AtLeast(-2));
     /// `log.local.retention.bytes`.
     pub LOG_LOCAL_RETENTION_BYTES: i64 = ConfigKey::new(
@@ -124,7 +125,7 @@ strata_storage::config_keys! {
         Type::Long,
         "local size retention of tiered topics (-2 = log.retention.bytes)",
     )
-    .default("-2")
+    .default_from(topic::LOCAL_RETENTION_BYTES.def)
     .validator(Validator::AtLeast(-2));
     /// `log.remote.storage.enable`.
     pub LOG_REMOTE_STORAGE_ENABLE: bool = ConfigKey::new(
@@ -132,7 +133,7 @@ strata_storage::config_keys! {
         Type::Boolean,
         "default remote.storage.enable of new topics (lets auto-created topics tier; internal topics never do)",
     )
-    .default("false")
+    .default_from(topic::REMOTE_STORAGE_ENABLE.def)
     .strata_only();
     /// `log.index.interval.bytes`.
     pub LOG_INDEX_INTERVAL_BYTES: i32 = ConfigKey::new(
@@ -140,7 +141,7 @@ strata_storage::config_keys! {
         Type::Int,
         "bytes between offset index entries",
     )
-    .default("4096")
+    .default_from(topic::INDEX_INTERVAL_BYTES.def)
     .validator(Validator::AtLeast(0));
     /// `log.index.size.max.bytes`.
     pub LOG_INDEX_SIZE_MAX_BYTES: i32 = ConfigKey::new(
@@ -148,7 +149,7 @@ strata_storage::config_keys! {
         Type::Int,
         "maximum size of an index file",
     )
-    .default("10485760")
+    .default_from(topic::SEGMENT_INDEX_BYTES.def)
     .validator(Validator::AtLeast(4));
     /// `log.retention.check.interval.ms`.
     pub LOG_RETENTION_CHECK_INTERVAL_MS: i64 = ConfigKey::new(
@@ -164,7 +165,7 @@ strata_storage::config_keys! {
         Type::Int,
         "in-sync replicas an acks=all produce needs (a single broker has 1: above it, NOT_ENOUGH_REPLICAS)",
     )
-    .default("1")
+    .default_from(topic::MIN_INSYNC_REPLICAS.def)
     .validator(Validator::AtLeast(1));
     /// `log.flush.interval.ms`.
     pub LOG_FLUSH_INTERVAL_MS: Option<i64> = ConfigKey::new(
@@ -180,7 +181,7 @@ strata_storage::config_keys! {
         Type::Long,
         "flush a log after this many messages",
     )
-    .default("9223372036854775807")
+    .default_from(topic::FLUSH_MESSAGES.def)
     .validator(Validator::AtLeast(1));
     /// `log.flush.offset.checkpoint.interval.ms`.
     pub LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS: i32 = ConfigKey::new(
@@ -197,7 +198,7 @@ strata_storage::config_keys! {
         "codec new topics store batches in (a batch in another codec is re-encoded on append); producer keeps \
          the producer's",
     )
-    .default("producer")
+    .default_from(topic::COMPRESSION_TYPE.def)
     .validator(Validator::OneOf(&["uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"]));
     /// `compression.gzip.level`.
     pub COMPRESSION_GZIP_LEVEL: i32 = ConfigKey::new(
@@ -205,7 +206,7 @@ strata_storage::config_keys! {
         Type::Int,
         "gzip level of new topics when compression.type=gzip (-1: the codec's default)",
     )
-    .default("-1")
+    .default_from(topic::COMPRESSION_GZIP_LEVEL.def)
     .validator(Validator::Between(-1, 9));
     /// `compression.lz4.level`.
     pub COMPRESSION_LZ4_LEVEL: i32 = ConfigKey::new(
@@ -213,7 +214,7 @@ strata_storage::config_keys! {
         Type::Int,
         "lz4 level of new topics when compression.type=lz4",
     )
-    .default("9")
+    .default_from(topic::COMPRESSION_LZ4_LEVEL.def)
     .validator(Validator::Between(1, 17));
     /// `compression.zstd.level`.
     pub COMPRESSION_ZSTD_LEVEL: i32 = ConfigKey::new(
@@ -221,7 +222,7 @@ strata_storage::config_keys! {
         Type::Int,
         "zstd level of new topics when compression.type=zstd",
     )
-    .default("3")
+    .default_from(topic::COMPRESSION_ZSTD_LEVEL.def)
     .validator(Validator::Between(-131072, 22));
     /// `log.message.timestamp.type`.
     pub LOG_MESSAGE_TIMESTAMP_TYPE: String = ConfigKey::new(
@@ -229,7 +230,7 @@ strata_storage::config_keys! {
         Type::String,
         "timestamp of new records",
     )
-    .default("CreateTime")
+    .default_from(topic::MESSAGE_TIMESTAMP_TYPE.def)
     .validator(Validator::OneOf(&["CreateTime", "LogAppendTime"]));
     /// `log.message.timestamp.before.max.ms`.
     pub LOG_MESSAGE_TIMESTAMP_BEFORE_MAX_MS: i64 = ConfigKey::new(
@@ -238,7 +239,7 @@ strata_storage::config_keys! {
         "default message.timestamp.before.max.ms: how far a CreateTime record's timestamp may lie before the \
          broker's clock (else INVALID_TIMESTAMP)",
     )
-    .default("9223372036854775807")
+    .default_from(topic::MESSAGE_TIMESTAMP_BEFORE_MAX_MS.def)
     .validator(Validator::AtLeast(0));
     /// `log.message.timestamp.after.max.ms`.
     pub LOG_MESSAGE_TIMESTAMP_AFTER_MAX_MS: i64 = ConfigKey::new(
@@ -247,7 +248,7 @@ strata_storage::config_keys! {
         "default message.timestamp.after.max.ms: how far a CreateTime record's timestamp may lie after the \
          broker's clock (else INVALID_TIMESTAMP)",
     )
-    .default("3600000")
+    .default_from(topic::MESSAGE_TIMESTAMP_AFTER_MAX_MS.def)
     .validator(Validator::AtLeast(0));
     /// `log.message.timestamp.difference.max.ms`.
     pub LOG_MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS: i64 = ConfigKey::new(
@@ -256,7 +257,7 @@ strata_storage::config_keys! {
         "deprecated (Kafka 3.x) default message.timestamp.difference.max.ms: both bounds where the two keys \
          above are left at their defaults",
     )
-    .default("9223372036854775807")
+    .default_from(topic::MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS.def)
     .validator(Validator::AtLeast(0));
     /// `log.cleanup.policy`.
     pub LOG_CLEANUP_POLICY: Vec<String> = ConfigKey::new(
@@ -265,7 +266,7 @@ strata_storage::config_keys! {
         "cleanup policy of new topics: delete (retention by time and size), compact (the log cleaner keeps the \
          latest record per key) or both",
     )
-    .default("delete")
+    .default_from(topic::CLEANUP_POLICY.def)
     .validator(Validator::ListOf(&["delete", "compact"]));
     /// `log.cleaner.enable`.
     pub LOG_CLEANER_ENABLE: bool = ConfigKey::new(
@@ -323,7 +324,7 @@ strata_storage::config_keys! {
         Type::Long,
         "default delete.retention.ms: how long tombstones stay on compacted topics",
     )
-    .default("86400000")
+    .default_from(topic::DELETE_RETENTION_MS.def)
     .validator(Validator::AtLeast(0));
     /// `log.cleaner.min.cleanable.ratio`.
     pub LOG_CLEANER_MIN_CLEANABLE_RATIO: f64 = ConfigKey::new(
@@ -331,7 +332,7 @@ strata_storage::config_keys! {
         Type::Double,
         "default min.cleanable.dirty.ratio: the dirty share of a log that makes the cleaner pick it",
     )
-    .default("0.5")
+    .default_from(topic::MIN_CLEANABLE_DIRTY_RATIO.def)
     .validator(Validator::BetweenF(0.0, 1.0));
     /// `log.cleaner.min.compaction.lag.ms`.
     pub LOG_CLEANER_MIN_COMPACTION_LAG_MS: i64 = ConfigKey::new(
@@ -339,7 +340,7 @@ strata_storage::config_keys! {
         Type::Long,
         "default min.compaction.lag.ms: the shortest time a record stays uncompacted",
     )
-    .default("0")
+    .default_from(topic::MIN_COMPACTION_LAG_MS.def)
     .validator(Validator::AtLeast(0));
     /// `log.cleaner.max.compaction.lag.ms`.
     pub LOG_CLEANER_MAX_COMPACTION_LAG_MS: i64 = ConfigKey::new(
@@ -347,7 +348,7 @@ strata_storage::config_keys! {
         Type::Long,
         "default max.compaction.lag.ms: the longest time a record stays ineligible for compaction",
     )
-    .default("9223372036854775807")
+    .default_from(topic::MAX_COMPACTION_LAG_MS.def)
     .validator(Validator::AtLeast(1));
     /// `message.max.bytes`.
     pub MESSAGE_MAX_BYTES: i32 = ConfigKey::new(
@@ -355,7 +356,7 @@ strata_storage::config_keys! {
         Type::Int,
         "largest record batch accepted",
     )
-    .default("1048588")
+    .default_from(topic::MAX_MESSAGE_BYTES.def)
     .validator(Validator::AtLeast(0));
     /// `socket.request.max.bytes`.
     pub SOCKET_REQUEST_MAX_BYTES: i32 = ConfigKey::new(

@@ -14,9 +14,9 @@
 
 mod spec;
 
+use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-use parking_lot::Mutex;
 use std::time::Duration;
 
 use strata_tiering::faults::{RemoteFault, RemoteFaults};

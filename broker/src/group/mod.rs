@@ -11,8 +11,8 @@ pub mod record;
 pub mod state;
 pub mod txn_offsets;
 
-use std::collections::HashMap;
 use parking_lot::Mutex;
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;

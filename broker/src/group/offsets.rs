@@ -24,9 +24,9 @@
 //! Logs written by the rewrite-based compaction of earlier versions (live offsets appended again, log start moved)
 //! replay as any log.
 
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use parking_lot::Mutex;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use kafka_protocol::indexmap::IndexMap;
@@ -408,9 +408,7 @@ impl OffsetStore {
                 .unwrap_or_default()
         };
         self.tombstone(group, &keys)?;
-        self.cache
-            .lock()
-            .remove(group);
+        self.cache.lock().remove(group);
         Ok(())
     }
 
@@ -498,18 +496,14 @@ impl OffsetStore {
     pub fn store_group(&self, group: &str, value: Option<Bytes>) -> Result<()> {
         let _writes = self.writes.lock();
         {
-            let meta = self
-                .group_metadata
-                .lock();
+            let meta = self.group_metadata.lock();
             if meta.get(group) == value.as_ref() || (value.is_none() && !meta.contains_key(group)) {
                 return Ok(());
             }
         }
         let rec = record(super::record::encode_key(group), value.clone(), now_ms());
         self.append(group, std::slice::from_ref(&rec))?;
-        let mut meta = self
-            .group_metadata
-            .lock();
+        let mut meta = self.group_metadata.lock();
         match value {
             Some(v) => meta.insert(group.to_string(), v),
             None => meta.remove(group),
@@ -520,8 +514,7 @@ impl OffsetStore {
     fn consumer_records(
         &self,
     ) -> parking_lot::MutexGuard<'_, HashMap<String, BTreeMap<Bytes, Bytes>>> {
-        self.consumer_records
-            .lock()
+        self.consumer_records.lock()
     }
 
     /// Makes `wanted` the live KIP-848 records of consumer group `group` (key → value): writes the keys whose
@@ -578,9 +571,7 @@ impl OffsetStore {
 
     /// The group metadata records replayed by [`load`](Self::load) (and stored since).
     pub fn stored_groups(&self) -> Vec<(String, Bytes)> {
-        let meta = self
-            .group_metadata
-            .lock();
+        let meta = self.group_metadata.lock();
         meta.iter().map(|(g, v)| (g.clone(), v.clone())).collect()
     }
 
@@ -670,9 +661,7 @@ impl OffsetStore {
             return;
         }
         if let Some(g) = r.key.clone().and_then(super::record::decode_key) {
-            let mut meta = self
-                .group_metadata
-                .lock();
+            let mut meta = self.group_metadata.lock();
             match r.value {
                 Some(v) => meta.insert(g, v),
                 None => meta.remove(&g),

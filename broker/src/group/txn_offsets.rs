@@ -3,8 +3,8 @@
 //! transaction's COMMIT marker lands in that partition (an ABORT drops them). Replay at start-up does the same
 //! from the log: transactional offset records wait for their producer's marker.
 
-use std::collections::HashMap;
 use parking_lot::Mutex;
+use std::collections::HashMap;
 
 use super::offsets::{OffsetEntry, Tp};
 

@@ -4,11 +4,11 @@
 //! The three connection limits change at run time (Kafka's `SocketServer.ReconfigurableConfigs`, through the
 //! dynamic broker configs: [`Connections`] is a [`Reconfigurable`]).
 
+use parking_lot::{Mutex, RwLock};
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use parking_lot::{Mutex, RwLock};
 use std::time::Instant;
 
 use tokio::sync::Semaphore;
@@ -282,10 +282,7 @@ impl Reconfigurable for Connections {
     /// `max.connections` takes the permits back as connections close.
     fn reconfigure(&self, values: &BTreeMap<String, String>) -> Result<()> {
         let new = self.limits_of(values)?;
-        let old = std::mem::replace(
-            &mut *self.limits.write(),
-            new.clone(),
-        );
+        let old = std::mem::replace(&mut *self.limits.write(), new.clone());
         if new.max > old.max {
             self.max_connections.add_permits(new.max - old.max);
         } else if new.max < old.max {

@@ -4,9 +4,9 @@
 //! (written atomically), and the server side of the two-message exchange inside SaslAuthenticate (driven by
 //! `crate::security::sasl`). A component of its own, below the broker context and the handlers.
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use parking_lot::Mutex;
 
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
@@ -194,11 +194,7 @@ impl ScramStore {
 
     /// Every user with a credential.
     pub fn users(&self) -> Vec<String> {
-        self.users
-            .lock()
-            .keys()
-            .cloned()
-            .collect()
+        self.users.lock().keys().cloned().collect()
     }
 
     /// Applies the changes of one AlterUserScramCredentials: per user (in order of first appearance) the

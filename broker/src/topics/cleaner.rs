@@ -3,9 +3,9 @@
 //! the server's root token is cancelled (before the logs are flushed), and its Kafka metrics for `/metrics`
 //! ([`CleanerCollector`]).
 
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use parking_lot::Mutex;
 
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};

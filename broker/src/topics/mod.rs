@@ -8,10 +8,10 @@ mod create;
 pub mod dynamic;
 pub mod registry;
 
+use parking_lot::{Mutex, MutexGuard, RwLock};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use parking_lot::{Mutex, MutexGuard, RwLock};
 
 use strata_storage::{LogConfig, LogManager, TopicPartition, UnifiedLog};
 use strata_tiering::rlm::ConfigChangeAction;
@@ -389,18 +389,12 @@ impl TopicManager {
     /// The log defaults every topic without its own override runs with: the static config's, with the dynamic
     /// broker configs applied.
     pub fn log_defaults(&self) -> Arc<LogConfig> {
-        self.dynamic
-            .read()
-            .1
-            .clone()
+        self.dynamic.read().1.clone()
     }
 
     /// The dynamic broker configs set.
     pub fn dynamic_configs(&self) -> DynamicConfigs {
-        self.dynamic
-            .read()
-            .0
-            .clone()
+        self.dynamic.read().0.clone()
     }
 
     /// Registers a running component for its dynamic broker configs and applies the ones set now (kept across
@@ -412,9 +406,7 @@ impl TopicManager {
                 warn!(error = %e, "a dynamic broker config does not fit; the static value applies");
             }
         }
-        self.reconfigurables
-            .write()
-            .push(r);
+        self.reconfigurables.write().push(r);
     }
 
     /// Replaces the dynamic broker configs of `scope` with `values` (Kafka's AlterConfigs; IncrementalAlterConfigs
@@ -451,10 +443,7 @@ impl TopicManager {
                 });
             }
         }
-        let components = self
-            .reconfigurables
-            .read()
-            .clone();
+        let components = self.reconfigurables.read().clone();
         for r in &components {
             r.validate(&next.values_of(r.keys()))?;
         }

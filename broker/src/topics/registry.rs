@@ -2,9 +2,9 @@
 //! dir (`strata-topics.json`, written tmp + fsync + rename + fsync dir) so topics survive restarts; see
 //! [`metadata_dir`] for which of `log.dirs` that is.
 
+use parking_lot::RwLock;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use parking_lot::RwLock;
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;

@@ -14,10 +14,10 @@
 //! shared from the check that its partition is in the open transaction until its append returns, and ending the
 //! transaction (EndTxn, a fence, the timeout abort) holds it exclusively, so no write can land after a marker and
 //! open a transaction nobody will end.
+use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, OnceLock};
-use parking_lot::{Mutex, RwLock};
 
 use strata_storage::record::ControlRecordType;
 use strata_storage::time::now_ms;

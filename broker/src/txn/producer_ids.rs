@@ -11,8 +11,8 @@
 //! ```text
 //! {"version":1,"broker":0,"block_start":"1000","block_end":"1999"}
 //! ```
-use std::path::{Path, PathBuf};
 use parking_lot::Mutex;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use tracing::info;

@@ -4,7 +4,7 @@
 mod topic;
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 pub use crate::handles::default_max_open_files;
 use crate::{Error, Result, TopicPartition};
@@ -188,46 +188,13 @@ pub struct LogConfig {
     pub message_downconversion_enable: bool,
 }
 
-/// Seven days in milliseconds.
-const SEVEN_DAYS_MS: i64 = 7 * 24 * 60 * 60 * 1000;
-
-/// Kafka 4.0's `message.timestamp.after.max.ms` default (KIP-1030: one hour; Long.MAX_VALUE before 4.0).
-const DEFAULT_TIMESTAMP_AFTER_MAX_MS: i64 = 60 * 60 * 1000;
+/// Kafka's defaults, parsed from [`TOPIC_CONFIG`] (the only place they are written).
+static DEFAULT: LazyLock<LogConfig> = LazyLock::new(|| topic::server_default_log_config(|_| None));
 
 impl Default for LogConfig {
+    /// Every topic key at its default in [`TOPIC_CONFIG`].
     fn default() -> Self {
-        Self {
-            segment_bytes: 1 << 30,
-            segment_ms: SEVEN_DAYS_MS,
-            index_interval_bytes: 4096,
-            segment_index_bytes: 10 * 1024 * 1024,
-            retention_ms: SEVEN_DAYS_MS,
-            retention_bytes: -1,
-            local_retention_ms: -2,
-            local_retention_bytes: -2,
-            max_message_bytes: 1_048_588,
-            message_timestamp_type: TimestampType::CreateTime,
-            message_timestamp_before_max_ms: i64::MAX,
-            message_timestamp_after_max_ms: DEFAULT_TIMESTAMP_AFTER_MAX_MS,
-            message_timestamp_difference_max_ms: i64::MAX,
-            flush_messages: i64::MAX as u64,
-            flush_ms: i64::MAX as u64,
-            remote_storage_enable: false,
-            file_delete_delay_ms: 60_000,
-            remote_log_copy_disable: false,
-            remote_log_delete_on_disable: false,
-            cleanup_policy: CleanupPolicy::Delete,
-            min_insync_replicas: 1,
-            delete_retention_ms: 24 * 60 * 60 * 1000,
-            min_cleanable_dirty_ratio: 0.5,
-            min_compaction_lag_ms: 0,
-            max_compaction_lag_ms: i64::MAX,
-            compression: None,
-            compression_gzip_level: -1,
-            compression_lz4_level: 9,
-            compression_zstd_level: 3,
-            message_downconversion_enable: true,
-        }
+        DEFAULT.clone()
     }
 }
 
@@ -270,7 +237,9 @@ impl LogConfig {
             b => b,
         };
         let after = match self.message_timestamp_after_max_ms {
-            DEFAULT_TIMESTAMP_AFTER_MAX_MS if difference != i64::MAX => difference,
+            a if a == DEFAULT.message_timestamp_after_max_ms && difference != i64::MAX => {
+                difference
+            }
             a => a,
         };
         (before, after)
@@ -554,12 +523,22 @@ mod tests {
         assert_eq!(c.segment_bytes, 1_073_741_824);
         assert_eq!(c.max_message_bytes, 1_048_588);
         assert_eq!(c.effective_local_retention_ms(), c.retention_ms);
+        assert_eq!((c.retention_ms, c.segment_ms), (604_800_000, 604_800_000));
+        // Kafka 4.0's message.timestamp.after.max.ms (KIP-1030: one hour).
+        assert_eq!(c.message_timestamp_after_max_ms, 3_600_000);
+        assert_eq!(
+            (c.flush_ms, c.flush_messages),
+            (i64::MAX as u64, i64::MAX as u64)
+        );
+        assert_eq!((c.retention_bytes, c.local_retention_ms), (-1, -2));
+        assert_eq!(c.cleanup_policy, CleanupPolicy::Delete);
+        assert!(c.message_downconversion_enable && !c.remote_storage_enable);
     }
 
     #[test]
     fn validate_names_the_bad_key_and_value() {
         let c = LogConfig {
-            local_retention_ms: 10 * SEVEN_DAYS_MS,
+            local_retention_ms: 10 * LogConfig::default().retention_ms,
             ..LogConfig::default()
         };
         let err = c.validate().unwrap_err();

@@ -439,7 +439,7 @@ mod tests {
     }
 
     #[test]
-    fn table_is_consistent_and_its_defaults_are_log_configs_defaults() {
+    fn table_is_consistent_and_log_configs_default_is_the_tables() {
         TOPIC_CONFIG.check_table().unwrap();
         let from_table = topic_log_config(&LogConfig::default(), &BTreeMap::new()).unwrap();
         assert_eq!(from_table, LogConfig::default());

@@ -190,6 +190,12 @@ impl ConfigKey {
         self.default = Some(default);
         self
     }
+    /// Takes the default of `other` (a broker key that supplies a topic key's default has the topic key's, written
+    /// once in the topic table).
+    pub const fn default_from(mut self, other: ConfigKey) -> Self {
+        self.default = other.default;
+        self
+    }
     /// Describes a computed default in documentation.
     pub const fn default_doc(mut self, doc: &'static str) -> Self {
         self.default_doc = Some(doc);

@@ -288,19 +288,13 @@ async fn clean_failed_attempt(inner: &Inner, meta: &RemoteLogSegmentMetadata) {
 
 impl Inner {
     fn in_flight_insert(&self, id: uuid::Uuid) {
-        self.in_flight
-            .lock()
-            .insert(id);
+        self.in_flight.lock().insert(id);
     }
     fn in_flight_remove(&self, id: &uuid::Uuid) {
-        self.in_flight
-            .lock()
-            .remove(id);
+        self.in_flight.lock().remove(id);
     }
     pub(crate) fn is_in_flight(&self, id: &uuid::Uuid) -> bool {
-        self.in_flight
-            .lock()
-            .contains(id)
+        self.in_flight.lock().contains(id)
     }
 }
 

@@ -200,10 +200,7 @@ impl RemoteLogManager {
     /// again after an error (or after a restart, for a deletion the RLMM shows as pending).
     pub async fn delete_partition_remote_data(&self, tip: &TopicIdPartition) -> Result<()> {
         let inner = &self.inner;
-        inner
-            .deleted
-            .lock()
-            .insert(tip.clone());
+        inner.deleted.lock().insert(tip.clone());
         let state = inner.state(tip);
         state.stop_copying();
         // Wait for the partition's tasks in progress (an upload is cancelled; an expiry stops between segments).

@@ -29,9 +29,9 @@
 //! | `strata_remote_log_local_bytes_held` | bytes kept locally because uploads fail | gauge |
 //! | `kafka_server_DelayedRemoteFetchMetrics_ExpiresPerSec` | remote reads that outlived `remote.fetch.max.wait.ms` (they finish into the cache) | counter |
 //! | `strata_remote_fetch_quota_deferrals_total` | remote reads not started because the remote fetch quota was used up | counter |
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use parking_lot::Mutex;
 use std::time::Duration;
 
 use strata_storage::TopicPartition;

@@ -109,9 +109,9 @@ mod read;
 mod validate;
 mod worker;
 
+use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -421,10 +421,7 @@ impl RemoteLogManager {
 
     /// Sets a topic's [`RemotePolicy`] (from its `remote.log.copy.disable` / `remote.log.delete.on.disable`).
     pub fn set_topic_policy(&self, topic: &str, policy: RemotePolicy) {
-        self.inner
-            .policies
-            .lock()
-            .insert(topic.to_string(), policy);
+        self.inner.policies.lock().insert(topic.to_string(), policy);
         self.wake();
     }
 
@@ -471,11 +468,7 @@ pub(crate) fn tip_of(log: &UnifiedLog) -> TopicIdPartition {
 
 impl Inner {
     pub(crate) fn policy(&self, topic: &str) -> RemotePolicy {
-        self.policies
-            .lock()
-            .get(topic)
-            .copied()
-            .unwrap_or_default()
+        self.policies.lock().get(topic).copied().unwrap_or_default()
     }
 
     pub(crate) fn state(&self, tip: &TopicIdPartition) -> Arc<PartitionState> {
@@ -488,16 +481,12 @@ impl Inner {
 
     /// Asks the worker for a pass over one partition (a roll, or a pass asked for while it was busy).
     pub(crate) fn wake_partition(&self, tp: &TopicPartition) {
-        self.wanted
-            .lock()
-            .insert(tp.clone());
+        self.wanted.lock().insert(tp.clone());
         self.wake.notify_one();
     }
 
     pub(crate) fn is_deleted(&self, tip: &TopicIdPartition) -> bool {
-        self.deleted
-            .lock()
-            .contains(tip)
+        self.deleted.lock().contains(tip)
     }
 
     /// Logs the worker tiers: `remote.storage.enable`, the system switch on, not the metadata topic.

@@ -2,8 +2,8 @@
 //! holding at most one second of bytes. A caller takes its bytes and, when the bucket is in debt, waits until the
 //! debt is paid back, so one large segment is never refused, only delayed. The rate may change at run time
 //! (a dynamic broker config): waiters then recompute their wait at the new rate.
-use std::sync::atomic::{AtomicU64, Ordering};
 use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;

@@ -44,14 +44,10 @@ pub(crate) async fn run(inner: Arc<Inner>, cancel: CancellationToken) {
     loop {
         if everything {
             // Whatever was asked for one partition is covered.
-            inner
-                .wanted
-                .lock()
-                .clear();
+            inner.wanted.lock().clear();
             dispatch(&inner, &cancel, None);
         } else {
-            let wanted =
-                std::mem::take(&mut *inner.wanted.lock());
+            let wanted = std::mem::take(&mut *inner.wanted.lock());
             dispatch(&inner, &cancel, Some(&wanted));
         }
         let now = tokio::time::Instant::now();

@@ -2,8 +2,8 @@
 //! chunk cache; a fresh multi-MiB allocation per chunk is mapped, page-faulted and zeroed by the kernel each time
 //! and unmapped when the cache evicts it (about a tenth of the broker's CPU in a catch-up against Garage). A
 //! chunk's bytes live in a pooled `Vec` that goes back to the pool when the last slice of the chunk is dropped.
-use std::sync::{Arc, Weak};
 use parking_lot::Mutex;
+use std::sync::{Arc, Weak};
 
 use bytes::Bytes;
 use futures::{Stream, StreamExt};

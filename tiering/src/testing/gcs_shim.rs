@@ -12,12 +12,12 @@
 //!   memory and the completed object is PUT to the emulator whole.
 //!
 //! Plain blocking threads on 127.0.0.1, one request per connection (`Connection: close`).
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use parking_lot::Mutex;
 
 /// The running shim; stops accepting on drop.
 #[derive(Debug)]
@@ -193,10 +193,7 @@ fn route(req: &Request, emu: u16, state: &State) -> Response {
                 "upload-{}",
                 state.next_upload.fetch_add(1, Ordering::SeqCst)
             );
-            state
-                .uploads
-                .lock()
-                .insert(id.clone(), BTreeMap::new());
+            state.uploads.lock().insert(id.clone(), BTreeMap::new());
             Response::new(200).body(format!(
                 "<?xml version=\"1.0\" encoding=\"UTF-8\"?><InitiateMultipartUploadResult><Bucket>{}</Bucket><Key>{}</Key><UploadId>{id}</UploadId></InitiateMultipartUploadResult>",
                 xml(bucket),
