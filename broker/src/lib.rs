@@ -11,8 +11,8 @@
 //! the broker asks of the tier) and [`tiered`] its implementation over `strata-tiering`; [`http`] the console,
 //! JSON API and `/metrics`; [`faults`] injected faults. Left at the top: the composition root ([`server`],
 //! [`broker`]), dispatch, the codec, the error mapping ([`error`], [`error_code`]), the counters every layer
-//! updates ([`metrics`], a leaf) and the config reference renderer ([`config_reference`], which reads the config
-//! and tiering tables, above both).
+//! updates ([`metrics`], a leaf). The config reference ([`config::reference`]) is rendered from every table in
+//! [`config`], the tiering keys included.
 //!
 //! Components, built bottom-up, each handed what it uses (no module imports one that imports it back; CI checks
 //! it with `.ci/guards.py`): the `LogManager` (storage) → [`topics`] (registry, [`topics::TopicManager`])
@@ -25,7 +25,6 @@
 pub mod broker;
 pub mod codec;
 pub mod config;
-pub mod config_reference;
 mod dispatch;
 pub mod error;
 pub mod error_code;

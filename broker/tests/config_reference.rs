@@ -10,7 +10,7 @@ fn reference_path() -> PathBuf {
 #[test]
 fn committed_config_reference_matches_the_tables() {
     let path = reference_path();
-    let rendered = strata_broker::config_reference::markdown();
+    let rendered = strata_broker::config::reference::markdown();
     if std::env::var_os("STRATA_BLESS").is_some() {
         std::fs::write(&path, &rendered).unwrap();
         return;
@@ -26,14 +26,14 @@ fn committed_config_reference_matches_the_tables() {
             "{} is stale (first difference at line {}); regenerate it with:\n    {}",
             path.display(),
             first + 1,
-            strata_broker::config_reference::REGENERATE
+            strata_broker::config::reference::REGENERATE
         );
     }
 }
 
 #[test]
 fn config_reference_lists_every_owner_and_key_once() {
-    let md = strata_broker::config_reference::markdown();
+    let md = strata_broker::config::reference::markdown();
     for owner in [
         "## Broker",
         "## Tiered storage: the RemoteLogManager",

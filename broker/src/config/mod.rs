@@ -11,6 +11,8 @@ mod kafka_keys;
 pub mod keys;
 pub mod listeners;
 mod parse;
+pub mod reference;
+pub mod tiering_keys;
 pub mod topic;
 
 use std::collections::{BTreeMap, BTreeSet};

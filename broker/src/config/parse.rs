@@ -49,10 +49,11 @@ fn from_config_error(e: ConfigError) -> Error {
 
 /// strata-only keys owned by tiering (which checks its own `remote.*` and prefixed keys).
 const STRATA_TIERING_KEYS: &[ConfigKey] = &[ConfigKey::new(
-    "http.listener", // tiered::HTTP_LISTENER_KEY (tiering depends on config, not the reverse)
+    super::tiering_keys::HTTP_LISTENER_KEY,
     strata_storage::config_def::Type::String,
-    "127.0.0.1:9464", // tiered::HTTP_LISTENER_DEFAULT
-)];
+    "the console, JSON API and /metrics listener",
+)
+.default(super::tiering_keys::HTTP_LISTENER_DEFAULT)];
 
 /// KIP-368's session lifetime, read per listener and mechanism by crate::security.
 const REAUTH_KEY: &str = "connections.max.reauth.ms";

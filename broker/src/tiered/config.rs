@@ -14,98 +14,15 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use std::sync::LazyLock;
-
-use strata_metadata::{TopicBasedRemoteLogMetadataManagerConfig, RLMM_CONFIG, RLMM_CONFIG_PREFIX};
-use strata_storage::config_def::{render, ConfigKey};
-use strata_tiering::rlm::RLM_CONFIG;
-use strata_tiering::{RemoteLogManagerConfig, RsmConfig, RSM_CONFIG};
+use strata_metadata::{TopicBasedRemoteLogMetadataManagerConfig, RLMM_CONFIG_PREFIX};
+use strata_tiering::{RemoteLogManagerConfig, RsmConfig};
 
 use super::TieringError;
 
-/// Kafka: `remote.log.storage.manager.impl.prefix`.
-pub const RSM_PREFIX_KEY: &str = "remote.log.storage.manager.impl.prefix";
-/// Kafka: `remote.log.metadata.manager.impl.prefix`.
-pub const RLMM_PREFIX_KEY: &str = "remote.log.metadata.manager.impl.prefix";
-/// Default of [`RSM_PREFIX_KEY`].
-pub const DEFAULT_RSM_PREFIX: &str = "rsm.config.";
-/// strata: `http.listener`, the console, the JSON API and `/metrics` ([`crate::http`]).
-pub const HTTP_LISTENER_KEY: &str = "http.listener";
-/// Default of [`HTTP_LISTENER_KEY`]: on, for a developer's broker (loopback only).
-pub const HTTP_LISTENER_DEFAULT: &str = "127.0.0.1:9464";
-
-/// strata's default of `remote.log.storage.system.enable` (Kafka's is false): `strata` with no arguments tiers.
-pub const SYSTEM_ENABLE_DEFAULT: &str = "true";
-
-/// The two prefixes, listed after the RemoteLogManager's table ([`RLM_CONFIG`]) in `strata --help`.
-const PREFIX_KEYS: &[(&str, &str, &str)] = &[
-    (
-        RSM_PREFIX_KEY,
-        DEFAULT_RSM_PREFIX,
-        "prefix of the remote storage manager's properties",
-    ),
-    (
-        RLMM_PREFIX_KEY,
-        "rlmm.config.",
-        "prefix of the remote log metadata manager's properties",
-    ),
-];
-
-/// `http.listener`, listed after the RSM and RLMM keys.
-const HTTP_LISTENER_HELP: (&str, &str, &str) = (
-    "http.listener",
-    HTTP_LISTENER_DEFAULT,
-    "host:port serving the console (/), its JSON API (/api/v1/) and GET /metrics (Prometheus); empty turns it off; a port in use is a WARN and the broker runs without it",
-);
-
-/// The tiering properties `strata --help` lists, with defaults: [`RLM_CONFIG`] and the prefixes, then every key of the
-/// `rsm.config.` and `rlmm.config.` tables ([`RSM_CONFIG`], [`RLMM_CONFIG`]), then `http.listener`. Iterate
-/// it like a slice of (name, default, doc).
-pub const TIERING_KEYS: TieringKeys = TieringKeys;
-
-/// See [`TIERING_KEYS`].
-#[derive(Clone, Copy, Debug)]
-pub struct TieringKeys;
-
-type HelpLine = (&'static str, &'static str, &'static str);
-
-static TIERING_LIST: LazyLock<Vec<HelpLine>> = LazyLock::new(|| {
-    // Built once: the prefixed names and default texts live as long as the process.
-    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
-    let line = |prefix: &str, k: &'static ConfigKey| -> HelpLine {
-        let default = match k.default {
-            Some("") if k.default_doc.is_none() => "(empty)".to_string(),
-            _ => render::default_text(k),
-        };
-        (leak(format!("{prefix}{}", k.name)), leak(default), k.doc)
-    };
-    RLM_CONFIG
-        .keys()
-        .map(|k| match k.name {
-            "remote.log.storage.system.enable" => (k.name, SYSTEM_ENABLE_DEFAULT, k.doc),
-            _ => line("", k),
-        })
-        .chain(PREFIX_KEYS.iter().copied())
-        .chain(RSM_CONFIG.keys().map(|k| line(DEFAULT_RSM_PREFIX, k)))
-        .chain(RLMM_CONFIG.keys().map(|k| line("", k)))
-        .chain([HTTP_LISTENER_HELP])
-        .collect()
-});
-
-impl TieringKeys {
-    /// The (name, default, doc) lines.
-    pub fn iter(self) -> std::slice::Iter<'static, HelpLine> {
-        TIERING_LIST.iter()
-    }
-}
-
-impl IntoIterator for TieringKeys {
-    type Item = &'static HelpLine;
-    type IntoIter = std::slice::Iter<'static, HelpLine>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.iter()
-    }
-}
+pub use crate::config::tiering_keys::{
+    DEFAULT_RSM_PREFIX, HTTP_LISTENER_DEFAULT, HTTP_LISTENER_KEY, RLMM_PREFIX_KEY, RSM_PREFIX_KEY,
+    SYSTEM_ENABLE_DEFAULT, TIERING_KEYS,
+};
 
 /// Whether the broker config leaves `key` to [`TieringConfig`] (given the configured RSM/RLMM prefixes).
 fn is_tiering_key(key: &str, rsm_prefix: &str, rlmm_prefix: &str) -> bool {

@@ -8,8 +8,8 @@ use std::fmt::Write;
 
 use strata_storage::config_def::{render, ConfigDef, Effect};
 
-use crate::config::{BROKER_KEYS, KAFKA_ONLY_KEYS, NO_EFFECT_PREFIXES};
-use crate::tiered::{SYSTEM_ENABLE_DEFAULT, TIERING_KEYS};
+use super::tiering_keys::{SYSTEM_ENABLE_DEFAULT, TIERING_KEYS};
+use super::{BROKER_KEYS, KAFKA_ONLY_KEYS, NO_EFFECT_PREFIXES};
 use strata_tiering::rlm::RLM_CONFIG;
 
 /// The command that rewrites `docs/CONFIG.md` from the tables.
