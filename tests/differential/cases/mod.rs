@@ -1,0 +1,19 @@
+//! The corpus: generated version edges plus hand-written sequences by area.
+
+mod data;
+mod edges;
+mod groups;
+mod topics;
+
+use kafka_protocol::messages::ApiKey;
+
+use super::case::Case;
+
+/// Every case, given the versions each broker advertises.
+pub fn all(strata: &[(ApiKey, i16, i16)], kafka: &[(ApiKey, i16, i16)]) -> Vec<Case> {
+    let mut out = edges::cases(strata, kafka);
+    out.extend(topics::cases());
+    out.extend(data::cases());
+    out.extend(groups::cases());
+    out
+}
