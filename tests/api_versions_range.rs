@@ -265,7 +265,15 @@ async fn produce_v13_and_fetch_v13_to_v18_name_topics_by_id() {
     .await
     .unwrap();
     assert_eq!(r.responses[0].partition_responses[0].error_code, 100);
-    assert_eq!(broker.broker().log("ids", 0).unwrap().log_end_offset(), 2);
+    assert_eq!(
+        broker
+            .broker()
+            .topics()
+            .log("ids", 0)
+            .unwrap()
+            .log_end_offset(),
+        2
+    );
     broker.shutdown().await.unwrap();
 }
 
@@ -312,8 +320,8 @@ async fn delete_topics_v6_deletes_by_id_and_refuses_unknown_ids() {
             (Some("kept"), kept, 42)
         ]
     );
-    assert!(broker.broker().topics().get("doomed").is_none());
-    assert!(broker.broker().topics().get("kept").is_some());
+    assert!(broker.broker().registry().get("doomed").is_none());
+    assert!(broker.broker().registry().get("kept").is_some());
     broker.shutdown().await.unwrap();
 }
 

@@ -168,7 +168,7 @@ async fn invalid_batches_get_kafka_errors_and_write_nothing() {
     let broker = common::start_broker_with(dir.path(), &[("message.max.bytes", "2000")]).await;
     let addr = broker.local_addr();
     common::create_topic(&addr.to_string(), "strict", 1).await;
-    let log = broker.broker().log("strict", 0).unwrap();
+    let log = broker.broker().topics().log("strict", 0).unwrap();
     let mut s = connect(addr).await;
 
     // Bad CRC: flip a byte inside the CRC-covered region.
@@ -235,6 +235,7 @@ async fn invalid_batches_get_kafka_errors_and_write_nothing() {
     assert_eq!(
         broker
             .broker()
+            .topics()
             .log("__consumer_offsets", 0)
             .unwrap()
             .log_end_offset(),
@@ -298,7 +299,7 @@ async fn incremental_alter_configs_rejects_unknown_keys_and_accepts_tiering_keys
     assert!(
         broker
             .broker()
-            .topics()
+            .registry()
             .get("cfg")
             .unwrap()
             .configs
@@ -322,6 +323,7 @@ async fn incremental_alter_configs_rejects_unknown_keys_and_accepts_tiering_keys
     assert!(
         !broker
             .broker()
+            .topics()
             .log("cfg", 0)
             .unwrap()
             .config()
@@ -342,7 +344,7 @@ async fn incremental_alter_configs_rejects_unknown_keys_and_accepts_tiering_keys
         "{:?}",
         r.responses[0].error_message
     );
-    let cfg = broker.broker().log("cfg", 0).unwrap().config();
+    let cfg = broker.broker().topics().log("cfg", 0).unwrap().config();
     assert!(!cfg.remote_storage_enable);
     assert!(cfg.remote_log_delete_on_disable);
     assert_eq!(cfg.local_retention_ms, 60000);
@@ -432,7 +434,15 @@ async fn acks_zero_produce_errors_close_the_connection_and_successes_keep_it_sil
     .await
     .expect("connection kept after a good acks=0 produce");
     assert_eq!(r.error_code, 0);
-    assert_eq!(broker.broker().log("a0", 0).unwrap().log_end_offset(), 1);
+    assert_eq!(
+        broker
+            .broker()
+            .topics()
+            .log("a0", 0)
+            .unwrap()
+            .log_end_offset(),
+        1
+    );
 
     // A failing acks=0 produce (unknown topic; a corrupt batch) closes the connection, as Kafka does.
     for req in [
@@ -446,7 +456,15 @@ async fn acks_zero_produce_errors_close_the_connection_and_successes_keep_it_sil
             "a failed acks=0 produce must close the connection"
         );
     }
-    assert_eq!(broker.broker().log("a0", 0).unwrap().log_end_offset(), 1);
+    assert_eq!(
+        broker
+            .broker()
+            .topics()
+            .log("a0", 0)
+            .unwrap()
+            .log_end_offset(),
+        1
+    );
     api_versions_ok(addr).await;
     broker.shutdown().await.unwrap();
 }
@@ -504,8 +522,16 @@ async fn topic_names_colliding_on_dot_and_underscore_are_refused() {
         .with_allow_auto_topic_creation(true);
     let r: MetadataResponse = request(&mut s, ApiKey::Metadata, 9, &md).await.unwrap();
     assert_ne!(r.topics[0].error_code, 0, "a_b was auto-created");
-    assert!(broker.broker().topics().get("a_b").is_none());
-    assert_eq!(broker.broker().log("a.b", 0).unwrap().log_end_offset(), 1);
+    assert!(broker.broker().registry().get("a_b").is_none());
+    assert_eq!(
+        broker
+            .broker()
+            .topics()
+            .log("a.b", 0)
+            .unwrap()
+            .log_end_offset(),
+        1
+    );
 }
 
 /// A client that pipelines many large fetches and does not read: the broker stops reading its requests once a

@@ -325,7 +325,7 @@ fn invalid_cleaner_values_are_refused_naming_them() {
         create(&rt, &bs, "bad-ratio", &bad),
         Err(RDKafkaErrorCode::InvalidConfig)
     );
-    assert!(server.broker().topics().get("bad-ratio").is_none());
+    assert!(server.broker().registry().get("bad-ratio").is_none());
     rt.block_on(server.shutdown()).unwrap();
 
     let other = tempfile::tempdir().unwrap();

@@ -397,8 +397,9 @@ fn record_pages_continue_where_the_limit_cut_a_batch() {
     let addr = server.http_addr().expect("bound");
     let log = server
         .broker()
+        .topics()
         .create_topic("paged", 1, Default::default())
-        .map(|_| server.broker().log("paged", 0).unwrap())
+        .map(|_| server.broker().topics().log("paged", 0).unwrap())
         .unwrap();
     let mut b = strata_storage::RecordBatchBuilder::new();
     for i in 0..100 {

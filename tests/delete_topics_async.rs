@@ -97,7 +97,12 @@ async fn a_deleted_topic_is_gone_at_once_and_its_dirs_are_removed_in_the_backgro
     }
     assert_eq!(partition_dirs(dir.path(), "doomed-"), vec!["doomed-0"]);
     assert_eq!(
-        broker.broker().log("doomed", 0).unwrap().log_end_offset(),
+        broker
+            .broker()
+            .topics()
+            .log("doomed", 0)
+            .unwrap()
+            .log_end_offset(),
         1
     );
     broker.shutdown().await.unwrap();
@@ -141,6 +146,6 @@ async fn empty_partition_dirs_of_an_unknown_topic_are_removed_at_start_and_data_
         matches!(kept.as_slice(), [n] if n.starts_with("withdata-0.") && n.ends_with("-stray")),
         "{kept:?}"
     );
-    assert!(broker.broker().topics().get("halfmade").is_none());
+    assert!(broker.broker().registry().get("halfmade").is_none());
     broker.shutdown().await.unwrap();
 }

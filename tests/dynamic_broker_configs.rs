@@ -114,7 +114,7 @@ fn syn(name: &str, value: &str, source: i8) -> (String, Option<String>, i8) {
 }
 
 fn retention_and_segment(server: &strata_broker::Server, topic: &str) -> (i64, u64) {
-    let c = server.broker().log(topic, 0).unwrap().config();
+    let c = server.broker().topics().log(topic, 0).unwrap().config();
     (c.retention_ms, c.segment_bytes)
 }
 
@@ -131,8 +131,11 @@ async fn a_dynamic_log_default_applies_at_once_to_topics_without_an_override_and
     let dir = tempfile::tempdir().unwrap();
     let server = common::start_broker(dir.path()).await;
     let b = server.broker().clone();
-    b.create_topic("plain", 1, BTreeMap::new()).unwrap();
-    b.create_topic("own", 1, configs(&[("retention.ms", "1000")]))
+    b.topics()
+        .create_topic("plain", 1, BTreeMap::new())
+        .unwrap();
+    b.topics()
+        .create_topic("own", 1, configs(&[("retention.ms", "1000")]))
         .unwrap();
     let mut s = connect(server.local_addr()).await;
 
@@ -239,6 +242,7 @@ async fn static_only_keys_and_bad_values_are_refused_and_nothing_is_applied() {
     let server = common::start_broker_with(dir.path(), &[("log.segment.bytes", "2000000")]).await;
     server
         .broker()
+        .topics()
         .create_topic("t", 1, BTreeMap::new())
         .unwrap();
     let before = retention_and_segment(&server, "t");
@@ -318,6 +322,7 @@ async fn rdkafka_alter_configs_on_the_broker_changes_the_default_of_existing_top
     let server = common::start_broker(dir.path()).await;
     server
         .broker()
+        .topics()
         .create_topic("t", 1, BTreeMap::new())
         .unwrap();
     let admin = common::admin(&common::bootstrap(&server));
@@ -329,7 +334,7 @@ async fn rdkafka_alter_configs_on_the_broker_changes_the_default_of_existing_top
         .await
         .unwrap();
     assert!(r[0].is_ok(), "{r:?}");
-    let cfg = server.broker().log("t", 0).unwrap().config();
+    let cfg = server.broker().topics().log("t", 0).unwrap().config();
     assert_eq!((cfg.retention_ms, cfg.delete_retention_ms), (120_000, 5000));
 
     let desc = admin
@@ -353,7 +358,7 @@ async fn rdkafka_alter_configs_on_the_broker_changes_the_default_of_existing_top
         .await
         .unwrap();
     assert!(r[0].is_ok(), "{r:?}");
-    let cfg = server.broker().log("t", 0).unwrap().config();
+    let cfg = server.broker().topics().log("t", 0).unwrap().config();
     assert_eq!((cfg.retention_ms, cfg.delete_retention_ms), (WEEK_MS, 5000));
     drop(admin);
     server.shutdown().await.unwrap();

@@ -771,7 +771,12 @@ fn topic_config_overrides_survive_restart() {
     });
     rt.block_on(broker.shutdown()).unwrap();
     let broker = rt.block_on(start_broker(dir.path()));
-    let cfg = broker.broker().log("keep-cfg", 0).unwrap().config();
+    let cfg = broker
+        .broker()
+        .topics()
+        .log("keep-cfg", 0)
+        .unwrap()
+        .config();
     assert_eq!(cfg.retention_ms, 123_456);
     assert_eq!(cfg.max_message_bytes, 4096);
     rt.block_on(broker.shutdown()).unwrap();

@@ -277,7 +277,7 @@ async fn declared_max_size_frames_with_one_byte_do_not_block_other_clients() {
     .await;
     let addr = broker.local_addr();
     common::create_topic(&addr.to_string(), "cheap-dos", 1).await;
-    let log = broker.broker().log("cheap-dos", 0).unwrap();
+    let log = broker.broker().topics().log("cheap-dos", 0).unwrap();
 
     // Three sockets declare 65536-byte frames (together 1.5 times the budget) and send 1 byte each.
     let mut attackers = Vec::new();

@@ -307,7 +307,15 @@ async fn produce_v0_to_v2_up_converts_and_fetch_v0_to_v3_down_converts() {
     let mut r = call(&mut s, produce_body(0, "old", &corrupt), 41).await;
     r.advance(4 + 2 + 3 + 4 + 4);
     assert_eq!(r.get_i16(), 2);
-    assert_eq!(broker.broker().log("old", 0).unwrap().log_end_offset(), 6);
+    assert_eq!(
+        broker
+            .broker()
+            .topics()
+            .log("old", 0)
+            .unwrap()
+            .log_end_offset(),
+        6
+    );
     broker.shutdown().await.unwrap();
 }
 

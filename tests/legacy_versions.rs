@@ -265,7 +265,7 @@ async fn create_topics_v0_v1_and_delete_topics_v0_answer_in_their_old_layouts() 
     put_str(&mut g, "old0");
     g.put_i16(0);
     assert_eq!(r, g.freeze());
-    let meta = server.broker().topics().get("old0").expect("created");
+    let meta = server.broker().registry().get("old0").expect("created");
     assert_eq!(meta.partitions, 3);
     assert_eq!(
         meta.configs.get("retention.ms").map(String::as_str),
@@ -291,7 +291,7 @@ async fn create_topics_v0_v1_and_delete_topics_v0_answer_in_their_old_layouts() 
     let message = get_str(&mut r).expect("v1 has an error message");
     assert!(message.contains("retention.ms"), "{message}");
     assert!(!r.has_remaining(), "nothing after v1's fields");
-    assert!(server.broker().topics().get("bad1").is_none());
+    assert!(server.broker().registry().get("bad1").is_none());
 
     let mut b = header(20, 0, 62);
     b.put_i32(2);
@@ -306,7 +306,7 @@ async fn create_topics_v0_v1_and_delete_topics_v0_answer_in_their_old_layouts() 
     put_str(&mut g, "never");
     g.put_i16(UNKNOWN_TOPIC_OR_PARTITION);
     assert_eq!(r, g.freeze());
-    assert!(server.broker().topics().get("old0").is_none(), "deleted");
+    assert!(server.broker().registry().get("old0").is_none(), "deleted");
     server.shutdown().await.unwrap();
 }
 

@@ -175,7 +175,10 @@ async fn a_record_outside_the_before_or_after_bound_is_invalid_timestamp_and_not
     )
     .await;
     assert_eq!((code, base), (0, 0), "{msg}");
-    assert_eq!(h.broker().log("ts", 0).unwrap().log_end_offset(), 2);
+    assert_eq!(
+        h.broker().topics().log("ts", 0).unwrap().log_end_offset(),
+        2
+    );
     h.shutdown().await.unwrap();
 }
 

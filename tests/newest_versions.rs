@@ -409,7 +409,7 @@ async fn a_client_speaking_only_the_newest_versions_runs_admin_produce_consume_a
         )
         .await;
     assert_eq!(r.responses[0].error_code, 0);
-    assert!(server.broker().topics().get("newest").is_none());
+    assert!(server.broker().registry().get("newest").is_none());
     assert!(
         c.used.len() >= 26,
         "{} APIs used: {:?}",

@@ -359,7 +359,7 @@ async fn coordinator_cluster_epochs_and_validate_only_create() {
         .unwrap();
     assert_eq!(r.topics[0].error_code, 0);
     assert!(
-        broker.broker().topics().get("vo").is_none(),
+        broker.broker().registry().get("vo").is_none(),
         "validate_only created the topic"
     );
     let r: CreateTopicsResponse = request(&mut s, ApiKey::CreateTopics, 7, &create(false, 3))
@@ -437,7 +437,7 @@ async fn idempotent_duplicates_get_the_original_offset_and_gaps_are_out_of_order
     // A retry of the second batch is answered with its original offset and not written again.
     let r: ProduceResponse = request(&mut s, ApiKey::Produce, 9, &send(2)).await.unwrap();
     assert_eq!(code_and_offset(&r), (0, 2));
-    let log = broker.broker().log("idem", 0).unwrap();
+    let log = broker.broker().topics().log("idem", 0).unwrap();
     assert_eq!(log.log_end_offset(), 4);
     // A gap in the sequence is OUT_OF_ORDER_SEQUENCE_NUMBER.
     let r: ProduceResponse = request(&mut s, ApiKey::Produce, 9, &send(9)).await.unwrap();
@@ -541,7 +541,7 @@ async fn metadata_auto_creates_only_when_enabled_and_lists_internal_topics() {
         .await
         .unwrap();
     assert_eq!(r.topics[0].error_code, 3, "UNKNOWN_TOPIC_OR_PARTITION");
-    assert!(broker.broker().topics().get("auto").is_none());
+    assert!(broker.broker().registry().get("auto").is_none());
     let r: MetadataResponse = request(&mut s, ApiKey::Metadata, 12, &md("bad/name"))
         .await
         .unwrap();
@@ -613,13 +613,17 @@ async fn tiered_log_without_local_copies(
         .unwrap();
         assert_eq!(r.responses[0].partition_responses[0].error_code, 0);
     }
-    let log = broker.broker().log("tiered", 0).unwrap();
+    let log = broker.broker().topics().log("tiered", 0).unwrap();
     let mut tiered = log.config();
     tiered.remote_storage_enable = true;
     log.update_config(tiered).unwrap();
     log.roll().unwrap();
     log.update_highest_offset_in_remote_storage(log.log_end_offset() - 1);
-    broker.broker().run_retention().unwrap();
+    broker
+        .broker()
+        .log_manager()
+        .run_retention(strata_storage::time::now_ms())
+        .unwrap();
     assert!(
         log.local_log_start_offset() > 0,
         "local retention removed nothing"
@@ -695,7 +699,8 @@ async fn start_with_runs_setup_before_serving() {
     let (config, tiering) = strata_broker::tiered::configs_from_properties(&props).unwrap();
     let options = strata_broker::ServerOptions {
         setup: Some(Box::new(|b| {
-            b.create_topic("made-in-setup", 2, Default::default())
+            b.topics()
+                .create_topic("made-in-setup", 2, Default::default())
                 .map(|_| ())
         })),
         ..Default::default()
@@ -706,7 +711,7 @@ async fn start_with_runs_setup_before_serving() {
     assert_eq!(
         broker
             .broker()
-            .topics()
+            .registry()
             .get("made-in-setup")
             .unwrap()
             .partitions,

@@ -329,7 +329,7 @@ async fn replica_assignments_must_name_this_broker_once_per_new_partition() {
         "{:?}",
         r.topics[0].error_message
     );
-    assert!(broker.broker().topics().get("ra").is_none());
+    assert!(broker.broker().registry().get("ra").is_none());
     let r: CreateTopicsResponse = request(&mut s, ApiKey::CreateTopics, 7, &create(&[node], -1))
         .await
         .unwrap();
@@ -382,7 +382,7 @@ async fn replica_assignments_must_name_this_broker_once_per_new_partition() {
     .await
     .unwrap();
     assert_eq!(r.results[0].error_code, 39, "unknown broker");
-    assert_eq!(broker.broker().topics().get("ra").unwrap().partitions, 1);
+    assert_eq!(broker.broker().registry().get("ra").unwrap().partitions, 1);
     let r: CreatePartitionsResponse = request(
         &mut s,
         ApiKey::CreatePartitions,
@@ -392,7 +392,7 @@ async fn replica_assignments_must_name_this_broker_once_per_new_partition() {
     .await
     .unwrap();
     assert_eq!(r.results[0].error_code, 0);
-    assert_eq!(broker.broker().topics().get("ra").unwrap().partitions, 3);
+    assert_eq!(broker.broker().registry().get("ra").unwrap().partitions, 3);
     drop(s);
     broker.shutdown().await.unwrap();
 }

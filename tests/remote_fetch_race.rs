@@ -139,7 +139,7 @@ async fn remote_read_racing_retention_is_offset_out_of_range_not_a_storage_error
             .into_iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        b.create_topic(TOPIC, 1, configs).map(|_| ())
+        b.topics().create_topic(TOPIC, 1, configs).map(|_| ())
     })
     .await
     .unwrap()
@@ -151,13 +151,17 @@ async fn remote_read_racing_retention_is_offset_out_of_range_not_a_storage_error
     }
     // This broker runs without tiered storage: tier the log directly, pretend everything was copied, and let local
     // retention drop the local copies, so offsets below the local log start are served by the remote reader.
-    let log = broker.broker().log(TOPIC, 0).unwrap();
+    let log = broker.broker().topics().log(TOPIC, 0).unwrap();
     let mut tiered = log.config();
     tiered.remote_storage_enable = true;
     log.update_config(tiered).unwrap();
     log.roll().unwrap();
     log.update_highest_offset_in_remote_storage(log.log_end_offset() - 1);
-    broker.broker().run_retention().unwrap();
+    broker
+        .broker()
+        .log_manager()
+        .run_retention(strata_storage::time::now_ms())
+        .unwrap();
     let local_start = log.local_log_start_offset();
     assert!(
         local_start > 4,

@@ -42,7 +42,7 @@ fn tiering_config_rules_and_topic_deletion_clean_the_remote_tier() {
         ),
         "{res:?}"
     );
-    assert!(server.broker().topics().get("compacted").is_none());
+    assert!(server.broker().registry().get("compacted").is_none());
 
     for (name, n) in [("dropped", 300), ("disabled", 300)] {
         tiered_topic(&rt, &bs, name, 1, n, &[]);
@@ -71,7 +71,7 @@ fn tiering_config_rules_and_topic_deletion_clean_the_remote_tier() {
     ));
     assert_eq!(code, 40, "INVALID_CONFIG expected: {msg}");
     assert!(msg.contains("remote.log.delete.on.disable"), "{msg}");
-    let meta = server.broker().topics().get("disabled").expect("topic");
+    let meta = server.broker().registry().get("disabled").expect("topic");
     assert_eq!(
         meta.configs
             .get("remote.storage.enable")
@@ -198,7 +198,7 @@ fn tiering_config_rules_and_topic_deletion_clean_the_remote_tier() {
         .block_on(a.delete_topics(&["dropped"], &AdminOptions::new()))
         .expect("delete_topics");
     assert!(matches!(res.as_slice(), [Ok(_)]), "{res:?}");
-    assert!(server.broker().topics().get("dropped").is_none());
+    assert!(server.broker().registry().get("dropped").is_none());
     wait_for(
         "no object of the deleted topic",
         Duration::from_secs(15),

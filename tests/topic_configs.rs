@@ -98,7 +98,7 @@ async fn unknown_keys_and_bad_compaction_values_are_invalid_config_and_single_no
     assert_eq!(code, INVALID_CONFIG, "{msg}");
     assert!(msg.contains("min.compaction.lag.ms"), "{msg}");
     assert!(
-        broker.broker().topics().get("typo").is_none(),
+        broker.broker().registry().get("typo").is_none(),
         "nothing created"
     );
     let (code, msg) = create_one(
@@ -114,7 +114,7 @@ async fn unknown_keys_and_bad_compaction_values_are_invalid_config_and_single_no
     )
     .await;
     assert_eq!(code, 0, "{msg}");
-    assert!(broker.broker().topics().get("compacted").is_some());
+    assert!(broker.broker().registry().get("compacted").is_some());
 
     let (code, msg) = create_one(
         &mut s,
@@ -127,7 +127,7 @@ async fn unknown_keys_and_bad_compaction_values_are_invalid_config_and_single_no
     )
     .await;
     assert_eq!(code, 0, "{msg}");
-    assert!(broker.broker().topics().get("single").is_some());
+    assert!(broker.broker().registry().get("single").is_some());
     drop(s);
     broker.shutdown().await.unwrap();
 }

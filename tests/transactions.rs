@@ -87,7 +87,7 @@ async fn read_committed_skips_aborted_data_and_stops_at_the_last_stable_offset()
     let server = common::start_broker(dir.path()).await;
     let bootstrap = common::bootstrap(&server);
     common::create_topic(&bootstrap, "tx", 1).await;
-    let log = server.broker().log("tx", 0).unwrap();
+    let log = server.broker().topics().log("tx", 0).unwrap();
     log.append_as_leader(txn_batch(100, 0, &["a1", "a2"]), 0)
         .unwrap(); // 0, 1
     log.append_as_leader(txn_batch(200, 0, &["b1"]), 0).unwrap(); // 2
@@ -254,7 +254,7 @@ async fn bad_transactional_requests_get_kafkas_codes_and_write_nothing() {
     let server = common::start_broker(dir.path()).await;
     let bootstrap = common::bootstrap(&server);
     common::create_topic(&bootstrap, "t", 1).await;
-    let log = server.broker().log("t", 0).unwrap();
+    let log = server.broker().topics().log("t", 0).unwrap();
     let mut s = connect(server.local_addr()).await;
     let (pid, epoch) = init(&mut s, "bad", 60_000).await;
 
@@ -418,7 +418,7 @@ async fn a_transaction_past_its_timeout_is_aborted_and_stops_blocking_the_lso() 
     .await;
     let bootstrap = common::bootstrap(&server);
     common::create_topic(&bootstrap, "slow", 1).await;
-    let log = server.broker().log("slow", 0).unwrap();
+    let log = server.broker().topics().log("slow", 0).unwrap();
     let mut s = connect(server.local_addr()).await;
     let (pid, epoch) = init(&mut s, "stuck", 800).await;
     let r: AddPartitionsToTxnResponse = request(
@@ -583,7 +583,7 @@ async fn aborted_transactions_are_listed_by_first_offset() {
     let server = common::start_broker(dir.path()).await;
     let bootstrap = common::bootstrap(&server);
     common::create_topic(&bootstrap, "order", 1).await;
-    let log = server.broker().log("order", 0).unwrap();
+    let log = server.broker().topics().log("order", 0).unwrap();
     log.append_as_leader(txn_batch(100, 0, &["a"]), 0).unwrap(); // 0
     log.append_as_leader(txn_batch(200, 0, &["b"]), 0).unwrap(); // 1
     end_txn(&log, ControlRecordType::Abort, 200); // 2: the later transaction aborts first

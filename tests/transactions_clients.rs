@@ -112,7 +112,7 @@ async fn commit_and_abort_over_several_partitions() {
     .await
     .unwrap();
     for partition in 0..3 {
-        let log = server.broker().log("orders", partition).unwrap();
+        let log = server.broker().topics().log("orders", partition).unwrap();
         // 10 committed + 4 aborted records + 2 markers per partition; nothing left open.
         assert_eq!(log.log_end_offset(), 16, "partition {partition}");
         assert_eq!(log.last_stable_offset(), log.high_watermark());

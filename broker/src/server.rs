@@ -63,7 +63,7 @@ async fn run(
     let tracker = TaskTracker::new();
     let conns = Connections::new(broker.config());
     let limit = conns.max_connections().clone();
-    broker.add_reconfigurable(conns.clone());
+    broker.topics().add_reconfigurable(conns.clone());
     spawn_maintenance(&broker, &tracker, cancel.clone());
 
     loop {
@@ -130,7 +130,10 @@ fn spawn_maintenance(broker: &Arc<Broker>, tracker: &TaskTracker, cancel: Cancel
     let b = broker.clone();
     let c = cancel.clone();
     let every = Duration::from_millis(broker.config().log_retention_check_interval_ms);
-    tracker.spawn(periodic(every, c, move || b.run_retention()));
+    tracker.spawn(periodic(every, c, move || {
+        Ok(b.log_manager()
+            .run_retention(strata_storage::time::now_ms())?)
+    }));
     let b = broker.clone();
     // Checkpoints every log.flush.offset.checkpoint.interval.ms; sooner when log.flush.interval.ms asks for
     // time-based flushes (topic-level flush.ms is honoured at this granularity).
@@ -140,7 +143,8 @@ fn spawn_maintenance(broker: &Arc<Broker>, tracker: &TaskTracker, cancel: Cancel
             .min(cfg.log.flush_ms.max(100)),
     );
     tracker.spawn(periodic(every, cancel.clone(), move || {
-        b.flush_and_checkpoint()
+        Ok(b.log_manager()
+            .flush_dirty_and_checkpoint(strata_storage::time::now_ms())?)
     }));
     // Transactions open longer than their transaction.timeout.ms are aborted (their producer fenced).
     let b = broker.clone();
@@ -156,11 +160,11 @@ fn spawn_maintenance(broker: &Arc<Broker>, tracker: &TaskTracker, cancel: Cancel
     let b = broker.clone();
     let c = cancel.clone();
     tracker.spawn(async move {
-        let waiting = b.deleted_dirs_waiting();
+        let waiting = b.topics().deleted_dirs_waiting();
         // A first pass for the dirs queued while the broker opened (empty partitions of unknown topics).
         loop {
             let r = b.clone();
-            let _ = tokio::task::spawn_blocking(move || r.remove_deleted_dirs()).await;
+            let _ = tokio::task::spawn_blocking(move || r.topics().remove_deleted_dirs()).await;
             tokio::select! {
                 _ = c.cancelled() => return,
                 _ = waiting.notified() => {}
@@ -411,16 +415,18 @@ impl Server {
         }
         // Stopped by the root token, which shutdown cancels before the logs are flushed.
         if let Some(threads) = cleaner::start(&log_cleaner, &tasks, root.child_token()) {
-            broker.add_reconfigurable(threads);
+            broker.topics().add_reconfigurable(threads);
         }
         if let Some(t) = &tiering {
             let rlm = t.rlm().clone();
             let statics = rlm.config().clone();
-            broker.add_reconfigurable(Arc::new(crate::tiered::quotas::RemoteQuotas::new(
-                rlm,
-                statics,
-                upload_limit,
-            )));
+            broker
+                .topics()
+                .add_reconfigurable(Arc::new(crate::tiered::quotas::RemoteQuotas::new(
+                    rlm,
+                    statics,
+                    upload_limit,
+                )));
         }
         let http = match http_listener {
             Some(addr) => {

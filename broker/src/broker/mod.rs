@@ -5,13 +5,11 @@
 //! the committed offsets of it).
 
 pub(crate) mod request;
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
-use strata_storage::time::now_ms;
-use strata_storage::{LogCleaner, LogConfig, LogManager, UnifiedLog};
+use strata_storage::{LogCleaner, LogManager};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
@@ -24,7 +22,7 @@ use crate::metrics::BrokerMetrics;
 use crate::remote::hooks::TieringHooks;
 use crate::remote::RemoteLogReader;
 use crate::security::scram::ScramStore;
-use crate::topics::{NewTopic, TopicManager, TopicMeta, TopicRegistry, TRANSACTION_STATE};
+use crate::topics::{TopicManager, TopicMeta, TopicRegistry, TRANSACTION_STATE};
 use crate::txn::producer_ids::ProducerIdManager;
 use crate::txn::{BrokerTxnLogs, CoordinatorParts, TransactionCoordinator};
 
@@ -161,14 +159,14 @@ impl Broker {
             max_timeout_ms: config.transaction.max_timeout_ms,
             appended: appended.clone(),
         });
-        if topics.topics().get(TRANSACTION_STATE).is_some() {
+        if topics.registry().get(TRANSACTION_STATE).is_some() {
             // Transactions found preparing when the broker stopped are completed here.
             txn.ensure_ready()?;
         }
         let scram = Arc::new(ScramStore::open(&meta_dir)?);
         info!(
             elapsed_ms = started.elapsed().as_millis() as u64,
-            topics = topics.topics().all().len(),
+            topics = topics.registry().all().len(),
             "broker state loaded"
         );
         Ok(Arc::new(Broker {
@@ -210,9 +208,20 @@ impl Broker {
         &self.logs
     }
 
-    /// The topic registry.
-    pub fn topics(&self) -> &TopicRegistry {
-        self.topics.topics()
+    /// The topic registry (names, ids, partition counts, configs).
+    pub fn registry(&self) -> &TopicRegistry {
+        self.topics.registry()
+    }
+
+    /// The topic component: creation, deletion, partitions, topic and dynamic broker configs, the logs of known
+    /// partitions.
+    pub fn topics(&self) -> &TopicManager {
+        &self.topics
+    }
+
+    /// Producer ids never handed out before, also across crashes (see [`crate::txn::producer_ids`]).
+    pub fn producer_ids(&self) -> &ProducerIdManager {
+        &self.producer_ids
     }
 
     pub(crate) fn groups(&self) -> &GroupCoordinator {
@@ -227,7 +236,7 @@ impl Broker {
     /// The `__consumer_offsets` partition of `group`.
     pub fn offsets_partition(&self, group: &str) -> i32 {
         let partitions = self
-            .topics()
+            .registry()
             .get(crate::topics::CONSUMER_OFFSETS)
             .map_or(1, |m| m.partitions);
         crate::group::offsets::partition_for(group, partitions)
@@ -280,45 +289,6 @@ impl Broker {
         &self.appended
     }
 
-    /// A producer id never handed out before, also across crashes (see [`crate::txn::producer_ids`]). Blocking when a
-    /// new block must be recorded.
-    pub fn allocate_producer_id(&self) -> Result<i64> {
-        self.producer_ids.generate()
-    }
-
-    /// The log of a known topic's partition, created if the registry has it but the disk does not.
-    pub fn log(&self, topic: &str, partition: i32) -> Result<Arc<UnifiedLog>> {
-        self.topics.log(topic, partition)
-    }
-
-    /// See [`TopicManager::topic_log_config`].
-    pub fn topic_log_config(
-        &self,
-        name: &str,
-        overrides: &BTreeMap<String, String>,
-    ) -> Result<LogConfig> {
-        self.topics.topic_log_config(name, overrides)
-    }
-
-    /// See [`TopicManager::create_topics`] (client requests: the partition limits apply). Blocking.
-    pub fn create_topics(
-        &self,
-        topics: Vec<NewTopic>,
-        validate_only: bool,
-    ) -> Vec<Result<TopicMeta>> {
-        self.topics.create_topics(topics, validate_only)
-    }
-
-    /// See [`TopicManager::create_topic`]. Blocking.
-    pub fn create_topic(
-        &self,
-        name: &str,
-        partitions: i32,
-        configs: BTreeMap<String, String>,
-    ) -> Result<TopicMeta> {
-        self.topics.create_topic(name, partitions, configs)
-    }
-
     /// Deletes a topic and its logs, then, as Kafka does, its committed offsets: a recreated topic starts clean.
     /// Blocking.
     pub fn delete_topic(&self, name: &str) -> Result<TopicMeta> {
@@ -330,81 +300,6 @@ impl Broker {
             "topic deleted (partition dirs renamed -delete, removed in the background)"
         );
         Ok(meta)
-    }
-
-    /// See [`TopicManager::deleted_dirs_waiting`].
-    pub fn deleted_dirs_waiting(&self) -> Arc<tokio::sync::Notify> {
-        self.topics.deleted_dirs_waiting()
-    }
-
-    /// See [`TopicManager::remove_deleted_dirs`]. Blocking.
-    pub fn remove_deleted_dirs(&self) -> usize {
-        self.topics.remove_deleted_dirs()
-    }
-
-    /// See [`TopicManager::create_partitions`]. Blocking.
-    pub fn create_partitions(&self, name: &str, count: i32, validate_only: bool) -> Result<()> {
-        self.topics.create_partitions(name, count, validate_only)
-    }
-
-    /// See [`TopicManager::create_partitions_batch`]. Blocking.
-    pub fn create_partitions_batch(
-        &self,
-        changes: Vec<(String, i32)>,
-        validate_only: bool,
-    ) -> Vec<Result<()>> {
-        self.topics.create_partitions_batch(changes, validate_only)
-    }
-
-    /// See [`TopicManager::log_defaults`].
-    pub fn log_defaults(&self) -> Arc<strata_storage::LogConfig> {
-        self.topics.log_defaults()
-    }
-
-    /// See [`TopicManager::dynamic_configs`].
-    pub fn dynamic_configs(&self) -> crate::topics::DynamicConfigs {
-        self.topics.dynamic_configs()
-    }
-
-    /// See [`TopicManager::set_dynamic_configs`]. Blocking.
-    pub fn set_dynamic_configs(
-        &self,
-        scope: crate::topics::Scope,
-        values: BTreeMap<String, String>,
-        validate_only: bool,
-    ) -> Result<()> {
-        self.topics
-            .set_dynamic_configs(scope, values, validate_only)
-    }
-
-    /// See [`TopicManager::add_reconfigurable`].
-    pub fn add_reconfigurable(&self, r: Arc<dyn crate::topics::dynamic::Reconfigurable>) {
-        self.topics.add_reconfigurable(r)
-    }
-
-    /// See [`TopicManager::set_topic_configs`]. Blocking.
-    pub fn set_topic_configs(
-        &self,
-        name: &str,
-        configs: BTreeMap<String, String>,
-        validate_only: bool,
-    ) -> Result<()> {
-        self.topics.set_topic_configs(name, configs, validate_only)
-    }
-
-    /// See [`TopicManager::register_internal_topic`].
-    pub fn register_internal_topic(&self, name: &str) -> Result<()> {
-        self.topics.register_internal_topic(name)
-    }
-
-    /// One retention pass (called every `log.retention.check.interval.ms`). Blocking.
-    pub fn run_retention(&self) -> Result<()> {
-        Ok(self.logs.run_retention(now_ms())?)
-    }
-
-    /// Flushes logs due by flush.ms and writes checkpoints. Blocking.
-    pub fn flush_and_checkpoint(&self) -> Result<()> {
-        Ok(self.logs.flush_dirty_and_checkpoint(now_ms())?)
     }
 }
 

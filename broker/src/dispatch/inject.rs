@@ -109,7 +109,7 @@ impl Named {
     fn is(&self, broker: &Broker, topic: &str) -> bool {
         match self {
             Named::Name(n) => n == topic,
-            Named::Id(id) => broker.topics().name_of(*id).as_deref() == Some(topic),
+            Named::Id(id) => broker.registry().name_of(*id).as_deref() == Some(topic),
         }
     }
 }

@@ -19,10 +19,10 @@ struct RegistryIds<'a>(Option<&'a TopicManager>);
 
 impl TopicIds for RegistryIds<'_> {
     fn id_of(&self, name: &str) -> Option<Uuid> {
-        self.0?.topics().get(name).map(|m| m.id)
+        self.0?.registry().get(name).map(|m| m.id)
     }
     fn name_of(&self, id: Uuid) -> Option<String> {
-        self.0?.topics().name_of(id)
+        self.0?.registry().name_of(id)
     }
 }
 

@@ -71,7 +71,7 @@ impl OffsetsLog {
     /// each write.
     pub fn new(topics: Arc<TopicManager>, appended: Arc<Notify>) -> Self {
         let partitions = topics
-            .topics()
+            .registry()
             .get(CONSUMER_OFFSETS)
             .map_or(0, |m| m.partitions);
         OffsetsLog {

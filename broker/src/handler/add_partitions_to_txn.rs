@@ -48,7 +48,7 @@ fn all(topics: &[AddPartitionsToTxnTopic], code: i16) -> Codes {
 fn add(broker: &Broker, part: &Part, fenced_supported: bool) -> Codes {
     let known = |name: &str, p: i32| {
         broker
-            .topics()
+            .registry()
             .get(name)
             .is_some_and(|m| p >= 0 && p < m.partitions)
     };

@@ -79,7 +79,7 @@ pub(super) async fn set_topic_configs(
     validate_only: bool,
 ) -> Result<(), Error> {
     let b = broker.clone();
-    blocking(move || b.set_topic_configs(&name, configs, validate_only)).await
+    blocking(move || b.topics().set_topic_configs(&name, configs, validate_only)).await
 }
 
 /// The dynamic-config scope a BROKER resource names: `""` the cluster-wide default, this node's id its own;
@@ -103,5 +103,5 @@ pub(super) async fn set_broker_configs(
     validate_only: bool,
 ) -> Result<(), Error> {
     let b = broker.clone();
-    blocking(move || b.set_dynamic_configs(scope, values, validate_only)).await
+    blocking(move || b.topics().set_dynamic_configs(scope, values, validate_only)).await
 }

@@ -27,7 +27,7 @@ pub async fn handle(
     } else {
         i32::MIN
     };
-    let topics = broker.topics();
+    let topics = broker.registry();
     let all = topics.all();
     let convert = |a: &Owned| {
         Assignment::default().with_topic_partitions(

@@ -31,7 +31,7 @@ pub async fn handle(
     if !groups.consumer_protocol_enabled() {
         return refuse(GroupError::ConsumerProtocolDisabled);
     }
-    let topics = broker.topics();
+    let topics = broker.registry();
     let all: Vec<(String, crate::topics::TopicMeta)> = topics.all();
     let counts: BTreeMap<String, i32> = all
         .iter()

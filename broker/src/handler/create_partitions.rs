@@ -17,7 +17,7 @@ fn check_assignments(broker: &Broker, t: &CreatePartitionsTopic, node: i32) -> R
     let Some(assignments) = &t.assignments else {
         return Ok(());
     };
-    if let Some(meta) = broker.topics().get(&t.name.0) {
+    if let Some(meta) = broker.registry().get(&t.name.0) {
         let new = i64::from(t.count) - i64::from(meta.partitions);
         if new > 0 && assignments.len() as i64 != new {
             return Err(Error::InvalidReplicaAssignment(format!(
@@ -52,22 +52,25 @@ pub async fn handle(
     let n = changes.len();
     let b = broker.clone();
     let validate_only = req.validate_only;
-    let mut done =
-        match blocking(move || Ok(b.create_partitions_batch(changes, validate_only))).await {
-            Ok(d) => d.into_iter(),
-            Err(e) => {
-                let msg = e.to_string();
-                (0..n)
-                    .map(|_| {
-                        Err(Error::io(
-                            "creating partitions",
-                            std::io::Error::other(msg.clone()),
-                        ))
-                    })
-                    .collect::<Vec<_>>()
-                    .into_iter()
-            }
-        };
+    let mut done = match blocking(move || {
+        Ok(b.topics().create_partitions_batch(changes, validate_only))
+    })
+    .await
+    {
+        Ok(d) => d.into_iter(),
+        Err(e) => {
+            let msg = e.to_string();
+            (0..n)
+                .map(|_| {
+                    Err(Error::io(
+                        "creating partitions",
+                        std::io::Error::other(msg.clone()),
+                    ))
+                })
+                .collect::<Vec<_>>()
+                .into_iter()
+        }
+    };
     let results = req
         .topics
         .into_iter()

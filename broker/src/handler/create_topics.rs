@@ -115,22 +115,23 @@ pub async fn handle(
         .collect();
     let b = broker.clone();
     let validate_only = req.validate_only;
-    let mut created = match blocking(move || Ok(b.create_topics(wanted, validate_only))).await {
-        Ok(c) => c.into_iter(),
-        Err(e) => {
-            let msg = e.to_string();
-            let n = shaped.iter().filter(|r| r.is_ok()).count();
-            (0..n)
-                .map(|_| {
-                    Err(Error::io(
-                        "creating topics",
-                        std::io::Error::other(msg.clone()),
-                    ))
-                })
-                .collect::<Vec<_>>()
-                .into_iter()
-        }
-    };
+    let mut created =
+        match blocking(move || Ok(b.topics().create_topics(wanted, validate_only))).await {
+            Ok(c) => c.into_iter(),
+            Err(e) => {
+                let msg = e.to_string();
+                let n = shaped.iter().filter(|r| r.is_ok()).count();
+                (0..n)
+                    .map(|_| {
+                        Err(Error::io(
+                            "creating topics",
+                            std::io::Error::other(msg.clone()),
+                        ))
+                    })
+                    .collect::<Vec<_>>()
+                    .into_iter()
+            }
+        };
     let mut results = Vec::with_capacity(req.topics.len());
     for (t, shaped) in req.topics.iter().zip(shaped) {
         let mut r = CreatableTopicResult::default().with_name(t.name.clone());
@@ -143,8 +144,8 @@ pub async fn handle(
         match outcome {
             Ok((id, partitions, configs)) => {
                 if version >= 5 {
-                    let cfg =
-                        topic::log_config(&broker.log_defaults(), &configs).unwrap_or_default();
+                    let cfg = topic::log_config(&broker.topics().log_defaults(), &configs)
+                        .unwrap_or_default();
                     r = r
                         .with_num_partitions(partitions)
                         .with_replication_factor(1)

@@ -27,10 +27,10 @@ pub async fn handle(
             let name = t.name.0.to_string();
             let r = DeleteRecordsPartitionResult::default().with_partition_index(p.partition_index);
             let outcome = blocking(move || {
-                if b.topics().get(&name).is_some_and(|m| m.internal) {
+                if b.registry().get(&name).is_some_and(|m| m.internal) {
                     return Err(Error::InternalTopic(name));
                 }
-                let log = b.log(&name, p.partition_index)?;
+                let log = b.topics().log(&name, p.partition_index)?;
                 let offset = if p.offset == -1 {
                     log.high_watermark()
                 } else {

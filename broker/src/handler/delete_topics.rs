@@ -44,7 +44,7 @@ pub async fn handle(
                 },
             )),
             (None, false) => broker
-                .topics()
+                .registry()
                 .name_of(id)
                 .ok_or((None, Error::UnknownTopicId(id))),
             (None, true) => Err((None, Error::UnknownTopicId(id))),

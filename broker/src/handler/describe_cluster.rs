@@ -46,7 +46,7 @@ pub async fn handle(
     if req.include_cluster_authorized_operations {
         resp.cluster_authorized_operations = CLUSTER_OPERATIONS;
     }
-    resp.with_cluster_id(sb(broker.topics().cluster_id()))
+    resp.with_cluster_id(sb(broker.registry().cluster_id()))
         .with_controller_id(node)
         .with_brokers(vec![DescribeClusterBroker::default()
             .with_broker_id(node)

@@ -121,7 +121,7 @@ fn broker_entries<'a>(
     want: Want,
 ) -> impl Iterator<Item = DescribeConfigsResourceResult> + 'a {
     let config = broker.config();
-    let dynamic = broker.dynamic_configs();
+    let dynamic = broker.topics().dynamic_configs();
     let given_kafka_keys = KAFKA_ONLY_KEYS
         .iter()
         .filter(|k| config.is_explicit(k.name));
@@ -192,7 +192,7 @@ fn synonym_entries<'a>(
     want: Want,
 ) -> impl Iterator<Item = DescribeConfigsResourceResult> + 'a {
     let config = broker.config();
-    let dynamic = broker.dynamic_configs();
+    let dynamic = broker.topics().dynamic_configs();
     BROKER_KEYS
         .iter()
         .flat_map(|k| k.synonyms.iter().map(move |s| (k, s)))
@@ -324,7 +324,7 @@ fn topic_entry(
         .filter(|s| dynamic_key(s.name).is_some())
         .map(|s| (s.name, s.scale))
         .collect();
-    syn.extend(dynamic_synonyms(&broker.dynamic_configs(), &server_names).0);
+    syn.extend(dynamic_synonyms(&broker.topics().dynamic_configs(), &server_names).0);
     // The broker property that won (Kafka's precedence: ms > minutes > hours), in its own unit.
     if let Some(s) = server.iter().find(|s| config.was_given(s.name)) {
         let broker_value = config.log.value(k.name).and_then(|v| match v {
@@ -358,6 +358,7 @@ fn cluster_default_entries(
     want: Want,
 ) -> Vec<DescribeConfigsResourceResult> {
     broker
+        .topics()
         .dynamic_configs()
         .default
         .iter()
@@ -410,18 +411,19 @@ pub async fn handle(
             .with_resource_name(r.resource_name.clone());
         match r.resource_type {
             RESOURCE_TOPIC => {
-                let Some(meta) = broker.topics().get(&r.resource_name) else {
+                let Some(meta) = broker.registry().get(&r.resource_name) else {
                     let e = Error::UnknownTopic(r.resource_name.to_string());
                     results.push(refused(res, &e));
                     continue;
                 };
                 // What the log really runs with (the metadata plane configures `__remote_log_metadata` itself),
                 // else what the registry's overrides make of the broker defaults.
-                let cfg = match broker.log(&r.resource_name, 0) {
+                let cfg = match broker.topics().log(&r.resource_name, 0) {
                     Ok(log) => log.config(),
                     Err(_) => broker
+                        .topics()
                         .topic_log_config(&r.resource_name, &meta.configs)
-                        .unwrap_or_else(|_| (*broker.log_defaults()).clone()),
+                        .unwrap_or_else(|_| (*broker.topics().log_defaults()).clone()),
                 };
                 let configs = TOPIC_CONFIG
                     .keys()
@@ -457,7 +459,7 @@ pub async fn handle(
                                 };
                                 // The remote storage quotas are dynamic: their dynamic values first.
                                 let (mut syn, dynamic_value) = if is_dynamic(k) {
-                                    dynamic_synonyms(&broker.dynamic_configs(), &[(k, 1)])
+                                    dynamic_synonyms(&broker.topics().dynamic_configs(), &[(k, 1)])
                                 } else {
                                     (Vec::new(), None)
                                 };

@@ -19,7 +19,7 @@ use crate::error_code;
 /// partition this broker does not have, as Kafka.
 fn partition(broker: &Broker, topic: &str, index: i32) -> PartitionResponse {
     let resp = PartitionResponse::default().with_partition_index(index);
-    let log = match broker.log(topic, index) {
+    let log = match broker.topics().log(topic, index) {
         Ok(log) => log,
         Err(e) => {
             return resp

@@ -18,7 +18,12 @@ use crate::error_code;
 use crate::txn::TransactionMetadata;
 
 async fn known(broker: &Arc<Broker>) -> Result<Vec<TransactionMetadata>, crate::error::Error> {
-    if !broker.txn().is_ready() && broker.topics().get(crate::txn::TRANSACTION_STATE).is_none() {
+    if !broker.txn().is_ready()
+        && broker
+            .registry()
+            .get(crate::txn::TRANSACTION_STATE)
+            .is_none()
+    {
         return Ok(Vec::new());
     }
     let b = broker.clone();

@@ -32,7 +32,7 @@ pub async fn handle(
     let results = topics
         .into_iter()
         .map(|t| {
-            let meta = broker.topics().get(t.topic.0.as_str());
+            let meta = broker.registry().get(t.topic.0.as_str());
             let partition_result = t
                 .partitions
                 .iter()

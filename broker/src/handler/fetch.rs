@@ -74,7 +74,7 @@ fn read_one(
         if let Some(id) = w.unknown_id {
             return Err(Error::UnknownTopicId(id));
         }
-        let log = broker.log(&w.topic, w.partition)?;
+        let log = broker.topics().log(&w.topic, w.partition)?;
         if let Some(version) = w.before_zstd {
             if log.config().compression == Some(strata_storage::record::Compression::Zstd) {
                 return Err(Error::ZstdBeforeFetchV10 {
@@ -136,7 +136,7 @@ fn read_one(
                 .with_high_watermark(-1);
             if let Error::Storage(strata_storage::Error::OffsetOutOfRange { log_end, .. }) = &e {
                 p = p.with_high_watermark(*log_end);
-                if let Ok(log) = broker.log(&w.topic, w.partition) {
+                if let Ok(log) = broker.topics().log(&w.topic, w.partition) {
                     p = p.with_log_start_offset(log.log_start_offset());
                 }
             }
@@ -268,7 +268,7 @@ pub async fn handle(broker: &Arc<Broker>, h: &RequestHeader, req: FetchRequest) 
         .iter()
         .map(|t| {
             let resolved = if by_id {
-                broker.topics().name_of(t.topic_id)
+                broker.registry().name_of(t.topic_id)
             } else {
                 Some(t.topic.0.to_string())
             };

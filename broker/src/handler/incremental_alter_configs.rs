@@ -115,7 +115,7 @@ pub async fn handle(
         let outcome: Result<(), Error> = match r.resource_type {
             RESOURCE_TOPIC => {
                 let name = r.resource_name.to_string();
-                match broker.topics().get(&name) {
+                match broker.registry().get(&name) {
                     None => Err(Error::UnknownTopic(name)),
                     Some(meta) => {
                         let mut configs = meta.configs.clone();
@@ -131,7 +131,7 @@ pub async fn handle(
             RESOURCE_BROKER => match broker_scope(broker, r.resource_name.as_str()) {
                 Err(e) => Err(e),
                 Ok(scope) => {
-                    let mut configs = broker.dynamic_configs().scope(scope).clone();
+                    let mut configs = broker.topics().dynamic_configs().scope(scope).clone();
                     match apply_ops(&mut configs, &r.configs, |k| broker_list_key(broker, k)) {
                         Err(e) => Err(e),
                         Ok(()) => {

@@ -39,7 +39,7 @@ pub async fn handle(
             })
             .await
         }
-        None => blocking(move || Ok((b.allocate_producer_id()?, 0))).await,
+        None => blocking(move || Ok((b.producer_ids().generate()?, 0))).await,
     };
     match result {
         Ok((pid, epoch)) => resp.with_producer_id(pid.into()).with_producer_epoch(epoch),

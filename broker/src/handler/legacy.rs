@@ -289,7 +289,7 @@ async fn fetch(
             let Some(recs) = p.records.take() else {
                 continue;
             };
-            let converted = match broker.log(t.topic.0.as_str(), p.partition_index) {
+            let converted = match broker.topics().log(t.topic.0.as_str(), p.partition_index) {
                 Ok(log) => records::for_fetch(&log.config(), recs, version),
                 Err(_) => Ok(recs),
             };

@@ -54,7 +54,7 @@ fn lookup(
     spec: OffsetSpec,
     read_committed: bool,
 ) -> Result<(i64, i64, Option<i32>)> {
-    let log = broker.log(topic, partition)?;
+    let log = broker.topics().log(topic, partition)?;
     let last_fetchable = if read_committed {
         log.last_stable_offset()
     } else {

@@ -50,7 +50,7 @@ pub(crate) fn topic_by_name_or_id(
     if id.is_nil() || !name.0.is_empty() {
         return (name.0.to_string(), None);
     }
-    match broker.topics().name_of(id) {
+    match broker.registry().name_of(id) {
         Some(n) => (n, None),
         None => (String::new(), Some(Error::UnknownTopicId(id))),
     }
@@ -105,7 +105,7 @@ async fn answer(broker: &Arc<Broker>, version: i16, req: MetadataRequest) -> Met
             .with_port(port)])
         .with_controller_id(node);
     if version >= 2 {
-        resp.cluster_id = Some(sb(broker.topics().cluster_id()));
+        resp.cluster_id = Some(sb(broker.registry().cluster_id()));
     }
 
     let all = match &req.topics {
@@ -119,13 +119,13 @@ async fn answer(broker: &Arc<Broker>, version: i16, req: MetadataRequest) -> Met
             .is_some_and(|n| n.0.as_str() == REMOTE_LOG_METADATA)
     });
     if all || wants_rlm {
-        if let Err(e) = broker.register_internal_topic(REMOTE_LOG_METADATA) {
+        if let Err(e) = broker.topics().register_internal_topic(REMOTE_LOG_METADATA) {
             warn!(error = %e, "registering {REMOTE_LOG_METADATA} failed");
         }
     }
     if all {
         resp.topics = broker
-            .topics()
+            .registry()
             .all()
             .iter()
             .map(|(n, m)| topic_entry(broker, n, m))
@@ -144,7 +144,7 @@ async fn answer(broker: &Arc<Broker>, version: i16, req: MetadataRequest) -> Met
     for t in req.topics.unwrap_or_default() {
         let name = match requested_id(t.name.as_ref(), t.topic_id) {
             None => t.name.as_ref().map(|n| n.0.to_string()).unwrap_or_default(),
-            Some(id) => match broker.topics().name_of(id) {
+            Some(id) => match broker.registry().name_of(id) {
                 Some(n) => n,
                 None => {
                     entries.push(Entry::Ready(error_entry(
@@ -156,7 +156,7 @@ async fn answer(broker: &Arc<Broker>, version: i16, req: MetadataRequest) -> Met
                 }
             },
         };
-        entries.push(match broker.topics().get(&name) {
+        entries.push(match broker.registry().get(&name) {
             Some(meta) => Entry::Ready(topic_entry(broker, &name, &meta)),
             None if !auto_create || name == CONSUMER_OFFSETS || name == REMOTE_LOG_METADATA => {
                 let unknown = Error::UnknownTopic(name.clone());
@@ -182,7 +182,7 @@ async fn answer(broker: &Arc<Broker>, version: i16, req: MetadataRequest) -> Met
     if !wanted.is_empty() {
         let names: Vec<String> = wanted.iter().map(|w| w.name.clone()).collect();
         let b = broker.clone();
-        let results = match blocking(move || Ok(b.create_topics(wanted, false))).await {
+        let results = match blocking(move || Ok(b.topics().create_topics(wanted, false))).await {
             Ok(r) => r,
             Err(e) => names
                 .iter()
@@ -218,7 +218,7 @@ async fn answer(broker: &Arc<Broker>, version: i16, req: MetadataRequest) -> Met
                     error_entry(Some(&name), Uuid::nil(), e)
                 }
                 // Created meanwhile by another request: answer what exists.
-                _ => match broker.topics().get(&name) {
+                _ => match broker.registry().get(&name) {
                     Some(meta) => topic_entry(broker, &name, &meta),
                     None => {
                         error_entry(Some(&name), Uuid::nil(), &Error::UnknownTopic(name.clone()))

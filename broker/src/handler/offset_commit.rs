@@ -27,7 +27,7 @@ pub(super) fn checked_entry(
     now: i64,
 ) -> Result<(Tp, OffsetEntry), Error> {
     let known = broker
-        .topics()
+        .registry()
         .get(topic)
         .is_some_and(|m| partition >= 0 && partition < m.partitions);
     if !known {

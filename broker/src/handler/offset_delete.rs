@@ -23,7 +23,7 @@ pub async fn handle(
     // Partitions of unknown topics (or out of range) are answered UNKNOWN_TOPIC_OR_PARTITION, as Kafka does.
     let mut known = Vec::new();
     for t in &req.topics {
-        let meta = broker.topics().get(&t.name.0);
+        let meta = broker.registry().get(&t.name.0);
         for p in &t.partitions {
             if meta
                 .as_ref()

@@ -30,7 +30,7 @@ pub fn end_offset_for_epoch(entries: &[(i32, i64)], log_end: i64, requested: i32
 }
 
 fn lookup(broker: &Broker, topic: &str, partition: i32, epoch: i32) -> Result<(i32, i64)> {
-    let log = broker.log(topic, partition)?;
+    let log = broker.topics().log(topic, partition)?;
     Ok(end_offset_for_epoch(
         &log.leader_epoch_entries(),
         log.log_end_offset(),

@@ -35,7 +35,7 @@ fn failed(topic: &str, partition: i32, e: &Error) -> PartitionProduceResponse {
 /// Checks one partition's target and payload before anything is written.
 fn precheck(broker: &Broker, topic: &str, records: Option<Bytes>) -> Result<Bytes> {
     let meta = broker
-        .topics()
+        .registry()
         .get(topic)
         .ok_or_else(|| Error::UnknownTopic(topic.to_string()))?;
     if meta.internal {
@@ -81,7 +81,7 @@ fn append(
     transactional_id: Option<&str>,
     version: i16,
 ) -> PartitionProduceResponse {
-    let log = match broker.log(topic, partition) {
+    let log = match broker.topics().log(topic, partition) {
         Ok(log) => log,
         Err(e) => return failed(topic, partition, &e),
     };

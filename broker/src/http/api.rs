@@ -131,7 +131,7 @@ fn unknown_topic(t: &str) -> Reply {
 }
 
 fn log_of(ctx: &HttpContext, t: &str, part: i32) -> Result<Arc<UnifiedLog>, Reply> {
-    ctx.broker().log(t, part).map_err(|e| {
+    ctx.broker().topics().log(t, part).map_err(|e| {
         Reply::error(
             StatusCode::NOT_FOUND,
             format!("no partition {t}-{part}: {e}"),
@@ -141,7 +141,7 @@ fn log_of(ctx: &HttpContext, t: &str, part: i32) -> Result<Arc<UnifiedLog>, Repl
 
 fn overview(ctx: &HttpContext) -> Value {
     let b = ctx.broker();
-    let topics = b.topics().all();
+    let topics = b.registry().all();
     let live: std::collections::HashSet<&str> = topics.iter().map(|(n, _)| n.as_str()).collect();
     let totals = b.metrics().topic_totals(|t| live.contains(t));
     let sum = |f: fn(&crate::metrics::TopicCounters) -> u64| -> u64 {
@@ -212,13 +212,13 @@ fn topics(ctx: &HttpContext, p: &HashMap<String, String>) -> Result<Value, Reply
     let (offset, limit) = page(p)?;
     let q = p.get("q").map(|s| s.to_lowercase()).unwrap_or_default();
     let b = ctx.broker();
-    let mut all = b.topics().all();
+    let mut all = b.registry().all();
     all.retain(|(n, _)| q.is_empty() || n.to_lowercase().contains(&q));
     all.sort_by(|a, b| (a.1.internal, &a.0).cmp(&(b.1.internal, &b.0)));
     let names: std::collections::HashSet<String> = all.iter().map(|(n, _)| n.clone()).collect();
     let totals: HashMap<String, crate::metrics::TopicCounters> = b
         .metrics()
-        .topic_totals(|t| b.topics().get(t).is_some())
+        .topic_totals(|t| b.registry().get(t).is_some())
         .into_iter()
         .filter(|(t, _)| names.contains(t))
         .collect();
@@ -234,7 +234,7 @@ fn topics(ctx: &HttpContext, p: &HashMap<String, String>) -> Result<Value, Reply
             let mut size = 0u64;
             let mut end = 0i64;
             for part in 0..meta.partitions {
-                if let Ok(l) = b.log(&name, part) {
+                if let Ok(l) = b.topics().log(&name, part) {
                     size += l.size_in_bytes();
                     end += l.log_end_offset() - l.log_start_offset();
                 }
@@ -311,13 +311,13 @@ fn partitions(ctx: &HttpContext, t: &str, p: &HashMap<String, String>) -> Result
     let (offset, limit) = page(p)?;
     let meta = ctx
         .broker()
-        .topics()
+        .registry()
         .get(t)
         .ok_or_else(|| unknown_topic(t))?;
     let rows: Vec<Value> = (0..meta.partitions)
         .skip(offset)
         .take(limit)
-        .filter_map(|part| ctx.broker().log(t, part).ok())
+        .filter_map(|part| ctx.broker().topics().log(t, part).ok())
         .map(|l| partition_json(ctx, &l))
         .collect();
     Ok(json!({ "topic": t, "total": meta.partitions, "offset": offset, "partitions": rows }))
@@ -394,7 +394,7 @@ fn segments(ctx: &HttpContext, t: &str, part: i32) -> Result<Value, Reply> {
 fn remote_segments(ctx: &HttpContext, t: &str) -> Result<Value, Reply> {
     let meta = ctx
         .broker()
-        .topics()
+        .registry()
         .get(t)
         .ok_or_else(|| unknown_topic(t))?;
     let Some(tiering) = ctx.tiering() else {
@@ -586,7 +586,7 @@ fn produce(ctx: &HttpContext, t: &str, body: &[u8]) -> Result<Value, Reply> {
         .map_err(|e| Reply::error(StatusCode::BAD_REQUEST, format!("body is not JSON: {e}")))?;
     let meta = ctx
         .broker()
-        .topics()
+        .registry()
         .get(t)
         .ok_or_else(|| unknown_topic(t))?;
     if meta.internal {

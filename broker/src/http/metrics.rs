@@ -83,7 +83,7 @@ struct BrokerCollector(Arc<Broker>);
 impl Collector for BrokerCollector {
     fn encode(&self, mut e: DescriptorEncoder<'_>) -> std::fmt::Result {
         let b = &self.0;
-        let registry = b.topics();
+        let registry = b.registry();
         let live: std::collections::HashSet<String> =
             registry.all().into_iter().map(|(n, _)| n).collect();
         let totals = b.metrics().topic_totals(|t| live.contains(t));
@@ -218,7 +218,7 @@ pub fn group_lags(b: &Broker) -> Vec<GroupLag> {
     let mut out = Vec::new();
     for group in b.groups().list().into_iter().map(|g| g.group_id) {
         for ((topic, partition), entry) in b.groups().committed_all(&group) {
-            let Ok(log) = b.log(&topic, partition) else {
+            let Ok(log) = b.topics().log(&topic, partition) else {
                 continue;
             };
             let hw = log.high_watermark();
@@ -252,7 +252,7 @@ impl Collector for TieringCollector {
         let s = self.tiering.rlm().metrics().snapshot();
         let live: std::collections::HashSet<String> = self
             .broker
-            .topics()
+            .registry()
             .all()
             .into_iter()
             .map(|(n, _)| n)

@@ -74,14 +74,14 @@ impl TopicManager {
         // instead of a scan of the registry per topic (a request may name thousands).
         let norm = |n: &str| n.replace('.', "_");
         let mut taken: HashMap<String, String> = self
-            .topics()
+            .registry()
             .all()
             .into_iter()
             .map(|(n, _)| (norm(&n), n))
             .collect();
         for (index, t) in topics.into_iter().enumerate() {
             let checked = match taken.get(&norm(&t.name)) {
-                Some(existing) if *existing == t.name && self.topics().get(&t.name).is_none() => {
+                Some(existing) if *existing == t.name && self.registry().get(&t.name).is_none() => {
                     Err(Error::Protocol {
                         api: "CreateTopics".into(),
                         message: format!("topic {} is named more than once in the request", t.name),
@@ -143,7 +143,7 @@ impl TopicManager {
             }
         }
         // Then one registry write for every topic made.
-        let written = self.topics().apply(|all| {
+        let written = self.registry().apply(|all| {
             for c in &made {
                 if all.contains_key(&c.name) {
                     return Err(Error::TopicExists(c.name.clone()));
@@ -200,7 +200,7 @@ impl TopicManager {
                  (max.partitions.per.request)"
             ));
         }
-        let held = self.topics().partition_total();
+        let held = self.registry().partition_total();
         let per_broker = self.config().max_broker_partitions;
         if held + asked > per_broker {
             return Err(format!(
@@ -306,7 +306,7 @@ impl TopicManager {
                 Err(e) => answers[index] = Some(Err(e)),
             }
         }
-        let written = self.topics().apply(|all| {
+        let written = self.registry().apply(|all| {
             for (_, name, _, count) in &made {
                 let m = all
                     .get_mut(name)
@@ -336,7 +336,7 @@ impl TopicManager {
     /// The checks of one CreatePartitions entry on its own.
     fn check_growth(&self, name: &str, count: i32) -> Result<TopicMeta> {
         let meta = self
-            .topics()
+            .registry()
             .get(name)
             .ok_or_else(|| Error::UnknownTopicOrPartition(name.into()))?;
         if meta.internal {
@@ -359,7 +359,7 @@ impl TopicManager {
     /// repaired is reported and left as it is; the others are served. Each repair is a WARN; the registry is
     /// written once.
     pub(crate) fn repair_topic_registry(&self) {
-        let over_budget = self.topics().partition_total() > self.config().max_broker_partitions;
+        let over_budget = self.registry().partition_total() > self.config().max_broker_partitions;
         let mut on_disk: BTreeMap<String, BTreeSet<i32>> = BTreeMap::new();
         for l in self.log_manager().all_logs() {
             let tp = l.topic_partition();
@@ -369,7 +369,7 @@ impl TopicManager {
                 .insert(tp.partition);
         }
         let mut trim: Vec<(String, i32)> = Vec::new();
-        for (name, meta) in self.topics().all() {
+        for (name, meta) in self.registry().all() {
             if name == REMOTE_LOG_METADATA {
                 continue; // the metadata plane owns its logs
             }
@@ -416,7 +416,7 @@ impl TopicManager {
         if trim.is_empty() {
             return;
         }
-        let written = self.topics().apply(|all| {
+        let written = self.registry().apply(|all| {
             for (name, keep) in &trim {
                 if let Some(m) = all.get_mut(name) {
                     m.partitions = *keep;

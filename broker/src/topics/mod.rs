@@ -306,7 +306,7 @@ impl TopicManager {
     }
 
     /// The topic registry.
-    pub fn topics(&self) -> &TopicRegistry {
+    pub fn registry(&self) -> &TopicRegistry {
         &self.registry
     }
 

@@ -62,7 +62,7 @@ impl TxnLogs for BrokerTxnLogs {
         self.topics.ensure_transaction_state_topic()?;
         Ok(self
             .topics
-            .topics()
+            .registry()
             .get(TRANSACTION_STATE)
             .map_or(1, |m| m.partitions))
     }
