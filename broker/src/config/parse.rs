@@ -201,15 +201,7 @@ impl BrokerConfig {
             max_broker_partitions: v.value(&k::MAX_BROKER_PARTITIONS),
             log_max_open_files,
             recovery_threads_per_data_dir: v.value(&k::NUM_RECOVERY_THREADS_PER_DATA_DIR) as usize,
-            transaction: TransactionConfig {
-                state_partitions: v.value(&k::TRANSACTION_STATE_LOG_NUM_PARTITIONS),
-                state_segment_bytes: v.value(&k::TRANSACTION_STATE_LOG_SEGMENT_BYTES),
-                max_timeout_ms: v.value(&k::TRANSACTION_MAX_TIMEOUT_MS),
-                abort_interval_ms: v
-                    .value(&k::TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS)
-                    as u64,
-                partition_verification: v.value(&k::TRANSACTION_PARTITION_VERIFICATION_ENABLE),
-            },
+            transaction: transaction(&v),
             offsets_topic_num_partitions: v.value(&k::OFFSETS_TOPIC_NUM_PARTITIONS),
             offsets_topic_segment_bytes: v.value(&k::OFFSETS_TOPIC_SEGMENT_BYTES),
             group_initial_rebalance_delay_ms: v.value(&k::GROUP_INITIAL_REBALANCE_DELAY_MS) as u64,
@@ -327,6 +319,18 @@ fn log_defaults(v: &Values) -> LogConfig {
             value => Some(value.clone()),
         }
     })
+}
+
+/// The transaction coordinator's keys (`transaction.*`).
+fn transaction(v: &Values) -> TransactionConfig {
+    TransactionConfig {
+        state_partitions: v.value(&k::TRANSACTION_STATE_LOG_NUM_PARTITIONS),
+        state_segment_bytes: v.value(&k::TRANSACTION_STATE_LOG_SEGMENT_BYTES),
+        max_timeout_ms: v.value(&k::TRANSACTION_MAX_TIMEOUT_MS),
+        abort_interval_ms: v.value(&k::TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS)
+            as u64,
+        partition_verification: v.value(&k::TRANSACTION_PARTITION_VERIFICATION_ENABLE),
+    }
 }
 
 /// The log cleaner's keys (`log.cleaner.*`).

@@ -98,7 +98,9 @@ fn build_one(config: &BrokerConfig, served: &Served, data_dir: &Path) -> Result<
     let protocol = served.protocol.as_str();
     let tls = match protocol {
         "SSL" | "SASL_SSL" => {
-            let self_signed = config.config_values().bool("ssl.self.signed.enable");
+            let self_signed = config
+                .config_values()
+                .value(&crate::config::keys::SSL_SELF_SIGNED_ENABLE);
             // The developer certificate's names: where clients are told to connect, and the bound host.
             let mut hosts: Vec<String> = served.advertised.iter().map(|(h, _)| h.clone()).collect();
             hosts.push(served.bind.ip().to_string());
@@ -115,7 +117,9 @@ fn build_one(config: &BrokerConfig, served: &Served, data_dir: &Path) -> Result<
     let sasl = match protocol {
         "SASL_PLAINTEXT" | "SASL_SSL" => Some(Arc::new(sasl::SaslConfig::from_props(
             &props,
-            config.config_values().long("connections.max.reauth.ms"),
+            config
+                .config_values()
+                .value(&crate::config::keys::CONNECTIONS_MAX_REAUTH_MS),
         )?)),
         _ => None,
     };
