@@ -6,6 +6,7 @@ pub mod consumer_persist;
 pub mod consumer_record;
 mod join;
 mod kip848;
+mod offset_entry;
 pub mod offsets;
 pub mod record;
 pub mod state;

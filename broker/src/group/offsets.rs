@@ -40,21 +40,7 @@ use tokio::sync::Notify;
 use crate::error::{Error, GroupError, Result};
 use crate::topics::{TopicManager, CONSUMER_OFFSETS};
 
-/// One committed offset.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OffsetEntry {
-    /// Committed offset.
-    pub offset: i64,
-    /// Leader epoch of the committed position (-1 if unknown).
-    pub leader_epoch: i32,
-    /// Client metadata.
-    pub metadata: String,
-    /// When it was committed.
-    pub commit_timestamp: i64,
-}
-
-/// (topic, partition)
-pub type Tp = (String, i32);
+pub use super::offset_entry::{OffsetEntry, Tp};
 
 /// What the offset store writes through, handed to it at start-up: the `__consumer_offsets` logs (reached through
 /// the topic component, which recreates a partition the registry lists but the disk lost), their partition count,

@@ -6,7 +6,7 @@
 use parking_lot::Mutex;
 use std::collections::HashMap;
 
-use super::offsets::{OffsetEntry, Tp};
+use super::offset_entry::{OffsetEntry, Tp};
 
 /// One pending transactional commit: group, partition, offset, and the `__consumer_offsets` offset of its record.
 pub type PendingCommit = (String, Tp, OffsetEntry, i64);
