@@ -164,6 +164,10 @@ async fn dispatch(
             handler::offset_for_leader_epoch::handle
         ),
         ApiKey::DescribeCluster => call!(DescribeClusterRequest, handler::describe_cluster::handle),
+        ApiKey::DescribeClientQuotas => call!(
+            DescribeClientQuotasRequest,
+            handler::describe_client_quotas::handle
+        ),
         ApiKey::SaslHandshake => call!(SaslHandshakeRequest, handler::sasl::handshake),
         ApiKey::SaslAuthenticate => call!(SaslAuthenticateRequest, handler::sasl::authenticate),
         ApiKey::DescribeUserScramCredentials => call!(
@@ -264,6 +268,7 @@ pub(crate) fn decode_only(mut body: Bytes) -> bool {
         ApiKey::DeleteRecords => dec!(DeleteRecordsRequest),
         ApiKey::OffsetForLeaderEpoch => dec!(OffsetForLeaderEpochRequest),
         ApiKey::DescribeCluster => dec!(DescribeClusterRequest),
+        ApiKey::DescribeClientQuotas => dec!(DescribeClientQuotasRequest),
         ApiKey::SaslHandshake => dec!(SaslHandshakeRequest),
         ApiKey::SaslAuthenticate => dec!(SaslAuthenticateRequest),
         ApiKey::DescribeUserScramCredentials => dec!(DescribeUserScramCredentialsRequest),

@@ -452,6 +452,7 @@ throttled!(
     DeleteRecordsResponse,
     OffsetForLeaderEpochResponse,
     DescribeClusterResponse,
+    DescribeClientQuotasResponse,
     DescribeUserScramCredentialsResponse,
     AlterUserScramCredentialsResponse,
     DescribeLogDirsResponse,
