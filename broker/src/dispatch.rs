@@ -206,6 +206,9 @@ async fn dispatch(
                 handler::describe_transactions::list
             )
         }
+        ApiKey::WriteTxnMarkers => {
+            call!(WriteTxnMarkersRequest, handler::write_txn_markers::handle)
+        }
         ApiKey::DescribeProducers => {
             call!(
                 DescribeProducersRequest,
@@ -281,6 +284,7 @@ pub(crate) fn decode_only(mut body: Bytes) -> bool {
         ApiKey::DescribeTransactions => dec!(DescribeTransactionsRequest),
         ApiKey::ListTransactions => dec!(ListTransactionsRequest),
         ApiKey::DescribeProducers => dec!(DescribeProducersRequest),
+        ApiKey::WriteTxnMarkers => dec!(WriteTxnMarkersRequest),
         ApiKey::DescribeAcls => dec!(DescribeAclsRequest),
         ApiKey::CreateAcls => dec!(CreateAclsRequest),
         ApiKey::DeleteAcls => dec!(DeleteAclsRequest),

@@ -45,6 +45,8 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DescribeTransactions, 0, 0),
     (ApiKey::ListTransactions, 0, 1),
     (ApiKey::DescribeProducers, 0, 0),
+    // From admin clients aborting a hanging transaction (crate::handler::write_txn_markers); Kafka 4.0's floor.
+    (ApiKey::WriteTxnMarkers, 1, 1),
     // Advertised on every listener, as Kafka does; served before authentication on SASL listeners
     // (crate::security::sasl), answered ILLEGAL_SASL_STATE elsewhere and once authenticated.
     (ApiKey::SaslHandshake, 0, 1),
@@ -119,10 +121,16 @@ mod tests {
     }
 
     /// Kafka 3.9's oldest version of every API strata serves (its `<Api>Request.json` `validVersions`): 0 for
-    /// all of them, so every one must be answered from v0.
+    /// all of them, so every one must be answered from v0 — except WriteTxnMarkers, an inter-broker API served
+    /// only for admin clients, which have sent v1 since they could (abortTransaction came in Kafka 3.0, v1 in
+    /// 2.8); Kafka 4.0 dropped its v0 (KIP-896).
     #[test]
     fn every_api_starts_at_kafka_3_9s_oldest_version() {
         for (key, lo, _) in SUPPORTED {
+            if *key == ApiKey::WriteTxnMarkers {
+                assert_eq!(*lo, 1);
+                continue;
+            }
             assert_eq!(*lo, 0, "{key:?} refuses Kafka 3.9's v0");
             let codec = key.valid_versions().min;
             assert!(

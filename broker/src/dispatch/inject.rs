@@ -470,7 +470,11 @@ throttled!(
     ElectLeadersResponse,
 );
 
-unthrottled!(SaslHandshakeResponse, SaslAuthenticateResponse);
+unthrottled!(
+    SaslHandshakeResponse,
+    SaslAuthenticateResponse,
+    WriteTxnMarkersResponse
+);
 
 impl Adjust for FetchResponse {
     fn set_throttle_ms(&mut self, ms: i32) {

@@ -44,6 +44,7 @@ pub mod sasl;
 pub mod sync_group;
 pub mod txn_offset_commit;
 pub mod user_scram_credentials;
+pub mod write_txn_markers;
 
 use crate::error::{Error, Result};
 

@@ -429,6 +429,33 @@ impl TransactionCoordinator {
         }
     }
 
+    /// Writes one COMMIT or ABORT marker as a partition leader answering WriteTxnMarkers (what
+    /// `Admin.abortTransaction` / `kafka-transactions.sh abort` send to close a hanging transaction): appended as
+    /// the coordinator's own markers are, checked by the log against the producer's epoch and coordinator epoch,
+    /// whatever this coordinator knows of the producer.
+    pub fn write_marker(
+        &self,
+        topic: &str,
+        partition: i32,
+        commit: bool,
+        producer_id: i64,
+        producer_epoch: i16,
+        coordinator_epoch: i32,
+    ) -> Result<()> {
+        let kind = if commit {
+            ControlRecordType::Commit
+        } else {
+            ControlRecordType::Abort
+        };
+        let log = self.parts.logs.log(topic, partition)?;
+        log.append_transaction_marker(kind, producer_id, producer_epoch, coordinator_epoch, 0)?;
+        self.parts
+            .logs
+            .marker_written(topic, partition, producer_id, commit);
+        self.parts.appended.notify_waiters();
+        Ok(())
+    }
+
     /// Aborts every transaction open longer than its timeout (the old producer is fenced by the epoch bump).
     /// Returns how many.
     pub fn abort_timed_out(&self, now_ms: i64) -> Result<usize> {

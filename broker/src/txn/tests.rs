@@ -164,3 +164,27 @@ fn timed_out_transactions_are_aborted_and_prepared_ones_completed_at_load() {
     assert_eq!(b0.last_stable_offset(), b0.log_end_offset());
     assert_eq!(b0.log_end_offset(), 2, "data + COMMIT marker");
 }
+
+/// WriteTxnMarkers from an admin client (a hanging transaction the coordinator does not know): the ABORT marker
+/// closes it, the LSO moves past it; a marker with an older producer epoch is refused by the log.
+#[test]
+fn write_marker_aborts_a_hanging_transaction_and_refuses_an_old_epoch() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = Arc::new(TestLogs(
+        LogManager::open(LogManagerConfig::new(vec![dir.path().to_path_buf()])).unwrap(),
+    ));
+    let c = coordinator(logs.clone());
+    c.load().unwrap();
+    let log = logs.log("hanging", 0).unwrap();
+    txn_data(&log, 77, 3, 0);
+    assert_eq!(log.last_stable_offset(), 0, "held at the open transaction");
+    c.write_marker("hanging", 0, false, 77, 3, 0).unwrap();
+    assert_eq!(log.log_end_offset(), 2, "data + marker");
+    assert_eq!(log.last_stable_offset(), 2);
+    let refused = c.write_marker("hanging", 0, false, 77, 2, 0).unwrap_err();
+    assert_eq!(
+        crate::error_code::name(crate::error_code::code(&refused)),
+        "INVALID_PRODUCER_EPOCH",
+        "{refused}"
+    );
+}
