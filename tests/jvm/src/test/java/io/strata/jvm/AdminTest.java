@@ -498,8 +498,12 @@ class AdminTest {
   }
 
   @Test
-  void clientQuotas() {
-    unsupported(admin.describeClientQuotas(ClientQuotaFilter.all()).entities());
+  void clientQuotas() throws Exception {
+    // No client quotas are kept (nothing would enforce them): describe matches nothing, as Kafka with none set;
+    // alter is not served.
+    assertTrue(ok(admin.describeClientQuotas(ClientQuotaFilter.all()).entities()).isEmpty());
+    assertTrue(ok(admin.describeClientQuotas(ClientQuotaFilter.containsOnly(List.of(
+        org.apache.kafka.common.quota.ClientQuotaFilterComponent.ofEntity("user", "alice")))).entities()).isEmpty());
     unsupported(admin.alterClientQuotas(List.of(new ClientQuotaAlteration(
         new ClientQuotaEntity(Map.of("client-id", "c1")),
         List.of(new ClientQuotaAlteration.Op("producer_byte_rate", 1024.0))))).all());
@@ -536,8 +540,30 @@ class AdminTest {
 
   @Test
   void abortTransaction() throws Exception {
+    // A hanging transaction closed by the admin (WriteTxnMarkers to the partition leader), found with
+    // describeProducers as kafka-transactions.sh does.
     String t = topic(1);
     TopicPartition tp = new TopicPartition(t, 0);
-    unsupported(admin.abortTransaction(new AbortTransactionSpec(tp, 1L, (short) 0, 0)).all());
+    KafkaProducer<String, String> p = Clients.producer(strata, Map.of(ProducerConfig.TRANSACTIONAL_ID_CONFIG,
+        unique("admin-abort")));
+    try {
+      p.initTransactions();
+      p.beginTransaction();
+      p.send(new ProducerRecord<>(t, 0, "k", "v")).get(30, TimeUnit.SECONDS);
+      ProducerState st = ok(admin.describeProducers(List.of(tp)).all()).get(tp).activeProducers().get(0);
+      assertEquals(0L, st.currentTransactionStartOffset().orElse(-1L));
+      ok(admin.abortTransaction(new AbortTransactionSpec(tp, st.producerId(), (short) st.producerEpoch(),
+          st.coordinatorEpoch().orElse(0))).all());
+      try (KafkaConsumer<String, String> rc = Clients.consumer(strata, Map.of(
+          ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"))) {
+        assertEquals(2L, rc.endOffsets(List.of(tp)).get(tp), "data + ABORT marker: the LSO is past them");
+        rc.assign(List.of(tp));
+        assertEquals(0, Clients.pollFor(rc, Duration.ofMillis(500)).size(), "the aborted record is not read");
+      }
+      ProducerState after = ok(admin.describeProducers(List.of(tp)).all()).get(tp).activeProducers().get(0);
+      assertTrue(after.currentTransactionStartOffset().isEmpty(), "no open transaction: " + after);
+    } finally {
+      p.close(Duration.ZERO);
+    }
   }
 }
