@@ -33,7 +33,7 @@ pub enum Error {
     TempDir(#[source] std::io::Error),
     /// The broker refused its configuration or failed to start or stop.
     #[error(transparent)]
-    Broker(#[from] strata_broker::tiered::TieringError),
+    Broker(#[from] strata_broker::Error),
     /// The runtime of a broker started with [`Builder::start_blocking`] could not be built.
     #[error("building a tokio runtime: {0}")]
     Runtime(#[source] std::io::Error),

@@ -561,7 +561,9 @@ impl strata_broker::remote::RemoteLogReader for CannedRemote {
         log: std::sync::Arc<strata_storage::UnifiedLog>,
         offset: i64,
         _max_bytes: usize,
-    ) -> strata_broker::remote::BoxFuture<std::io::Result<bytes::Bytes>> {
+    ) -> strata_broker::remote::BoxFuture<
+        Result<bytes::Bytes, strata_broker::remote::RemoteReadError>,
+    > {
         self.asked
             .lock()
             .unwrap()

@@ -20,7 +20,7 @@ use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListO
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
-use strata_broker::remote::{BoxFuture, RemoteLogReader};
+use strata_broker::remote::{BoxFuture, RemoteLogReader, RemoteReadError};
 use strata_storage::UnifiedLog;
 use tokio::net::TcpStream;
 
@@ -48,13 +48,15 @@ impl RemoteLogReader for RetentionRacesRead {
         log: Arc<UnifiedLog>,
         offset: i64,
         _max_bytes: usize,
-    ) -> BoxFuture<std::io::Result<bytes::Bytes>> {
+    ) -> BoxFuture<Result<bytes::Bytes, RemoteReadError>> {
         self.asked.lock().unwrap().push(offset);
         let retention_to = *self.retention_to.lock().unwrap();
         let unavailable = *self.unavailable.lock().unwrap();
         Box::pin(async move {
             if unavailable {
-                return Err(std::io::Error::other("the object store is unavailable"));
+                return Err(RemoteReadError::Unavailable(
+                    "the object store is unavailable".into(),
+                ));
             }
             if let Some(to) = retention_to {
                 log.maybe_increment_log_start_offset(to)
@@ -65,7 +67,7 @@ impl RemoteLogReader for RetentionRacesRead {
                 offset,
                 range: format!("{}..", log.log_start_offset()),
             };
-            Err(std::io::Error::other(e))
+            Err(RemoteReadError::OffsetOutOfRange(Box::new(e)))
         })
     }
 }

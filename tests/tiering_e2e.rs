@@ -257,6 +257,12 @@ fn unreachable_remote_storage_refuses_start_with_the_probe_error() {
         msg.contains("tier") && msg.contains(&port.to_string()) && msg.contains("put"),
         "the error names the bucket, endpoint and failing call: {msg}"
     );
+    // The broker's own error, naming the subsystem that failed (not the subsystem's error type).
+    assert!(
+        matches!(&err, strata_broker::Error::Tiering { context, .. } if context == "starting tiered storage"),
+        "{err:?}"
+    );
+    assert!(msg.starts_with("starting tiered storage: "), "{msg}");
     assert!(
         started.elapsed() < Duration::from_secs(20),
         "{:?}",

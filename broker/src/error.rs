@@ -4,14 +4,14 @@
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A config property has a bad value.
-    #[error("bad config {key}={value:?}: {reason}")]
+    /// A config is not accepted (INVALID_CONFIG): a broker property at start-up, a topic config or a dynamic
+    /// broker config in a request (naming the key and the value given), or a topic's configs that break a rule
+    /// between keys (naming the topic).
+    #[error("invalid config {subject}: {reason}")]
     Config {
-        /// Kafka property name.
-        key: String,
-        /// The value given.
-        value: String,
-        /// Why it is wrong.
+        /// What is not accepted.
+        subject: ConfigSubject,
+        /// Why.
         reason: String,
     },
     /// A request could not be decoded or a response encoded.
@@ -51,24 +51,6 @@ pub enum Error {
         name: String,
         /// The existing topic.
         existing: String,
-    },
-    /// A config key or value (of a topic, or a dynamic broker config) is not accepted.
-    #[error("invalid config {key}={value:?}: {reason}")]
-    InvalidConfig {
-        /// Config key.
-        key: String,
-        /// Value given.
-        value: String,
-        /// Why it is wrong.
-        reason: String,
-    },
-    /// A topic's configs break a rule between keys (Kafka's tiered-storage rules).
-    #[error("invalid configs for topic {topic}: {reason}")]
-    ConfigRule {
-        /// The topic.
-        topic: String,
-        /// The rule broken.
-        reason: String,
     },
     /// A partition count is not valid (e.g. decreasing).
     #[error("invalid partitions: {0}")]
@@ -219,14 +201,26 @@ pub enum Error {
     LogDirOffline(std::path::PathBuf),
     /// A failed read from the remote tier of a fetch at `offset`, with the partition's log start offset after the
     /// failure ([`crate::error_code::remote_read_code`] tells the cases apart).
-    #[error("remote read at offset {offset} failed (log start now {log_start}): {source}")]
+    #[error(
+        "remote read at offset {offset} failed (log start now {log_start}): {}",
+        strata_tiering::Report(source)
+    )]
     RemoteRead {
         /// The offset fetched.
         offset: i64,
         /// The partition's log start offset after the failure.
         log_start: i64,
         /// What the tier answered.
-        source: std::io::Error,
+        source: RemoteReadError,
+    },
+    /// Tiered storage failed while the server started or stopped it, or while it served a topic change
+    /// (`context` says which); its config errors are [`Error::Config`].
+    #[error("{context}: {}", strata_tiering::Report(source.as_ref()))]
+    Tiering {
+        /// What was being done, naming the subsystem (`starting tiered storage`, `in tiered storage`, ...).
+        context: String,
+        /// The subsystem's error (`crate::tiered::TieringError`, `strata_tiering::Error`).
+        source: BoxError,
     },
     /// An ACL request: strata has no authorizer (Kafka's answer without `authorizer.class.name`).
     #[error("No Authorizer is configured on the broker (strata does not enforce ACLs)")]
@@ -486,10 +480,92 @@ pub enum GroupError {
     },
 }
 
+/// A boxed cause.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Why a read from the remote tier failed: one variant per answer the broker gives the client
+/// ([`crate::error_code::remote_read_code`]). The cause is the [`source`](std::error::Error::source).
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteReadError {
+    /// No finished remote segment holds the offset (Kafka's RemoteLogManager throws OffsetOutOfRangeException):
+    /// OFFSET_OUT_OF_RANGE, so the consumer resets instead of retrying forever.
+    #[error("no remote segment holds the offset")]
+    OffsetOutOfRange(#[source] BoxError),
+    /// The remote segment, its manifest, an index or one of its objects does not exist (Kafka's
+    /// `RemoteResourceNotFoundException`): retrying cannot help.
+    #[error("remote data is missing")]
+    Missing(#[source] BoxError),
+    /// Stored data is unreadable (does not match its manifest, does not decrypt): retrying cannot help.
+    #[error("remote data is unreadable")]
+    Unreadable(#[source] BoxError),
+    /// The tier cannot serve the read now (the object store or the remote log metadata failed, the manager is
+    /// stopping): retriable.
+    #[error("the remote tier is unavailable")]
+    Unavailable(#[source] BoxError),
+}
+
+/// What a [`Error::Config`] does not accept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigSubject {
+    /// A key and the value given.
+    Value {
+        /// The key (a broker property, a topic config, a dynamic broker config).
+        key: String,
+        /// The value given.
+        value: String,
+    },
+    /// A topic whose configs break a rule between keys (Kafka's tiered-storage rules).
+    Topic(String),
+}
+
+impl std::fmt::Display for ConfigSubject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConfigSubject::Value { key, value } => write!(f, "{key}={value:?}"),
+            ConfigSubject::Topic(topic) => write!(f, "of topic {topic}"),
+        }
+    }
+}
+
 /// The broker's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// A key with a value that is not accepted ([`Error::Config`]).
+    pub fn config(key: String, value: String, reason: String) -> Self {
+        Error::Config {
+            subject: ConfigSubject::Value { key, value },
+            reason,
+        }
+    }
+
+    /// A topic whose configs break a rule between keys ([`Error::Config`]).
+    pub fn config_rule(topic: String, reason: String) -> Self {
+        Error::Config {
+            subject: ConfigSubject::Topic(topic),
+            reason,
+        }
+    }
+
+    /// The config key a [`Error::Config`] names, if it names one.
+    pub fn config_key(&self) -> Option<&str> {
+        match self {
+            Error::Config {
+                subject: ConfigSubject::Value { key, .. },
+                ..
+            } => Some(key),
+            _ => None,
+        }
+    }
+
+    /// Tiered storage failed while doing `context` ([`Error::Tiering`]).
+    pub fn tiering(context: impl Into<String>, source: impl Into<BoxError>) -> Self {
+        Error::Tiering {
+            context: context.into(),
+            source: source.into(),
+        }
+    }
+
     /// An I/O error with context.
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io {

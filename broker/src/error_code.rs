@@ -4,7 +4,7 @@
 
 use strata_storage::Error as StorageError;
 
-use crate::error::{Error, GroupError, TxnError};
+use crate::error::{Error, GroupError, RemoteReadError, TxnError};
 
 /// No error.
 pub const NONE: i16 = 0;
@@ -249,9 +249,7 @@ pub fn code(err: &Error) -> i16 {
         Error::InvalidTopic(..) | Error::InternalTopic(_) | Error::TopicCollision { .. } => {
             INVALID_TOPIC_EXCEPTION
         }
-        Error::InvalidConfig { .. } | Error::Config { .. } | Error::ConfigRule { .. } => {
-            INVALID_CONFIG
-        }
+        Error::Config { .. } => INVALID_CONFIG,
         Error::InvalidPartitions(_) => INVALID_PARTITIONS,
         Error::PartitionLimit(_) => POLICY_VIOLATION,
         Error::InvalidReplicationFactor(_) => INVALID_REPLICATION_FACTOR,
@@ -287,6 +285,7 @@ pub fn code(err: &Error) -> i16 {
             log_start,
             source,
         } => remote_read_code(source, *offset, *log_start),
+        Error::Tiering { .. } => KAFKA_STORAGE_ERROR,
         Error::SecurityDisabled => SECURITY_DISABLED,
         Error::ElectionNotNeeded => ELECTION_NOT_NEEDED,
         Error::UnknownElectionType(_) => INVALID_REQUEST,
@@ -432,22 +431,18 @@ pub fn message(err: &Error) -> String {
 /// Remote retention may have moved the log start past `offset` between the fetch's range check and the read (the
 /// read then finds no remote segment holding it, or its objects already deleted): that is OFFSET_OUT_OF_RANGE, as
 /// Kafka answers a fetch below the log start, so the consumer resets instead of retrying forever. A failure for an
-/// offset still inside the log is the tier's: data missing or unreadable (`ErrorKind::InvalidData`) is
-/// UNKNOWN_SERVER_ERROR, as Kafka answers a `RemoteStorageException` (clients report it); anything else, e.g. an
-/// unavailable store, is KAFKA_STORAGE_ERROR, which clients retry. An offset inside the log that no finished remote
-/// segment holds (the tier's [`strata_tiering::Error::OffsetOutOfRange`], e.g. a segment whose metadata was lost
-/// after its local copy was deleted) is OFFSET_OUT_OF_RANGE too, as Kafka's RemoteLogManager answers it.
-pub fn remote_read_code(err: &std::io::Error, offset: i64, log_start_now: i64) -> i16 {
-    let no_remote_segment = err
-        .get_ref()
-        .and_then(|e| e.downcast_ref::<strata_tiering::Error>())
-        .is_some_and(|e| matches!(e, strata_tiering::Error::OffsetOutOfRange { .. }));
-    if offset < log_start_now || no_remote_segment {
-        OFFSET_OUT_OF_RANGE
-    } else if err.kind() == std::io::ErrorKind::InvalidData {
-        UNKNOWN_SERVER_ERROR
-    } else {
-        KAFKA_STORAGE_ERROR
+/// offset still inside the log is the tier's: an offset no finished remote segment holds (e.g. a segment whose
+/// metadata was lost after its local copy was deleted) is OFFSET_OUT_OF_RANGE too, as Kafka's RemoteLogManager
+/// answers it; data missing or unreadable is UNKNOWN_SERVER_ERROR, as Kafka answers a `RemoteStorageException`
+/// (clients report it); an unavailable tier is KAFKA_STORAGE_ERROR, which clients retry.
+pub fn remote_read_code(err: &RemoteReadError, offset: i64, log_start_now: i64) -> i16 {
+    if offset < log_start_now {
+        return OFFSET_OUT_OF_RANGE;
+    }
+    match err {
+        RemoteReadError::OffsetOutOfRange(_) => OFFSET_OUT_OF_RANGE,
+        RemoteReadError::Missing(_) | RemoteReadError::Unreadable(_) => UNKNOWN_SERVER_ERROR,
+        RemoteReadError::Unavailable(_) => KAFKA_STORAGE_ERROR,
     }
 }
 
@@ -464,7 +459,13 @@ pub fn storage_code(err: &StorageError) -> i16 {
         StorageError::OutOfOrderSequence { .. } => OUT_OF_ORDER_SEQUENCE_NUMBER,
         StorageError::InvalidProducerEpoch { .. } => INVALID_PRODUCER_EPOCH,
         StorageError::InvalidConfig { .. } => INVALID_CONFIG,
-        _ => KAFKA_STORAGE_ERROR,
+        StorageError::UnknownTopicOrPartition { .. } => UNKNOWN_TOPIC_OR_PARTITION,
+        // The log dir failed (an I/O error, a file that cannot be read back, a topic id that does not match the
+        // dir's): Kafka's KafkaStorageException.
+        StorageError::Storage { .. }
+        | StorageError::Io { .. }
+        | StorageError::CorruptFile { .. }
+        | StorageError::InconsistentTopicId { .. } => KAFKA_STORAGE_ERROR,
     }
 }
 

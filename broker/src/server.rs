@@ -38,7 +38,7 @@ use crate::network::limits::Connections;
 use crate::remote::hooks::TieringHooks;
 use crate::remote::RemoteLogReader;
 use crate::security::{self, ListenerSecurity};
-use crate::tiered::{configs_from_properties, Tiering, TieringConfig, TieringError};
+use crate::tiered::{configs_from_properties, Tiering, TieringConfig};
 use crate::topics::cleaner;
 use crate::topics::{self, TopicRegistry};
 
@@ -211,14 +211,16 @@ where
     }
 }
 
+/// A step run on the assembled broker before it serves ([`ServerOptions::setup`]).
+pub type SetupFn = Box<dyn FnOnce(&Arc<Broker>) -> Result<()> + Send>;
+
 /// What a caller adds to a [`Server`] before it serves (tests and embedding; the binary adds nothing).
 #[derive(Default)]
 pub struct ServerOptions {
     /// Serves Fetch below the local log start when tiered storage is off (a test's canned remote tier).
     pub remote_reader: Option<Arc<dyn RemoteLogReader>>,
     /// Runs on the assembled broker before the first client is served; an error stops start-up cleanly.
-    #[allow(clippy::type_complexity)]
-    pub setup: Option<Box<dyn FnOnce(&Arc<Broker>) -> Result<()> + Send>>,
+    pub setup: Option<SetupFn>,
 }
 
 impl std::fmt::Debug for ServerOptions {
@@ -249,11 +251,8 @@ impl std::fmt::Debug for Server {
     }
 }
 
-fn io_error(context: impl Into<String>, e: impl std::fmt::Display) -> TieringError {
-    TieringError::from(crate::Error::io(
-        context,
-        std::io::Error::other(e.to_string()),
-    ))
+fn io_error(context: impl Into<String>, e: impl std::fmt::Display) -> crate::Error {
+    crate::Error::io(context, std::io::Error::other(e.to_string()))
 }
 
 /// Opens (recovering) the logs and the topic registry. Blocking.
@@ -274,80 +273,32 @@ fn open_storage(config: &BrokerConfig) -> Result<(Arc<LogManager>, Arc<TopicRegi
 
 impl Server {
     /// Builds both configs from `props` (see [`configs_from_properties`]) and starts.
-    pub async fn start_from_properties(
-        props: &BTreeMap<String, String>,
-    ) -> Result<Server, TieringError> {
+    pub async fn start_from_properties(props: &BTreeMap<String, String>) -> Result<Server> {
         let (b, t) = configs_from_properties(props)?;
         Self::start(b, t).await
     }
 
     /// Binds every client listener, opens the logs, starts tiering, assembles the broker, then serves.
-    pub async fn start(
-        config: BrokerConfig,
-        tiering: TieringConfig,
-    ) -> Result<Server, TieringError> {
+    pub async fn start(config: BrokerConfig, tiering: TieringConfig) -> Result<Server> {
         Self::start_with(config, tiering, ServerOptions::default()).await
     }
 
-    /// Like [`start`](Self::start), with `options` added before serving.
+    /// Like [`start`](Self::start), with `options` added before serving. The steps, bottom-up: security (a bad
+    /// key or user stops start-up before anything is bound or opened) → bind the client listeners → open the
+    /// logs and the cleaner → start tiering → assemble the broker → start what runs beside it → the
+    /// `http.listener` → serve. A failed step undoes the ones before it.
     pub async fn start_with(
         config: BrokerConfig,
         tiering: TieringConfig,
         options: ServerOptions,
-    ) -> Result<Server, TieringError> {
-        // TLS keys and SASL users first: a bad one stops start-up before anything is bound or opened.
-        let mut config = config;
-        // The developer CA stays where it was made: the first log dir holding one (a new disk listed in front
-        // does not get a second CA), else the first log dir.
-        let data_dir = config
-            .log_dirs
-            .iter()
-            .find(|d| d.join("ssl").join("ca.pem").exists())
-            .or(config.log_dirs.first())
-            .cloned()
-            .unwrap_or_default();
-        // The development CA's directory (ssl.self.signed.enable) is not a partition directory.
-        config.reserved_dirs.push(data_dir.join("ssl"));
-        let security: Vec<Arc<ListenerSecurity>> = security::build(&config, &data_dir)
-            .map_err(TieringError::from)?
-            .into_iter()
-            .map(Arc::new)
-            .collect();
-        let mut sockets = Vec::new();
-        let mut listeners = Vec::new();
-        for served in config.client_listeners() {
-            let (name, bind) = (served.name, served.bind);
-            let socket = TcpListener::bind(bind).await.map_err(|e| {
-                TieringError::from(crate::Error::io(
-                    format!("binding {name} listener {bind}"),
-                    e,
-                ))
-            })?;
-            let bound = socket
-                .local_addr()
-                .map_err(|e| io_error("reading the bound address", e))?;
-            let listener = Listener::new(&name, bound, served.advertised.as_ref());
-            info!(listener = %name, protocol = %served.protocol, %bound, advertised = %format!("{}:{}", listener.advertised_host, listener.advertised_port),
-                "client listener bound");
-            listeners.push(listener);
-            sockets.push(socket);
-        }
+    ) -> Result<Server> {
+        let (config, security) = build_security(config)?;
+        let (sockets, listeners) = bind_listeners(&config).await?;
         let addrs: Vec<SocketAddr> = listeners.iter().map(|l| l.bound).collect();
         let config = Arc::new(config);
         let root = CancellationToken::new();
         let tasks = TaskTracker::new();
-
-        let c = config.clone();
-        let (logs, registry, meta_dir) = tokio::task::spawn_blocking(move || open_storage(&c))
-            .await
-            .map_err(|e| io_error("opening the logs", e))??;
-        let log_cleaner = match cleaner::open(&config, &logs) {
-            Ok(c) => c,
-            Err(e) => {
-                stop_logs(&logs, "after a failed start").await;
-                return Err(e.into());
-            }
-        };
+        let (logs, registry, meta_dir, log_cleaner) = open_logs(&config).await?;
         let http_listener = tiering.http_listener;
         let upload_limit = tiering.rsm.upload_rate_limit;
         let tiering = match Tiering::start(
@@ -363,7 +314,7 @@ impl Server {
             Ok(t) => t,
             Err(e) => {
                 stop_logs(&logs, "after a failed tiering start").await;
-                return Err(e);
+                return Err(crate::Error::tiering("starting tiered storage", e));
             }
         };
         let hooks = tiering.clone().map(|t| t as Arc<dyn TieringHooks>);
@@ -381,15 +332,7 @@ impl Server {
             cleaner: Some(log_cleaner.clone()),
             cancel: root.child_token(),
         };
-        let assembled = tokio::task::spawn_blocking(move || Broker::assemble(parts))
-            .await
-            .map_err(|e| io_error("opening the broker", e))
-            .and_then(|r| r.map_err(TieringError::from));
-        let setup = options.setup;
-        let broker = match assembled.and_then(|b| match setup {
-            Some(setup) => setup(&b).map(|()| b).map_err(TieringError::from),
-            None => Ok(b),
-        }) {
+        let broker = match assemble(parts, options.setup).await {
             Ok(b) => b,
             Err(e) => {
                 if let Some(t) = &tiering {
@@ -404,30 +347,14 @@ impl Server {
                 return Err(e);
             }
         };
-        if let Some(t) = &tiering {
-            // Remote-tier faults on demand, counted with the request-path ones.
-            let remote = t.remote_faults().clone();
-            let metrics = broker.metrics().clone();
-            remote.on_injected(Box::new(move |op, kind| {
-                metrics.fault_injected(&format!("remote_{}", op.name()), kind.name())
-            }));
-            broker.faults().set_remote(remote);
-        }
-        // Stopped by the root token, which shutdown cancels before the logs are flushed.
-        if let Some(threads) = cleaner::start(&log_cleaner, &tasks, root.child_token()) {
-            broker.topics().add_reconfigurable(threads);
-        }
-        if let Some(t) = &tiering {
-            let rlm = t.rlm().clone();
-            let statics = rlm.config().clone();
-            broker
-                .topics()
-                .add_reconfigurable(Arc::new(crate::tiered::quotas::RemoteQuotas::new(
-                    rlm,
-                    statics,
-                    upload_limit,
-                )));
-        }
+        start_beside(
+            &broker,
+            tiering.as_deref(),
+            &log_cleaner,
+            &tasks,
+            &root,
+            upload_limit,
+        );
         let http = match http_listener {
             Some(addr) => {
                 let ctx = Arc::new(HttpContext::new(broker.clone(), tiering.clone()));
@@ -435,22 +362,8 @@ impl Server {
             }
             None => None,
         };
-        if let (Some(h), Some(dir)) = (&http, config.log_dirs.first()) {
-            crate::http::client::write_addr(dir, h.local_addr());
-        }
-        // The console and JSON API have no authentication: next to listeners that require it, say so.
         if let Some(h) = &http {
-            let secured: Vec<&str> = security
-                .iter()
-                .filter(|s| s.protocol != "PLAINTEXT")
-                .map(|s| s.name.as_str())
-                .collect();
-            if !secured.is_empty() {
-                tracing::warn!(http = %h.local_addr(), secured = ?secured,
-                    loopback_only = h.local_addr().ip().is_loopback(),
-                    "http.listener (console, /api/v1, /metrics) has no authentication or TLS: whoever reaches it \
-                     reads and writes every topic; bind it to 127.0.0.1 or turn it off (http.listener=)");
-            }
+            announce_http(h, &config, &security);
         }
         let serving = tasks.spawn(run(sockets, security, broker.clone()));
         Ok(Server {
@@ -491,7 +404,7 @@ impl Server {
 
     /// Stops accepting, drains connections, stops tiering, waits for every task, then flushes the logs and
     /// writes the clean-shutdown marker.
-    pub async fn shutdown(mut self) -> Result<(), TieringError> {
+    pub async fn shutdown(mut self) -> Result<()> {
         self.broker.cancel_token().cancel();
         if let Some(serving) = self.serving.take() {
             let _ = serving.await;
@@ -503,7 +416,10 @@ impl Server {
             }
         }
         let tiered = match &self.tiering {
-            Some(t) => t.shutdown().await,
+            Some(t) => t
+                .shutdown()
+                .await
+                .map_err(|e| crate::Error::tiering("stopping tiered storage", e)),
             None => Ok(()),
         };
         self.root.cancel();
@@ -525,9 +441,137 @@ impl Server {
     }
 
     /// Runs until `signal` completes, then shuts down like [`shutdown`](Self::shutdown).
-    pub async fn run_until(self, signal: impl Future) -> Result<(), TieringError> {
+    pub async fn run_until(self, signal: impl Future) -> Result<()> {
         signal.await;
         self.shutdown().await
+    }
+}
+
+/// TLS keys and SASL users of every client listener, read first: a bad one stops start-up before anything is
+/// bound or opened. The developer CA stays where it was made: the first log dir holding one (a new disk listed in
+/// front does not get a second CA), else the first log dir; its directory is not a partition directory.
+fn build_security(mut config: BrokerConfig) -> Result<(BrokerConfig, Vec<Arc<ListenerSecurity>>)> {
+    let data_dir = config
+        .log_dirs
+        .iter()
+        .find(|d| d.join("ssl").join("ca.pem").exists())
+        .or(config.log_dirs.first())
+        .cloned()
+        .unwrap_or_default();
+    config.reserved_dirs.push(data_dir.join("ssl"));
+    let security = security::build(&config, &data_dir)?
+        .into_iter()
+        .map(Arc::new)
+        .collect();
+    Ok((config, security))
+}
+
+/// Binds every client listener (in the order of `listeners`), with the address each advertises.
+async fn bind_listeners(config: &BrokerConfig) -> Result<(Vec<TcpListener>, Vec<Listener>)> {
+    let mut sockets = Vec::new();
+    let mut listeners = Vec::new();
+    for served in config.client_listeners() {
+        let (name, bind) = (served.name, served.bind);
+        let socket = TcpListener::bind(bind)
+            .await
+            .map_err(|e| crate::Error::io(format!("binding {name} listener {bind}"), e))?;
+        let bound = socket
+            .local_addr()
+            .map_err(|e| io_error("reading the bound address", e))?;
+        let listener = Listener::new(&name, bound, served.advertised.as_ref());
+        info!(listener = %name, protocol = %served.protocol, %bound, advertised = %format!("{}:{}", listener.advertised_host, listener.advertised_port),
+            "client listener bound");
+        listeners.push(listener);
+        sockets.push(socket);
+    }
+    Ok((sockets, listeners))
+}
+
+/// Opens (recovering) the logs and the topic registry on the blocking pool, then the log cleaner (the logs are
+/// shut down again if it fails).
+async fn open_logs(
+    config: &Arc<BrokerConfig>,
+) -> Result<(
+    Arc<LogManager>,
+    Arc<TopicRegistry>,
+    PathBuf,
+    Arc<strata_storage::LogCleaner>,
+)> {
+    let c = config.clone();
+    let (logs, registry, meta_dir) = tokio::task::spawn_blocking(move || open_storage(&c))
+        .await
+        .map_err(|e| io_error("opening the logs", e))??;
+    match cleaner::open(config, &logs) {
+        Ok(c) => Ok((logs, registry, meta_dir, c)),
+        Err(e) => {
+            stop_logs(&logs, "after a failed start").await;
+            Err(e.into())
+        }
+    }
+}
+
+/// Assembles the broker's components on the blocking pool, then runs the caller's `setup` on it.
+async fn assemble(parts: Parts, setup: Option<SetupFn>) -> Result<Arc<Broker>> {
+    let broker = tokio::task::spawn_blocking(move || Broker::assemble(parts))
+        .await
+        .map_err(|e| io_error("opening the broker", e))??;
+    if let Some(setup) = setup {
+        setup(&broker)?;
+    }
+    Ok(broker)
+}
+
+/// What runs beside the assembled broker: remote-tier faults counted with the request-path ones, the cleaner's
+/// threads (stopped by the root token, which shutdown cancels before the logs are flushed), and the remote
+/// storage quotas as dynamic broker configs.
+fn start_beside(
+    broker: &Arc<Broker>,
+    tiering: Option<&Tiering>,
+    log_cleaner: &Arc<strata_storage::LogCleaner>,
+    tasks: &TaskTracker,
+    root: &CancellationToken,
+    upload_limit: Option<u64>,
+) {
+    if let Some(t) = tiering {
+        let remote = t.remote_faults().clone();
+        let metrics = broker.metrics().clone();
+        remote.on_injected(Box::new(move |op, kind| {
+            metrics.fault_injected(&format!("remote_{}", op.name()), kind.name())
+        }));
+        broker.faults().set_remote(remote);
+    }
+    if let Some(threads) = cleaner::start(log_cleaner, tasks, root.child_token()) {
+        broker.topics().add_reconfigurable(threads);
+    }
+    if let Some(t) = tiering {
+        let rlm = t.rlm().clone();
+        let statics = rlm.config().clone();
+        broker
+            .topics()
+            .add_reconfigurable(Arc::new(crate::tiered::quotas::RemoteQuotas::new(
+                rlm,
+                statics,
+                upload_limit,
+            )));
+    }
+}
+
+/// Writes the bound `http.listener` address next to the data (for `strata` admin commands) and, next to
+/// listeners that require authentication, warns that the console and JSON API have none.
+fn announce_http(h: &HttpServer, config: &BrokerConfig, security: &[Arc<ListenerSecurity>]) {
+    if let Some(dir) = config.log_dirs.first() {
+        crate::http::client::write_addr(dir, h.local_addr());
+    }
+    let secured: Vec<&str> = security
+        .iter()
+        .filter(|s| s.protocol != "PLAINTEXT")
+        .map(|s| s.name.as_str())
+        .collect();
+    if !secured.is_empty() {
+        tracing::warn!(http = %h.local_addr(), secured = ?secured,
+            loopback_only = h.local_addr().ip().is_loopback(),
+            "http.listener (console, /api/v1, /metrics) has no authentication or TLS: whoever reaches it \
+             reads and writes every topic; bind it to 127.0.0.1 or turn it off (http.listener=)");
     }
 }
 

@@ -8,10 +8,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// one variant per thing a caller decides on, the context in fields and the cause as [`source`](std::error::Error::source)
 /// (messages do not repeat it: render the chain with [`Report`]).
 ///
-/// Broker mapping: `Config` / `PolicyViolation` → INVALID_CONFIG; `OffsetOutOfRange` → OFFSET_OUT_OF_RANGE;
-/// `UnknownPartition` → UNKNOWN_TOPIC_OR_PARTITION; `Deferred` → a fetch without remote records this time;
-/// `NotFound` / `Corrupt` → UNKNOWN_SERVER_ERROR (retrying cannot help); anything else → KAFKA_STORAGE_ERROR
-/// (clients retry).
+/// Callers decide by [`Error::class`] (the broker's mapping to Kafka codes is per [`ErrorClass`]).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -136,23 +133,53 @@ pub enum Deferral {
 /// The crate's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// What a caller can do about an [`Error`]: one class per decision, from [`Error::class`]. Not
+/// `#[non_exhaustive]` on purpose: a caller matches every class (the broker picks a Kafka code per class), so a new
+/// class does not compile until each caller decided what it means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// A bad property or a topic config rule broken ([`Error::Config`], [`Error::PolicyViolation`]).
+    Config,
+    /// No remote segment holds the offset ([`Error::OffsetOutOfRange`]).
+    OffsetOutOfRange,
+    /// The partition has no local log here ([`Error::UnknownPartition`]).
+    UnknownPartition,
+    /// The read was not started or not finished in time ([`Error::Deferred`]): no records this time.
+    Deferred,
+    /// The segment, its manifest, an index or an object does not exist ([`Error::NotFound`]): retrying cannot help.
+    Missing,
+    /// Stored data is unreadable ([`Error::Corrupt`]): retrying cannot help.
+    Unreadable,
+    /// The store, a local file, the metadata or a task failed, the work was cancelled, or a range was out of a
+    /// segment ([`Error::Unavailable`], [`Error::Cancelled`], [`Error::InvalidRange`]): retriable.
+    Unavailable,
+}
+
 impl Error {
+    /// The error's [`ErrorClass`] (a shared error's is its inner one's).
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            Error::Config { .. } | Error::PolicyViolation { .. } => ErrorClass::Config,
+            Error::OffsetOutOfRange { .. } => ErrorClass::OffsetOutOfRange,
+            Error::UnknownPartition { .. } => ErrorClass::UnknownPartition,
+            Error::Deferred { .. } => ErrorClass::Deferred,
+            Error::NotFound { .. } => ErrorClass::Missing,
+            Error::Corrupt { .. } => ErrorClass::Unreadable,
+            Error::Unavailable { .. } | Error::Cancelled | Error::InvalidRange { .. } => {
+                ErrorClass::Unavailable
+            }
+            Error::Shared(e) => e.class(),
+        }
+    }
+
     /// True for Kafka's `RemoteResourceNotFoundException`.
     pub fn is_not_found(&self) -> bool {
-        match self {
-            Error::NotFound { .. } => true,
-            Error::Shared(e) => e.is_not_found(),
-            _ => false,
-        }
+        self.class() == ErrorClass::Missing
     }
 
     /// Whether retrying cannot help: the data is missing or unreadable (as opposed to a store that is unavailable).
     pub fn is_permanent(&self) -> bool {
-        match self {
-            Error::NotFound { .. } | Error::Corrupt { .. } => true,
-            Error::Shared(e) => e.is_permanent(),
-            _ => false,
-        }
+        matches!(self.class(), ErrorClass::Missing | ErrorClass::Unreadable)
     }
 
     /// Unwraps an error shared through a cache loader.

@@ -53,7 +53,7 @@ pub use config::{
     RSM_KEYS,
 };
 pub use custom::SegmentCustomMetadata;
-pub use error::{BoxError, Deferral, Error, Report, Result};
+pub use error::{BoxError, Deferral, Error, ErrorClass, Report, Result};
 pub use rlm::{RemoteLogManager, RemoteLogManagerConfig};
 pub use rsm::{
     IndexType, LogSegmentData, RemoteStorageManager, RemoteStorageManagerExt, SegmentStream,

@@ -3,15 +3,19 @@ use futures::TryStreamExt;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
+use crate::backend::BackendDescription;
 use crate::error::{BoxError, Error, Result};
-use crate::rsm_impl::Inner;
 
 const PROBE_LEN: usize = 256;
 
-pub(crate) async fn check(inner: &Inner) -> Result<()> {
-    let dir = format!("{}_strata_probe", inner.config.key_prefix);
+/// Probes `store` (described by `b`) under `key_prefix`; the error names the backend and the failing call.
+pub(crate) async fn check(
+    store: &dyn ObjectStore,
+    key_prefix: &str,
+    b: &BackendDescription,
+) -> Result<()> {
+    let dir = format!("{key_prefix}_strata_probe");
     let key = Path::from(format!("{dir}/{}", uuid::Uuid::new_v4()));
-    let b = &inner.backend;
     let probe = format!(
         "remote storage check probe {key} on backend {} (bucket {}, endpoint {}, region {})",
         b.backend, b.bucket, b.endpoint, b.region
@@ -21,7 +25,6 @@ pub(crate) async fn check(inner: &Inner) -> Result<()> {
         what: probe.clone(),
         source,
     };
-    let store: &dyn ObjectStore = inner.store.as_ref();
     let body: Vec<u8> = (0..PROBE_LEN).map(|i| (i * 7 % 251) as u8).collect();
     store
         .put(&key, PutPayload::from(body.clone()))
@@ -59,6 +62,6 @@ pub(crate) async fn check(inner: &Inner) -> Result<()> {
         .delete(&key)
         .await
         .map_err(|e| fail("delete", Box::new(e)))?;
-    tracing::info!(backend = inner.backend.backend, bucket = %inner.backend.bucket, "remote storage reachable");
+    tracing::info!(backend = b.backend, bucket = %b.bucket, "remote storage reachable");
     Ok(())
 }

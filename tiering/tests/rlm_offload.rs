@@ -463,7 +463,7 @@ async fn a_roll_starts_its_partitions_copy_without_waiting_for_the_interval() {
     let h = Harness::open(dir.path(), &s3, config, false).await;
     let idle = h.create_log("idle", 0, 0xE1);
     let busy = h.create_log("busy", 0, 0xE2);
-    h.rlm.start(h.cancel.clone());
+    h.rlm.start();
     for round in 0..3 {
         append(&busy, 12, 1_000 + round * 100);
         wait_until(
@@ -488,7 +488,7 @@ async fn copy_and_expiry_side_by_side_lose_no_segment() {
     let h = Harness::open(dir.path(), &s3, fast_config(), false).await;
     let log = h.create_log("busy", 0, 0xC7);
     let tip = tip(&log);
-    h.rlm.start(h.cancel.clone());
+    h.rlm.start();
     for round in 0..60 {
         // Each round rolls about one segment: both tasks are woken every time.
         append(&log, 7, 10_000 + round * 10);

@@ -25,7 +25,7 @@ async fn outage_holds_local_deletion_then_copying_resumes_without_loss_or_orphan
         h.faulty.inject(Op::Put, nth, Fault::Fail);
         h.faulty.inject(Op::CreateMultipart, nth, Fault::Fail);
     }
-    h.rlm.start(h.cancel.clone());
+    h.rlm.start();
     let log = h.create_log("payments", 0, 0xE5);
     let tip = tip(&log);
     append(&log, 20, 1_000);
@@ -124,7 +124,7 @@ async fn copy_lag_gauge_reports_the_backlog_while_an_upload_hangs() {
     let rolled = log.rolled_segments().len();
     assert!(rolled >= 3, "only {rolled} segments rolled");
     h.faulty.inject(Op::Put, 1, Fault::Hang);
-    h.rlm.start(h.cancel.clone());
+    h.rlm.start();
 
     let gauge = |h: &Harness| -> Option<u64> {
         let text = h.rlm.render_metrics();
@@ -183,7 +183,7 @@ async fn failing_remote_deletes_are_retried_with_backoff() {
     let mut cfg = log.config();
     cfg.retention_ms = 60_000;
     log.update_config(cfg).expect("config");
-    h.rlm.start(h.cancel.clone());
+    h.rlm.start();
     wait_until(Duration::from_secs(10), "a retried delete", || {
         h.faulty.calls(Op::Delete) > 3
     })
@@ -348,7 +348,7 @@ async fn remote_expiry_runs_while_the_same_partitions_upload_hangs() {
     cfg.retention_ms = 60_000;
     log.update_config(cfg).expect("config");
     let puts = h.faulty.calls(Op::Put);
-    h.rlm.start(h.cancel.clone());
+    h.rlm.start();
     wait_until(Duration::from_secs(20), "the next upload to hang", || {
         h.faulty.calls(Op::Put) > puts
     })
@@ -387,7 +387,7 @@ async fn an_upload_failing_after_its_log_was_deleted_is_not_a_copy_error() {
         .inject(Op::Put, 1, Fault::FailAfter(Duration::from_millis(300)));
     let log = h.create_log("gone", 0, 77);
     append(&log, 40, 1_000);
-    h.rlm.start(h.cancel.clone());
+    h.rlm.start();
     wait_until(Duration::from_secs(20), "the first upload to start", || {
         h.faulty.calls(Op::Put) >= 1
     })

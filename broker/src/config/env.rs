@@ -98,13 +98,12 @@ pub fn cluster_id_from_env<'a>(
     }
     match strata_storage::parse_kafka_uuid(v) {
         Some(_) => Ok(Some(v.to_string())),
-        None => Err(crate::Error::Config {
-            key: "CLUSTER_ID".into(),
-            value: v.to_string(),
-            reason: "not a Kafka cluster id (22 characters of URL-safe base64, as `kafka-storage random-uuid` \
-                     prints)"
+        None => Err(crate::Error::config(
+            "CLUSTER_ID".into(),
+            v.to_string(),
+            "not a Kafka cluster id (22 characters of URL-safe base64, as `kafka-storage random-uuid` prints)"
                 .into(),
-        }),
+        )),
     }
 }
 

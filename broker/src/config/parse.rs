@@ -18,31 +18,25 @@ use super::{
 use crate::error::{Error, Result};
 
 pub(super) fn bad(key: &str, value: &str, reason: impl Into<String>) -> Error {
-    Error::Config {
-        key: key.to_string(),
-        value: value.to_string(),
-        reason: reason.into(),
-    }
+    Error::config(key.to_string(), value.to_string(), reason.into())
 }
 
 fn from_config_error(e: ConfigError) -> Error {
     match e {
-        ConfigError::BadValue { key, value, reason } => Error::Config { key, value, reason },
-        ConfigError::Unsupported { key, value, reason } => Error::Config {
+        ConfigError::BadValue { key, value, reason } => Error::config(key, value, reason),
+        ConfigError::Unsupported { key, value, reason } => {
+            Error::config(key, value, format!("not supported: {reason}"))
+        }
+        ConfigError::Unknown { key, suggestion } => Error::config(
             key,
-            value,
-            reason: format!("not supported: {reason}"),
-        },
-        ConfigError::Unknown { key, suggestion } => Error::Config {
-            key,
-            value: String::new(),
-            reason: format!(
+            String::new(),
+            format!(
                 "unknown configuration{}",
                 suggestion
                     .map(|s| format!(" (did you mean {s}?)"))
                     .unwrap_or_default()
             ),
-        },
+        ),
         other => bad("(broker)", "", other.to_string()),
     }
 }

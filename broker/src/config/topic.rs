@@ -31,17 +31,13 @@ pub static TOPIC_KEYS: LazyLock<Vec<TopicKey>> = LazyLock::new(|| {
         .collect()
 });
 
-/// A storage config error as the broker's [`Error::InvalidConfig`] (INVALID_CONFIG, naming key and value).
+/// A storage config error as the broker's [`Error::Config`] (INVALID_CONFIG, naming key and value).
 pub fn from_storage(e: strata_storage::Error) -> Error {
     match e {
         strata_storage::Error::InvalidConfig { key, value, reason } => {
-            Error::InvalidConfig { key, value, reason }
+            Error::config(key, value, reason)
         }
-        other => Error::InvalidConfig {
-            key: "(topic config)".into(),
-            value: String::new(),
-            reason: other.to_string(),
-        },
+        other => Error::config("(topic config)".into(), String::new(), other.to_string()),
     }
 }
 
@@ -68,6 +64,7 @@ pub fn value_of(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ConfigSubject;
 
     fn o(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
@@ -91,7 +88,7 @@ mod tests {
     #[test]
     fn unknown_key_is_invalid_config_with_a_suggestion() {
         let err = log_config(&LogConfig::default(), &o(&[("segment.byte", "1")])).unwrap_err();
-        assert!(matches!(&err, Error::InvalidConfig { key, .. } if key == "segment.byte"));
+        assert_eq!(err.config_key(), Some("segment.byte"), "{err}");
         assert!(
             err.to_string().contains("did you mean segment.bytes"),
             "{err}"
@@ -120,7 +117,7 @@ mod tests {
     fn bad_number_is_invalid_config_naming_key_and_value() {
         let err = log_config(&LogConfig::default(), &o(&[("retention.ms", "soon")])).unwrap_err();
         assert!(
-            matches!(&err, Error::InvalidConfig { key, value, .. } if key == "retention.ms" && value == "soon")
+            matches!(&err, Error::Config { subject: ConfigSubject::Value { key, value }, .. } if key == "retention.ms" && value == "soon")
         );
     }
 

@@ -183,14 +183,7 @@ fn every_typed_error_maps_to_its_kafka_code() {
         assert_eq!(of::<(), _>(&Err(e.clone())), *want, "{e:?}");
     }
     let errors: Vec<(Error, i16)> = vec![
-        (
-            Error::Config {
-                key: s(),
-                value: s(),
-                reason: s(),
-            },
-            40,
-        ),
+        (Error::config(s(), s(), s()), 40),
         (
             Error::Protocol {
                 api: s(),
@@ -211,6 +204,12 @@ fn every_typed_error_maps_to_its_kafka_code() {
             Error::Storage(StorageError::InvalidTimestamp { reason: s() }),
             32,
         ),
+        (
+            Error::Storage(StorageError::UnknownTopicOrPartition {
+                tp: strata_storage::TopicPartition::new("t", 0),
+            }),
+            3,
+        ),
         (Error::io("x", io(std::io::ErrorKind::Other)), 56),
         (Error::UnknownTopicOrPartition(s()), 3),
         (Error::TopicExists(s()), 36),
@@ -222,20 +221,13 @@ fn every_typed_error_maps_to_its_kafka_code() {
             },
             17,
         ),
+        (Error::config_rule(s(), s()), 40),
         (
-            Error::InvalidConfig {
-                key: s(),
-                value: s(),
-                reason: s(),
-            },
-            40,
-        ),
-        (
-            Error::ConfigRule {
-                topic: s(),
-                reason: s(),
-            },
-            40,
+            Error::tiering(
+                "starting tiered storage",
+                crate::tiered::TieringError::Tiering(strata_tiering::Error::Cancelled),
+            ),
+            56,
         ),
         (Error::InvalidPartitions(s()), 37),
         (Error::PartitionLimit(s()), 44),
@@ -318,43 +310,22 @@ fn every_typed_error_maps_to_its_kafka_code() {
         (Error::ScramUserNotFound(s()), 91),
         (Error::DuplicateScramUser(s()), 92),
         (Error::UnacceptableCredential(s()), 93),
-        // A remote read: below the log start now, corrupt, unavailable (cases of `remote_read_code`).
+        // A remote read: below the log start now, out of the remote range, missing, unreadable, unavailable
+        // (cases of `remote_read_code`).
+        (remote_read(1, 5, unavailable()), 1),
         (
-            Error::RemoteRead {
-                offset: 1,
-                log_start: 5,
-                source: io(std::io::ErrorKind::Other),
-            },
+            remote_read(5, 0, RemoteReadError::OffsetOutOfRange("none".into())),
             1,
         ),
         (
-            Error::RemoteRead {
-                offset: 5,
-                log_start: 5,
-                source: io(std::io::ErrorKind::InvalidData),
-            },
+            remote_read(5, 5, RemoteReadError::Missing("no such object".into())),
             -1,
         ),
         (
-            Error::RemoteRead {
-                offset: 5,
-                log_start: 5,
-                source: io(std::io::ErrorKind::Other),
-            },
-            56,
+            remote_read(5, 5, RemoteReadError::Unreadable("bad tag".into())),
+            -1,
         ),
-        (
-            Error::RemoteRead {
-                offset: 5,
-                log_start: 0,
-                source: std::io::Error::other(strata_tiering::Error::OffsetOutOfRange {
-                    tp: strata_storage::TopicPartition::new("t", 0),
-                    offset: 5,
-                    range: "none".into(),
-                }),
-            },
-            1,
-        ),
+        (remote_read(5, 5, unavailable()), 56),
         (Error::Internal(s()), -1),
         (Error::SecurityDisabled, 54),
         (Error::ElectionNotNeeded, 84),
@@ -485,14 +456,46 @@ fn error_messages_name_the_refused_value() {
     );
 }
 
+fn remote_read(offset: i64, log_start: i64, source: RemoteReadError) -> Error {
+    Error::RemoteRead {
+        offset,
+        log_start,
+        source,
+    }
+}
+
+fn unavailable() -> RemoteReadError {
+    RemoteReadError::Unavailable("connection refused".into())
+}
+
 #[test]
 fn a_remote_read_below_the_moved_log_start_is_offset_out_of_range() {
-    let gone =
-        std::io::Error::other("offset 450 is not in remote storage (remote segments cover 600..)");
-    assert_eq!(remote_read_code(&gone, 450, 600), OFFSET_OUT_OF_RANGE);
-    let missing = std::io::Error::new(std::io::ErrorKind::InvalidData, "no such object");
-    assert_eq!(remote_read_code(&missing, 450, 600), OFFSET_OUT_OF_RANGE);
+    let gone = || {
+        RemoteReadError::OffsetOutOfRange(
+            "offset 450 is not in remote storage (remote segments cover 600..)".into(),
+        )
+    };
+    let missing = || RemoteReadError::Missing("no such object".into());
+    assert_eq!(remote_read_code(&gone(), 450, 600), OFFSET_OUT_OF_RANGE);
+    assert_eq!(remote_read_code(&missing(), 450, 600), OFFSET_OUT_OF_RANGE);
+    assert_eq!(
+        remote_read_code(&unavailable(), 450, 600),
+        OFFSET_OUT_OF_RANGE
+    );
     // Inside the log range the tier's own failure stands.
-    assert_eq!(remote_read_code(&gone, 650, 600), KAFKA_STORAGE_ERROR);
-    assert_eq!(remote_read_code(&missing, 650, 600), UNKNOWN_SERVER_ERROR);
+    assert_eq!(remote_read_code(&gone(), 650, 600), OFFSET_OUT_OF_RANGE);
+    assert_eq!(remote_read_code(&missing(), 650, 600), UNKNOWN_SERVER_ERROR);
+    assert_eq!(
+        remote_read_code(&unavailable(), 650, 600),
+        KAFKA_STORAGE_ERROR
+    );
+}
+
+#[test]
+fn a_remote_read_error_names_the_offset_and_the_cause_chain() {
+    let e = remote_read(7, 0, RemoteReadError::Missing("object t/0/abc.log".into()));
+    assert_eq!(
+        e.to_string(),
+        "remote read at offset 7 failed (log start now 0): remote data is missing: object t/0/abc.log"
+    );
 }

@@ -153,13 +153,17 @@ async fn aborted_in(
     log: &Arc<UnifiedLog>,
     offset: i64,
     records: &Bytes,
-) -> std::io::Result<Vec<AbortedTransaction>> {
+) -> Result<Vec<AbortedTransaction>> {
     let end = end_offset(records, offset);
-    let mut all = reader.aborted(log.clone(), offset, end).await?;
-    all.extend(
-        log.collect_aborted(offset, end)
-            .map_err(|e| std::io::Error::other(e.to_string()))?,
-    );
+    let mut all = reader
+        .aborted(log.clone(), offset, end)
+        .await
+        .map_err(|source| Error::RemoteRead {
+            offset,
+            log_start: log.log_start_offset(),
+            source,
+        })?;
+    all.extend(log.collect_aborted(offset, end)?);
     all.sort_by_key(|t| (t.first_offset, t.producer_id));
     all.dedup();
     Ok(all
@@ -207,13 +211,21 @@ async fn read_remote(
                         .await
                         .map(|a| (records, Some(a)))
                 }
-                r => r.map(|records| (records, None)),
+                // Remote retention may have moved the log start past the offset since the range check: the
+                // code is decided against the log start now (OFFSET_OUT_OF_RANGE then, with the new start).
+                r => r
+                    .map(|records| (records, None))
+                    .map_err(|source| Error::RemoteRead {
+                        offset,
+                        log_start: log.log_start_offset(),
+                        source,
+                    }),
             };
-            (ti, pi, log, offset, r)
+            (ti, pi, log, r)
         }
     });
     let mut total = 0;
-    for (ti, pi, log, offset, result) in futures::future::join_all(reads).await {
+    for (ti, pi, log, result) in futures::future::join_all(reads).await {
         let p = &mut parts[ti][pi];
         match result {
             Ok((records, aborted)) => {
@@ -224,17 +236,9 @@ async fn read_remote(
                 }
             }
             Err(e) => {
-                // Remote retention may have moved the log start past the offset since the range check: the
-                // code is decided against the log start now (OFFSET_OUT_OF_RANGE then, with the new start).
-                let log_start = log.log_start_offset();
-                let e = Error::RemoteRead {
-                    offset,
-                    log_start,
-                    source: e,
-                };
                 p.error_code = error_code::code(&e);
                 if e.is_offset_out_of_range() {
-                    p.log_start_offset = log_start;
+                    p.log_start_offset = log.log_start_offset();
                 }
                 tracing::debug!(tp = %log.topic_partition(), code = p.error_code, error = %e,
                     "remote read failed");

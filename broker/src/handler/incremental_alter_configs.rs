@@ -83,19 +83,13 @@ fn apply_ops(
                 configs.insert(key, list.join(","));
             }
             OP_APPEND | OP_SUBTRACT => {
-                return Err(Error::InvalidConfig {
+                return Err(Error::config(
                     key,
                     value,
-                    reason: "APPEND and SUBTRACT apply only to list configs".into(),
-                });
+                    "APPEND and SUBTRACT apply only to list configs".into(),
+                ));
             }
-            op => {
-                return Err(Error::InvalidConfig {
-                    key,
-                    value,
-                    reason: format!("unknown operation {op}"),
-                })
-            }
+            op => return Err(Error::config(key, value, format!("unknown operation {op}"))),
         }
     }
     Ok(())

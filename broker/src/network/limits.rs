@@ -188,10 +188,12 @@ impl Connections {
         })?;
         let per_ip_overrides = match values.get("max.connections.per.ip.overrides") {
             None => self.statics.per_ip_overrides.clone(),
-            Some(raw) => parse_ip_overrides(raw).map_err(|reason| Error::InvalidConfig {
-                key: "max.connections.per.ip.overrides".into(),
-                value: raw.clone(),
-                reason,
+            Some(raw) => parse_ip_overrides(raw).map_err(|reason| {
+                Error::config(
+                    "max.connections.per.ip.overrides".into(),
+                    raw.clone(),
+                    reason,
+                )
             })?,
         };
         Ok(Limits {

@@ -20,7 +20,7 @@ use crate::remote::RemoteLogReader;
 /// # Contract
 /// - Present only while `remote.log.storage.system.enable=true` and the tier started; absent, the broker serves
 ///   local data only.
-/// - Errors are the tier's: a rule broken is [`Error::ConfigRule`] / [`Error::InvalidConfig`]; a store failure
+/// - Errors are the tier's: a rule broken or a bad value is [`Error::Config`]; a store failure
 ///   [`Error::Io`] (KAFKA_STORAGE_ERROR).
 pub trait TieringHooks: Send + Sync + 'static {
     /// Serves Fetch below the local log start.
@@ -30,15 +30,9 @@ pub trait TieringHooks: Send + Sync + 'static {
     /// `remote.storage.enable` back on waits for it).
     fn remote_delete_pending(&self, topic: &str) -> bool;
 
-    /// A topic's configs were applied (CreateTopics, AlterConfigs): its policy reaches the RemoteLogManager;
-    /// [`ConfigChangeAction::DeleteRemoteData`] deletes its remote data in the background. Blocking.
-    fn topic_config_applied(
-        &self,
-        topic: &str,
-        configs: &BTreeMap<String, String>,
-        remote_enabled: bool,
-        action: ConfigChangeAction,
-    );
+    /// A topic's configs were applied to its logs (CreateTopics, AlterConfigs), where the RemoteLogManager reads
+    /// them; [`ConfigChangeAction::DeleteRemoteData`] deletes its remote data in the background. Blocking.
+    fn topic_config_applied(&self, topic: &str, remote_enabled: bool, action: ConfigChangeAction);
 
     /// DeleteTopics, before the local logs go: records the deletion of the topic's remote data and deletes it in
     /// the background. An error keeps the topic. Blocking.
@@ -62,23 +56,18 @@ pub trait TieringHooks: Send + Sync + 'static {
 }
 
 /// A tiering failure as the broker reports it: a bad property INVALID_CONFIG naming it, a broken rule
-/// INVALID_CONFIG naming the topic, anything else a storage error.
+/// INVALID_CONFIG naming the topic, anything else [`Error::Tiering`] (a storage error). Only the two config
+/// variants are picked out (by field); every other error is kept whole as the source, so the wildcard loses
+/// nothing.
 pub fn tiering_error(e: strata_tiering::Error) -> Error {
     match e {
         strata_tiering::Error::Config {
             key, value, reason, ..
-        } => Error::InvalidConfig {
-            key,
-            value: value.unwrap_or_default(),
-            reason,
-        },
+        } => Error::config(key, value.unwrap_or_default(), reason),
         strata_tiering::Error::PolicyViolation { topic, reason } => {
-            Error::ConfigRule { topic, reason }
+            Error::config_rule(topic, reason)
         }
-        other => Error::io(
-            "tiered storage",
-            std::io::Error::other(strata_tiering::Report(&other).to_string()),
-        ),
+        other => Error::tiering("in tiered storage", other),
     }
 }
 
@@ -115,8 +104,17 @@ mod tests {
     fn tiering_a_topic_while_the_system_is_off_is_invalid_config() {
         let err = check_tiering_rules(false, "t", None, &map(&[("remote.storage.enable", "true")]))
             .expect_err("system off");
-        // ConfigRule is INVALID_CONFIG (pinned by error_code's table test).
-        assert!(matches!(err, Error::ConfigRule { .. }), "{err:?}");
+        // Config is INVALID_CONFIG (pinned by error_code's table test).
+        assert!(
+            matches!(
+                err,
+                Error::Config {
+                    subject: crate::error::ConfigSubject::Topic(_),
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
         let ok = check_tiering_rules(false, "t", None, &map(&[("retention.ms", "1000")]));
         assert!(matches!(ok, Ok(ConfigChangeAction::None)), "{ok:?}");
     }

@@ -10,6 +10,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 use strata_storage::UnifiedLog;
 
+pub use crate::error::RemoteReadError;
+
 /// A boxed, sendable future.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
@@ -19,9 +21,8 @@ pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 /// - Called only for `log.log_start_offset() <= offset < log.local_log_start_offset()`.
 /// - Returns whole batches starting with the batch that contains `offset`, at most `max_bytes` unless the first
 ///   batch alone is larger (it is then returned whole, as Kafka does); an empty `Bytes` when nothing is found.
-/// - Errors are failures of the remote tier. `ErrorKind::InvalidData` means the data is missing or unreadable
-///   (retrying cannot help): the broker answers UNKNOWN_SERVER_ERROR, which clients report; any other error
-///   KAFKA_STORAGE_ERROR, which clients retry.
+/// - Errors are failures of the remote tier, as a [`RemoteReadError`] (the broker picks the Kafka code by its
+///   variant, [`crate::error_code::remote_read_code`]).
 /// - Cancellation: the future may be dropped (client gone, shutdown); it must not leave state behind.
 pub trait RemoteLogReader: Send + Sync + 'static {
     /// Reads from `offset` of `log`.
@@ -30,7 +31,7 @@ pub trait RemoteLogReader: Send + Sync + 'static {
         log: Arc<UnifiedLog>,
         offset: i64,
         max_bytes: usize,
-    ) -> BoxFuture<std::io::Result<Bytes>>;
+    ) -> BoxFuture<Result<Bytes, RemoteReadError>>;
 
     /// The aborted transactions of `log`'s remote segments overlapping `[from, to)`, which a read_committed fetch
     /// served from remote storage carries (Kafka's `collectAbortedTransactions`). The default is for tiers that
@@ -40,7 +41,7 @@ pub trait RemoteLogReader: Send + Sync + 'static {
         _log: Arc<UnifiedLog>,
         _from: i64,
         _to: i64,
-    ) -> BoxFuture<std::io::Result<Vec<strata_storage::index::AbortedTxn>>> {
+    ) -> BoxFuture<Result<Vec<strata_storage::index::AbortedTxn>, RemoteReadError>> {
         Box::pin(async { Ok(Vec::new()) })
     }
 }

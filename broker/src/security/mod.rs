@@ -76,11 +76,7 @@ impl<'a> ListenerProps<'a> {
 }
 
 fn bad(key: &str, value: &str, reason: impl Into<String>) -> Error {
-    Error::Config {
-        key: key.to_string(),
-        value: value.to_string(),
-        reason: reason.into(),
-    }
+    Error::config(key.to_string(), value.to_string(), reason.into())
 }
 
 /// Builds what each client listener of `config` needs (in the order of [`BrokerConfig::client_listeners`]).

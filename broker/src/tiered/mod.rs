@@ -22,7 +22,6 @@ pub mod ops;
 mod properties;
 pub mod quotas;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,9 +32,7 @@ use strata_metadata::{
 };
 use strata_storage::{LogManager, TopicPartition, UnifiedLog};
 use strata_tiering::faults::{FaultyStore, RemoteFaults};
-use strata_tiering::rlm::{
-    ConfigChangeAction, MeteredStore, RemoteLogMetrics, RemoteReadRequest, TopicRemoteConfig,
-};
+use strata_tiering::rlm::{ConfigChangeAction, MeteredStore, RemoteLogMetrics, RemoteReadRequest};
 use strata_tiering::{build_store, ObjectStoreRsm, RemoteLogManager};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -47,7 +44,7 @@ pub use config::{
 pub use properties::configs_from_properties;
 
 use crate::remote::hooks::{tiering_error, TieringHooks};
-use crate::remote::{BoxFuture, RemoteLogReader};
+use crate::remote::{BoxFuture, RemoteLogReader, RemoteReadError};
 use crate::topics::{register_internal_topic, TopicRegistry};
 
 /// How long shutdown waits for the RemoteLogManager's worker.
@@ -106,19 +103,16 @@ fn runtime_handle() -> Result<tokio::runtime::Handle, TieringError> {
 }
 
 impl From<TieringError> for crate::Error {
-    /// Config and rule violations become `InvalidConfig` (INVALID_CONFIG); remote storage failures `Io`
-    /// (KAFKA_STORAGE_ERROR).
+    /// Config and rule violations become [`crate::Error::Config`] (INVALID_CONFIG), a broker error stays itself,
+    /// anything else is [`crate::Error::Tiering`] (KAFKA_STORAGE_ERROR).
     fn from(e: TieringError) -> Self {
         match e {
             TieringError::Broker(e) => e,
-            TieringError::Config { key, value, reason } => {
-                crate::Error::Config { key, value, reason }
-            }
+            TieringError::Config { key, value, reason } => crate::Error::config(key, value, reason),
             TieringError::Tiering(e) => tiering_error(e),
-            other => crate::Error::io(
-                "tiered storage",
-                std::io::Error::other(strata_tiering::Report(&other).to_string()),
-            ),
+            other @ (TieringError::Rlmm(_) | TieringError::Io { .. }) => {
+                crate::Error::tiering("in tiered storage", other)
+            }
         }
     }
 }
@@ -162,55 +156,14 @@ impl RemoteLogReader for RlmReader {
         log: Arc<UnifiedLog>,
         offset: i64,
         max_bytes: usize,
-    ) -> BoxFuture<std::io::Result<Bytes>> {
+    ) -> BoxFuture<Result<Bytes, RemoteReadError>> {
         let rlm = self.0.clone();
         Box::pin(async move {
             let tp = log.topic_partition().clone();
             let req = RemoteReadRequest::new(tp.clone(), offset, max_bytes, true);
-            let result = rlm.read_many(vec![req]).await.pop().map(|(_, r)| r);
-            match result {
+            match rlm.read_many(vec![req]).await.pop().map(|(_, r)| r) {
                 Some(Ok(records)) => Ok(records),
-                // Throttling by a configured quota is normal operation, not worth a warning.
-                Some(Err(
-                    e @ strata_tiering::Error::Deferred {
-                        reason: strata_tiering::Deferral::Quota,
-                        ..
-                    },
-                )) => {
-                    debug!(%tp, offset, error = %e, "remote fetch returns no records this time");
-                    Ok(Bytes::new())
-                }
-                Some(Err(e @ strata_tiering::Error::Deferred { .. })) => {
-                    // A slow store: worth knowing, but once per consumer fetch per partition floods the log.
-                    if let Some(suppressed) = SLOW_READ_WARNINGS.admit() {
-                        warn!(%tp, offset, error = %e, suppressed,
-                            "remote fetch returns no records this time (the read completes into the cache; at most one such warning per 10 s)");
-                    } else {
-                        debug!(%tp, offset, error = %e, "remote fetch returns no records this time");
-                    }
-                    Ok(Bytes::new())
-                }
-                // A consumer retries every failed fetch: at most one line per 10 s of each kind, with a count.
-                // No finished remote segment holds the offset: OFFSET_OUT_OF_RANGE (Kafka's RemoteLogManager), so
-                // the consumer resets by auto.offset.reset instead of retrying forever.
-                Some(Err(e @ strata_tiering::Error::OffsetOutOfRange { .. })) => {
-                    if let Some(suppressed) = OUT_OF_RANGE_ERRORS.admit() {
-                        warn!(%tp, offset, error = %e, suppressed, "remote fetch: no remote segment holds the offset (OFFSET_OUT_OF_RANGE to the client)");
-                    }
-                    Err(std::io::Error::other(e))
-                }
-                Some(Err(e)) if e.is_permanent() => {
-                    if let Some(suppressed) = MISSING_DATA_ERRORS.admit() {
-                        error!(%tp, offset, error = %strata_tiering::Report(&e), suppressed, "remote fetch failed: the data is missing or unreadable in remote storage (UNKNOWN_SERVER_ERROR to the client)");
-                    }
-                    Err(std::io::Error::new(std::io::ErrorKind::InvalidData, e))
-                }
-                Some(Err(e)) => {
-                    if let Some(suppressed) = STORE_ERRORS.admit() {
-                        warn!(%tp, offset, error = %strata_tiering::Report(&e), suppressed, "remote fetch failed (KAFKA_STORAGE_ERROR to the client, which retries)");
-                    }
-                    Err(std::io::Error::other(e))
-                }
+                Some(Err(e)) => read_failed(&tp, offset, e),
                 None => Ok(Bytes::new()),
             }
         })
@@ -221,17 +174,85 @@ impl RemoteLogReader for RlmReader {
         log: Arc<UnifiedLog>,
         from: i64,
         to: i64,
-    ) -> BoxFuture<std::io::Result<Vec<strata_storage::index::AbortedTxn>>> {
+    ) -> BoxFuture<Result<Vec<strata_storage::index::AbortedTxn>, RemoteReadError>> {
         let rlm = self.0.clone();
         Box::pin(async move {
             let tp = log.topic_partition().clone();
             rlm.aborted_transactions(&tp, from, to)
                 .await
-                .map_err(|e| match e.is_permanent() {
-                    true => std::io::Error::new(std::io::ErrorKind::InvalidData, e),
-                    false => std::io::Error::other(e),
-                })
+                .map_err(read_error)
         })
+    }
+}
+
+/// A failed remote read as the fetch answers it: a deferred read returns no records this time (the consumer
+/// fetches again, as after Kafka's delayed remote fetch), anything else the typed error. A consumer retries every
+/// failed fetch: at most one log line per 10 s of each kind, with a count.
+fn read_failed(
+    tp: &TopicPartition,
+    offset: i64,
+    e: strata_tiering::Error,
+) -> Result<Bytes, RemoteReadError> {
+    use strata_tiering::{Deferral, ErrorClass};
+    let suppressed = |limit: &RateLimit| limit.admit();
+    match e.class() {
+        // Throttling by a configured quota is normal operation, not worth a warning.
+        ErrorClass::Deferred
+            if matches!(
+                e,
+                strata_tiering::Error::Deferred {
+                    reason: Deferral::Quota,
+                    ..
+                }
+            ) =>
+        {
+            debug!(%tp, offset, error = %e, "remote fetch returns no records this time");
+            return Ok(Bytes::new());
+        }
+        // A slow store: worth knowing, but once per consumer fetch per partition floods the log.
+        ErrorClass::Deferred => {
+            if let Some(suppressed) = suppressed(&SLOW_READ_WARNINGS) {
+                warn!(%tp, offset, error = %e, suppressed,
+                    "remote fetch returns no records this time (the read completes into the cache; at most one such warning per 10 s)");
+            } else {
+                debug!(%tp, offset, error = %e, "remote fetch returns no records this time");
+            }
+            return Ok(Bytes::new());
+        }
+        // No finished remote segment holds the offset: OFFSET_OUT_OF_RANGE (Kafka's RemoteLogManager), so the
+        // consumer resets by auto.offset.reset instead of retrying forever.
+        ErrorClass::OffsetOutOfRange => {
+            if let Some(suppressed) = suppressed(&OUT_OF_RANGE_ERRORS) {
+                warn!(%tp, offset, error = %e, suppressed, "remote fetch: no remote segment holds the offset (OFFSET_OUT_OF_RANGE to the client)");
+            }
+        }
+        ErrorClass::Missing | ErrorClass::Unreadable => {
+            if let Some(suppressed) = suppressed(&MISSING_DATA_ERRORS) {
+                error!(%tp, offset, error = %strata_tiering::Report(&e), suppressed, "remote fetch failed: the data is missing or unreadable in remote storage (UNKNOWN_SERVER_ERROR to the client)");
+            }
+        }
+        ErrorClass::Unavailable | ErrorClass::UnknownPartition | ErrorClass::Config => {
+            if let Some(suppressed) = suppressed(&STORE_ERRORS) {
+                warn!(%tp, offset, error = %strata_tiering::Report(&e), suppressed, "remote fetch failed (KAFKA_STORAGE_ERROR to the client, which retries)");
+            }
+        }
+    }
+    Err(read_error(e))
+}
+
+/// The tier's error as the typed error of a remote read, by its class. A partition the manager does not know
+/// (created or deleted while the fetch ran) and a config error (none is expected on a read) are retriable, as an
+/// unavailable tier; a deferred read that reaches here (the aborted-transactions index) too.
+fn read_error(e: strata_tiering::Error) -> RemoteReadError {
+    use strata_tiering::ErrorClass;
+    match e.class() {
+        ErrorClass::OffsetOutOfRange => RemoteReadError::OffsetOutOfRange(Box::new(e)),
+        ErrorClass::Missing => RemoteReadError::Missing(Box::new(e)),
+        ErrorClass::Unreadable => RemoteReadError::Unreadable(Box::new(e)),
+        ErrorClass::Unavailable
+        | ErrorClass::UnknownPartition
+        | ErrorClass::Config
+        | ErrorClass::Deferred => RemoteReadError::Unavailable(Box::new(e)),
     }
 }
 
@@ -363,9 +384,16 @@ impl Tiering {
             )),
             remote_faults.clone(),
         ));
-        let rsm = Arc::new(ObjectStoreRsm::with_store(config.rsm.clone(), store)?);
+        // Its background work (read-ahead, cleanup of a dropped upload) runs in the server's shutdown tree.
+        let rsm = Arc::new(ObjectStoreRsm::in_tree(
+            config.rsm.clone(),
+            store,
+            tasks.clone(),
+            cancel.child_token(),
+        )?);
         rsm.validate_connectivity().await?;
 
+        // The RLM reads each topic's tiering configs from its logs; it stops with a child of the server's token.
         let rlm = RemoteLogManager::with_metrics(
             config.rlm.clone(),
             logs,
@@ -373,16 +401,9 @@ impl Tiering {
             rsm.clone(),
             node_id,
             metrics,
+            cancel.child_token(),
         )?;
-        for (name, meta) in registry.all() {
-            match TopicRemoteConfig::from_topic_props(meta.configs.iter()) {
-                Ok(c) => rlm.set_topic_policy(&name, c.policy()),
-                Err(e) => {
-                    warn!(topic = %name, error = %e, "bad tiering config of topic; default policy")
-                }
-            }
-        }
-        rlm.start(cancel.clone());
+        rlm.start();
         // Deletions (topic deletes, remote.storage.enable turned off) a previous run did not finish.
         let resume = rlm.clone();
         let parts = rlmm.partitions();
@@ -444,16 +465,14 @@ impl Tiering {
     pub fn topic_config_applied(
         &self,
         topic: &str,
-        configs: &BTreeMap<String, String>,
         remote_enabled: bool,
         action: ConfigChangeAction,
     ) {
-        match TopicRemoteConfig::from_topic_props(configs.iter()) {
-            Ok(c) => self.rlm.set_topic_policy(topic, c.policy()),
-            Err(e) => warn!(topic, error = %e, "bad tiering config of topic; policy unchanged"),
-        }
+        // The RLM reads the new configs from the topic's logs at its next pass: wake it for one now.
         if remote_enabled {
             self.rlm.resume_copying(topic);
+        } else {
+            self.rlm.wake();
         }
         if action != ConfigChangeAction::DeleteRemoteData {
             return;
@@ -610,14 +629,8 @@ impl TieringHooks for Tiering {
         Tiering::remote_delete_pending(self, topic)
     }
 
-    fn topic_config_applied(
-        &self,
-        topic: &str,
-        configs: &BTreeMap<String, String>,
-        remote_enabled: bool,
-        action: ConfigChangeAction,
-    ) {
-        Tiering::topic_config_applied(self, topic, configs, remote_enabled, action)
+    fn topic_config_applied(&self, topic: &str, remote_enabled: bool, action: ConfigChangeAction) {
+        Tiering::topic_config_applied(self, topic, remote_enabled, action)
     }
 
     fn topic_deleted(&self, topic: &str) -> crate::Result<()> {
@@ -648,6 +661,52 @@ impl TieringHooks for Tiering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_remote_object_is_the_typed_missing_error_and_unknown_server_error() {
+        let tp = TopicPartition::new("t", 0);
+        let missing = strata_tiering::Error::NotFound {
+            what: "t/0/00000000000000000000-abc.log".into(),
+        };
+        let e = read_failed(&tp, 5, missing).expect_err("a missing object fails the read");
+        assert!(matches!(e, RemoteReadError::Missing(_)), "{e:?}");
+        assert!(
+            strata_tiering::Report(&e)
+                .to_string()
+                .contains("00000000000000000000-abc.log"),
+            "the cause names the object: {}",
+            strata_tiering::Report(&e)
+        );
+        assert_eq!(
+            crate::error_code::remote_read_code(&e, 5, 0),
+            crate::error_code::UNKNOWN_SERVER_ERROR
+        );
+        // Shared through the chunk cache: the same class.
+        let shared = strata_tiering::Error::Shared(Arc::new(strata_tiering::Error::NotFound {
+            what: "x".into(),
+        }));
+        assert!(matches!(read_error(shared), RemoteReadError::Missing(_)));
+        let unavailable = read_error(strata_tiering::Error::Cancelled);
+        assert_eq!(
+            crate::error_code::remote_read_code(&unavailable, 5, 0),
+            crate::error_code::KAFKA_STORAGE_ERROR
+        );
+        let gone = read_error(strata_tiering::Error::OffsetOutOfRange {
+            tp: tp.clone(),
+            offset: 5,
+            range: "none".into(),
+        });
+        assert_eq!(
+            crate::error_code::remote_read_code(&gone, 5, 0),
+            crate::error_code::OFFSET_OUT_OF_RANGE
+        );
+        // A deferred read is no records this time, not an error.
+        let deferred = strata_tiering::Error::Deferred {
+            tp: tp.clone(),
+            reason: strata_tiering::Deferral::Timeout { wait_ms: 500 },
+        };
+        assert_eq!(read_failed(&tp, 5, deferred).expect("no error").len(), 0);
+    }
 
     #[test]
     fn rate_limit_lets_one_through_per_interval_and_counts_the_rest() {

@@ -47,11 +47,7 @@ impl RemoteQuotas {
     fn quotas_of(&self, values: &BTreeMap<String, String>) -> Result<(u64, u64)> {
         let mut c = self.statics.clone();
         for (key, value) in values {
-            let bad = |reason: String| Error::InvalidConfig {
-                key: key.clone(),
-                value: value.clone(),
-                reason,
-            };
+            let bad = |reason: String| Error::config(key.clone(), value.clone(), reason);
             match c.set(key, value) {
                 Ok(true) => {}
                 Ok(false) => return Err(bad("not a remote storage quota".into())),

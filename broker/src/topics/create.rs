@@ -165,12 +165,7 @@ impl TopicManager {
         }
         for c in made {
             if let Some(t) = self.tiering() {
-                t.topic_config_applied(
-                    &c.name,
-                    &c.meta.configs,
-                    c.cfg.remote_storage_enable,
-                    c.action,
-                );
+                t.topic_config_applied(&c.name, c.cfg.remote_storage_enable, c.action);
             }
             info!(topic = %c.name, partitions = c.meta.partitions, id = %c.meta.id, "topic created");
             answers[c.index] = Some(Ok(c.meta));

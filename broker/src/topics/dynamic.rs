@@ -20,7 +20,7 @@ use strata_tiering::rlm::RLM_CONFIG;
 
 use crate::config::topic::{self, TOPIC_CONFIG};
 use crate::config::BROKER_DEF;
-use crate::error::{Error, Result};
+use crate::error::{ConfigSubject, Error, Result};
 
 /// File name of the dynamic broker configs inside the metadata dir.
 pub const DYNAMIC_CONFIG_FILE: &str = "strata-dynamic-broker-configs.json";
@@ -132,11 +132,7 @@ pub fn value_or<T>(
     let Some(raw) = values.get(name) else {
         return Ok(static_value);
     };
-    let bad = |reason: String| Error::InvalidConfig {
-        key: name.to_string(),
-        value: raw.clone(),
-        reason,
-    };
+    let bad = |reason: String| Error::config(name.to_string(), raw.clone(), reason);
     let key = BROKER_DEF
         .key(name)
         .or_else(|| RLM_CONFIG.key(name))
@@ -204,10 +200,12 @@ impl DynamicConfigs {
     pub fn load(dir: &Path) -> Result<DynamicConfigs> {
         let path = dir.join(DYNAMIC_CONFIG_FILE);
         match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| Error::Config {
-                key: "(dynamic broker configs)".into(),
-                value: path.display().to_string(),
-                reason: format!("not a dynamic broker config file: {e}"),
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                Error::config(
+                    "(dynamic broker configs)".into(),
+                    path.display().to_string(),
+                    format!("not a dynamic broker config file: {e}"),
+                )
             }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(DynamicConfigs::default()),
             Err(e) => Err(Error::io("reading the dynamic broker configs", e)),
@@ -282,23 +280,24 @@ impl DynamicConfigs {
                         }
                     })
                     .map(|n| n.to_string())
-                    .ok_or_else(|| Error::InvalidConfig {
-                        key: s.name.into(),
-                        value: raw.clone(),
-                        reason: "not a number of that unit that fits a long".into(),
+                    .ok_or_else(|| {
+                        Error::config(
+                            s.name.into(),
+                            raw.clone(),
+                            "not a number of that unit that fits a long".into(),
+                        )
                     })?
             };
             overrides.insert(k.name.to_string(), value);
             given_as.insert(k.name.to_string(), (s.name, raw.clone()));
         }
         topic::log_config(static_log, &overrides).map_err(|e| match e {
-            Error::InvalidConfig { key, value, reason } => match given_as.get(&key) {
-                Some((name, raw)) => Error::InvalidConfig {
-                    key: (*name).to_string(),
-                    value: raw.clone(),
-                    reason,
-                },
-                None => Error::InvalidConfig { key, value, reason },
+            Error::Config {
+                subject: ConfigSubject::Value { key, value },
+                reason,
+            } => match given_as.get(&key) {
+                Some((name, raw)) => Error::config((*name).to_string(), raw.clone(), reason),
+                None => Error::config(key, value, reason),
             },
             other => other,
         })
@@ -350,43 +349,36 @@ pub fn check_values(values: &BTreeMap<String, String>) -> Result<()> {
             value.clone()
         };
         if let Some((_, why)) = NOT_APPLIED.iter().find(|(k, _)| *k == base) {
-            return Err(Error::InvalidConfig {
-                key: name.clone(),
-                value: value.clone(),
-                reason: format!("Kafka changes it at run time, strata cannot: {why}"),
-            });
+            return Err(Error::config(
+                name.clone(),
+                value.clone(),
+                format!("Kafka changes it at run time, strata cannot: {why}"),
+            ));
         }
         if base != name.as_str() {
-            return Err(Error::InvalidConfig {
-                key: name.clone(),
-                value: value.clone(),
-                reason: "strata changes no per-listener configuration at run time (listeners are built at start)"
-                    .into(),
-            });
+            let reason = "strata changes no per-listener configuration at run time (listeners are built at start)";
+            return Err(Error::config(name.clone(), value.clone(), reason.into()));
         }
         // The remote storage quotas are the RemoteLogManager table's keys.
         let Some(key) = BROKER_DEF.key(name).or_else(|| RLM_CONFIG.key(name)) else {
-            return Err(Error::InvalidConfig {
-                key: name.clone(),
-                value: value.clone(),
-                reason: format!(
+            return Err(Error::config(
+                name.clone(),
+                value.clone(),
+                format!(
                     "unknown broker configuration{}",
                     BROKER_DEF
                         .closest(name)
                         .map(|c| format!(" (did you mean {c}?)"))
                         .unwrap_or_default()
                 ),
-            });
+            ));
         };
         if !is_dynamic(name) {
             static_only.push(name.clone());
             continue;
         }
-        key.parse_value(value).map_err(|e| Error::InvalidConfig {
-            key: name.clone(),
-            value: value.clone(),
-            reason: e.to_string(),
-        })?;
+        key.parse_value(value)
+            .map_err(|e| Error::config(name.clone(), value.clone(), e.to_string()))?;
     }
     if static_only.is_empty() {
         Ok(())
@@ -501,7 +493,7 @@ mod tests {
     fn a_bad_value_names_the_broker_key() {
         let err = check_values(&m(&[("log.retention.ms", "soon")])).unwrap_err();
         assert!(
-            matches!(&err, Error::InvalidConfig { key, value, .. } if key == "log.retention.ms" && value == "soon")
+            matches!(&err, Error::Config { subject: ConfigSubject::Value { key, value }, .. } if key == "log.retention.ms" && value == "soon")
         );
         let c = DynamicConfigs {
             broker: m(&[
@@ -512,7 +504,7 @@ mod tests {
         };
         let err = c.log_defaults(&LogConfig::default()).unwrap_err();
         assert!(
-            matches!(&err, Error::InvalidConfig { key, .. } if key.starts_with("log.")),
+            err.config_key().is_some_and(|k| k.starts_with("log.")),
             "{err}"
         );
     }

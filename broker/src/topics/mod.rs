@@ -79,22 +79,20 @@ fn check_logs_have_topics(
         return Ok(());
     }
     if registry.is_none() {
-        return Err(Error::Config {
-            key: "log.dirs".into(),
-            value: logs
-                .config()
-                .log_dirs
-                .iter()
-                .map(|d| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(","),
-            reason: format!(
-                "the log dirs hold partitions of topics {} but none holds the topic registry ({}); is the dir that \
-                 holds it missing from log.dirs?",
-                unknown.join(", "),
-                REGISTRY_FILE
-            ),
-        });
+        let dirs = logs
+            .config()
+            .log_dirs
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        let reason = format!(
+            "the log dirs hold partitions of topics {} but none holds the topic registry ({}); is the dir that \
+             holds it missing from log.dirs?",
+            unknown.join(", "),
+            REGISTRY_FILE
+        );
+        return Err(Error::config("log.dirs".into(), dirs, reason));
     }
     warn!(topics = %unknown.join(","), registry = %meta_dir.join(REGISTRY_FILE).display(),
         "partition dirs of topics the registry does not know (deleted while the broker stopped, or an interrupted CreateTopics?): set aside as stray, empty ones removed");
@@ -331,10 +329,10 @@ impl TopicManager {
         let internal = is_internal(name);
         let cfg = self.topic_log_config(name, new)?;
         if internal && cfg.remote_storage_enable {
-            return Err(Error::ConfigRule {
-                topic: name.into(),
-                reason: "internal topics are never tiered".into(),
-            });
+            return Err(Error::config_rule(
+                name.into(),
+                "internal topics are never tiered".into(),
+            ));
         }
         // The old overrides were valid when set; broker defaults may have changed since.
         let old_cfg = old.and_then(|o| self.topic_log_config(name, o).ok());
@@ -360,12 +358,9 @@ impl TopicManager {
                 .as_ref()
                 .is_some_and(|t| t.remote_delete_pending(name))
         {
-            return Err(Error::ConfigRule {
-                topic: name.into(),
-                reason: "its remote data is still being deleted after remote.storage.enable was turned off; \
-                         turn it on again once that finished"
-                    .into(),
-            });
+            let reason = "its remote data is still being deleted after remote.storage.enable was turned off; \
+                          turn it on again once that finished";
+            return Err(Error::config_rule(name.into(), reason.into()));
         }
         let action = check_tiering_rules(
             self.tiering.is_some(),
@@ -436,11 +431,11 @@ impl TopicManager {
                 continue;
             }
             if let Err(e) = topic_log_config_over(&defaults, &name, &meta.configs) {
-                return Err(Error::InvalidConfig {
-                    key: "(broker default)".into(),
-                    value: String::new(),
-                    reason: format!("topic {name} would no longer have a valid config: {e}"),
-                });
+                return Err(Error::config(
+                    "(broker default)".into(),
+                    String::new(),
+                    format!("topic {name} would no longer have a valid config: {e}"),
+                ));
             }
         }
         let components = self.reconfigurables.read().clone();
@@ -584,7 +579,7 @@ impl TopicManager {
             }
         }
         if let Some(t) = &self.tiering {
-            t.topic_config_applied(name, &configs, cfg.remote_storage_enable, action);
+            t.topic_config_applied(name, cfg.remote_storage_enable, action);
         }
         Ok(())
     }

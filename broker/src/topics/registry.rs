@@ -24,28 +24,28 @@ pub fn metadata_dir(log_dirs: &[PathBuf]) -> Result<PathBuf> {
         .filter(|d| d.join(REGISTRY_FILE).exists())
         .collect();
     match holding.as_slice() {
-        [] => log_dirs.first().cloned().ok_or_else(|| Error::Config {
-            key: "log.dirs".into(),
-            value: String::new(),
-            reason: "at least one directory is needed".into(),
+        [] => log_dirs.first().cloned().ok_or_else(|| {
+            let reason = "at least one directory is needed";
+            Error::config("log.dirs".into(), String::new(), reason.into())
         }),
         [one] => Ok((*one).clone()),
-        many => Err(Error::Config {
-            key: "log.dirs".into(),
-            value: log_dirs
-                .iter()
-                .map(|d| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(","),
-            reason: format!(
+        many => {
+            let joined = |dirs: &mut dyn Iterator<Item = &PathBuf>, sep: &str| {
+                dirs.map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(sep)
+            };
+            let reason = format!(
                 "several log dirs hold a topic registry ({REGISTRY_FILE} in {}); keep the one that describes \
                  the data and move the others away",
-                many.iter()
-                    .map(|d| d.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        }),
+                joined(&mut many.iter().copied(), ", ")
+            );
+            Err(Error::config(
+                "log.dirs".into(),
+                joined(&mut log_dirs.iter(), ","),
+                reason,
+            ))
+        }
     }
 }
 

@@ -122,14 +122,15 @@ impl ProducerIdManager {
 /// The first id after the recorded block.
 fn parse(path: &Path, bytes: &[u8]) -> Result<i64> {
     let bad = |reason: String| {
-        Error::Config {
-        key: PRODUCER_ID_BLOCK_FILE.into(),
-        value: path.display().to_string(),
-        reason: format!(
+        let reason = format!(
             "{reason}; ids handed out before cannot be known (restore the file, or remove it to continue after \
              the largest producer id in the logs, accepting that ids handed out but never used may repeat)"
-        ),
-    }
+        );
+        Error::config(
+            PRODUCER_ID_BLOCK_FILE.into(),
+            path.display().to_string(),
+            reason,
+        )
     };
     let block: BlockFile =
         serde_json::from_slice(bytes).map_err(|e| bad(format!("unreadable: {e}")))?;

@@ -8,7 +8,7 @@ use strata_metadata::{
 use strata_storage::time::now_ms;
 use strata_storage::{TopicIdPartition, UnifiedLog};
 
-use super::copy::pending_segments;
+use super::pending::pending_segments;
 use super::{Inner, RemoteLogManager};
 use crate::error::{Error, Result};
 

@@ -301,46 +301,8 @@ impl RemoteLogMetrics {
     pub fn render(&self) -> String {
         let s = self.lock();
         let mut out = String::new();
-        for (meter, name) in METERS {
-            let family = format!("kafka_server_BrokerTopicMetrics_{name}");
-            let _ = writeln!(
-                out,
-                "# HELP {family} Kafka's {name} (a running total; use rate())."
-            );
-            let _ = writeln!(out, "# TYPE {family} counter");
-            let mut total = 0;
-            for (topic, m) in &s.meters {
-                let v = m[meter as usize];
-                total += v;
-                let _ = writeln!(out, "{family}{{topic=\"{}\"}} {v}", escape(topic));
-            }
-            let _ = writeln!(out, "{family} {total}");
-        }
-        let mut per_topic: BTreeMap<&str, PartitionGauges> = BTreeMap::new();
-        for (tp, g) in &s.gauges {
-            let t = per_topic.entry(tp.topic.as_str()).or_default();
-            t.copy_lag_bytes += g.copy_lag_bytes;
-            t.copy_lag_segments += g.copy_lag_segments;
-            t.delete_lag_bytes += g.delete_lag_bytes;
-            t.delete_lag_segments += g.delete_lag_segments;
-            t.log_size_bytes += g.log_size_bytes;
-            t.metadata_count += g.metadata_count;
-        }
-        for (name, get) in GAUGES {
-            let family = format!("kafka_server_BrokerTopicMetrics_{name}");
-            let _ = writeln!(
-                out,
-                "# HELP {family} Kafka's {name}, summed over partitions."
-            );
-            let _ = writeln!(out, "# TYPE {family} gauge");
-            let mut total = 0;
-            for (topic, g) in &per_topic {
-                let v = get(g);
-                total += v;
-                let _ = writeln!(out, "{family}{{topic=\"{}\"}} {v}", escape(topic));
-            }
-            let _ = writeln!(out, "{family} {total}");
-        }
+        render_meters(&mut out, &s);
+        render_gauges(&mut out, &s);
         for (prefix, what, ops) in [
             (
                 "strata_remote_storage",
@@ -349,59 +311,122 @@ impl RemoteLogMetrics {
             ),
             ("strata_object_store", "Object store requests", &s.store_ops),
         ] {
-            let _ = writeln!(out, "# HELP {prefix}_requests_total {what}.");
-            let _ = writeln!(out, "# TYPE {prefix}_requests_total counter");
-            for (op, o) in ops {
-                let _ = writeln!(
-                    out,
-                    "{prefix}_requests_total{{operation=\"{op}\"}} {}",
-                    o.requests
-                );
-            }
-            let _ = writeln!(
-                out,
-                "# HELP {prefix}_request_errors_total {what} that failed."
-            );
-            let _ = writeln!(out, "# TYPE {prefix}_request_errors_total counter");
-            for (op, o) in ops {
-                let _ = writeln!(
-                    out,
-                    "{prefix}_request_errors_total{{operation=\"{op}\"}} {}",
-                    o.errors
-                );
-            }
-            let family = format!("{prefix}_request_duration_seconds");
-            let _ = writeln!(out, "# HELP {family} {what}: latency.");
-            let _ = writeln!(out, "# TYPE {family} summary");
-            for (op, o) in ops {
-                let _ = writeln!(out, "{family}_sum{{operation=\"{op}\"}} {}", o.seconds);
-                let _ = writeln!(out, "{family}_count{{operation=\"{op}\"}} {}", o.requests);
-            }
+            render_ops(&mut out, prefix, what, ops);
         }
-        let held: u64 = s.local_bytes_held.values().sum();
+        render_totals(&mut out, &s);
+        out
+    }
+}
+
+/// Kafka's BrokerTopicMetrics meters: per topic and in total.
+fn render_meters(out: &mut String, s: &State) {
+    for (meter, name) in METERS {
+        let family = format!("kafka_server_BrokerTopicMetrics_{name}");
         let _ = writeln!(
             out,
-            "# HELP strata_remote_log_local_bytes_held Local bytes kept on disk because their upload is failing."
+            "# HELP {family} Kafka's {name} (a running total; use rate())."
         );
-        let _ = writeln!(out, "# TYPE strata_remote_log_local_bytes_held gauge");
-        let _ = writeln!(out, "strata_remote_log_local_bytes_held {held}");
-        for (family, help, v) in [
-            (
-                "kafka_server_DelayedRemoteFetchMetrics_ExpiresPerSec",
-                "Remote reads that outlived remote.fetch.max.wait.ms (they finish into the cache; a running total).",
-                s.fetch_expires,
-            ),
-            (
-                "strata_remote_fetch_quota_deferrals_total",
-                "Remote reads not started because remote.log.manager.fetch.max.bytes.per.second was used up.",
-                s.quota_deferrals,
-            ),
-        ] {
-            let _ = writeln!(out, "# HELP {family} {help}");
-            let _ = writeln!(out, "# TYPE {family} counter");
-            let _ = writeln!(out, "{family} {v}");
+        let _ = writeln!(out, "# TYPE {family} counter");
+        let mut total = 0;
+        for (topic, m) in &s.meters {
+            let v = m[meter as usize];
+            total += v;
+            let _ = writeln!(out, "{family}{{topic=\"{}\"}} {v}", escape(topic));
         }
-        out
+        let _ = writeln!(out, "{family} {total}");
+    }
+}
+
+/// Kafka's BrokerTopicMetrics gauges, summed over each topic's partitions, and in total.
+fn render_gauges(out: &mut String, s: &State) {
+    let mut per_topic: BTreeMap<&str, PartitionGauges> = BTreeMap::new();
+    for (tp, g) in &s.gauges {
+        let t = per_topic.entry(tp.topic.as_str()).or_default();
+        t.copy_lag_bytes += g.copy_lag_bytes;
+        t.copy_lag_segments += g.copy_lag_segments;
+        t.delete_lag_bytes += g.delete_lag_bytes;
+        t.delete_lag_segments += g.delete_lag_segments;
+        t.log_size_bytes += g.log_size_bytes;
+        t.metadata_count += g.metadata_count;
+    }
+    for (name, get) in GAUGES {
+        let family = format!("kafka_server_BrokerTopicMetrics_{name}");
+        let _ = writeln!(
+            out,
+            "# HELP {family} Kafka's {name}, summed over partitions."
+        );
+        let _ = writeln!(out, "# TYPE {family} gauge");
+        let mut total = 0;
+        for (topic, g) in &per_topic {
+            let v = get(g);
+            total += v;
+            let _ = writeln!(out, "{family}{{topic=\"{}\"}} {v}", escape(topic));
+        }
+        let _ = writeln!(out, "{family} {total}");
+    }
+}
+
+/// Requests, errors and latency of one kind of call (RSM calls, object store requests), per operation.
+fn render_ops<K: std::fmt::Display>(
+    out: &mut String,
+    prefix: &str,
+    what: &str,
+    ops: &BTreeMap<K, OpStats>,
+) {
+    let _ = writeln!(out, "# HELP {prefix}_requests_total {what}.");
+    let _ = writeln!(out, "# TYPE {prefix}_requests_total counter");
+    for (op, o) in ops {
+        let _ = writeln!(
+            out,
+            "{prefix}_requests_total{{operation=\"{op}\"}} {}",
+            o.requests
+        );
+    }
+    let _ = writeln!(
+        out,
+        "# HELP {prefix}_request_errors_total {what} that failed."
+    );
+    let _ = writeln!(out, "# TYPE {prefix}_request_errors_total counter");
+    for (op, o) in ops {
+        let _ = writeln!(
+            out,
+            "{prefix}_request_errors_total{{operation=\"{op}\"}} {}",
+            o.errors
+        );
+    }
+    let family = format!("{prefix}_request_duration_seconds");
+    let _ = writeln!(out, "# HELP {family} {what}: latency.");
+    let _ = writeln!(out, "# TYPE {family} summary");
+    for (op, o) in ops {
+        let _ = writeln!(out, "{family}_sum{{operation=\"{op}\"}} {}", o.seconds);
+        let _ = writeln!(out, "{family}_count{{operation=\"{op}\"}} {}", o.requests);
+    }
+}
+
+/// Local bytes held by failing uploads, expired and deferred remote reads.
+fn render_totals(out: &mut String, s: &State) {
+    let held: u64 = s.local_bytes_held.values().sum();
+    let _ = writeln!(
+        out,
+        "# HELP strata_remote_log_local_bytes_held Local bytes kept on disk because their upload is failing."
+    );
+    let _ = writeln!(out, "# TYPE strata_remote_log_local_bytes_held gauge");
+    let _ = writeln!(out, "strata_remote_log_local_bytes_held {held}");
+    for (family, help, v) in [
+        (
+            "kafka_server_DelayedRemoteFetchMetrics_ExpiresPerSec",
+            "Remote reads that outlived remote.fetch.max.wait.ms (they finish into the cache; a running total).",
+            s.fetch_expires,
+        ),
+        (
+            "strata_remote_fetch_quota_deferrals_total",
+            "Remote reads not started because remote.log.manager.fetch.max.bytes.per.second was used up.",
+            s.quota_deferrals,
+        ),
+    ] {
+        let _ = writeln!(out, "# HELP {family} {help}");
+        let _ = writeln!(out, "# TYPE {family} counter");
+        let _ = writeln!(out, "{family} {v}");
     }
 }
 

@@ -4,7 +4,8 @@
 //!
 //! # What it does
 //! - **Copy** (on every segment roll and every `remote.log.manager.task.interval.ms`): for each partition with
-//!   `remote.storage.enable` (and not `remote.log.copy.disable`, see [`RemotePolicy`]), the rolled segments above
+//!   `remote.storage.enable` (and not `remote.log.copy.disable`; both read from the log's config at each pass, so a topic config change
+//!   applies without telling the manager), the rolled segments above
 //!   the highest offset in remote storage, in offset order, with `remote.log.manager.copier.thread.pool.size`
 //!   segments in flight across partitions: fresh [`RemoteLogSegmentId`](strata_metadata::RemoteLogSegmentId) →
 //!   RLMM `COPY_SEGMENT_STARTED` (durable before any upload) → RSM copy → `COPY_SEGMENT_FINISHED` →
@@ -58,9 +59,10 @@
 //! let store = Arc::new(MeteredStore::new(build_store(&rsm_config)?, metrics.clone()));
 //! let rsm = Arc::new(ObjectStoreRsm::with_store(rsm_config, store)?);
 //! rsm.validate_connectivity().await?; // refuse to start with its error
-//! let rlm = RemoteLogManager::with_metrics(config, log_manager, rlmm, rsm.clone(), /* broker.id */ 1, metrics)?;
-//! let shutdown = CancellationToken::new();
-//! rlm.start(shutdown.clone()); // registers the roll listener, spawns the copy/expiry worker
+//! let shutdown = CancellationToken::new(); // the server's: the manager gets a child
+//! let rlm = RemoteLogManager::with_metrics(config, log_manager, rlmm, rsm.clone(), /* broker.id */ 1, metrics,
+//!     shutdown.child_token())?;
+//! rlm.start(); // registers the roll listener, spawns the copy/expiry worker
 //!
 //! // Fetch: the partitions whose fetch offset is in [log start, local log start), all at once.
 //! let tp = TopicPartition::new("orders", 0);
@@ -74,11 +76,12 @@
 //! let _hit: Option<(i64, i64)> = rlm.find_offset_by_timestamp(&tp, 1_700_000_000_000).await?;
 //! // DeleteRecords moved the log start (UnifiedLog::delete_records): expire remote segments below it now.
 //! rlm.wake();
-//! // CreateTopics / AlterConfigs: check the tiering rules, apply the policy, act on a disable.
+//! // CreateTopics / AlterConfigs: check the tiering rules, apply the configs to the logs (the manager reads
+//! // them from there at its next pass), act on a disable.
 //! let old = TopicRemoteConfig::from_topic_props([("remote.storage.enable", "true")])?;
 //! let new = TopicRemoteConfig::from_topic_props([("remote.storage.enable", "true")])?;
 //! let action = validate_topic_config(rlm.config().system_enable, "orders", Some(&old), &new)?;
-//! rlm.set_topic_policy("orders", new.policy());
+//! rlm.wake();
 //! if action == ConfigChangeAction::DeleteRemoteData {
 //!     rlm.delete_topic_remote_data("orders").await?;
 //! }
@@ -104,6 +107,7 @@ mod index;
 mod metered;
 mod metrics;
 pub mod ops;
+mod pending;
 mod quota;
 mod read;
 mod validate;
@@ -131,29 +135,6 @@ pub use validate::{validate_topic_config, ConfigChangeAction, TopicRemoteConfig}
 use crate::error::{Error, Result};
 use crate::RemoteStorageManager;
 use quota::Quota;
-
-/// Per-topic tiering policy the broker sets from topic configs that [`strata_storage::LogConfig`] does not
-/// carry.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct RemotePolicy {
-    /// Kafka: `remote.log.copy.disable` (topic). Default: false. Stop copying; remote data stays readable and
-    /// keeps expiring.
-    pub copy_disabled: bool,
-    /// Kafka: `remote.log.delete.on.disable` (topic). Default: false. Whether turning `remote.storage.enable`
-    /// off may delete the remote data (it must be true for that change to be accepted).
-    pub delete_on_disable: bool,
-}
-
-impl RemotePolicy {
-    /// A policy with the two flags.
-    pub fn new(copy_disabled: bool, delete_on_disable: bool) -> Self {
-        Self {
-            copy_disabled,
-            delete_on_disable,
-        }
-    }
-}
 
 /// Per-partition bookkeeping of the worker.
 #[derive(Debug, Default)]
@@ -218,7 +199,6 @@ pub(crate) struct Inner {
     pub(crate) rsm: Arc<dyn RemoteStorageManager>,
     pub(crate) broker_id: i32,
     pub(crate) metrics: Arc<RemoteLogMetrics>,
-    pub(crate) policies: Mutex<HashMap<String, RemotePolicy>>,
     pub(crate) partitions: Mutex<HashMap<TopicIdPartition, Arc<PartitionState>>>,
     /// Partitions whose remote data was deleted: never copied again (a re-created topic has a new id).
     pub(crate) deleted: Mutex<HashSet<TopicIdPartition>>,
@@ -243,7 +223,10 @@ pub(crate) struct Inner {
     pub(crate) copy_quota: Quota,
     pub(crate) fetch_quota: Quota,
     pub(crate) index_cache: Option<moka::future::Cache<(Uuid, u8), Bytes>>,
+    /// The manager's tasks (the worker, its partition tasks, reads left running past their deadline), waited for
+    /// by [`RemoteLogManager::shutdown`].
     pub(crate) tracker: TaskTracker,
+    /// Handed in at construction (the server's child token): cancelled, every task ends.
     pub(crate) cancel: CancellationToken,
 }
 
@@ -263,8 +246,9 @@ impl std::fmt::Debug for RemoteLogManager {
 }
 
 impl RemoteLogManager {
-    /// Builds the manager (nothing runs until [`start`](Self::start)). `rsm` may be any
-    /// `Arc<impl RemoteStorageManager>`; the RLMM should already be open (its cache loaded).
+    /// Builds a manager of its own (nothing runs until [`start`](Self::start); [`shutdown`](Self::shutdown)
+    /// stops it): for tools and tests. A broker hands its token in with [`with_metrics`](Self::with_metrics).
+    /// `rsm` may be any `Arc<impl RemoteStorageManager>`; the RLMM should already be open (its cache loaded).
     pub fn new(
         config: RemoteLogManagerConfig,
         log_manager: Arc<LogManager>,
@@ -272,11 +256,20 @@ impl RemoteLogManager {
         rsm: Arc<dyn RemoteStorageManager>,
         broker_id: i32,
     ) -> Result<Self> {
-        Self::with_metrics(config, log_manager, rlmm, rsm, broker_id, Arc::default())
+        Self::with_metrics(
+            config,
+            log_manager,
+            rlmm,
+            rsm,
+            broker_id,
+            Arc::default(),
+            CancellationToken::new(),
+        )
     }
 
     /// [`new`](Self::new) recording into `metrics`, shared with a [`MeteredStore`] under the RSM so `/metrics`
-    /// also shows object-store request counts and latency.
+    /// also shows object-store request counts and latency, and stopped by `cancel` (a child of the server's
+    /// token: the manager belongs to the server's shutdown tree and owns no token of its own).
     pub fn with_metrics(
         config: RemoteLogManagerConfig,
         log_manager: Arc<LogManager>,
@@ -284,6 +277,7 @@ impl RemoteLogManager {
         rsm: Arc<dyn RemoteStorageManager>,
         broker_id: i32,
         metrics: Arc<RemoteLogMetrics>,
+        cancel: CancellationToken,
     ) -> Result<Self> {
         config.validate()?;
         let index_cache = (config.index_cache_total_size_bytes > 0).then(|| {
@@ -310,7 +304,6 @@ impl RemoteLogManager {
             rsm,
             broker_id,
             metrics,
-            policies: Mutex::default(),
             partitions: Mutex::default(),
             deleted: Mutex::default(),
             in_flight: Mutex::default(),
@@ -320,7 +313,7 @@ impl RemoteLogManager {
             backoff_set: Notify::new(),
             index_cache,
             tracker: TaskTracker::new(),
-            cancel: CancellationToken::new(),
+            cancel,
         };
         Ok(Self {
             inner: Arc::new(inner),
@@ -328,9 +321,9 @@ impl RemoteLogManager {
     }
 
     /// Registers a roll listener on the log manager (a roll wakes the worker) and spawns the worker, which runs a
-    /// copy + expiry pass at once, on every roll and every `remote.log.manager.task.interval.ms` until `cancel`
-    /// fires or [`shutdown`](Self::shutdown) is called. Call it once, inside a tokio runtime.
-    pub fn start(&self, cancel: CancellationToken) {
+    /// copy + expiry pass at once, on every roll and every `remote.log.manager.task.interval.ms` until the token
+    /// handed in fires or [`shutdown`](Self::shutdown) is called. Call it once, inside a tokio runtime.
+    pub fn start(&self) {
         let weak = Arc::downgrade(&self.inner);
         self.inner
             .log_manager
@@ -340,11 +333,10 @@ impl RemoteLogManager {
                 }
             }));
         let inner = self.inner.clone();
-        let own = self.inner.cancel.clone();
+        let cancel = self.inner.cancel.clone();
         self.inner.tracker.spawn(async move {
             tokio::select! {
                 _ = cancel.cancelled() => {}
-                _ = own.cancelled() => {}
                 _ = worker::run(inner, cancel.clone()) => {}
             }
         });
@@ -419,12 +411,6 @@ impl RemoteLogManager {
         self.inner.metrics.render()
     }
 
-    /// Sets a topic's [`RemotePolicy`] (from its `remote.log.copy.disable` / `remote.log.delete.on.disable`).
-    pub fn set_topic_policy(&self, topic: &str, policy: RemotePolicy) {
-        self.inner.policies.lock().insert(topic.to_string(), policy);
-        self.wake();
-    }
-
     /// Copies the topic's partitions again after their remote data was deleted by turning
     /// `remote.storage.enable` off (call it when the topic turns it back on, once that deletion finished):
     /// the next pass uploads its rolled segments as for a newly tiered topic.
@@ -439,11 +425,6 @@ impl RemoteLogManager {
             self.inner.state(tip).allow_copying();
         }
         self.wake();
-    }
-
-    /// The topic's policy (default when never set).
-    pub fn topic_policy(&self, topic: &str) -> RemotePolicy {
-        self.inner.policy(topic)
     }
 
     /// The partitions of `topic` this broker has logs for, with their topic id, in partition order.
@@ -467,10 +448,6 @@ pub(crate) fn tip_of(log: &UnifiedLog) -> TopicIdPartition {
 }
 
 impl Inner {
-    pub(crate) fn policy(&self, topic: &str) -> RemotePolicy {
-        self.policies.lock().get(topic).copied().unwrap_or_default()
-    }
-
     pub(crate) fn state(&self, tip: &TopicIdPartition) -> Arc<PartitionState> {
         self.partitions
             .lock()

@@ -8,7 +8,6 @@
 use strata_storage::config_def::{ConfigError, ConfigKey, Value};
 use strata_storage::TOPIC_CONFIG;
 
-use super::RemotePolicy;
 use crate::error::{Error, Result};
 
 /// The tiering-related topic configs, as strings from the request parsed by
@@ -28,7 +27,7 @@ pub struct TopicRemoteConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ConfigChangeAction {
-    /// Nothing beyond applying the configs (and [`RemoteLogManager::set_topic_policy`](super::RemoteLogManager::set_topic_policy)).
+    /// Nothing beyond applying the configs to the logs (the manager reads them from there).
     None,
     /// Remote storage was turned off with `remote.log.delete.on.disable=true`: call
     /// [`RemoteLogManager::delete_topic_remote_data`](super::RemoteLogManager::delete_topic_remote_data).
@@ -72,11 +71,6 @@ impl TopicRemoteConfig {
             }
         }
         Ok(c)
-    }
-
-    /// The [`RemotePolicy`] these configs ask for.
-    pub fn policy(&self) -> RemotePolicy {
-        RemotePolicy::new(self.copy_disable, self.delete_on_disable)
     }
 }
 

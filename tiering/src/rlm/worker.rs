@@ -17,7 +17,7 @@ use tokio::sync::OwnedMutexGuard;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::{copy, expire, tip_of, Inner, PartitionState, TaskLock};
+use super::{copy, expire, pending, tip_of, Inner, PartitionState, TaskLock};
 
 /// The two per-partition tasks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -227,12 +227,13 @@ async fn copy_task(inner: &Arc<Inner>, log: Arc<UnifiedLog>, _busy: OwnedMutexGu
         if !ready(inner, &log, &tip, &state) {
             return;
         }
-        let policy = inner.policy(tip.topic());
+        // The topic's remote.log.copy.disable as the log has it now (AlterConfigs updates the log's config).
+        let copy_disabled = log.config().remote_log_copy_disable;
         let backing_off = {
             let p = state.progress.lock();
             p.retry_at.is_some_and(|t| t > Instant::now())
         };
-        if policy.copy_disabled || backing_off {
+        if copy_disabled || backing_off {
             expire::refresh_gauges(inner, &log, &tip);
             return;
         }
@@ -260,7 +261,7 @@ async fn copy_task(inner: &Arc<Inner>, log: Arc<UnifiedLog>, _busy: OwnedMutexGu
                     p.retry_at = Some(Instant::now() + wait);
                     (p.failures, wait)
                 };
-                let held = copy::local_only_rolled_bytes(&log);
+                let held = pending::local_only_rolled_bytes(&log);
                 inner
                     .metrics
                     .set_local_bytes_held(&tip.topic_partition, held);

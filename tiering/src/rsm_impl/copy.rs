@@ -6,6 +6,7 @@ use bytes::{Bytes, BytesMut};
 use futures::{StreamExt, TryStreamExt};
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use strata_metadata::RemoteLogSegmentMetadata;
+use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
 use super::upload::ObjectWriter;
@@ -24,6 +25,8 @@ use crate::transform::{first_batch_is_compressed, index_chunk_number, ChunkTrans
 struct CleanupGuard {
     store: Arc<dyn ObjectStore>,
     keys: Option<SegmentKeys>,
+    /// Where the cleanup of a dropped copy runs (the RSM's tracker).
+    tasks: TaskTracker,
 }
 
 impl CleanupGuard {
@@ -45,12 +48,17 @@ impl Drop for CleanupGuard {
         if let Some(keys) = self.keys.take() {
             let store = self.store.clone();
             if let Ok(handle) = tokio::runtime::Handle::try_current() {
-                handle.spawn(async move {
-                    tracing::info!(segment = %keys, "removing objects of a cancelled copy");
-                    if let Err(e) = delete_keys(store.as_ref(), &keys).await {
-                        tracing::warn!(segment = %keys, error = %crate::Report(&e), "removing objects of a cancelled copy failed");
-                    }
-                });
+                // Not cancelled at shutdown (what it does not remove stays in the bucket): shutdown waits for it
+                // within its deadline.
+                self.tasks.spawn_on(
+                    async move {
+                        tracing::info!(segment = %keys, "removing objects of a cancelled copy");
+                        if let Err(e) = delete_keys(store.as_ref(), &keys).await {
+                            tracing::warn!(segment = %keys, error = %crate::Report(&e), "removing objects of a cancelled copy failed");
+                        }
+                    },
+                    &handle,
+                );
             }
         }
     }
@@ -69,6 +77,7 @@ pub(super) async fn copy_segment(
     let guard = CleanupGuard {
         store: inner.store.clone(),
         keys: Some(keys.clone()),
+        tasks: inner.tasks.clone(),
     };
     let span = tracing::info_span!("copy_log_segment_data", segment = %keys);
     let mut writer = ObjectWriter::new(
@@ -76,6 +85,7 @@ pub(super) async fn copy_segment(
         keys.key(ObjectSuffix::Log),
         inner.config.upload_part_size() as usize,
         inner.config.upload_concurrency,
+        inner.tasks.clone(),
     );
     let result = copy_objects(inner, meta, &data, &keys, &mut writer)
         .instrument(span)
@@ -106,8 +116,6 @@ async fn copy_objects(
     keys: &SegmentKeys,
     writer: &mut ObjectWriter,
 ) -> Result<u64> {
-    let cfg = &inner.config;
-    let segment_id = meta.remote_log_segment_id.id;
     let log_path = &data.log_segment;
     let io = |source| Error::local_io(log_path, source);
     let file = tokio::fs::File::open(log_path)
@@ -115,16 +123,50 @@ async fn copy_objects(
         .map_err(io)?
         .into_std()
         .await;
+    let (file, first) = read_chunk(file, inner.config.chunk_size as usize)
+        .await
+        .map_err(io)?;
+    let (transform, encryption) = chunk_transform(inner, meta, &first);
+    let log = upload_log(inner, keys, log_path, file, first, &transform, writer).await?;
+    let (segment_indexes, indexes_size) = upload_indexes(inner, data, keys, &transform).await?;
+    // The manifest, last.
+    let manifest = SegmentManifest {
+        version: MANIFEST_VERSION,
+        chunk_index: ChunkMap::index_for(
+            inner.config.chunk_size,
+            log.original_size,
+            &log.stored_sizes,
+        ),
+        segment_indexes,
+        compression: transform.compress,
+        encryption,
+        remote_log_segment_metadata: serde_json::to_value(meta).unwrap_or(serde_json::Value::Null),
+    };
+    let manifest_key = keys.key(ObjectSuffix::Manifest);
+    let manifest_json = manifest.to_json();
+    let manifest_size = manifest_json.len() as u64;
+    inner
+        .store
+        .put(&manifest_key, PutPayload::from(manifest_json))
+        .await
+        .map_err(|e| Error::store("put", &manifest_key, e))?;
+    Ok(log.stored_size + indexes_size + manifest_size)
+}
 
-    let mut compress = cfg.compression_enabled;
-    let chunk_size = cfg.chunk_size as usize;
-    let (file, first) = read_chunk(file, chunk_size).await.map_err(io)?;
-    if compress && cfg.compression_heuristic && first_batch_is_compressed(&first) {
-        compress = false;
-    }
+/// How a segment's chunks are stored: compressed unless off (or, with the heuristic, when its first batch is
+/// already compressed), encrypted under a fresh data key when encryption is on (with the key's metadata for the
+/// manifest).
+fn chunk_transform(
+    inner: &Inner,
+    meta: &RemoteLogSegmentMetadata,
+    first: &[u8],
+) -> (ChunkTransform, Option<EncryptionMetadata>) {
+    let cfg = &inner.config;
+    let compress =
+        cfg.compression_enabled && !(cfg.compression_heuristic && first_batch_is_compressed(first));
     let (key, encryption) = match (&inner.kek, cfg.encryption_enabled) {
         (Some(kek), true) => {
-            let (dek, wrapped) = kek.new_data_key(&segment_id);
+            let (dek, wrapped) = kek.new_data_key(&meta.remote_log_segment_id.id);
             (
                 Some(dek),
                 Some(EncryptionMetadata {
@@ -135,13 +177,34 @@ async fn copy_objects(
         }
         _ => (None, None),
     };
-    let transform = ChunkTransform { compress, key };
+    (ChunkTransform { compress, key }, encryption)
+}
 
-    // .log: chunks are read in order, transformed `upload.concurrency` at a time on blocking threads (the
-    // identity transform needs no thread), and written in order; at most that many chunks are read ahead.
-    let log_key = keys.key(ObjectSuffix::Log);
-    let log_name = log_key.to_string();
-    let io_path = log_path.clone();
+/// What the `.log` upload wrote.
+struct UploadedLog {
+    /// Bytes of the segment file.
+    original_size: u64,
+    /// Stored size of each chunk, in order (the manifest's chunk index).
+    stored_sizes: Vec<u64>,
+    /// Bytes of the `.log` object.
+    stored_size: u64,
+}
+
+/// The `.log` object: chunks are read in order, transformed `upload.concurrency` at a time on blocking threads
+/// (the identity transform needs no thread), and written in order; at most that many chunks are read ahead.
+async fn upload_log(
+    inner: &Inner,
+    keys: &SegmentKeys,
+    log_path: &std::path::Path,
+    file: std::fs::File,
+    first: BytesMut,
+    transform: &ChunkTransform,
+    writer: &mut ObjectWriter,
+) -> Result<UploadedLog> {
+    let cfg = &inner.config;
+    let chunk_size = cfg.chunk_size as usize;
+    let log_name = keys.key(ObjectSuffix::Log).to_string();
+    let io_path = log_path.to_path_buf();
     let chunks =
         futures::stream::try_unfold((file, Some(first)), move |(file, pending)| async move {
             let (file, chunk) = match pending {
@@ -181,32 +244,34 @@ async fn copy_objects(
         stored_sizes.push(stored.len() as u64);
         writer.write(stored).await?;
     }
-    let log_size = writer.finish().await?;
+    let stored_size = writer.finish().await?;
+    Ok(UploadedLog {
+        original_size,
+        stored_sizes,
+        stored_size,
+    })
+}
 
-    // .indexes: each index one chunk.
+/// The `.indexes` object (each index one chunk): where each index is in it, and its size.
+async fn upload_indexes(
+    inner: &Inner,
+    data: &LogSegmentData,
+    keys: &SegmentKeys,
+    transform: &ChunkTransform,
+) -> Result<(SegmentIndexes, u64)> {
     let indexes_key = keys.key(ObjectSuffix::Indexes);
     let mut blob: Vec<Bytes> = Vec::new();
     let mut position = 0u64;
     let mut ranges: Vec<(IndexType, Option<IndexRange>)> = Vec::new();
     for t in IndexType::ALL {
-        let original = match t {
-            IndexType::Offset => Some(read_file(&data.offset_index).await?),
-            IndexType::Timestamp => Some(read_file(&data.time_index).await?),
-            IndexType::ProducerSnapshot => Some(read_file(&data.producer_snapshot).await?),
-            IndexType::LeaderEpoch => Some(data.leader_epoch_index.clone()),
-            IndexType::Transaction => match &data.transaction_index {
-                Some(p) => Some(read_file(p).await?),
-                None => None,
-            },
-        };
-        let Some(original) = original else {
+        let Some(original) = index_bytes(data, t).await? else {
             ranges.push((t, None));
             continue;
         };
         let original_size = original.len() as u64;
         let what = format!("{} index of {}", t.as_str(), indexes_key);
         let stored = transform_chunk(
-            &transform,
+            transform,
             ChunkKind::Index,
             index_chunk_number(t),
             original,
@@ -239,32 +304,28 @@ async fn copy_objects(
             source: None,
         })
     };
-    let segment_indexes = SegmentIndexes {
+    let indexes = SegmentIndexes {
         offset: required(IndexType::Offset)?,
         timestamp: required(IndexType::Timestamp)?,
         producer_snapshot: required(IndexType::ProducerSnapshot)?,
         leader_epoch: required(IndexType::LeaderEpoch)?,
         transaction: find(IndexType::Transaction),
     };
+    Ok((indexes, position))
+}
 
-    // The manifest, last.
-    let manifest = SegmentManifest {
-        version: MANIFEST_VERSION,
-        chunk_index: ChunkMap::index_for(cfg.chunk_size, original_size, &stored_sizes),
-        segment_indexes,
-        compression: compress,
-        encryption,
-        remote_log_segment_metadata: serde_json::to_value(meta).unwrap_or(serde_json::Value::Null),
-    };
-    let manifest_key = keys.key(ObjectSuffix::Manifest);
-    let manifest_json = manifest.to_json();
-    let manifest_size = manifest_json.len() as u64;
-    inner
-        .store
-        .put(&manifest_key, PutPayload::from(manifest_json))
-        .await
-        .map_err(|e| Error::store("put", &manifest_key, e))?;
-    Ok(log_size + position + manifest_size)
+/// The bytes of index `t` of a segment (`None`: the segment has no transaction index).
+async fn index_bytes(data: &LogSegmentData, t: IndexType) -> Result<Option<Bytes>> {
+    Ok(match t {
+        IndexType::Offset => Some(read_file(&data.offset_index).await?),
+        IndexType::Timestamp => Some(read_file(&data.time_index).await?),
+        IndexType::ProducerSnapshot => Some(read_file(&data.producer_snapshot).await?),
+        IndexType::LeaderEpoch => Some(data.leader_epoch_index.clone()),
+        IndexType::Transaction => match &data.transaction_index {
+            Some(p) => Some(read_file(p).await?),
+            None => None,
+        },
+    })
 }
 
 /// Reads up to `chunk_size` bytes (less only at end of file) with one blocking-pool hop and no extra copy.

@@ -331,10 +331,14 @@ pub(super) fn prefetch_next(
     if inner.caches.chunk_cached(segment, 0) && spill <= inner.config.chunk_size {
         return;
     }
-    let inner = inner.clone();
-    let next = next.clone();
-    tokio::spawn(async move {
-        match manifest(&inner, &next).await {
+    let (inner, next) = (inner.clone(), next.clone());
+    let cancel = inner.cancel.clone();
+    inner.clone().tasks.spawn(async move {
+        let loaded = tokio::select! {
+            _ = cancel.cancelled() => return,
+            m = manifest(&inner, &next) => m,
+        };
+        match loaded {
             Ok(m) => prefetch(&inner, &m, segment, 0, spill),
             Err(e) => tracing::debug!(
                 segment = %segment,
@@ -373,15 +377,24 @@ fn prefetch(inner: &Arc<Inner>, m: &Arc<LoadedManifest>, segment: Uuid, from: u3
     let inner = inner.clone();
     let m = m.clone();
     let concurrency = inner.config.fetch_concurrency;
-    tokio::spawn(async move {
+    let cancel = inner.cancel.clone();
+    inner.clone().tasks.spawn(async move {
         let _permit = permit;
         let mut loads = stream::iter(wanted)
             .map(|i| chunk(inner.clone(), m.clone(), segment, i))
             .buffer_unordered(concurrency);
-        while let Some(r) = loads.next().await {
-            if let Err(e) = r {
-                tracing::debug!(segment = %m.keys, error = %crate::Report(&e), "prefetch failed");
-                break;
+        loop {
+            let r = tokio::select! {
+                _ = cancel.cancelled() => return,
+                r = loads.next() => r,
+            };
+            match r {
+                Some(Ok(_)) => {}
+                Some(Err(e)) => {
+                    tracing::debug!(segment = %m.keys, error = %crate::Report(&e), "prefetch failed");
+                    return;
+                }
+                None => return,
             }
         }
     });

@@ -10,6 +10,8 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use object_store::{ObjectStore, ObjectStoreExt};
 use strata_metadata::{CustomMetadata, RemoteLogSegmentMetadata};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use crate::backend::{build_store, BackendDescription};
 use crate::config::RsmConfig;
@@ -41,6 +43,10 @@ pub(crate) struct Inner {
     pub(crate) kek: Option<KeyEncryptionKey>,
     pub(crate) backend: BackendDescription,
     pub(crate) caches: Caches,
+    /// Background work (read-ahead of chunks, removal of a dropped upload's objects): on the tracker handed in
+    /// (the server's), read-ahead stopped by `cancel`.
+    pub(crate) tasks: TaskTracker,
+    pub(crate) cancel: CancellationToken,
 }
 
 impl std::fmt::Debug for ObjectStoreRsm {
@@ -72,6 +78,17 @@ impl ObjectStoreRsm {
     /// Builds the RSM over a given store (a wrapper such as `testing::FaultyStore`, or a store built
     /// elsewhere); `config.backend` only names it in errors.
     pub fn with_store(config: RsmConfig, store: Arc<dyn ObjectStore>) -> Result<Self> {
+        Self::in_tree(config, store, TaskTracker::new(), CancellationToken::new())
+    }
+
+    /// [`with_store`](Self::with_store) with its background tasks on `tasks`, read-ahead ended by `cancel`: the
+    /// broker hands in its shutdown tree (its tracker and a child token), so shutdown waits for them.
+    pub fn in_tree(
+        config: RsmConfig,
+        store: Arc<dyn ObjectStore>,
+        tasks: TaskTracker,
+        cancel: CancellationToken,
+    ) -> Result<Self> {
         config.validate()?;
         let kek = config.key_encryption_key()?;
         let backend = BackendDescription::of(&config);
@@ -84,6 +101,8 @@ impl ObjectStoreRsm {
                 kek,
                 backend,
                 caches,
+                tasks,
+                cancel,
             }),
         })
     }
@@ -111,7 +130,13 @@ impl ObjectStoreRsm {
     /// Checks at start-up that the backend works: puts a probe object under `key.prefix`, reads a range of it
     /// back, lists it and deletes it. The error names the backend, bucket, endpoint, region and failing call.
     pub async fn validate_connectivity(&self) -> Result<()> {
-        crate::validate::check(&self.inner).await
+        let inner = &self.inner;
+        crate::validate::check(
+            inner.store.as_ref(),
+            &inner.config.key_prefix,
+            &inner.backend,
+        )
+        .await
     }
 }
 

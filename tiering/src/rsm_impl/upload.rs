@@ -8,6 +8,7 @@ use bytes::Bytes;
 use object_store::path::Path;
 use object_store::{MultipartUpload, ObjectStore, ObjectStoreExt, PutPayload};
 use tokio::task::JoinSet;
+use tokio_util::task::TaskTracker;
 
 use crate::error::{Error, Result};
 
@@ -21,6 +22,8 @@ pub(crate) struct ObjectWriter {
     upload: Option<Box<dyn MultipartUpload>>,
     parts: JoinSet<Result<(), object_store::Error>>,
     written: u64,
+    /// Where the abort of a dropped upload runs (the RSM's tracker).
+    tasks: TaskTracker,
 }
 
 impl ObjectWriter {
@@ -29,8 +32,10 @@ impl ObjectWriter {
         key: Path,
         part_size: usize,
         concurrency: usize,
+        tasks: TaskTracker,
     ) -> Self {
         Self {
+            tasks,
             store,
             key,
             part_size: part_size.max(1),
@@ -136,11 +141,16 @@ impl Drop for ObjectWriter {
         if let Some(mut upload) = self.upload.take() {
             let key = self.key.clone();
             if let Ok(handle) = tokio::runtime::Handle::try_current() {
-                handle.spawn(async move {
-                    if let Err(e) = upload.abort().await {
-                        tracing::warn!(key = %key, error = %e, "aborting a dropped multipart upload failed");
-                    }
-                });
+                // Not cancelled at shutdown (an unfinished multipart upload would stay in the bucket): shutdown
+                // waits for it within its deadline.
+                self.tasks.spawn_on(
+                    async move {
+                        if let Err(e) = upload.abort().await {
+                            tracing::warn!(key = %key, error = %e, "aborting a dropped multipart upload failed");
+                        }
+                    },
+                    &handle,
+                );
             }
         }
     }

@@ -250,7 +250,7 @@ fn http_body(
 
 /// Azure's Create Container, signed with Azurite's development key (Shared Key authorization).
 fn create_container(port: u16, container: &str) -> Option<u16> {
-    let date = httpdate(std::time::SystemTime::now());
+    let date = super::gcs_shim::httpdate(std::time::SystemTime::now());
     let version = "2021-08-06";
     // VERB, then 11 empty standard headers (Content-Encoding .. Range), the x-ms-* headers, the resource.
     let to_sign = format!(
@@ -297,49 +297,9 @@ fn hmac_sha256(key: &[u8], msg: &[u8]) -> [u8; 32] {
         .into()
 }
 
-/// RFC 1123 date (`Thu, 03 Dec 2026 19:00:00 GMT`).
-pub(crate) fn httpdate(t: std::time::SystemTime) -> String {
-    let secs = t
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_secs() as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][days.rem_euclid(7) as usize];
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let months = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    format!(
-        "{weekday}, {day:02} {} {year} {:02}:{:02}:{:02} GMT",
-        months[(month - 1) as usize],
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn httpdate_formats_rfc1123() {
-        let t = std::time::UNIX_EPOCH + Duration::from_secs(1_796_324_400);
-        assert_eq!(httpdate(t), "Thu, 03 Dec 2026 19:00:00 GMT");
-        assert_eq!(
-            httpdate(std::time::UNIX_EPOCH),
-            "Thu, 01 Jan 1970 00:00:00 GMT"
-        );
-    }
 
     /// RFC 4231 test case 2.
     #[test]

@@ -514,7 +514,7 @@ fn xml(s: &str) -> String {
 /// `t` as `2026-12-03T19:16:04.000000Z`.
 fn rfc3339(t: std::time::SystemTime) -> String {
     // From the RFC 1123 form: `Thu, 03 Dec 2026 19:16:04 GMT`.
-    let h = super::emulator::httpdate(t);
+    let h = httpdate(t);
     let f: Vec<&str> = h.split_whitespace().collect();
     let months = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
@@ -542,14 +542,53 @@ fn rfc1123(rfc3339: &str) -> String {
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     let days = era * 146_097 + doe - 719_468;
     let secs = days * 86_400 + hh * 3600 + mm * 60 + ss;
-    super::emulator::httpdate(
-        std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs.max(0) as u64),
+    httpdate(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs.max(0) as u64))
+}
+
+/// RFC 1123 date (`Thu, 03 Dec 2026 19:00:00 GMT`).
+pub(crate) fn httpdate(t: std::time::SystemTime) -> String {
+    let secs = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][days.rem_euclid(7) as usize];
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let months = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{weekday}, {day:02} {} {year} {:02}:{:02}:{:02} GMT",
+        months[(month - 1) as usize],
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
     )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn httpdate_formats_rfc1123() {
+        let t = std::time::UNIX_EPOCH + Duration::from_secs(1_796_324_400);
+        assert_eq!(httpdate(t), "Thu, 03 Dec 2026 19:00:00 GMT");
+        assert_eq!(
+            httpdate(std::time::UNIX_EPOCH),
+            "Thu, 01 Jan 1970 00:00:00 GMT"
+        );
+    }
 
     #[test]
     fn rfc3339_to_rfc1123() {

@@ -94,6 +94,7 @@ impl Harness {
         let metrics = Arc::new(RemoteLogMetrics::default());
         let metered = MeteredStore::new(Arc::new(faulty.clone()), metrics.clone());
         let rsm = Arc::new(ObjectStoreRsm::with_store(rsm_config, Arc::new(metered)).expect("rsm"));
+        let cancel = CancellationToken::new();
         let rlm = RemoteLogManager::with_metrics(
             config,
             log_manager.clone(),
@@ -101,11 +102,11 @@ impl Harness {
             rsm.clone(),
             1,
             metrics,
+            cancel.child_token(),
         )
         .expect("rlm");
-        let cancel = CancellationToken::new();
         if start {
-            rlm.start(cancel.clone());
+            rlm.start();
         }
         Self {
             log_manager,
@@ -120,7 +121,7 @@ impl Harness {
     /// Starts the manager with the first PUT hanging forever and waits until an upload is stuck on it.
     pub async fn start_with_a_hanging_upload(&self) {
         self.faulty.inject(Op::Put, 1, Fault::Hang);
-        self.rlm.start(self.cancel.clone());
+        self.rlm.start();
         wait_until(Duration::from_secs(20), "the first upload to hang", || {
             self.faulty.calls(Op::Put) >= 1
         })
