@@ -521,3 +521,39 @@ async fn copy_and_expiry_side_by_side_lose_no_segment() {
     assert_eq!(read_all(&h.rlm, &log, 0, 64 * 1024).await, expected);
     h.close().await;
 }
+
+/// The manager reads `remote.log.copy.disable` from the partition's log config at each pass: turning it on and
+/// off on the log (as AlterConfigs does) stops and resumes copying without telling the manager anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copying_follows_the_logs_copy_disable_without_being_told() {
+    let s3 = S3Server::start("copy-disable").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = Harness::open(dir.path(), &s3, fast_config(), false).await;
+    let log = h.create_log("paused", 0, 0xC0);
+    let mut paused = tiered_log_config();
+    paused.remote_log_copy_disable = true;
+    // KIP-950: with copying off, local retention is total retention.
+    paused.local_retention_bytes = paused.retention_bytes;
+    paused.local_retention_ms = paused.retention_ms;
+    log.update_config(paused).expect("copy disabled");
+    append(&log, 24, 1_000);
+    assert!(log.rolled_segments().len() >= 2, "segments rolled");
+    h.rlm.run_once().await;
+    assert_eq!(
+        log.highest_offset_in_remote_storage(),
+        -1,
+        "nothing is copied while the log's config disables copying"
+    );
+    assert!(h.segments(&tip(&log)).is_empty());
+    log.update_config(tiered_log_config())
+        .expect("copy enabled");
+    h.rlm.run_once().await;
+    assert!(
+        all_rolled_copied(&log),
+        "every rolled segment is copied once the log's config allows it: highest in remote {}, rolled {:?}",
+        log.highest_offset_in_remote_storage(),
+        log.rolled_segments().last().map(|s| s.next_offset)
+    );
+    assert!(!h.segments(&tip(&log)).is_empty());
+    h.close().await;
+}
