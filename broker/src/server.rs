@@ -505,7 +505,7 @@ async fn open_logs(
         Ok(c) => Ok((logs, registry, meta_dir, c)),
         Err(e) => {
             stop_logs(&logs, "after a failed start").await;
-            Err(e.into())
+            Err(e)
         }
     }
 }
