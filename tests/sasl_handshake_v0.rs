@@ -13,7 +13,7 @@ use base64::Engine;
 use bytes::Bytes;
 use common::raw::{connect, read_frame, request, sasl_authenticate, sasl_handshake, send_frame};
 use common::runtime;
-use hmac::{Hmac, Mac};
+use hmac::{Hmac, KeyInit, Mac};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use sha2::{Digest, Sha256};

@@ -16,10 +16,9 @@
 use std::fmt;
 use std::path::Path;
 
-use aes_gcm::aead::{AeadInPlace, KeyInit};
+use aes_gcm::aead::{AeadInOut, KeyInit};
 use aes_gcm::{Aes256Gcm, Key, Nonce, Tag};
 use base64::Engine as _;
-use rand::RngCore;
 use sha2::Digest;
 
 use crate::error::{Error, Result};
@@ -57,7 +56,7 @@ impl KeyEncryptionKey {
         let digest = sha2::Sha256::digest(key);
         let id = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
         Self {
-            cipher: Aes256Gcm::new(Key::<Aes256Gcm>::from_slice(key)),
+            cipher: Aes256Gcm::new(&Key::<Aes256Gcm>::from(*key)),
             id,
         }
     }
@@ -113,7 +112,7 @@ impl KeyEncryptionKey {
     /// Wraps a fresh data key for `segment`; returns the key and its wrapped form (base64).
     pub(crate) fn new_data_key(&self, segment: &uuid::Uuid) -> (DataKey, String) {
         let mut dek = [0u8; 32];
-        rand::thread_rng().fill_bytes(&mut dek);
+        rand::fill(&mut dek);
         let wrapped = seal(&self.cipher, &dek, &dek_aad(segment));
         (
             DataKey::new(&dek, *segment),
@@ -160,11 +159,11 @@ fn chunk_aad(segment: &uuid::Uuid, kind: ChunkKind, n: u32) -> [u8; 21] {
 fn seal(cipher: &Aes256Gcm, plain: &[u8], aad: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(NONCE_LEN + plain.len() + TAG_LEN);
     let mut nonce = [0u8; NONCE_LEN];
-    rand::thread_rng().fill_bytes(&mut nonce);
+    rand::fill(&mut nonce);
     out.extend_from_slice(&nonce);
     out.extend_from_slice(plain);
     let tag = cipher
-        .encrypt_in_place_detached(Nonce::from_slice(&nonce), aad, &mut out[NONCE_LEN..])
+        .encrypt_inout_detached(&Nonce::from(nonce), aad, (&mut out[NONCE_LEN..]).into())
         .expect("AES-GCM encryption of less than 64 GiB cannot fail");
     out.extend_from_slice(&tag);
     out
@@ -178,11 +177,11 @@ fn open(cipher: &Aes256Gcm, sealed: &[u8], aad: &[u8]) -> Option<Vec<u8>> {
     let (ct, tag) = rest.split_at(rest.len() - TAG_LEN);
     let mut buf = ct.to_vec();
     cipher
-        .decrypt_in_place_detached(
-            Nonce::from_slice(nonce),
+        .decrypt_inout_detached(
+            &Nonce::try_from(nonce).ok()?,
             aad,
-            &mut buf,
-            Tag::from_slice(tag),
+            buf.as_mut_slice().into(),
+            &Tag::try_from(tag).ok()?,
         )
         .ok()?;
     Some(buf)
@@ -206,7 +205,7 @@ impl fmt::Debug for DataKey {
 impl DataKey {
     fn new(key: &[u8; 32], segment: uuid::Uuid) -> Self {
         Self {
-            cipher: Aes256Gcm::new(Key::<Aes256Gcm>::from_slice(key)),
+            cipher: Aes256Gcm::new(&Key::<Aes256Gcm>::from(*key)),
             segment,
         }
     }
