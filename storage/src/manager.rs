@@ -702,10 +702,8 @@ impl LogManager {
         let progress = Progress::new("closing logs", logs.len() as u64);
         std::thread::scope(|scope| {
             for _ in 0..threads {
-                scope.spawn(|| loop {
-                    let Some(log) = logs.get(next.fetch_add(1, Ordering::Relaxed)) else {
-                        break;
-                    };
+                scope.spawn(|| {
+                    while let Some(log) = logs.get(next.fetch_add(1, Ordering::Relaxed)) {
                     if let Err(e) = log.close() {
                         tracing::error!(tp = %log.topic_partition(), error = %e, "closing log failed");
                         first_err
@@ -714,6 +712,7 @@ impl LogManager {
                     }
                     log.remove_deleted_files_now();
                     progress.advance(1);
+                    }
                 });
             }
         });

@@ -64,11 +64,10 @@ impl Progress {
     }
 
     fn report(&self, done: u64, now: Instant) -> String {
-        let pct = if self.total == 0 {
-            100
-        } else {
-            done.saturating_mul(100) / self.total
-        };
+        let pct = done
+            .saturating_mul(100)
+            .checked_div(self.total)
+            .unwrap_or(100);
         let line = format!(
             "{}: {done}/{} ({pct}%) after {:.1} s",
             self.what,
@@ -114,7 +113,7 @@ mod tests {
             .unwrap()
             .parse()
             .unwrap();
-        assert!(done >= 12 && done % 2 == 0, "{line}");
+        assert!(done >= 12 && done.is_multiple_of(2), "{line}");
         assert!(line.contains("/40 ("), "{line}");
         assert_eq!(p.advance(1), None, "a second line right after the first");
         let last = p

@@ -43,8 +43,7 @@ fn a_log_dir_missing_from_log_dirs_stops_start_up_naming_it() {
     );
 
     let err = open(&[&d1, &d3])
-        .err()
-        .expect("start-up without d2 is refused")
+        .expect_err("start-up without d2 is refused")
         .to_string();
     assert!(err.contains(&d2.display().to_string()), "{err}");
     assert!(err.contains("log.dirs"), "{err}");

@@ -144,7 +144,8 @@ mod tests {
 
     #[test]
     fn bad_cleaner_values_are_invalid_config_naming_the_key() {
-        let cases: [(&str, fn(&mut CleanerConfig)); 5] = [
+        type Set = fn(&mut CleanerConfig);
+        let cases: [(&str, Set); 5] = [
             ("log.cleaner.threads", |c| c.threads = 0),
             ("log.cleaner.dedupe.buffer.size", |c| {
                 c.threads = 4;

@@ -69,7 +69,7 @@ impl AbortedTxn {
 /// The entries of a `.txnindex` file's bytes (`path` names the file in errors: a local path, or the remote
 /// segment the bytes were fetched for).
 pub fn parse_entries(path: &Path, bytes: &[u8]) -> Result<Vec<AbortedTxn>> {
-    if bytes.len() % ABORTED_TXN_SIZE != 0 {
+    if !bytes.len().is_multiple_of(ABORTED_TXN_SIZE) {
         return Err(Error::CorruptFile {
             path: path.to_path_buf(),
             reason: format!(
