@@ -28,6 +28,58 @@ fn sigterm_shuts_down_cleanly_and_writes_the_clean_shutdown_marker() {
     );
 }
 
+/// The reader of strata's stderr goes away (Java's `Process.destroy()` closes it right after sending SIGTERM):
+/// the log lines that follow are lost, the shutdown is not — exit 0 and the clean-shutdown marker.
+#[test]
+fn sigterm_with_stderr_closed_still_shuts_down_cleanly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(strata_bin())
+        .args(["--override", "listeners=PLAINTEXT://127.0.0.1:0"])
+        .args(["--override", &format!("log.dirs={}", dir.path().display())])
+        .args(["--override", "http.listener="])
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn strata");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        assert!(std::time::Instant::now() < deadline, "no ready line");
+        let line = lines.next().expect("a line").expect("readable");
+        if line.contains("strata ready: bootstrap.servers=") {
+            break;
+        }
+    }
+    drop(lines); // closes the read end of strata's stderr
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill -TERM");
+    assert!(status.success());
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let exit = loop {
+        if let Some(s) = child.try_wait().expect("try_wait") {
+            break s;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no exit within 20 s of SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(
+        exit.success(),
+        "strata exited with {exit} after SIGTERM with stderr closed"
+    );
+    assert!(
+        dir.path().join(".kafka_cleanshutdown").exists(),
+        "no clean-shutdown marker"
+    );
+}
+
 /// Acknowledged (partition, offset) → payload.
 type Acked = Arc<Mutex<HashMap<(i32, i64), Vec<u8>>>>;
 

@@ -319,6 +319,10 @@ fn main() -> anyhow::Result<()> {
         )
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        // A log line that cannot be written (the reader of stderr went away, e.g. a supervisor that closed its
+        // pipe) is dropped: the default reports it with eprintln!, which panics on the same closed stderr and
+        // kills the broker mid-shutdown (no clean-shutdown marker).
+        .log_internal_errors(false)
         .init();
     let (config, tiering, ephemeral) = match load(&args, std::env::vars()) {
         Ok(c) => c,
