@@ -37,6 +37,7 @@ public final class Strata implements BeforeAllCallback, AfterAllCallback {
   private final List<String> overrides = new ArrayList<>();
   private Path logDir;
   private Process process;
+  private Thread reader;
   private String bootstrap;
   private final List<String> stderr = Collections.synchronizedList(new ArrayList<>());
 
@@ -99,7 +100,7 @@ public final class Strata implements BeforeAllCallback, AfterAllCallback {
     process = pb.start();
     CompletableFuture<String> ready = new CompletableFuture<>();
     Process p = process;
-    Thread reader = new Thread(() -> {
+    reader = new Thread(() -> {
       try (BufferedReader r = new BufferedReader(
           new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8))) {
         String line;
@@ -136,6 +137,8 @@ public final class Strata implements BeforeAllCallback, AfterAllCallback {
       p.waitFor(STOP_TIMEOUT_S, TimeUnit.SECONDS);
       throw new IllegalStateException("strata did not stop within " + STOP_TIMEOUT_S + " s of SIGTERM");
     }
+    // The rest of what it wrote (its last lines say why it stopped).
+    if (reader != null) reader.join(TimeUnit.SECONDS.toMillis(5));
     return p.exitValue();
   }
 
@@ -149,6 +152,13 @@ public final class Strata implements BeforeAllCallback, AfterAllCallback {
     Properties p = new Properties();
     p.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
     return p;
+  }
+
+  /** The last {@code n} lines strata wrote to stderr. */
+  public String logTail(int n) {
+    synchronized (stderr) {
+      return String.join("\n", stderr.subList(Math.max(0, stderr.size() - n), stderr.size()));
+    }
   }
 
   /** What strata wrote to stderr so far. */
