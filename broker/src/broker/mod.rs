@@ -289,9 +289,22 @@ impl Broker {
         &self.appended
     }
 
-    /// Deletes a topic and its logs, then, as Kafka does, its committed offsets: a recreated topic starts clean.
-    /// Blocking.
-    pub fn delete_topic(&self, name: &str) -> Result<TopicMeta> {
+    /// Deletes a topic: the deletion of its remote data recorded first (awaited; deleted in the background,
+    /// retried until done, also across restarts; a failure keeps the topic), then its logs on the blocking pool,
+    /// then, as Kafka does, its committed offsets: a recreated topic starts clean.
+    pub async fn delete_topic(self: &Arc<Self>, name: &str) -> Result<TopicMeta> {
+        self.topics.check_deletable(name)?;
+        if let Some(t) = self.topics.tiering() {
+            t.topic_deleted(name).await?;
+        }
+        let (broker, topic) = (self.clone(), name.to_string());
+        tokio::task::spawn_blocking(move || broker.delete_topic_locally(&topic))
+            .await
+            .map_err(|e| crate::Error::Internal(format!("deleting topic {name}: {e}")))?
+    }
+
+    /// [`delete_topic`](Self::delete_topic) once the remote data's deletion is recorded. Blocking.
+    fn delete_topic_locally(&self, name: &str) -> Result<TopicMeta> {
         let meta = self.topics.delete_topic(name)?;
         self.groups.delete_topic_offsets(name)?;
         info!(

@@ -7,7 +7,7 @@ use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
 use kafka_protocol::messages::{DeleteTopicsRequest, DeleteTopicsResponse, RequestHeader};
 use uuid::Uuid;
 
-use super::{blocking, sb};
+use super::sb;
 use crate::broker::Broker;
 use crate::error::Error;
 use crate::error_code;
@@ -53,7 +53,7 @@ pub async fn handle(
         let result = match resolved {
             Ok(n) => {
                 let name = n.clone();
-                blocking(move || b.delete_topic(&n))
+                b.delete_topic(&n)
                     .await
                     .map(|meta| (name.clone(), meta.id))
                     .map_err(|e| (Some(name), e))

@@ -46,8 +46,43 @@ impl OffsetSpec {
     }
 }
 
-/// (timestamp, offset, leader epoch of the offset when known) for one partition.
-fn lookup(
+/// (timestamp, offset, leader epoch of the offset when known) for one partition: a lookup over remote segments
+/// (tiering on, -3 or a timestamp) is awaited from the tier; the rest reads the local log on the blocking pool.
+async fn lookup(
+    broker: &Arc<Broker>,
+    topic: String,
+    partition: i32,
+    spec: OffsetSpec,
+    read_committed: bool,
+) -> Result<(i64, i64, Option<i32>)> {
+    if let (Some(t), OffsetSpec::MaxTimestamp | OffsetSpec::Timestamp(_)) = (broker.tiering(), spec)
+    {
+        let log = broker.topics().log(&topic, partition)?;
+        let tp = log.topic_partition();
+        return Ok(match spec {
+            OffsetSpec::Timestamp(ts) => {
+                let last_fetchable = if read_committed {
+                    log.last_stable_offset()
+                } else {
+                    log.high_watermark()
+                };
+                match t.offset_for_timestamp(tp, ts).await? {
+                    Some((off, ts)) if off < last_fetchable => (ts, off, None),
+                    _ => (-1, -1, Some(-1)),
+                }
+            }
+            _ => match t.max_timestamp(tp).await? {
+                Some((ts, off)) => (ts, off, None),
+                None => (-1, -1, Some(-1)),
+            },
+        });
+    }
+    let b = broker.clone();
+    blocking(move || lookup_local(&b, &topic, partition, spec, read_committed)).await
+}
+
+/// [`lookup`] of what the tier does not serve. Blocking.
+fn lookup_local(
     broker: &Broker,
     topic: &str,
     partition: i32,
@@ -79,24 +114,15 @@ fn lookup(
             }
             None => (-1, log.highest_offset_in_remote_storage(), Some(-1)),
         },
-        OffsetSpec::MaxTimestamp => match match tiering {
-            Some(t) => t.max_timestamp_blocking(tp)?,
-            None => log.max_timestamp_and_offset(),
-        } {
+        // With tiering on, these are the tier's ([`lookup`]): remote segments first, then the local log.
+        OffsetSpec::MaxTimestamp => match log.max_timestamp_and_offset() {
             Some((ts, off)) => (ts, off, None),
             None => (-1, -1, Some(-1)),
         },
-        OffsetSpec::Timestamp(t) => {
-            // With tiering on, timestamps below the local log start are looked up in remote segments.
-            let hit = match tiering {
-                Some(tiered) => tiered.offset_for_timestamp_blocking(tp, t)?,
-                None => log.fetch_offset_by_timestamp(t)?,
-            };
-            match hit {
-                Some((off, ts)) if off < last_fetchable => (ts, off, None),
-                _ => (-1, -1, Some(-1)),
-            }
-        }
+        OffsetSpec::Timestamp(t) => match log.fetch_offset_by_timestamp(t)? {
+            Some((off, ts)) if off < last_fetchable => (ts, off, None),
+            _ => (-1, -1, Some(-1)),
+        },
     })
 }
 
@@ -132,11 +158,9 @@ pub async fn handle(
                 );
                 continue;
             };
-            let b = broker.clone();
-            let name = topic.clone();
             let idx = p.partition_index;
             parts.push(
-                match blocking(move || lookup(&b, &name, idx, spec, read_committed)).await {
+                match lookup(broker, topic.clone(), idx, spec, read_committed).await {
                     Ok((ts, off, known)) => resp
                         .with_timestamp(ts)
                         .with_offset(off)

@@ -12,10 +12,10 @@ use strata_storage::TopicPartition;
 use strata_tiering::rlm::{validate_topic_config, ConfigChangeAction, TopicRemoteConfig};
 
 use crate::error::{Error, Result};
-use crate::remote::RemoteLogReader;
+use crate::remote::{BoxFuture, RemoteLogReader};
 
-/// Running tiered storage as the broker uses it. Every method that blocks is called from a blocking task of the
-/// runtime (the broker's topic changes and ListOffsets run there).
+/// Running tiered storage as the broker uses it. What waits on the tier (the remote log metadata, remote
+/// segments) is a future the caller awaits; the other methods read memory and return at once.
 ///
 /// # Contract
 /// - Present only while `remote.log.storage.system.enable=true` and the tier started; absent, the broker serves
@@ -31,12 +31,14 @@ pub trait TieringHooks: Send + Sync + 'static {
     fn remote_delete_pending(&self, topic: &str) -> bool;
 
     /// A topic's configs were applied to its logs (CreateTopics, AlterConfigs), where the RemoteLogManager reads
-    /// them; [`ConfigChangeAction::DeleteRemoteData`] deletes its remote data in the background. Blocking.
+    /// them; [`ConfigChangeAction::DeleteRemoteData`] records the deletion of its remote data and deletes it in the
+    /// background. Blocking when it records a deletion (called from the topic component's blocking task; the
+    /// one hook left to turn into a future).
     fn topic_config_applied(&self, topic: &str, remote_enabled: bool, action: ConfigChangeAction);
 
-    /// DeleteTopics, before the local logs go: records the deletion of the topic's remote data and deletes it in
-    /// the background. An error keeps the topic. Blocking.
-    fn topic_deleted(&self, topic: &str) -> Result<()>;
+    /// DeleteTopics, before the local logs go: records the deletion of the topic's remote data (the future ends
+    /// once it is recorded) and deletes it in the background. An error keeps the topic.
+    fn topic_deleted(&self, topic: &str) -> BoxFuture<Result<()>>;
 
     /// ListOffsets -4 (earliest local): (offset, leader epoch).
     fn earliest_local(&self, tp: &TopicPartition) -> Result<(i64, i32)>;
@@ -44,15 +46,15 @@ pub trait TieringHooks: Send + Sync + 'static {
     /// ListOffsets -5 (latest tiered): (offset, leader epoch).
     fn latest_tiered(&self, tp: &TopicPartition) -> Result<(i64, i32)>;
 
-    /// ListOffsets -3 over local and remote segments: (timestamp, offset). Blocking.
-    fn max_timestamp_blocking(&self, tp: &TopicPartition) -> Result<Option<(i64, i64)>>;
+    /// ListOffsets -3 over local and remote segments: (timestamp, offset).
+    fn max_timestamp(&self, tp: &TopicPartition) -> BoxFuture<Result<Option<(i64, i64)>>>;
 
-    /// ListOffsets by timestamp over remote segments, then the local log: (offset, timestamp). Blocking.
-    fn offset_for_timestamp_blocking(
+    /// ListOffsets by timestamp over remote segments, then the local log: (offset, timestamp).
+    fn offset_for_timestamp(
         &self,
         tp: &TopicPartition,
         ts: i64,
-    ) -> Result<Option<(i64, i64)>>;
+    ) -> BoxFuture<Result<Option<(i64, i64)>>>;
 }
 
 /// A tiering failure as the broker reports it: a bad property INVALID_CONFIG naming it, a broken rule

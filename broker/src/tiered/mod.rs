@@ -97,11 +97,6 @@ fn joined<T>(r: Result<T, tokio::task::JoinError>, what: &str) -> Result<T, Tier
     r.map_err(|e| TieringError::io(what, std::io::Error::other(e.to_string())))
 }
 
-fn runtime_handle() -> Result<tokio::runtime::Handle, TieringError> {
-    tokio::runtime::Handle::try_current()
-        .map_err(|e| TieringError::io("finding the tokio runtime", std::io::Error::other(e)))
-}
-
 impl From<TieringError> for crate::Error {
     /// Config and rule violations become [`crate::Error::Config`] (INVALID_CONFIG), a broker error stays itself,
     /// anything else is [`crate::Error::Tiering`] (KAFKA_STORAGE_ERROR).
@@ -485,7 +480,7 @@ impl Tiering {
             return;
         };
         let parts = self.rlm.partitions_of(topic);
-        if let Err(e) = handle.block_on(self.mark_deleting(&parts)) {
+        if let Err(e) = handle.block_on(self.mark_deleting(parts)) {
             warn!(topic, error = %e, "recording the deletion of the remote data failed; deleting it anyway");
         }
         let rlm = self.rlm.clone();
@@ -514,52 +509,30 @@ impl Tiering {
             .any(|tip| matches!(self.rlmm.remote_partition_delete_metadata(tip), Ok(Some(_))))
     }
 
-    /// Records `DELETE_PARTITION_MARKED` for each partition (resumed at the next start if not finished).
-    async fn mark_deleting(
+    /// Records `DELETE_PARTITION_MARKED` for each partition (resumed at the next start if not finished). The
+    /// future owns what it uses, so a hook can hand it out.
+    fn mark_deleting(
         &self,
-        parts: &[strata_metadata::TopicIdPartition],
-    ) -> Result<(), TieringError> {
-        // All at once: the metadata log commits concurrent writes in groups (one append and sync for many
-        // partitions), where one write at a time cost a sync per partition (DeleteTopics of thousands of
-        // partitions then outlasted clients' request timeouts).
-        let now = strata_storage::time::now_ms();
-        let marks = parts.iter().map(|tip| {
-            let mark = RemotePartitionDeleteMetadata::new(
-                tip.clone(),
-                RemotePartitionDeleteState::DeletePartitionMarked,
-                now,
-                self.broker_id,
-            );
-            self.rlmm.put_remote_partition_delete_metadata(mark)
-        });
-        futures::future::try_join_all(marks).await?;
-        Ok(())
-    }
-
-    /// [`delete_topic`](Self::delete_topic) from a blocking task of the runtime (the broker's DeleteTopics).
-    pub fn delete_topic_blocking(&self, topic: &str) -> crate::Result<()> {
-        Ok(runtime_handle()?.block_on(self.delete_topic(topic))?)
-    }
-
-    /// [`offset_for_timestamp`](Self::offset_for_timestamp) from a blocking task of the runtime (the broker's
-    /// ListOffsets): (offset, timestamp).
-    pub fn offset_for_timestamp_blocking(
-        &self,
-        tp: &strata_storage::TopicPartition,
-        ts: i64,
-    ) -> crate::Result<Option<(i64, i64)>> {
-        Ok(runtime_handle()?.block_on(self.offset_for_timestamp(tp, ts))?)
-    }
-
-    /// ListOffsets -3 over local and remote segments from a blocking task of the runtime: (timestamp, offset).
-    pub fn max_timestamp_blocking(
-        &self,
-        tp: &strata_storage::TopicPartition,
-    ) -> crate::Result<Option<(i64, i64)>> {
-        let rlm = self.rlm.clone();
-        Ok(runtime_handle()?
-            .block_on(async move { rlm.max_timestamp(tp).await })
-            .map_err(TieringError::from)?)
+        parts: Vec<strata_metadata::TopicIdPartition>,
+    ) -> impl std::future::Future<Output = Result<(), TieringError>> + Send + 'static {
+        let (rlmm, broker_id) = (self.rlmm.clone(), self.broker_id);
+        async move {
+            // All at once: the metadata log commits concurrent writes in groups (one append and sync for many
+            // partitions), where one write at a time cost a sync per partition (DeleteTopics of thousands of
+            // partitions then outlasted clients' request timeouts).
+            let now = strata_storage::time::now_ms();
+            let marks = parts.into_iter().map(|tip| {
+                let mark = RemotePartitionDeleteMetadata::new(
+                    tip,
+                    RemotePartitionDeleteState::DeletePartitionMarked,
+                    now,
+                    broker_id,
+                );
+                rlmm.put_remote_partition_delete_metadata(mark)
+            });
+            futures::future::try_join_all(marks).await?;
+            Ok(())
+        }
     }
 
     /// DeleteTopics: records the deletion of every partition's remote data (`DELETE_PARTITION_MARKED`) and
@@ -568,11 +541,35 @@ impl Tiering {
     /// with backoff, and at the next start. If recording fails the error is returned and the caller keeps the
     /// topic.
     pub async fn delete_topic(&self, topic: &str) -> Result<(), TieringError> {
+        self.delete_topic_future(topic).await
+    }
+
+    /// [`delete_topic`](Self::delete_topic) as a future that owns what it uses (the hook hands it out).
+    fn delete_topic_future(
+        &self,
+        topic: &str,
+    ) -> impl std::future::Future<Output = Result<(), TieringError>> + Send + 'static {
         let parts = self.rlm.partitions_of(topic);
-        self.mark_deleting(&parts).await?;
+        let marked = self.mark_deleting(parts.clone());
         let (rlm, rlmm, cancel) = (self.rlm.clone(), self.rlmm.clone(), self.cancel.clone());
+        let tasks = self.tasks.clone();
         let topic = topic.to_string();
-        self.tasks.spawn(async move {
+        async move {
+            marked.await?;
+            tasks.spawn(Self::delete_in_background(rlm, rlmm, cancel, topic, parts));
+            Ok(())
+        }
+    }
+
+    /// Deletes the recorded partitions' remote data, retrying with backoff until done or cancelled.
+    async fn delete_in_background(
+        rlm: RemoteLogManager,
+        rlmm: Arc<TopicBasedRemoteLogMetadataManager>,
+        cancel: CancellationToken,
+        topic: String,
+        parts: Vec<strata_metadata::TopicIdPartition>,
+    ) {
+        {
             let mut delay = Duration::ZERO;
             loop {
                 tokio::select! {
@@ -595,8 +592,7 @@ impl Tiering {
                     }
                 }
             }
-        });
-        Ok(())
+        }
     }
 
     /// ListOffsets by timestamp: the first offset whose batch max timestamp is >= `ts` (remote segments first,
@@ -633,8 +629,9 @@ impl TieringHooks for Tiering {
         Tiering::topic_config_applied(self, topic, remote_enabled, action)
     }
 
-    fn topic_deleted(&self, topic: &str) -> crate::Result<()> {
-        self.delete_topic_blocking(topic)
+    fn topic_deleted(&self, topic: &str) -> BoxFuture<crate::Result<()>> {
+        let deleted = self.delete_topic_future(topic);
+        Box::pin(async move { Ok(deleted.await?) })
     }
 
     fn earliest_local(&self, tp: &TopicPartition) -> crate::Result<(i64, i32)> {
@@ -645,16 +642,22 @@ impl TieringHooks for Tiering {
         self.rlm.latest_tiered(tp).map_err(tiering_error)
     }
 
-    fn max_timestamp_blocking(&self, tp: &TopicPartition) -> crate::Result<Option<(i64, i64)>> {
-        Tiering::max_timestamp_blocking(self, tp)
+    fn max_timestamp(&self, tp: &TopicPartition) -> BoxFuture<crate::Result<Option<(i64, i64)>>> {
+        let (rlm, tp) = (self.rlm.clone(), tp.clone());
+        Box::pin(async move { rlm.max_timestamp(&tp).await.map_err(tiering_error) })
     }
 
-    fn offset_for_timestamp_blocking(
+    fn offset_for_timestamp(
         &self,
         tp: &TopicPartition,
         ts: i64,
-    ) -> crate::Result<Option<(i64, i64)>> {
-        Tiering::offset_for_timestamp_blocking(self, tp, ts)
+    ) -> BoxFuture<crate::Result<Option<(i64, i64)>>> {
+        let (rlm, tp) = (self.rlm.clone(), tp.clone());
+        Box::pin(async move {
+            rlm.find_offset_by_timestamp(&tp, ts)
+                .await
+                .map_err(tiering_error)
+        })
     }
 }
 

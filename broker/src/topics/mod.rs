@@ -502,12 +502,9 @@ impl TopicManager {
             .unwrap_or(Err(Error::ShuttingDown))
     }
 
-    /// Deletes a topic as Kafka does: its remote data (recorded, deleted in the background), its registry entry
-    /// (from then on it is unknown to Metadata, Produce and Fetch), its logs closed and their dirs renamed
-    /// `-delete`; the dirs are removed in the background ([`TopicManager::remove_deleted_dirs`], woken through
-    /// [`TopicManager::deleted_dirs_waiting`]), so the answer does not wait for the files. The caller removes what
-    /// other components keep of it (committed offsets). Blocking.
-    pub fn delete_topic(&self, name: &str) -> Result<TopicMeta> {
+    /// Whether a client may delete `name`: it exists and is not internal (in memory; call it before asking the
+    /// tier to delete its remote data, then [`delete_topic`](Self::delete_topic)).
+    pub fn check_deletable(&self, name: &str) -> Result<TopicMeta> {
         let meta = self
             .registry
             .get(name)
@@ -515,11 +512,17 @@ impl TopicManager {
         if meta.internal {
             return Err(Error::InternalTopic(name.into()));
         }
-        // Remote data first, while the logs still name the partitions and their topic id: its deletion is
-        // recorded now and runs in the background (retried until done, also across restarts).
-        if let Some(t) = &self.tiering {
-            t.topic_deleted(name)?;
-        }
+        Ok(meta)
+    }
+
+    /// Deletes a topic's local state as Kafka does (the caller recorded the deletion of its remote data first,
+    /// through [`TieringHooks::topic_deleted`], while the logs still name the partitions and their topic id): its
+    /// registry entry (from then on it is unknown to Metadata, Produce and Fetch), its logs closed and their dirs
+    /// renamed `-delete`; the dirs are removed in the background ([`TopicManager::remove_deleted_dirs`], woken
+    /// through [`TopicManager::deleted_dirs_waiting`]), so the answer does not wait for the files. The caller
+    /// removes what other components keep of it (committed offsets). Blocking.
+    pub fn delete_topic(&self, name: &str) -> Result<TopicMeta> {
+        self.check_deletable(name)?;
         let meta = self.registry.remove(name)?;
         let tps: Vec<TopicPartition> = (0..meta.partitions)
             .map(|p| TopicPartition::new(name, p))
