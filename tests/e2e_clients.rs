@@ -623,8 +623,7 @@ fn a_new_first_log_dir_keeps_every_topic_and_a_missing_registry_is_refused() {
     );
     let err = rt
         .block_on(strata_broker::Server::start_from_properties(&props))
-        .err()
-        .expect("start-up refused");
+        .expect_err("start-up refused");
     let msg = err.to_string();
     assert!(
         msg.contains(&holder.display().to_string()) && msg.contains("log.dirs"),
@@ -636,8 +635,7 @@ fn a_new_first_log_dir_keeps_every_topic_and_a_missing_registry_is_refused() {
     }
     let err = rt
         .block_on(strata_broker::Server::start_from_properties(&props))
-        .err()
-        .expect("start-up refused");
+        .expect_err("start-up refused");
     let msg = err.to_string();
     assert!(
         msg.contains("spread") && msg.contains("strata-topics.json"),
@@ -654,8 +652,7 @@ fn a_new_first_log_dir_keeps_every_topic_and_a_missing_registry_is_refused() {
     props.insert("log.dirs".to_string(), dirs(&[&a, &b, &c]));
     let err = rt
         .block_on(strata_broker::Server::start_from_properties(&props))
-        .err()
-        .expect("start-up refused");
+        .expect_err("start-up refused");
     assert!(
         err.to_string()
             .contains("several log dirs hold a topic registry"),

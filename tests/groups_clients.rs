@@ -18,10 +18,13 @@ use common::{bootstrap, client_config, create_topic, producer, start_broker_with
 /// (topic, partition)
 type Tp = (String, i32);
 
+/// Rebalance callbacks in order: ("assign" | "revoke", partitions).
+type Events<T> = Arc<Mutex<Vec<(&'static str, BTreeSet<T>)>>>;
+
 /// Records every rebalance callback of one consumer: ("assign" | "revoke", partitions).
 #[derive(Clone, Default)]
 struct Recorder {
-    events: Arc<Mutex<Vec<(&'static str, BTreeSet<Tp>)>>>,
+    events: Events<Tp>,
 }
 
 impl ClientContext for Recorder {
@@ -439,7 +442,7 @@ async fn churn(n: usize, partitions: i32, run: Duration) {
                 .await
                 .expect("produce");
             n += 1;
-            if n % 50 == 0 {
+            if n.is_multiple_of(50) {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         }

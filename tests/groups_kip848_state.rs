@@ -275,10 +275,13 @@ async fn offset_fetch_checks_the_member_and_a_full_group_refuses_new_members() {
     server.shutdown().await.unwrap();
 }
 
+/// Rebalance callbacks in order: ("assign" | "revoke", partitions).
+type Events = Arc<Mutex<Vec<(&'static str, BTreeSet<i32>)>>>;
+
 /// Records every rebalance callback of one consumer: ("assign" | "revoke", partitions).
 #[derive(Clone, Default)]
 struct Recorder {
-    events: Arc<Mutex<Vec<(&'static str, BTreeSet<i32>)>>>,
+    events: Events,
 }
 
 impl ClientContext for Recorder {}

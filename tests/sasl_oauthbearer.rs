@@ -216,8 +216,7 @@ fn a_signed_token_validator_stops_start_up_naming_the_key() {
         );
         let err = strata_broker::Server::start_from_properties(&props)
             .await
-            .err()
-            .expect("start-up refused")
+            .expect_err("start-up refused")
             .to_string();
         assert!(
             err.contains("listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class")

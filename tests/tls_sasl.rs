@@ -422,8 +422,7 @@ fn start_error(data: &Path, extra: &[(&str, &str)]) -> String {
     props.insert("listeners".into(), "SSL://127.0.0.1:0".into());
     runtime()
         .block_on(strata_broker::Server::start_from_properties(&props))
-        .err()
-        .expect("start-up refused")
+        .expect_err("start-up refused")
         .to_string()
 }
 
@@ -586,7 +585,7 @@ fn upsert(
     mechanism: i8,
     password: &str,
 ) -> alter_user_scram_credentials_request::ScramCredentialUpsertion {
-    let salt: Vec<u8> = (0..16).map(|i| (i * 7 + mechanism as u8) as u8).collect();
+    let salt: Vec<u8> = (0..16).map(|i| i * 7 + mechanism as u8).collect();
     let salted = if mechanism == 1 {
         pbkdf2::pbkdf2_hmac_array::<sha2::Sha256, 32>(password.as_bytes(), &salt, 4096).to_vec()
     } else {

@@ -114,13 +114,16 @@ impl Named {
     }
 }
 
+/// A topic a request names, with the partitions it names.
+type NamedPartitions = (Named, Vec<i32>);
+
 /// The topics (and partitions) a request names, decoded only when a fault limited to a topic asks.
 struct TopicsOf<'a> {
     api: ApiKey,
     version: i16,
     body: &'a Bytes,
     /// `None` inside: every topic (a Metadata request for all topics).
-    parsed: OnceCell<Option<Vec<(Named, Vec<i32>)>>>,
+    parsed: OnceCell<Option<Vec<NamedPartitions>>>,
 }
 
 impl<'a> TopicsOf<'a> {
