@@ -103,9 +103,10 @@ fn read_all(bs: &str, topic: &str) -> Vec<(i64, String, Option<String>)> {
                 }
             }
             Some(Err(KafkaError::PartitionEOF(_)))
-                if out.last().is_none_or(|(o, _, _)| o + 1 >= high) => {
-                    break;
-                }
+                if out.last().is_none_or(|(o, _, _)| o + 1 >= high) =>
+            {
+                break;
+            }
             Some(Err(e)) => panic!("consumer error: {e}"),
             None => {}
         }
