@@ -242,7 +242,8 @@ fn end(id: &str, pid: i64, epoch: i16, commit: bool) -> EndTxnRequest {
         .with_committed(commit)
 }
 
-/// Kafka's coordinator errors, each with nothing written: EndTxn for an unknown id is TRANSACTIONAL_ID_NOT_FOUND;
+/// Kafka's coordinator errors, each with nothing written: EndTxn for an unknown id is INVALID_PRODUCER_ID_MAPPING
+/// (Kafka 4.4 answers so: tests/differential, case txn/end-other-id);
 /// a wrong epoch is PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before KIP-588's versions); an unknown topic in
 /// AddPartitionsToTxn is UNKNOWN_TOPIC_OR_PARTITION with the rest OPERATION_NOT_ATTEMPTED; a transactional produce
 /// to a partition not in the transaction is INVALID_TXN_STATE (KIP-890 verification), one without a
@@ -261,7 +262,7 @@ async fn bad_transactional_requests_get_kafkas_codes_and_write_nothing() {
     let r: EndTxnResponse = request(&mut s, ApiKey::EndTxn, 3, &end("nope", pid, epoch, true))
         .await
         .unwrap();
-    assert_eq!(r.error_code, 105, "TRANSACTIONAL_ID_NOT_FOUND");
+    assert_eq!(r.error_code, 49, "INVALID_PRODUCER_ID_MAPPING");
     let r: AddPartitionsToTxnResponse = request(
         &mut s,
         ApiKey::AddPartitionsToTxn,

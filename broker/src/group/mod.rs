@@ -214,6 +214,10 @@ impl GroupCoordinator {
     ) -> oneshot::Receiver<SyncResult> {
         let (member_id, instance) = member;
         let (tx, rx) = oneshot::channel();
+        if !valid_group_id(group_id) {
+            let _ = tx.send(Err(GroupError::InvalidGroupId(group_id.to_string())));
+            return rx;
+        }
         let _one_writer = self.persist.lock();
         let to_store = {
             let mut groups = self.lock();
@@ -314,6 +318,9 @@ impl GroupCoordinator {
         instance: Option<&str>,
         generation: i32,
     ) -> Result<(), GroupError> {
+        if !valid_group_id(group_id) {
+            return Err(GroupError::InvalidGroupId(group_id.to_string()));
+        }
         let mut groups = self.lock();
         let Some(group) = groups.get_mut(group_id) else {
             return Err(unknown_member(member_id));
@@ -345,6 +352,9 @@ impl GroupCoordinator {
         member_id: &str,
         instance_id: Option<&str>,
     ) -> Result<(), GroupError> {
+        if !valid_group_id(group_id) {
+            return Err(GroupError::InvalidGroupId(group_id.to_string()));
+        }
         let mut groups = self.lock();
         let Some(group) = groups.get_mut(group_id) else {
             return Err(unknown_member(member_id));

@@ -178,7 +178,7 @@ pub async fn handle(
                     r = r
                         .with_num_partitions(-1)
                         .with_replication_factor(-1)
-                        .with_configs(None);
+                        .with_configs(Some(Vec::new()));
                 }
             }
         }

@@ -69,7 +69,11 @@ fn read_one(
     first: bool,
     read_committed: bool,
 ) -> (PartitionData, Option<Arc<UnifiedLog>>) {
-    let base = PartitionData::default().with_partition_index(w.partition);
+    // Kafka answers a read_uncommitted fetch, and a failed read, with null aborted transactions (the codec's
+    // default is an empty list); read_committed reads fill them in below.
+    let base = PartitionData::default()
+        .with_partition_index(w.partition)
+        .with_aborted_transactions(None);
     let result: Result<(PartitionData, Option<Arc<UnifiedLog>>)> = (|| {
         if let Some(id) = w.unknown_id {
             return Err(Error::UnknownTopicId(id));
@@ -131,9 +135,17 @@ fn read_one(
     match result {
         Ok(p) => p,
         Err(e) => {
-            let mut p = base
-                .with_error_code(error_code::code(&e))
-                .with_high_watermark(-1);
+            let code = error_code::code(&e);
+            let mut p = base.with_error_code(code).with_high_watermark(-1);
+            // Kafka answers a partition it does not know with an empty list (not null).
+            if matches!(
+                e,
+                Error::UnknownTopicOrPartition(_)
+                    | Error::UnknownTopic(_)
+                    | Error::UnknownTopicId(_)
+            ) {
+                p = p.with_aborted_transactions(Some(Vec::new()));
+            }
             if let Error::Storage(strata_storage::Error::OffsetOutOfRange { log_end, .. }) = &e {
                 p = p.with_high_watermark(*log_end);
                 if let Ok(log) = broker.topics().log(&w.topic, w.partition) {

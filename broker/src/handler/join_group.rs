@@ -68,7 +68,11 @@ pub async fn handle(
     let mut resp = JoinGroupResponse::default()
         .with_error_code(error_code::of_error(r.error.as_ref()))
         .with_generation_id(r.generation_id)
-        .with_protocol_name(Some(sb(r.protocol_name.unwrap_or_default())))
+        // Null when no protocol was chosen (an error answer), from v7 where the field is nullable, as Kafka.
+        .with_protocol_name(match r.protocol_name {
+            None if version >= 7 => None,
+            name => Some(sb(name.unwrap_or_default())),
+        })
         .with_leader(sb(r.leader))
         .with_member_id(sb(r.member_id))
         .with_members(

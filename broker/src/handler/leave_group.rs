@@ -25,6 +25,10 @@ pub async fn handle(
         super::join_group::persist(broker).await;
         return LeaveGroupResponse::default().with_error_code(error_code::of(&left));
     }
+    if !crate::group::valid_group_id(&group) {
+        let e = GroupError::InvalidGroupId(group);
+        return LeaveGroupResponse::default().with_error_code(error_code::group_code(&e));
+    }
     if !broker.groups().group_exists(&group) {
         let e = GroupError::UnknownMemberId {
             member: String::new(),

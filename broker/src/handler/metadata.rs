@@ -158,6 +158,11 @@ async fn answer(broker: &Arc<Broker>, version: i16, req: MetadataRequest) -> Met
         };
         entries.push(match broker.registry().get(&name) {
             Some(meta) => Entry::Ready(topic_entry(broker, &name, &meta)),
+            // A name no topic can have: INVALID_TOPIC_EXCEPTION, as Kafka answers (not UNKNOWN_TOPIC_OR_PARTITION).
+            None if crate::topics::registry::validate_name(&name).is_err() => {
+                let invalid = crate::topics::registry::validate_name(&name).unwrap_err();
+                Entry::Ready(error_entry(Some(&name), Uuid::nil(), &invalid))
+            }
             None if !auto_create || name == CONSUMER_OFFSETS || name == REMOTE_LOG_METADATA => {
                 let unknown = Error::UnknownTopic(name.clone());
                 Entry::Ready(error_entry(Some(&name), Uuid::nil(), &unknown))

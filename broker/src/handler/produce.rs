@@ -141,8 +141,12 @@ pub async fn handle(
     let mut work: Vec<(usize, String, i32, Result<Bytes, PartitionProduceResponse>)> = Vec::new();
     let mut names = Vec::with_capacity(req.topic_data.len());
     for (ti, t) in req.topic_data.into_iter().enumerate() {
-        // Produce v13+ (KIP-516) names topics by id.
-        let (topic, unknown_id) = super::metadata::topic_by_name_or_id(broker, &t.name, t.topic_id);
+        // Produce v13+ (KIP-516) names topics by id; the nil id names none (UNKNOWN_TOPIC_ID, as Kafka).
+        let (topic, unknown_id) = if h.request_api_version >= 13 && t.topic_id.is_nil() {
+            (String::new(), Some(Error::UnknownTopicId(t.topic_id)))
+        } else {
+            super::metadata::topic_by_name_or_id(broker, &t.name, t.topic_id)
+        };
         for p in t.partition_data {
             let item = match &unknown_id {
                 Some(e) => Err(failed(&topic, p.index, e)),

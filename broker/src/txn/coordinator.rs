@@ -316,13 +316,19 @@ impl TransactionCoordinator {
         }
     }
 
+    /// The transactional id's state; an id no producer initialised is INVALID_PRODUCER_ID_MAPPING, as Kafka's
+    /// coordinator answers AddPartitionsToTxn, AddOffsetsToTxn and EndTxn for it (TRANSACTIONAL_ID_NOT_FOUND is
+    /// DescribeTransactions' answer).
     fn get<'a>(
         txns: &'a mut HashMap<String, TransactionMetadata>,
         transactional_id: &str,
+        producer_id: i64,
     ) -> std::result::Result<&'a mut TransactionMetadata, TxnError> {
         txns.get_mut(transactional_id)
-            .ok_or_else(|| TxnError::TransactionalIdNotFound {
+            .ok_or_else(|| TxnError::InvalidProducerIdMapping {
                 transactional_id: transactional_id.to_string(),
+                producer_id,
+                current: -1,
             })
     }
 
@@ -335,7 +341,7 @@ impl TransactionCoordinator {
         partitions: Vec<(String, i32)>,
     ) -> Result<()> {
         let mut txns = self.lock();
-        let meta = Self::get(&mut txns, transactional_id)?;
+        let meta = Self::get(&mut txns, transactional_id, producer_id)?;
         let mut next = meta.clone();
         if next.add_partitions(producer_id, epoch, partitions, now_ms())? {
             self.persist(&next)?;
@@ -354,7 +360,7 @@ impl TransactionCoordinator {
         partition: &(String, i32),
     ) -> Result<()> {
         let mut txns = self.lock();
-        let meta = Self::get(&mut txns, transactional_id)?;
+        let meta = Self::get(&mut txns, transactional_id, producer_id)?;
         Ok(meta.check_partition(producer_id, epoch, partition, "verify partitions of")?)
     }
 
@@ -417,7 +423,7 @@ impl TransactionCoordinator {
         let guard = self.guard(transactional_id);
         let _ending = guard.write();
         let mut txns = self.lock();
-        let meta = Self::get(&mut txns, transactional_id)?;
+        let meta = Self::get(&mut txns, transactional_id, producer_id)?;
         let mut next = meta.clone();
         match next.end_txn(producer_id, epoch, commit, now_ms())? {
             EndTxnAction::AlreadyDone => Ok(()),

@@ -100,7 +100,7 @@ fn a_new_producer_fences_the_old_one_and_aborts_its_transaction() {
     assert!(matches!(
         c.end_txn("nope", 1, 0, true),
         Err(crate::error::Error::Txn(
-            TxnError::TransactionalIdNotFound { .. }
+            TxnError::InvalidProducerIdMapping { current: -1, .. }
         ))
     ));
     let (pid, e0) = c.init_producer_id("tx", 60_000, None).unwrap();

@@ -351,6 +351,14 @@ pub fn cases() -> Vec<Case> {
     out.push(
         Case::new("txn/end-unknown-id").then(step(ApiKey::EndTxn, 3, |c| end_txn(c, true, 0))),
     );
+    // EndTxn naming another transactional id than the producer id's.
+    out.push(
+        Case::new("txn/end-other-id")
+            .then(step(ApiKey::InitProducerId, 4, init_pid(true, 60_000)))
+            .then(step(ApiKey::EndTxn, 3, |c| {
+                end_txn(c, true, 0).with_transactional_id(TransactionalId(s(&c.topic("other"))))
+            })),
+    );
     out.push(
         Case::new("txn/add-offsets")
             .then(step(ApiKey::InitProducerId, 4, init_pid(true, 60_000)))
