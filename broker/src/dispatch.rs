@@ -185,6 +185,14 @@ async fn dispatch(
         ApiKey::CreateAcls => call!(CreateAclsRequest, handler::acls::create),
         ApiKey::DeleteAcls => call!(DeleteAclsRequest, handler::acls::delete),
         ApiKey::ElectLeaders => call!(ElectLeadersRequest, handler::elect_leaders::handle),
+        ApiKey::AlterPartitionReassignments => call!(
+            AlterPartitionReassignmentsRequest,
+            handler::partition_reassignments::alter
+        ),
+        ApiKey::ListPartitionReassignments => call!(
+            ListPartitionReassignmentsRequest,
+            handler::partition_reassignments::list
+        ),
         ApiKey::AddPartitionsToTxn => call!(
             AddPartitionsToTxnRequest,
             handler::add_partitions_to_txn::handle
@@ -289,6 +297,8 @@ pub(crate) fn decode_only(mut body: Bytes) -> bool {
         ApiKey::CreateAcls => dec!(CreateAclsRequest),
         ApiKey::DeleteAcls => dec!(DeleteAclsRequest),
         ApiKey::ElectLeaders => dec!(ElectLeadersRequest),
+        ApiKey::AlterPartitionReassignments => dec!(AlterPartitionReassignmentsRequest),
+        ApiKey::ListPartitionReassignments => dec!(ListPartitionReassignmentsRequest),
         _ => false,
     }
 }

@@ -229,6 +229,9 @@ pub enum Error {
     /// single node).
     #[error("leader election not needed: the one replica is the preferred leader and leads")]
     ElectionNotNeeded,
+    /// A reassignment cancelled (null replicas) where none is in progress: on a single node none ever is.
+    #[error("no partition reassignment is in progress for {0}")]
+    NoReassignmentInProgress(String),
     /// ElectLeaders with an election type other than PREFERRED (0) and UNCLEAN (1).
     #[error("unknown election type {0} (0 = preferred, 1 = unclean)")]
     UnknownElectionType(i8),

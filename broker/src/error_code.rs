@@ -137,6 +137,8 @@ pub const UNKNOWN_TOPIC_ID: i16 = 100;
 pub const SECURITY_DISABLED: i16 = 54;
 /// ELECTION_NOT_NEEDED: the preferred leader already leads.
 pub const ELECTION_NOT_NEEDED: i16 = 84;
+/// NO_REASSIGNMENT_IN_PROGRESS: a reassignment cancelled where none runs.
+pub const NO_REASSIGNMENT_IN_PROGRESS: i16 = 85;
 
 /// Kafka's name of `code` (`UNKNOWN_TOPIC_OR_PARTITION`), as the `error` label of
 /// `kafka_network_requestmetrics_errors_total`; codes strata never sends are `UNKNOWN`.
@@ -199,6 +201,7 @@ pub fn name(code: i16) -> &'static str {
         UNKNOWN_TOPIC_ID => "UNKNOWN_TOPIC_ID",
         SECURITY_DISABLED => "SECURITY_DISABLED",
         ELECTION_NOT_NEEDED => "ELECTION_NOT_NEEDED",
+        NO_REASSIGNMENT_IN_PROGRESS => "NO_REASSIGNMENT_IN_PROGRESS",
         _ => "UNKNOWN",
     }
 }
@@ -288,6 +291,7 @@ pub fn code(err: &Error) -> i16 {
         Error::Tiering { .. } => KAFKA_STORAGE_ERROR,
         Error::SecurityDisabled => SECURITY_DISABLED,
         Error::ElectionNotNeeded => ELECTION_NOT_NEEDED,
+        Error::NoReassignmentInProgress(_) => NO_REASSIGNMENT_IN_PROGRESS,
         Error::UnknownElectionType(_) => INVALID_REQUEST,
         Error::EmptyGroupName => INVALID_REQUEST,
         Error::GroupConfigsNotSupported { .. } => INVALID_CONFIG,

@@ -58,6 +58,9 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::CreateAcls, 0, 3),
     (ApiKey::DeleteAcls, 0, 3),
     (ApiKey::ElectLeaders, 0, 2),
+    // One replica per partition: nothing to move (crate::handler::partition_reassignments).
+    (ApiKey::AlterPartitionReassignments, 0, 1),
+    (ApiKey::ListPartitionReassignments, 0, 0),
 ];
 
 /// APIs whose Kafka 3.9 versions below the codec's floor (the version given here) strata answers itself

@@ -471,6 +471,8 @@ throttled!(
     CreateAclsResponse,
     DeleteAclsResponse,
     ElectLeadersResponse,
+    AlterPartitionReassignmentsResponse,
+    ListPartitionReassignmentsResponse,
 );
 
 unthrottled!(

@@ -329,6 +329,7 @@ fn every_typed_error_maps_to_its_kafka_code() {
         (Error::Internal(s()), -1),
         (Error::SecurityDisabled, 54),
         (Error::ElectionNotNeeded, 84),
+        (Error::NoReassignmentInProgress(s()), 85),
         (Error::UnknownElectionType(5), 42),
         (Error::EmptyGroupName, 42),
         (
