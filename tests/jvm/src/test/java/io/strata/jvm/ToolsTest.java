@@ -324,6 +324,20 @@ class ToolsTest {
   }
 
   @Test
+  void kafkaReassignPartitions() throws Exception {
+    String t = unique("tool-reassign");
+    Clients.createTopic(strata, t, 1, Map.of());
+    Path plan = tmp.resolve("reassign.json");
+    Files.writeString(plan, "{\"version\":1,\"partitions\":[{\"topic\":\"" + t
+        + "\",\"partition\":0,\"replicas\":[1],\"log_dirs\":[\"any\"]}]}");
+    final String tool = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand";
+    String out = ok(tool, "--bootstrap-server", bs(), "--reassignment-json-file", plan.toString(), "--execute").out();
+    assertTrue(out.contains("Successfully started partition reassignment"), out);
+    out = ok(tool, "--bootstrap-server", bs(), "--reassignment-json-file", plan.toString(), "--verify").out();
+    assertTrue(out.contains("Reassignment of partition " + t + "-0 is completed"), out);
+  }
+
+  @Test
   void kafkaFeaturesDescribe() throws Exception {
     Tool.Result r = Tool.run("org.apache.kafka.tools.FeatureCommand", null, "--bootstrap-server", bs(),
         "describe");
