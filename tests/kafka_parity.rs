@@ -3,7 +3,7 @@
 //! partitions), INVALID_TOPIC_EXCEPTION for Metadata of an invalid name, UNKNOWN_TOPIC_ID for Produce v13 with the
 //! nil id, an empty config list in CreateTopics errors, INVALID_GROUP_ID for an empty group id in Heartbeat /
 //! LeaveGroup / SyncGroup, a null protocol name in JoinGroup v7+ errors, and INVALID_PRODUCER_ID_MAPPING for
-//! EndTxn of a transactional id no producer initialised.
+//! EndTxn of a transactional id no producer initialised, INVALID_REQUEST for an empty one.
 
 mod common;
 
@@ -213,6 +213,36 @@ fn end_txn_of_an_uninitialised_transactional_id_is_invalid_producer_id_mapping()
             .with_committed(true);
         let r: EndTxnResponse = request(&mut s, ApiKey::EndTxn, 3, &req).await.unwrap();
         assert_eq!(r.error_code, INVALID_PRODUCER_ID_MAPPING);
+        b.shutdown().await.unwrap();
+    });
+}
+
+#[test]
+fn an_empty_transactional_id_is_invalid_request() {
+    const INVALID_REQUEST: i16 = 42;
+    let dir = tempfile::tempdir().unwrap();
+    common::runtime().block_on(async {
+        let b = common::start_broker(dir.path()).await;
+        let mut s = connect(b.local_addr()).await;
+        let init = InitProducerIdRequest::default()
+            .with_transactional_id(Some(TransactionalId(sb(""))))
+            .with_transaction_timeout_ms(60_000)
+            .with_producer_id(ProducerId(-1))
+            .with_producer_epoch(-1);
+        let r: InitProducerIdResponse = request(&mut s, ApiKey::InitProducerId, 4, &init)
+            .await
+            .unwrap();
+        assert_eq!(r.error_code, INVALID_REQUEST, "InitProducerId");
+        let end = EndTxnRequest::default().with_producer_id(ProducerId(1));
+        let r: EndTxnResponse = request(&mut s, ApiKey::EndTxn, 3, &end).await.unwrap();
+        assert_eq!(r.error_code, INVALID_REQUEST, "EndTxn");
+        let add = AddOffsetsToTxnRequest::default()
+            .with_producer_id(ProducerId(1))
+            .with_group_id(GroupId(sb("g")));
+        let r: AddOffsetsToTxnResponse = request(&mut s, ApiKey::AddOffsetsToTxn, 3, &add)
+            .await
+            .unwrap();
+        assert_eq!(r.error_code, INVALID_REQUEST, "AddOffsetsToTxn");
         b.shutdown().await.unwrap();
     });
 }

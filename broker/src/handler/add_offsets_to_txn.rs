@@ -17,6 +17,7 @@ pub async fn handle(
 ) -> AddOffsetsToTxnResponse {
     let b = broker.clone();
     let r = blocking(move || {
+        super::require_transactional_id("AddOffsetsToTxn", &req.transactional_id.0)?;
         b.txn().ensure_ready()?;
         let partition = b.offsets_partition(&req.group_id.0);
         b.txn().add_offsets(

@@ -15,6 +15,7 @@ use crate::error_code;
 pub async fn handle(broker: &Arc<Broker>, h: &RequestHeader, req: EndTxnRequest) -> EndTxnResponse {
     let b = broker.clone();
     let r = blocking(move || {
+        super::require_transactional_id("EndTxn", &req.transactional_id.0)?;
         b.txn().ensure_ready()?;
         b.txn().end_txn(
             &req.transactional_id.0,

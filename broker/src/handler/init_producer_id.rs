@@ -34,6 +34,7 @@ pub async fn handle(
                 (req.producer_id.0 >= 0).then_some((req.producer_id.0, req.producer_epoch));
             let timeout = req.transaction_timeout_ms;
             blocking(move || {
+                super::require_transactional_id("InitProducerId", &id)?;
                 b.txn().ensure_ready()?;
                 b.txn().init_producer_id(&id, timeout, expected)
             })

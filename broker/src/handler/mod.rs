@@ -64,3 +64,15 @@ where
 pub(crate) fn sb(s: impl Into<String>) -> kafka_protocol::protocol::StrBytes {
     kafka_protocol::protocol::StrBytes::from_string(s.into())
 }
+
+/// Kafka's check on a transactional id before its coordinator looks it up: an empty one is INVALID_REQUEST
+/// (InitProducerId, AddOffsetsToTxn, EndTxn).
+pub(crate) fn require_transactional_id(api: &str, id: &str) -> Result<()> {
+    if id.is_empty() {
+        return Err(Error::Protocol {
+            api: api.into(),
+            message: "the transactional id is empty".into(),
+        });
+    }
+    Ok(())
+}

@@ -1,5 +1,6 @@
 //! Version edges of every API strata advertises: the default (empty) request at strata's oldest version, Kafka's
-//! oldest, the newest both serve, each side's newest, and one past strata's newest.
+//! oldest, the newest both serve, each side's newest and the one before strata's newest, and one past strata's
+//! newest.
 
 use std::collections::BTreeSet;
 
@@ -103,7 +104,7 @@ pub fn cases(strata: &[(ApiKey, i16, i16)], kafka: &[(ApiKey, i16, i16)]) -> Vec
     let mut out = Vec::new();
     for (api, smin, smax) in strata {
         let codec_max = api.valid_versions().max;
-        let mut versions = BTreeSet::from([*smin, *smax]);
+        let mut versions = BTreeSet::from([*smin, *smax, (*smax - 1).max(*smin)]);
         if let Some((_, kmin, kmax)) = kafka.iter().find(|(k, _, _)| k == api) {
             versions.insert(*kmin);
             versions.insert((*kmax).min(codec_max));
