@@ -455,8 +455,9 @@ impl Tiering {
 
     /// After a topic's configs were applied (CreateTopics, AlterConfigs): its policy reaches the RLM; a disable
     /// with `remote.log.delete.on.disable=true` ([`ConfigChangeAction::DeleteRemoteData`]) records the deletion
-    /// of its remote data (`DELETE_PARTITION_MARKED`) before returning and deletes it in the background; remote
-    /// storage turned (back) on resumes copying. Call it from a blocking task of the runtime.
+    /// of its remote data (`DELETE_PARTITION_MARKED`), then deletes it, in a task of the shutdown tree (as Kafka,
+    /// the request is answered without waiting for either; what a stop interrupts is finished at the next start);
+    /// remote storage turned (back) on resumes copying. Call it from within the runtime (a blocking task is fine).
     pub fn topic_config_applied(
         &self,
         topic: &str,
@@ -480,14 +481,15 @@ impl Tiering {
             return;
         };
         let parts = self.rlm.partitions_of(topic);
-        if let Err(e) = handle.block_on(self.mark_deleting(parts)) {
-            warn!(topic, error = %e, "recording the deletion of the remote data failed; deleting it anyway");
-        }
+        let marking = self.mark_deleting(parts);
         let rlm = self.rlm.clone();
         let topic = topic.to_string();
         let cancel = self.cancel.clone();
         self.tasks.spawn_on(
             async move {
+                if let Err(e) = marking.await {
+                    warn!(topic, error = %e, "recording the deletion of the remote data failed; deleting it anyway");
+                }
                 let deleted = tokio::select! {
                     _ = cancel.cancelled() => return,
                     r = rlm.delete_topic_remote_data(&topic) => r,
