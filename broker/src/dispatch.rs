@@ -75,7 +75,8 @@ fn adjust<R: Adjust>(broker: &Broker, resp: &mut R, fault: Option<&Injected>) {
     }
 }
 
-/// The one `match` over API keys.
+/// The one `match` over API keys. Each arm names its handler; the request type it decodes is the one the
+/// handler takes.
 async fn dispatch(
     broker: &Arc<Broker>,
     api: ApiKey,
@@ -84,9 +85,10 @@ async fn dispatch(
     mut body: Bytes,
     fault: Option<&Injected>,
 ) -> Result<Option<Bytes>, Close> {
+    use handler::*;
     macro_rules! call {
-        ($req:ty, $handler:path) => {{
-            let req: $req = decode(&mut body, version, api)?;
+        ($handler:path) => {{
+            let req = decode(&mut body, version, api)?;
             let mut resp = $handler(broker, &header, req).await;
             adjust(broker, &mut resp, fault);
             encode(&header, api, version, &resp).map(Some)
@@ -94,138 +96,98 @@ async fn dispatch(
     }
 
     match api {
-        ApiKey::ApiVersions => call!(ApiVersionsRequest, handler::api_versions::handle),
-        ApiKey::Metadata => call!(MetadataRequest, handler::metadata::handle),
+        ApiKey::ApiVersions => call!(api_versions::handle),
+        ApiKey::Metadata => call!(metadata::handle),
         ApiKey::Produce => {
             let req: ProduceRequest = decode(&mut body, version, api)?;
-            let acks = req.acks;
-            let mut resp = handler::produce::handle(broker, &header, req).await;
-            adjust(broker, &mut resp, fault);
-            if acks == 0 {
-                // No response, but like Kafka close the connection on any partition error so the client
-                // notices (it logs the disconnect and refreshes metadata) instead of losing records silently.
-                let failed = resp.responses.iter().find_map(|t| {
-                    t.partition_responses
-                        .iter()
-                        .find(|p| p.error_code != 0)
-                        .map(|p| (t, p))
-                });
-                return match failed {
-                    Some((t, p)) => Err(format!(
-                        "acks=0 produce failed: {}-{}: error {} {}",
-                        t.name.0.as_str(),
-                        p.index,
-                        p.error_code,
-                        p.error_message.as_deref().unwrap_or_default()
-                    )),
-                    None => Ok(None),
-                };
-            }
-            encode(&header, api, version, &resp).map(Some)
+            produce(broker, &header, version, req, fault).await
         }
-        ApiKey::Fetch => call!(FetchRequest, handler::fetch::handle),
-        ApiKey::ListOffsets => call!(ListOffsetsRequest, handler::list_offsets::handle),
-        ApiKey::InitProducerId => call!(InitProducerIdRequest, handler::init_producer_id::handle),
-        ApiKey::FindCoordinator => call!(FindCoordinatorRequest, handler::find_coordinator::handle),
-        ApiKey::JoinGroup => call!(JoinGroupRequest, handler::join_group::handle),
-        ApiKey::SyncGroup => call!(SyncGroupRequest, handler::sync_group::handle),
-        ApiKey::Heartbeat => call!(HeartbeatRequest, handler::heartbeat::handle),
-        ApiKey::LeaveGroup => call!(LeaveGroupRequest, handler::leave_group::handle),
-        ApiKey::OffsetCommit => call!(OffsetCommitRequest, handler::offset_commit::handle),
-        ApiKey::OffsetFetch => call!(OffsetFetchRequest, handler::offset_fetch::handle),
-        ApiKey::OffsetDelete => call!(OffsetDeleteRequest, handler::offset_delete::handle),
-        ApiKey::DescribeGroups => call!(DescribeGroupsRequest, handler::describe_groups::handle),
-        ApiKey::ListGroups => call!(ListGroupsRequest, handler::list_groups::handle),
-        ApiKey::DeleteGroups => call!(DeleteGroupsRequest, handler::delete_groups::handle),
-        ApiKey::ConsumerGroupHeartbeat => call!(
-            ConsumerGroupHeartbeatRequest,
-            handler::consumer_group_heartbeat::handle
-        ),
-        ApiKey::ConsumerGroupDescribe => call!(
-            ConsumerGroupDescribeRequest,
-            handler::consumer_group_describe::handle
-        ),
-        ApiKey::CreateTopics => call!(CreateTopicsRequest, handler::create_topics::handle),
-        ApiKey::DeleteTopics => call!(DeleteTopicsRequest, handler::delete_topics::handle),
-        ApiKey::CreatePartitions => {
-            call!(CreatePartitionsRequest, handler::create_partitions::handle)
-        }
-        ApiKey::DescribeConfigs => call!(DescribeConfigsRequest, handler::describe_configs::handle),
-        ApiKey::AlterConfigs => call!(AlterConfigsRequest, handler::alter_configs::handle),
-        ApiKey::IncrementalAlterConfigs => {
-            call!(
-                IncrementalAlterConfigsRequest,
-                handler::incremental_alter_configs::handle
-            )
-        }
-        ApiKey::DeleteRecords => call!(DeleteRecordsRequest, handler::delete_records::handle),
-        ApiKey::OffsetForLeaderEpoch => call!(
-            OffsetForLeaderEpochRequest,
-            handler::offset_for_leader_epoch::handle
-        ),
-        ApiKey::DescribeCluster => call!(DescribeClusterRequest, handler::describe_cluster::handle),
-        ApiKey::DescribeClientQuotas => call!(
-            DescribeClientQuotasRequest,
-            handler::describe_client_quotas::handle
-        ),
-        ApiKey::SaslHandshake => call!(SaslHandshakeRequest, handler::sasl::handshake),
-        ApiKey::SaslAuthenticate => call!(SaslAuthenticateRequest, handler::sasl::authenticate),
-        ApiKey::DescribeUserScramCredentials => call!(
-            DescribeUserScramCredentialsRequest,
-            handler::user_scram_credentials::describe
-        ),
-        ApiKey::AlterUserScramCredentials => call!(
-            AlterUserScramCredentialsRequest,
-            handler::user_scram_credentials::alter
-        ),
-        ApiKey::DescribeLogDirs => {
-            call!(DescribeLogDirsRequest, handler::describe_log_dirs::handle)
-        }
-        ApiKey::DescribeAcls => call!(DescribeAclsRequest, handler::acls::describe),
-        ApiKey::CreateAcls => call!(CreateAclsRequest, handler::acls::create),
-        ApiKey::DeleteAcls => call!(DeleteAclsRequest, handler::acls::delete),
-        ApiKey::ElectLeaders => call!(ElectLeadersRequest, handler::elect_leaders::handle),
-        ApiKey::AlterPartitionReassignments => call!(
-            AlterPartitionReassignmentsRequest,
-            handler::partition_reassignments::alter
-        ),
-        ApiKey::ListPartitionReassignments => call!(
-            ListPartitionReassignmentsRequest,
-            handler::partition_reassignments::list
-        ),
-        ApiKey::AddPartitionsToTxn => call!(
-            AddPartitionsToTxnRequest,
-            handler::add_partitions_to_txn::handle
-        ),
-        ApiKey::AddOffsetsToTxn => {
-            call!(AddOffsetsToTxnRequest, handler::add_offsets_to_txn::handle)
-        }
-        ApiKey::EndTxn => call!(EndTxnRequest, handler::end_txn::handle),
-        ApiKey::TxnOffsetCommit => {
-            call!(TxnOffsetCommitRequest, handler::txn_offset_commit::handle)
-        }
-        ApiKey::DescribeTransactions => call!(
-            DescribeTransactionsRequest,
-            handler::describe_transactions::describe
-        ),
-        ApiKey::ListTransactions => {
-            call!(
-                ListTransactionsRequest,
-                handler::describe_transactions::list
-            )
-        }
-        ApiKey::WriteTxnMarkers => {
-            call!(WriteTxnMarkersRequest, handler::write_txn_markers::handle)
-        }
-        ApiKey::DescribeProducers => {
-            call!(
-                DescribeProducersRequest,
-                handler::describe_producers::handle
-            )
-        }
+        ApiKey::Fetch => call!(fetch::handle),
+        ApiKey::ListOffsets => call!(list_offsets::handle),
+        ApiKey::InitProducerId => call!(init_producer_id::handle),
+        ApiKey::FindCoordinator => call!(find_coordinator::handle),
+        // Groups.
+        ApiKey::JoinGroup => call!(join_group::handle),
+        ApiKey::SyncGroup => call!(sync_group::handle),
+        ApiKey::Heartbeat => call!(heartbeat::handle),
+        ApiKey::LeaveGroup => call!(leave_group::handle),
+        ApiKey::OffsetCommit => call!(offset_commit::handle),
+        ApiKey::OffsetFetch => call!(offset_fetch::handle),
+        ApiKey::OffsetDelete => call!(offset_delete::handle),
+        ApiKey::DescribeGroups => call!(describe_groups::handle),
+        ApiKey::ListGroups => call!(list_groups::handle),
+        ApiKey::DeleteGroups => call!(delete_groups::handle),
+        ApiKey::ConsumerGroupHeartbeat => call!(consumer_group_heartbeat::handle),
+        ApiKey::ConsumerGroupDescribe => call!(consumer_group_describe::handle),
+        // Topics, configs and the cluster.
+        ApiKey::CreateTopics => call!(create_topics::handle),
+        ApiKey::DeleteTopics => call!(delete_topics::handle),
+        ApiKey::CreatePartitions => call!(create_partitions::handle),
+        ApiKey::DescribeConfigs => call!(describe_configs::handle),
+        ApiKey::AlterConfigs => call!(alter_configs::handle),
+        ApiKey::IncrementalAlterConfigs => call!(incremental_alter_configs::handle),
+        ApiKey::DeleteRecords => call!(delete_records::handle),
+        ApiKey::OffsetForLeaderEpoch => call!(offset_for_leader_epoch::handle),
+        ApiKey::DescribeCluster => call!(describe_cluster::handle),
+        ApiKey::DescribeClientQuotas => call!(describe_client_quotas::handle),
+        ApiKey::DescribeLogDirs => call!(describe_log_dirs::handle),
+        ApiKey::ElectLeaders => call!(elect_leaders::handle),
+        ApiKey::AlterPartitionReassignments => call!(partition_reassignments::alter),
+        ApiKey::ListPartitionReassignments => call!(partition_reassignments::list),
+        // Security.
+        ApiKey::SaslHandshake => call!(sasl::handshake),
+        ApiKey::SaslAuthenticate => call!(sasl::authenticate),
+        ApiKey::DescribeUserScramCredentials => call!(user_scram_credentials::describe),
+        ApiKey::AlterUserScramCredentials => call!(user_scram_credentials::alter),
+        ApiKey::DescribeAcls => call!(acls::describe),
+        ApiKey::CreateAcls => call!(acls::create),
+        ApiKey::DeleteAcls => call!(acls::delete),
+        // Transactions.
+        ApiKey::AddPartitionsToTxn => call!(add_partitions_to_txn::handle),
+        ApiKey::AddOffsetsToTxn => call!(add_offsets_to_txn::handle),
+        ApiKey::EndTxn => call!(end_txn::handle),
+        ApiKey::TxnOffsetCommit => call!(txn_offset_commit::handle),
+        ApiKey::DescribeTransactions => call!(describe_transactions::describe),
+        ApiKey::ListTransactions => call!(describe_transactions::list),
+        ApiKey::WriteTxnMarkers => call!(write_txn_markers::handle),
+        ApiKey::DescribeProducers => call!(describe_producers::handle),
         other => Err(format!(
             "{other:?} is listed as supported but has no handler"
         )),
+    }
+}
+
+/// Produce: answered like every API, except that with acks=0 nothing is sent back and, like Kafka, a partition
+/// error closes the connection so the client notices (it logs the disconnect and refreshes metadata) instead of
+/// losing records silently.
+async fn produce(
+    broker: &Arc<Broker>,
+    header: &RequestHeader,
+    version: i16,
+    req: ProduceRequest,
+    fault: Option<&Injected>,
+) -> Result<Option<Bytes>, Close> {
+    let acks = req.acks;
+    let mut resp = handler::produce::handle(broker, header, req).await;
+    adjust(broker, &mut resp, fault);
+    if acks != 0 {
+        return encode(header, ApiKey::Produce, version, &resp).map(Some);
+    }
+    let failed = resp.responses.iter().find_map(|t| {
+        t.partition_responses
+            .iter()
+            .find(|p| p.error_code != 0)
+            .map(|p| (t, p))
+    });
+    match failed {
+        Some((t, p)) => Err(format!(
+            "acks=0 produce failed: {}-{}: error {} {}",
+            t.name.0.as_str(),
+            p.index,
+            p.error_code,
+            p.error_message.as_deref().unwrap_or_default()
+        )),
+        None => Ok(None),
     }
 }
 
