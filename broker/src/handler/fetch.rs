@@ -272,15 +272,24 @@ pub async fn handle(broker: &Arc<Broker>, h: &RequestHeader, req: FetchRequest) 
         };
         return FetchResponse::default().with_error_code(error_code::code(&e));
     }
-    // Fetch v13+ (KIP-516) names topics by id; the response carries the id back.
-    let by_id = h.request_api_version >= 13;
     let names: Vec<_> = req
         .topics
         .iter()
         .map(|t| (t.topic.clone(), t.topic_id))
         .collect();
-    let wanted: Vec<Vec<Wanted>> = req
-        .topics
+    let wanted = Arc::new(wanted(broker, h.request_api_version, &req));
+    let partitions = match read_until_ready(broker, &wanted, Limits::of(&req)).await {
+        Ok(parts) => parts,
+        Err(e) => return FetchResponse::default().with_error_code(error_code::code(&e)),
+    };
+    respond(broker, names, &wanted, partitions)
+}
+
+/// The partitions a request asks for, per topic in request order, each with its topic's resolved name.
+fn wanted(broker: &Broker, version: i16, req: &FetchRequest) -> Vec<Vec<Wanted>> {
+    // Fetch v13+ (KIP-516) names topics by id; the response carries the id back.
+    let by_id = version >= 13;
+    req.topics
         .iter()
         .map(|t| {
             let resolved = if by_id {
@@ -296,24 +305,53 @@ pub async fn handle(broker: &Arc<Broker>, h: &RequestHeader, req: FetchRequest) 
                     partition: p.partition,
                     offset: p.fetch_offset,
                     max_bytes: p.partition_max_bytes.max(0) as usize,
-                    before_zstd: (h.request_api_version < 10).then_some(h.request_api_version),
+                    before_zstd: (version < 10).then_some(version),
                 })
                 .collect()
         })
-        .collect();
-    let max_bytes = if req.max_bytes <= 0 {
-        usize::MAX
-    } else {
-        req.max_bytes as usize
-    };
-    let min_bytes = req.min_bytes.max(0) as usize;
-    // IsolationLevel: 0 READ_UNCOMMITTED, 1 READ_COMMITTED (Fetch v4+; older versions read uncommitted).
-    let read_committed = req.isolation_level == 1;
-    let deadline = Instant::now() + Duration::from_millis(req.max_wait_ms.max(0) as u64);
-    let wanted = Arc::new(wanted);
-    let cancel = broker.cancel_token();
+        .collect()
+}
 
-    let partitions = loop {
+/// A request's byte limits, isolation level and long-poll deadline.
+#[derive(Clone, Copy)]
+struct Limits {
+    max_bytes: usize,
+    min_bytes: usize,
+    read_committed: bool,
+    deadline: Instant,
+}
+
+impl Limits {
+    fn of(req: &FetchRequest) -> Self {
+        Limits {
+            max_bytes: if req.max_bytes <= 0 {
+                usize::MAX
+            } else {
+                req.max_bytes as usize
+            },
+            min_bytes: req.min_bytes.max(0) as usize,
+            // IsolationLevel: 0 READ_UNCOMMITTED, 1 READ_COMMITTED (Fetch v4+; older versions read uncommitted).
+            read_committed: req.isolation_level == 1,
+            deadline: Instant::now() + Duration::from_millis(req.max_wait_ms.max(0) as u64),
+        }
+    }
+}
+
+/// Reads the wanted partitions (local logs, then remote storage) until `min_bytes` arrived, a partition failed,
+/// the deadline passed or the broker shuts down; woken by appends in between.
+async fn read_until_ready(
+    broker: &Arc<Broker>,
+    wanted: &Arc<Vec<Vec<Wanted>>>,
+    limits: Limits,
+) -> Result<Vec<Vec<PartitionData>>> {
+    let Limits {
+        max_bytes,
+        min_bytes,
+        read_committed,
+        deadline,
+    } = limits;
+    let cancel = broker.cancel_token();
+    loop {
         // Register interest before reading so an append between the read and the wait is not missed.
         let notified = broker.appended().notified();
         tokio::pin!(notified);
@@ -321,10 +359,7 @@ pub async fn handle(broker: &Arc<Broker>, h: &RequestHeader, req: FetchRequest) 
         let b = broker.clone();
         let w = wanted.clone();
         let (mut parts, mut total, remote) =
-            match blocking(move || Ok(read_all(&b, &w, max_bytes, read_committed))).await {
-                Ok(x) => x,
-                Err(e) => return FetchResponse::default().with_error_code(error_code::code(&e)),
-            };
+            blocking(move || Ok(read_all(&b, &w, max_bytes, read_committed))).await?;
         if !remote.is_empty() {
             total += read_remote(broker, &mut parts, remote, read_committed).await;
         }
@@ -335,15 +370,23 @@ pub async fn handle(broker: &Arc<Broker>, h: &RequestHeader, req: FetchRequest) 
             || Instant::now() >= deadline
             || cancel.is_cancelled()
         {
-            break parts;
+            return Ok(parts);
         }
         tokio::select! {
             _ = &mut notified => {}
             _ = tokio::time::sleep_until(deadline.into()) => {}
             _ = cancel.cancelled() => {}
         }
-    };
+    }
+}
 
+/// The response: each requested topic (by name or id, as asked) with its partitions; metrics by topic name.
+fn respond(
+    broker: &Broker,
+    names: Vec<(kafka_protocol::messages::TopicName, uuid::Uuid)>,
+    wanted: &[Vec<Wanted>],
+    partitions: Vec<Vec<PartitionData>>,
+) -> FetchResponse {
     // Metrics by topic name, also for a fetch by topic id (v13+, whose request names carry no name).
     let topic_names: Vec<_> = names
         .iter()
