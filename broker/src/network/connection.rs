@@ -21,6 +21,7 @@ use tokio::io::{
 };
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use crate::broker::request::{self, RequestContext};
@@ -90,30 +91,16 @@ async fn read_frame<R: AsyncBufReadExt + Unpin>(
     rd: &mut R,
     limits: &FrameLimits,
 ) -> Result<Option<(Bytes, Held)>, FrameError> {
-    let too_slow = |_| FrameError::TooSlow(limits.read_timeout);
     let mut deadline = tokio::time::Instant::now() + limits.read_timeout;
-    let mut len = [0u8; 4];
-    match tokio::time::timeout_at(deadline, rd.read_exact(&mut len))
-        .await
-        .map_err(too_slow)?
-    {
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-        Err(e) => return Err(FrameError::Io(e)),
-    }
-    let n = i32::from_be_bytes(len);
-    if n < 0 || (n as usize) < limits.min || n as usize > limits.max {
-        return Err(FrameError::BadLength(n));
-    }
-    let n = n as usize;
+    let Some(n) = read_length(rd, limits, deadline).await? else {
+        return Ok(None);
+    };
     let mut buf = Vec::new();
-    let mut held: Option<OwnedSemaphorePermit> = None;
-    // Taken when this frame goes past the budget (see RequestBudget::overdraft); kept until it is read.
-    let mut overdraft: Option<tokio::sync::OwnedMutexGuard<()>> = None;
+    let mut held = Held::default();
     while buf.len() < n {
         let arrived = tokio::time::timeout_at(deadline, rd.fill_buf())
             .await
-            .map_err(too_slow)?
+            .map_err(|_| FrameError::TooSlow(limits.read_timeout))?
             .map_err(FrameError::Io)?
             .len();
         if arrived == 0 {
@@ -124,54 +111,10 @@ async fn read_frame<R: AsyncBufReadExt + Unpin>(
             // Grow geometrically (bounded by the frame), so the copies stay linear and the buffer at most
             // about twice what arrived.
             let cap = (buf.len() + take).max(buf.capacity() * 2).min(n);
-            if let Some(budget) = limits.budget.as_ref().filter(|_| overdraft.is_none()) {
+            if let Some(budget) = limits.budget.as_ref().filter(|_| held.overdraft.is_none()) {
                 let want = (cap - buf.capacity()) as u32;
-                let more = match budget.bytes.clone().try_acquire_many_owned(want) {
-                    Ok(p) => Some(p),
-                    Err(_) if held.is_none() => {
-                        // Holding none: waiting does not count against the read timeout.
-                        let waiting = tokio::time::Instant::now();
-                        let p = budget.bytes.clone().acquire_many_owned(want).await;
-                        deadline += waiting.elapsed();
-                        Some(p.expect("never closed"))
-                    }
-                    // None left while this frame holds some: past the budget if no other frame is.
-                    Err(_) => match budget.overdraft.clone().try_lock_owned() {
-                        Ok(g) => {
-                            overdraft = Some(g);
-                            None
-                        }
-                        Err(_) => {
-                            // The bytes, or the overdraft once the frame past the budget is handled (whichever
-                            // comes first; a waiter parked on the bytes alone could wait for bytes that only
-                            // come back when it finishes).
-                            let wait = budget.bytes.clone().acquire_many_owned(want);
-                            let token = budget.overdraft.clone().lock_owned();
-                            let first = async {
-                                tokio::select! {
-                                    p = wait => Ok(p.expect("never closed")),
-                                    g = token => Err(g),
-                                }
-                            };
-                            match tokio::time::timeout_at(deadline, first)
-                                .await
-                                .map_err(too_slow)?
-                            {
-                                Ok(p) => Some(p),
-                                Err(g) => {
-                                    overdraft = Some(g);
-                                    None
-                                }
-                            }
-                        }
-                    },
-                };
-                if let Some(more) = more {
-                    match &mut held {
-                        Some(h) => h.merge(more),
-                        None => held = Some(more),
-                    }
-                }
+                held.grow(budget, want, &mut deadline, limits.read_timeout)
+                    .await?;
             }
             buf.reserve_exact(cap - buf.len());
         }
@@ -182,21 +125,96 @@ async fn read_frame<R: AsyncBufReadExt + Unpin>(
             lw.expect(n - buf.len());
         }
     }
-    Ok(Some((
-        Bytes::from(buf),
-        Held {
-            _permit: held,
-            _overdraft: overdraft,
-        },
-    )))
+    Ok(Some((Bytes::from(buf), held)))
+}
+
+/// Reads a frame's 4-byte length and checks it against `limits`; `Ok(None)` on a clean end of stream.
+async fn read_length<R: AsyncBufReadExt + Unpin>(
+    rd: &mut R,
+    limits: &FrameLimits,
+    deadline: tokio::time::Instant,
+) -> Result<Option<usize>, FrameError> {
+    let mut len = [0u8; 4];
+    match tokio::time::timeout_at(deadline, rd.read_exact(&mut len))
+        .await
+        .map_err(|_| FrameError::TooSlow(limits.read_timeout))?
+    {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(FrameError::Io(e)),
+    }
+    let n = i32::from_be_bytes(len);
+    if n < 0 || (n as usize) < limits.min || n as usize > limits.max {
+        return Err(FrameError::BadLength(n));
+    }
+    Ok(Some(n as usize))
 }
 
 /// A frame's share of `queued.max.request.bytes` (and the overdraft, if it went past the budget), given back
 /// when dropped: once the request is handled.
 #[derive(Debug, Default)]
 struct Held {
-    _permit: Option<OwnedSemaphorePermit>,
-    _overdraft: Option<tokio::sync::OwnedMutexGuard<()>>,
+    permit: Option<OwnedSemaphorePermit>,
+    /// Taken when this frame goes past the budget (see RequestBudget::overdraft); kept until it is handled.
+    overdraft: Option<tokio::sync::OwnedMutexGuard<()>>,
+}
+
+impl Held {
+    /// Takes `want` more bytes from `budget` for the growing frame, or the overdraft. Waiting while the frame
+    /// holds nothing moves `deadline` on (the broker's doing, not the peer's); otherwise it counts.
+    async fn grow(
+        &mut self,
+        budget: &RequestBudget,
+        want: u32,
+        deadline: &mut tokio::time::Instant,
+        read_timeout: Duration,
+    ) -> Result<(), FrameError> {
+        let more = match budget.bytes.clone().try_acquire_many_owned(want) {
+            Ok(p) => p,
+            Err(_) if self.permit.is_none() => {
+                // Holding none: waiting does not count against the read timeout.
+                let waiting = tokio::time::Instant::now();
+                let p = budget.bytes.clone().acquire_many_owned(want).await;
+                *deadline += waiting.elapsed();
+                p.expect("never closed")
+            }
+            // None left while this frame holds some: past the budget if no other frame is.
+            Err(_) => match budget.overdraft.clone().try_lock_owned() {
+                Ok(g) => {
+                    self.overdraft = Some(g);
+                    return Ok(());
+                }
+                Err(_) => {
+                    // The bytes, or the overdraft once the frame past the budget is handled (whichever
+                    // comes first; a waiter parked on the bytes alone could wait for bytes that only
+                    // come back when it finishes).
+                    let wait = budget.bytes.clone().acquire_many_owned(want);
+                    let token = budget.overdraft.clone().lock_owned();
+                    let first = async {
+                        tokio::select! {
+                            p = wait => Ok(p.expect("never closed")),
+                            g = token => Err(g),
+                        }
+                    };
+                    match tokio::time::timeout_at(*deadline, first)
+                        .await
+                        .map_err(|_| FrameError::TooSlow(read_timeout))?
+                    {
+                        Ok(p) => p,
+                        Err(g) => {
+                            self.overdraft = Some(g);
+                            return Ok(());
+                        }
+                    }
+                }
+            },
+        };
+        match &mut self.permit {
+            Some(h) => h.merge(more),
+            None => self.permit = Some(more),
+        }
+        Ok(())
+    }
 }
 
 /// Why the wait for the next request ended without one.
@@ -309,136 +327,48 @@ async fn serve_stream<R, W>(
 {
     let mut rd = BufReader::with_capacity(FRAME_READ_BUFFER, rd);
     let (tx, rx) = mpsc::channel::<Queued>(RESPONSE_QUEUE);
-    let queued_bytes = Arc::new(Semaphore::new(RESPONSE_QUEUE_BYTES));
     let state = conn.state().clone();
     let writer = tokio::spawn(write_loop(wr, rx, state.clone()));
     let cfg = broker.config();
-    let limits = FrameLimits {
-        min: MIN_REQUEST,
-        max: cfg.socket_request_max_bytes,
-        read_timeout: Duration::from_millis(cfg.socket_request_read_timeout_ms),
-        budget: conn.request_bytes().cloned(),
-        low_water: Some(Arc::new(low_water)),
-    };
-    let pre_auth = FrameLimits {
-        max: limits.max.min(SASL_MAX_RECEIVE_SIZE),
-        budget: None,
-        ..limits.clone()
-    };
-    let raw_token = FrameLimits {
-        min: 0,
-        ..pre_auth.clone()
-    };
+    let bounds = Bounds::new(cfg, &conn, low_water);
     let idle = Duration::from_millis(cfg.connections_max_idle_ms);
     let close = state.close_token().clone();
+    let responses = Responses {
+        tx,
+        queued_bytes: Arc::new(Semaphore::new(RESPONSE_QUEUE_BYTES)),
+        close: close.clone(),
+    };
     let mut sasl = security
         .sasl
         .clone()
         .map(|c| Session::new(c, broker.scram().clone()));
     let name = security.name.as_str();
     debug!(%peer, listener = name, protocol = %security.protocol, "connection opened");
-    // Queues one response for the writer; false when the connection is closing.
-    let queue = |resp: Bytes| {
-        let (tx, queued_bytes, close) = (&tx, &queued_bytes, &close);
-        async move {
-            let want = resp.len().clamp(1, RESPONSE_QUEUE_BYTES) as u32;
-            let permit = tokio::select! {
-                _ = close.cancelled() => return false,
-                p = queued_bytes.clone().acquire_many_owned(want) => p.expect("never closed"),
-            };
-            tx.send((resp, permit)).await.is_ok()
-        }
-    };
     loop {
-        match wait_for_request(&mut rd, &state, idle).await {
-            Ok(Wait::Request) => {}
-            Ok(Wait::Eof) => break,
-            Ok(Wait::Idle) => {
-                debug!(%peer, idle_ms = idle.as_millis() as u64, "closing connection idle for connections.max.idle.ms");
-                break;
-            }
-            Ok(Wait::Closed) => {
-                debug!(%peer, "connection closed by the broker");
-                break;
-            }
-            Err(e) => {
-                debug!(%peer, error = %e, "connection read failed");
-                break;
-            }
+        if !next_request(&mut rd, &state, idle, peer).await {
+            break;
         }
-        let bounds = match sasl.as_ref() {
-            Some(s) if s.expects_raw_token() => &raw_token,
-            Some(s) if !s.authenticated() || s.reauthenticating() => &pre_auth,
-            _ => &limits,
-        };
+        let limits = bounds.for_session(sasl.as_ref());
         let frame = tokio::select! {
             _ = close.cancelled() => break,
-            f = read_frame(&mut rd, bounds) => f,
+            f = read_frame(&mut rd, limits) => f,
         };
-        let (frame, _budget) = match frame {
-            Ok(Some(f)) => f,
-            Ok(None) => break,
-            Err(FrameError::BadLength(n)) => {
-                if (n as u32) >> 16 == 0x1603 {
-                    // 0x16 0x03: a TLS record header (handshake, version 3.x) where a frame length belongs.
-                    warn!(%peer, listener = name, "closing connection: the client speaks TLS to this non-TLS listener (security.protocol SSL or SASL_SSL on a PLAINTEXT or SASL_PLAINTEXT port?)");
-                } else {
-                    warn!(%peer, listener = name, length = n, max = bounds.max, "closing connection: request frame length out of range");
-                }
-                break;
-            }
-            Err(FrameError::TooSlow(t)) => {
-                warn!(%peer, timeout_ms = t.as_millis() as u64,
-                    "closing connection: a request frame did not arrive in full within socket.request.read.timeout.ms");
-                break;
-            }
-            Err(FrameError::Io(e)) => {
-                debug!(%peer, error = %e, "connection read failed");
-                break;
-            }
+        // `_budget` (this frame's share of queued.max.request.bytes) is given back once the request is handled.
+        let Some((frame, _budget)) = frame_or_close(frame, peer, name, limits.max) else {
+            break;
         };
         state.touch();
         if let Some(session) = sasl.as_mut() {
-            match session.step(frame.clone()) {
-                Step::Dispatch => {}
-                Step::Reply(resp) => {
-                    if !queue(resp).await {
-                        break;
-                    }
-                    let completed = session.take_completed();
-                    let (principal, mechanism) = (session.principal(), session.mechanism());
-                    match completed {
-                        Some(Completed::Authenticated) => info!(%peer, listener = name, principal,
-                            mechanism, "SASL authentication succeeded"),
-                        Some(Completed::Reauthenticated) => {
-                            broker.metrics().reauthenticated(name);
-                            info!(%peer, listener = name, principal, mechanism, "SASL re-authentication succeeded");
-                        }
-                        None => {}
-                    }
-                    continue;
-                }
-                Step::Expired(reason) => {
-                    broker.metrics().expired_connection_killed(name);
-                    info!(%peer, listener = name, %reason, "closing connection: SASL session expired");
-                    break;
-                }
-                Step::ReplyAndClose(resp, reason) => {
-                    let _ = queue(resp).await;
-                    warn!(%peer, listener = name, %reason, "closing connection: SASL authentication failed");
-                    break;
-                }
-                Step::Close(reason) => {
-                    warn!(%peer, listener = name, %reason, "closing connection");
-                    break;
-                }
+            match sasl_step(session, frame.clone(), &responses, &broker, peer, name).await {
+                Flow::Dispatch => {}
+                Flow::Next => continue,
+                Flow::Close => break,
             }
         }
-        // `_budget` (this frame's share of queued.max.request.bytes) is given back once the request is handled.
         let cx = RequestContext { peer, listener };
         match request::scope(cx, dispatch::handle(&broker, frame)).await {
             Ok(Some(resp)) => {
-                if !queue(resp).await {
+                if !responses.queue(resp).await {
                     break;
                 }
             }
@@ -449,7 +379,7 @@ async fn serve_stream<R, W>(
             }
         }
     }
-    drop(tx);
+    drop(responses);
     let _ = writer.await;
     drop(conn);
     let principal = sasl
@@ -457,6 +387,173 @@ async fn serve_stream<R, W>(
         .and_then(|s| s.principal())
         .unwrap_or("User:ANONYMOUS");
     debug!(%peer, listener = name, principal, "connection closed");
+}
+
+/// The bounds of a connection's frames: once authenticated (or without SASL), before SASL authentication and
+/// during a re-authentication, and for a raw SASL token after SaslHandshake v0.
+struct Bounds {
+    limits: FrameLimits,
+    pre_auth: FrameLimits,
+    raw_token: FrameLimits,
+}
+
+impl Bounds {
+    fn new(cfg: &crate::config::BrokerConfig, conn: &Registered, low_water: LowWater) -> Self {
+        let limits = FrameLimits {
+            min: MIN_REQUEST,
+            max: cfg.socket_request_max_bytes,
+            read_timeout: Duration::from_millis(cfg.socket_request_read_timeout_ms),
+            budget: conn.request_bytes().cloned(),
+            low_water: Some(Arc::new(low_water)),
+        };
+        let pre_auth = FrameLimits {
+            max: limits.max.min(SASL_MAX_RECEIVE_SIZE),
+            budget: None,
+            ..limits.clone()
+        };
+        let raw_token = FrameLimits {
+            min: 0,
+            ..pre_auth.clone()
+        };
+        Bounds {
+            limits,
+            pre_auth,
+            raw_token,
+        }
+    }
+
+    /// The bounds of the next frame, by where the SASL exchange (if any) stands.
+    fn for_session(&self, sasl: Option<&Session>) -> &FrameLimits {
+        match sasl {
+            Some(s) if s.expects_raw_token() => &self.raw_token,
+            Some(s) if !s.authenticated() || s.reauthenticating() => &self.pre_auth,
+            _ => &self.limits,
+        }
+    }
+}
+
+/// The connection's side of the writer's queue, bounded in entries and in bytes.
+struct Responses {
+    tx: mpsc::Sender<Queued>,
+    queued_bytes: Arc<Semaphore>,
+    close: CancellationToken,
+}
+
+impl Responses {
+    /// Queues one response for the writer; false when the connection is closing.
+    async fn queue(&self, resp: Bytes) -> bool {
+        let want = resp.len().clamp(1, RESPONSE_QUEUE_BYTES) as u32;
+        let permit = tokio::select! {
+            _ = self.close.cancelled() => return false,
+            p = self.queued_bytes.clone().acquire_many_owned(want) => p.expect("never closed"),
+        };
+        self.tx.send((resp, permit)).await.is_ok()
+    }
+}
+
+/// Waits for the next request; false (logged) when the connection ends instead.
+async fn next_request<R: AsyncBufReadExt + Unpin>(
+    rd: &mut R,
+    state: &ConnState,
+    idle: Duration,
+    peer: SocketAddr,
+) -> bool {
+    match wait_for_request(rd, state, idle).await {
+        Ok(Wait::Request) => return true,
+        Ok(Wait::Eof) => {}
+        Ok(Wait::Idle) => {
+            debug!(%peer, idle_ms = idle.as_millis() as u64, "closing connection idle for connections.max.idle.ms");
+        }
+        Ok(Wait::Closed) => debug!(%peer, "connection closed by the broker"),
+        Err(e) => debug!(%peer, error = %e, "connection read failed"),
+    }
+    false
+}
+
+/// The frame read, or `None` (logged) when the connection ends instead; `max` is the frame bound it was read
+/// with.
+fn frame_or_close(
+    frame: Result<Option<(Bytes, Held)>, FrameError>,
+    peer: SocketAddr,
+    name: &str,
+    max: usize,
+) -> Option<(Bytes, Held)> {
+    match frame {
+        Ok(f) => f,
+        Err(FrameError::BadLength(n)) => {
+            if (n as u32) >> 16 == 0x1603 {
+                // 0x16 0x03: a TLS record header (handshake, version 3.x) where a frame length belongs.
+                warn!(%peer, listener = name, "closing connection: the client speaks TLS to this non-TLS listener (security.protocol SSL or SASL_SSL on a PLAINTEXT or SASL_PLAINTEXT port?)");
+            } else {
+                warn!(%peer, listener = name, length = n, max, "closing connection: request frame length out of range");
+            }
+            None
+        }
+        Err(FrameError::TooSlow(t)) => {
+            warn!(%peer, timeout_ms = t.as_millis() as u64,
+                "closing connection: a request frame did not arrive in full within socket.request.read.timeout.ms");
+            None
+        }
+        Err(FrameError::Io(e)) => {
+            debug!(%peer, error = %e, "connection read failed");
+            None
+        }
+    }
+}
+
+/// What the connection does with a frame after the SASL session saw it.
+enum Flow {
+    /// Serve it as a request.
+    Dispatch,
+    /// The session answered it: read the next frame.
+    Next,
+    /// Close the connection.
+    Close,
+}
+
+/// Hands a frame to the connection's SASL session, queueing its answer and logging how an exchange ended.
+async fn sasl_step(
+    session: &mut Session,
+    frame: Bytes,
+    responses: &Responses,
+    broker: &Broker,
+    peer: SocketAddr,
+    name: &str,
+) -> Flow {
+    match session.step(frame) {
+        Step::Dispatch => Flow::Dispatch,
+        Step::Reply(resp) => {
+            if !responses.queue(resp).await {
+                return Flow::Close;
+            }
+            let completed = session.take_completed();
+            let (principal, mechanism) = (session.principal(), session.mechanism());
+            match completed {
+                Some(Completed::Authenticated) => info!(%peer, listener = name, principal,
+                    mechanism, "SASL authentication succeeded"),
+                Some(Completed::Reauthenticated) => {
+                    broker.metrics().reauthenticated(name);
+                    info!(%peer, listener = name, principal, mechanism, "SASL re-authentication succeeded");
+                }
+                None => {}
+            }
+            Flow::Next
+        }
+        Step::Expired(reason) => {
+            broker.metrics().expired_connection_killed(name);
+            info!(%peer, listener = name, %reason, "closing connection: SASL session expired");
+            Flow::Close
+        }
+        Step::ReplyAndClose(resp, reason) => {
+            let _ = responses.queue(resp).await;
+            warn!(%peer, listener = name, %reason, "closing connection: SASL authentication failed");
+            Flow::Close
+        }
+        Step::Close(reason) => {
+            warn!(%peer, listener = name, %reason, "closing connection");
+            Flow::Close
+        }
+    }
 }
 
 /// A response waiting for the writer, with its share of [`RESPONSE_QUEUE_BYTES`] (given back once written).
