@@ -221,27 +221,9 @@ async fn error_response(
             let req: ProduceRequest = decode(&mut body, version, api)?;
             produce(broker, header, req, code, topic, partition).await
         }
+        // Groups: the code in the top-level error, or per partition for OffsetCommit.
         ApiKey::FindCoordinator => answer!(FindCoordinatorRequest, |r| {
-            let keys = if version >= 4 {
-                r.coordinator_keys
-            } else {
-                Vec::new()
-            };
-            FindCoordinatorResponse::default()
-                .with_error_code(code)
-                .with_error_message(Some(StrBytes::from_static_str(MESSAGE)))
-                .with_node_id((-1).into())
-                .with_coordinators(
-                    keys.into_iter()
-                        .map(|k| {
-                            find_coordinator_response::Coordinator::default()
-                                .with_key(k)
-                                .with_node_id((-1).into())
-                                .with_error_code(code)
-                                .with_error_message(Some(StrBytes::from_static_str(MESSAGE)))
-                        })
-                        .collect(),
-                )
+            find_coordinator_failed(r, version, code)
         }),
         ApiKey::JoinGroup => answer!(JoinGroupRequest, |r| {
             JoinGroupResponse::default()
@@ -258,67 +240,16 @@ async fn error_response(
         ApiKey::LeaveGroup => answer!(LeaveGroupRequest, |_r| {
             LeaveGroupResponse::default().with_error_code(code)
         }),
-        ApiKey::OffsetCommit => answer!(OffsetCommitRequest, |r| {
-            OffsetCommitResponse::default().with_topics(
-                r.topics
-                    .into_iter()
-                    .map(|t| {
-                        offset_commit_response::OffsetCommitResponseTopic::default()
-                            .with_name(t.name)
-                            .with_topic_id(t.topic_id)
-                            .with_partitions(
-                                t.partitions
-                                    .iter()
-                                    .map(|p| {
-                                        offset_commit_response::OffsetCommitResponsePartition::default()
-                                            .with_partition_index(p.partition_index)
-                                            .with_error_code(code)
-                                    })
-                                    .collect(),
-                            )
-                    })
-                    .collect(),
-            )
-        }),
+        ApiKey::OffsetCommit => answer!(OffsetCommitRequest, |r| offset_commit_failed(r, code)),
+        // Topics: the code per topic.
+        ApiKey::CreateTopics => answer!(CreateTopicsRequest, |r| create_topics_failed(r, code)),
+        ApiKey::DeleteTopics => answer!(DeleteTopicsRequest, |r| delete_topics_failed(r, code)),
+        // Transactions: the code in the top-level error.
         ApiKey::InitProducerId => answer!(InitProducerIdRequest, |_r| {
             InitProducerIdResponse::default()
                 .with_error_code(code)
                 .with_producer_id((-1).into())
                 .with_producer_epoch(-1)
-        }),
-        ApiKey::CreateTopics => answer!(CreateTopicsRequest, |r| {
-            CreateTopicsResponse::default().with_topics(
-                r.topics
-                    .into_iter()
-                    .map(|t| {
-                        create_topics_response::CreatableTopicResult::default()
-                            .with_name(t.name)
-                            .with_error_code(code)
-                            .with_error_message(Some(StrBytes::from_static_str(MESSAGE)))
-                            .with_num_partitions(-1)
-                            .with_replication_factor(-1)
-                    })
-                    .collect(),
-            )
-        }),
-        ApiKey::DeleteTopics => answer!(DeleteTopicsRequest, |r| {
-            let mut results: Vec<_> = r
-                .topic_names
-                .into_iter()
-                .map(|n| {
-                    delete_topics_response::DeletableTopicResult::default()
-                        .with_name(Some(n))
-                        .with_error_code(code)
-                })
-                .collect();
-            results.extend(r.topics.into_iter().map(|t| {
-                delete_topics_response::DeletableTopicResult::default()
-                    .with_name(t.name)
-                    .with_topic_id(t.topic_id)
-                    .with_error_code(code)
-                    .with_error_message(Some(StrBytes::from_static_str(MESSAGE)))
-            }));
-            DeleteTopicsResponse::default().with_responses(results)
         }),
         ApiKey::EndTxn => answer!(EndTxnRequest, |_r| {
             EndTxnResponse::default()
@@ -331,6 +262,96 @@ async fn error_response(
         }),
         other => Err(format!("error faults are not supported on {other:?}")),
     }
+}
+
+/// FindCoordinator failed with `code`: the top-level error, and each key's (v4+ batches keys).
+fn find_coordinator_failed(
+    r: FindCoordinatorRequest,
+    version: i16,
+    code: i16,
+) -> FindCoordinatorResponse {
+    let keys = if version >= 4 {
+        r.coordinator_keys
+    } else {
+        Vec::new()
+    };
+    FindCoordinatorResponse::default()
+        .with_error_code(code)
+        .with_error_message(Some(StrBytes::from_static_str(MESSAGE)))
+        .with_node_id((-1).into())
+        .with_coordinators(
+            keys.into_iter()
+                .map(|k| {
+                    find_coordinator_response::Coordinator::default()
+                        .with_key(k)
+                        .with_node_id((-1).into())
+                        .with_error_code(code)
+                        .with_error_message(Some(StrBytes::from_static_str(MESSAGE)))
+                })
+                .collect(),
+        )
+}
+
+/// OffsetCommit failed with `code` on every partition it names.
+fn offset_commit_failed(r: OffsetCommitRequest, code: i16) -> OffsetCommitResponse {
+    OffsetCommitResponse::default().with_topics(
+        r.topics
+            .into_iter()
+            .map(|t| {
+                offset_commit_response::OffsetCommitResponseTopic::default()
+                    .with_name(t.name)
+                    .with_topic_id(t.topic_id)
+                    .with_partitions(
+                        t.partitions
+                            .iter()
+                            .map(|p| {
+                                offset_commit_response::OffsetCommitResponsePartition::default()
+                                    .with_partition_index(p.partition_index)
+                                    .with_error_code(code)
+                            })
+                            .collect(),
+                    )
+            })
+            .collect(),
+    )
+}
+
+/// CreateTopics failed with `code` on every topic it names.
+fn create_topics_failed(r: CreateTopicsRequest, code: i16) -> CreateTopicsResponse {
+    CreateTopicsResponse::default().with_topics(
+        r.topics
+            .into_iter()
+            .map(|t| {
+                create_topics_response::CreatableTopicResult::default()
+                    .with_name(t.name)
+                    .with_error_code(code)
+                    .with_error_message(Some(StrBytes::from_static_str(MESSAGE)))
+                    .with_num_partitions(-1)
+                    .with_replication_factor(-1)
+            })
+            .collect(),
+    )
+}
+
+/// DeleteTopics failed with `code` on every topic it names (by name before v6, by name or id from v6).
+fn delete_topics_failed(r: DeleteTopicsRequest, code: i16) -> DeleteTopicsResponse {
+    let mut results: Vec<_> = r
+        .topic_names
+        .into_iter()
+        .map(|n| {
+            delete_topics_response::DeletableTopicResult::default()
+                .with_name(Some(n))
+                .with_error_code(code)
+        })
+        .collect();
+    results.extend(r.topics.into_iter().map(|t| {
+        delete_topics_response::DeletableTopicResult::default()
+            .with_name(t.name)
+            .with_topic_id(t.topic_id)
+            .with_error_code(code)
+            .with_error_message(Some(StrBytes::from_static_str(MESSAGE)))
+    }));
+    DeleteTopicsResponse::default().with_responses(results)
 }
 
 /// Produce: the chosen partitions fail with `code` (their records not appended); the others are served.
