@@ -398,121 +398,145 @@ impl Fault {
     /// `close_connection`, `throttle` (`throttle_ms`); remote faults `{"remote": "fetch", "kind": "outage"}`
     /// with kinds `latency`, `error`, `outage`.
     pub fn from_json(v: &Value) -> Result<Self, FaultError> {
-        let bad = |m: String| FaultError::Invalid(m);
         let obj = v
             .as_object()
             .ok_or_else(|| bad(format!("a fault is a JSON object, not {v}")))?;
-        const KNOWN: [&str; 9] = [
-            "api",
-            "remote",
-            "kind",
-            "error",
-            "count",
-            "topic",
-            "partition",
-            "latency_ms",
-            "throttle_ms",
-        ];
-        if let Some(k) = obj.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+        if let Some(k) = obj.keys().find(|k| !KNOWN_FIELDS.contains(&k.as_str())) {
             return Err(bad(format!(
                 "unknown field {k:?} (fields: {})",
-                KNOWN.join(", ")
+                KNOWN_FIELDS.join(", ")
             )));
         }
-        let text = |k: &str| -> Result<Option<String>, FaultError> {
-            match obj.get(k) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(Value::Number(n)) if k == "error" => Ok(Some(n.to_string())),
-                Some(other) => Err(bad(format!("{k} must be a string, not {other}"))),
-            }
-        };
-        let number = |k: &str| -> Result<Option<u64>, FaultError> {
-            match obj.get(k) {
-                None | Some(Value::Null) => Ok(None),
-                Some(n) => n
-                    .as_u64()
-                    .map(Some)
-                    .ok_or_else(|| bad(format!("{k} must be a non-negative integer, not {n}"))),
-            }
-        };
-        let ms = |k: &str| -> Result<Duration, FaultError> {
-            number(k)?
-                .map(Duration::from_millis)
-                .ok_or_else(|| bad(format!("kind {:?} needs {k}", text("kind").ok().flatten())))
-        };
-        let kind = text("kind")?.ok_or_else(|| {
+        let fields = Fields(obj);
+        let kind = fields.text("kind")?.ok_or_else(|| {
             bad("kind is required: error, latency, close_connection, throttle or outage".into())
         })?;
-        let mut fault = match (text("api")?, text("remote")?) {
+        let mut fault = match (fields.text("api")?, fields.text("remote")?) {
             (Some(_), Some(_)) => return Err(bad("give either api or remote, not both".into())),
             (None, None) => {
                 return Err(bad(
                     "api (a Kafka API name) or remote (copy, fetch, delete) is required".into(),
                 ))
             }
-            (Some(api), None) => {
-                let key = ApiKey::iter()
-                    .find(|k| format!("{k:?}").eq_ignore_ascii_case(&api))
-                    .ok_or(FaultError::UnknownApi(api))?;
-                let kind = match kind.as_str() {
-                    "error" => {
-                        let name = text("error")?
-                            .ok_or_else(|| bad("kind \"error\" needs error (a Kafka error name or number)".into()))?;
-                        let (code, name) = error_code::by_name_or_number(&name)
-                            .ok_or(FaultError::UnknownErrorCode(name))?;
-                        FaultKind::Error { code, name }
-                    }
-                    "latency" => FaultKind::Latency(ms("latency_ms")?),
-                    "close_connection" => FaultKind::CloseConnection,
-                    "throttle" => FaultKind::Throttle(ms("throttle_ms")?),
-                    other => {
-                        return Err(bad(format!(
-                            "unknown kind {other:?} for an API fault (error, latency, close_connection, throttle)"
-                        )))
-                    }
-                };
-                let mut f = Self::api(key, kind);
-                if let Some(t) = text("topic")? {
-                    f = f.topic(t);
-                }
-                if let Some(p) = obj.get("partition").filter(|p| !p.is_null()) {
-                    let p = p
-                        .as_i64()
-                        .and_then(|p| i32::try_from(p).ok())
-                        .filter(|p| *p >= 0)
-                        .ok_or_else(|| {
-                            bad(format!("partition must be a partition number, not {p}"))
-                        })?;
-                    if f.filter().0.is_none() {
-                        return Err(bad("a partition filter needs a topic".into()));
-                    }
-                    f = f.partition(p);
-                }
-                f
-            }
-            (None, Some(op)) => {
-                let op = RemoteOp::from_name(&op).ok_or(FaultError::UnknownRemoteOp(op))?;
-                if obj.contains_key("topic") || obj.contains_key("partition") {
-                    return Err(bad(
-                        "remote faults apply to every topic: no topic or partition".into(),
-                    ));
-                }
-                match kind.as_str() {
-                    "latency" => Self::remote_latency(op, ms("latency_ms")?),
-                    "error" => Self::remote_error(op),
-                    "outage" => Self::remote_outage(op),
-                    other => {
-                        return Err(bad(format!(
-                            "unknown kind {other:?} for a remote fault (latency, error, outage)"
-                        )))
-                    }
-                }
-            }
+            (Some(api), None) => Self::api_from_json(&fields, api, &kind)?,
+            (None, Some(op)) => Self::remote_from_json(&fields, op, &kind)?,
         };
-        fault.count = number("count")?;
+        fault.count = fields.number("count")?;
         fault.validate()?;
         Ok(fault)
+    }
+
+    /// An API fault of `kind` on the API named `api`, with its topic and partition filter.
+    fn api_from_json(fields: &Fields<'_>, api: String, kind: &str) -> Result<Self, FaultError> {
+        let key = ApiKey::iter()
+            .find(|k| format!("{k:?}").eq_ignore_ascii_case(&api))
+            .ok_or(FaultError::UnknownApi(api))?;
+        let kind = match kind {
+            "error" => {
+                let name = fields.text("error")?.ok_or_else(|| {
+                    bad("kind \"error\" needs error (a Kafka error name or number)".into())
+                })?;
+                let (code, name) = error_code::by_name_or_number(&name)
+                    .ok_or(FaultError::UnknownErrorCode(name))?;
+                FaultKind::Error { code, name }
+            }
+            "latency" => FaultKind::Latency(fields.ms("latency_ms")?),
+            "close_connection" => FaultKind::CloseConnection,
+            "throttle" => FaultKind::Throttle(fields.ms("throttle_ms")?),
+            other => {
+                return Err(bad(format!(
+                    "unknown kind {other:?} for an API fault (error, latency, close_connection, throttle)"
+                )))
+            }
+        };
+        let mut f = Self::api(key, kind);
+        if let Some(t) = fields.text("topic")? {
+            f = f.topic(t);
+        }
+        if let Some(p) = fields.0.get("partition").filter(|p| !p.is_null()) {
+            let p = p
+                .as_i64()
+                .and_then(|p| i32::try_from(p).ok())
+                .filter(|p| *p >= 0)
+                .ok_or_else(|| bad(format!("partition must be a partition number, not {p}")))?;
+            if f.filter().0.is_none() {
+                return Err(bad("a partition filter needs a topic".into()));
+            }
+            f = f.partition(p);
+        }
+        Ok(f)
+    }
+
+    /// A remote storage fault of `kind` on the operation named `op`.
+    fn remote_from_json(fields: &Fields<'_>, op: String, kind: &str) -> Result<Self, FaultError> {
+        let op = RemoteOp::from_name(&op).ok_or(FaultError::UnknownRemoteOp(op))?;
+        if fields.0.contains_key("topic") || fields.0.contains_key("partition") {
+            return Err(bad(
+                "remote faults apply to every topic: no topic or partition".into(),
+            ));
+        }
+        Ok(match kind {
+            "latency" => Self::remote_latency(op, fields.ms("latency_ms")?),
+            "error" => Self::remote_error(op),
+            "outage" => Self::remote_outage(op),
+            other => {
+                return Err(bad(format!(
+                    "unknown kind {other:?} for a remote fault (latency, error, outage)"
+                )))
+            }
+        })
+    }
+}
+
+/// The fields of a fault's JSON.
+const KNOWN_FIELDS: [&str; 9] = [
+    "api",
+    "remote",
+    "kind",
+    "error",
+    "count",
+    "topic",
+    "partition",
+    "latency_ms",
+    "throttle_ms",
+];
+
+fn bad(m: String) -> FaultError {
+    FaultError::Invalid(m)
+}
+
+/// A fault's JSON object, read field by field with errors that name the field.
+struct Fields<'a>(&'a serde_json::Map<String, Value>);
+
+impl Fields<'_> {
+    /// A string field (`error` may also be a number).
+    fn text(&self, k: &str) -> Result<Option<String>, FaultError> {
+        match self.0.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(Value::Number(n)) if k == "error" => Ok(Some(n.to_string())),
+            Some(other) => Err(bad(format!("{k} must be a string, not {other}"))),
+        }
+    }
+
+    fn number(&self, k: &str) -> Result<Option<u64>, FaultError> {
+        match self.0.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(n) => n
+                .as_u64()
+                .map(Some)
+                .ok_or_else(|| bad(format!("{k} must be a non-negative integer, not {n}"))),
+        }
+    }
+
+    /// A duration in milliseconds the fault's kind needs.
+    fn ms(&self, k: &str) -> Result<Duration, FaultError> {
+        self.number(k)?.map(Duration::from_millis).ok_or_else(|| {
+            bad(format!(
+                "kind {:?} needs {k}",
+                self.text("kind").ok().flatten()
+            ))
+        })
     }
 }
 
