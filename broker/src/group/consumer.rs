@@ -235,125 +235,23 @@ impl ConsumerGroup {
     /// Handles one heartbeat. `topics` are the broker's topics with their partition counts.
     pub fn heartbeat(
         &mut self,
-        hb: Heartbeat,
+        mut hb: Heartbeat,
         topics: &BTreeMap<String, i32>,
         default_assignor: &str,
         now: Instant,
     ) -> Result<HeartbeatAnswer, GroupError> {
-        let mut bumped = false;
         let member_id = hb.member_id.clone();
-        match hb.member_epoch {
-            0 => {
-                if let Some(inst) = &hb.instance_id {
-                    // KIP-345 in KIP-848: a new member under a held instance id replaces it only once the old
-                    // one left with epoch -2; otherwise UNRELEASED_INSTANCE_ID.
-                    if let Some(old) = self
-                        .members
-                        .values()
-                        .find(|m| m.instance_id.as_ref() == Some(inst) && m.id != member_id)
-                    {
-                        if old.epoch != -2 {
-                            return Err(GroupError::UnreleasedInstanceId {
-                                instance: inst.clone(),
-                            });
-                        }
-                        let old = old.id.clone();
-                        let prev = self.members.remove(&old).expect("found above");
-                        let assigned = prev.assigned.clone();
-                        let target = self.target.remove(&old);
-                        self.insert_member(&hb, now);
-                        let m = self.members.get_mut(&member_id).expect("inserted");
-                        m.assigned = assigned;
-                        m.epoch = prev.previous_epoch.max(0);
-                        if let Some(t) = target {
-                            self.target.insert(member_id.clone(), t);
-                        }
-                    }
-                }
-                if !self.members.contains_key(&member_id) {
-                    self.insert_member(&hb, now);
-                    self.epoch += 1;
-                    bumped = true;
-                } else {
-                    // A member rejoining with epoch 0 starts over (its partitions are free again).
-                    let m = self.members.get_mut(&member_id).expect("checked");
-                    m.assigned.clear();
-                    m.sent = None;
-                    m.epoch = 0;
-                }
-            }
-            -1 | -2 => {
-                if !self.members.contains_key(&member_id) {
-                    return Err(GroupError::UnknownMemberId { member: member_id });
-                }
-                if hb.member_epoch == -2 && hb.instance_id.is_some() {
-                    // A static member leaving for a while keeps its place (and partitions) until its session
-                    // expires or a new instance takes over.
-                    let m = self.members.get_mut(&member_id).expect("checked");
-                    m.previous_epoch = m.epoch;
-                    m.epoch = -2;
-                    return Ok(HeartbeatAnswer {
-                        member_id,
-                        member_epoch: -2,
-                        assignment: None,
-                    });
-                }
-                self.remove(&member_id);
-                self.refresh_target(topics, &self.assignor.clone(), true);
-                return Ok(HeartbeatAnswer {
-                    member_id,
-                    member_epoch: hb.member_epoch,
-                    assignment: None,
-                });
-            }
+        let mut bumped = match hb.member_epoch {
+            0 => self.join(&hb, now)?,
+            -1 | -2 => return self.leave(&hb, member_id, topics),
             epoch => {
-                let Some(m) = self.members.get(&member_id) else {
-                    return Err(GroupError::UnknownMemberId { member: member_id });
-                };
-                let owned_ok = hb.owned.as_ref().is_none_or(|o| {
-                    flatten(o)
-                        .iter()
-                        .all(|tp| flatten(&m.assigned).contains(tp))
-                });
-                if epoch != m.epoch && !(epoch == m.previous_epoch && owned_ok) {
-                    return Err(GroupError::FencedMemberEpoch {
-                        member: member_id,
-                        epoch,
-                        current: m.epoch,
-                    });
-                }
+                self.check_member_epoch(&member_id, epoch, hb.owned.as_ref())?;
+                false
             }
-        }
-        let m = self.members.get_mut(&member_id).expect("member present");
-        m.last_seen = now;
-        if hb.rebalance_timeout_ms >= 0 {
-            m.rebalance_timeout_ms = hb.rebalance_timeout_ms;
-        }
-        if let Some(t) = hb.subscribed_topic_names {
-            let mut t = t;
-            t.sort();
-            t.dedup();
-            if t != m.topics {
-                m.topics = t;
-                if !bumped {
-                    self.epoch += 1;
-                    bumped = true;
-                }
-            }
-        }
-        let m = self.members.get_mut(&member_id).expect("member present");
-        if let Some(r) = hb.subscribed_topic_regex {
-            let r = Some(r).filter(|r| !r.is_empty());
-            if r != m.regex {
-                m.regex = r;
-                if !bumped {
-                    self.epoch += 1;
-                    bumped = true;
-                }
-            }
-        }
-        if let Some(a) = hb.server_assignor {
-            m.assignor = Some(a);
+        };
+        if self.update_member(&member_id, &mut hb, now) && !bumped {
+            self.epoch += 1;
+            bumped = true;
         }
         let assignor = self
             .members
@@ -363,6 +261,138 @@ impl ConsumerGroup {
         self.refresh_target(topics, &assignor, bumped);
         self.reconcile(&member_id, hb.owned.as_ref(), now);
         Ok(self.answer_for(&member_id).expect("member present"))
+    }
+
+    /// A heartbeat with epoch 0: a new member joins (bumping the group epoch, returned true), a static member
+    /// takes the place its instance id held, or a known member starts over.
+    fn join(&mut self, hb: &Heartbeat, now: Instant) -> Result<bool, GroupError> {
+        let member_id = &hb.member_id;
+        if let Some(inst) = &hb.instance_id {
+            // KIP-345 in KIP-848: a new member under a held instance id replaces it only once the old
+            // one left with epoch -2; otherwise UNRELEASED_INSTANCE_ID.
+            if let Some(old) = self
+                .members
+                .values()
+                .find(|m| m.instance_id.as_ref() == Some(inst) && m.id != *member_id)
+            {
+                if old.epoch != -2 {
+                    return Err(GroupError::UnreleasedInstanceId {
+                        instance: inst.clone(),
+                    });
+                }
+                let old = old.id.clone();
+                let prev = self.members.remove(&old).expect("found above");
+                let assigned = prev.assigned.clone();
+                let target = self.target.remove(&old);
+                self.insert_member(hb, now);
+                let m = self.members.get_mut(member_id).expect("inserted");
+                m.assigned = assigned;
+                m.epoch = prev.previous_epoch.max(0);
+                if let Some(t) = target {
+                    self.target.insert(member_id.clone(), t);
+                }
+            }
+        }
+        if !self.members.contains_key(member_id) {
+            self.insert_member(hb, now);
+            self.epoch += 1;
+            return Ok(true);
+        }
+        // A member rejoining with epoch 0 starts over (its partitions are free again).
+        let m = self.members.get_mut(member_id).expect("checked");
+        m.assigned.clear();
+        m.sent = None;
+        m.epoch = 0;
+        Ok(false)
+    }
+
+    /// A heartbeat with epoch -1 (leave) or -2 (a static member leaving for a while).
+    fn leave(
+        &mut self,
+        hb: &Heartbeat,
+        member_id: String,
+        topics: &BTreeMap<String, i32>,
+    ) -> Result<HeartbeatAnswer, GroupError> {
+        if !self.members.contains_key(&member_id) {
+            return Err(GroupError::UnknownMemberId { member: member_id });
+        }
+        if hb.member_epoch == -2 && hb.instance_id.is_some() {
+            // A static member leaving for a while keeps its place (and partitions) until its session
+            // expires or a new instance takes over.
+            let m = self.members.get_mut(&member_id).expect("checked");
+            m.previous_epoch = m.epoch;
+            m.epoch = -2;
+            return Ok(HeartbeatAnswer {
+                member_id,
+                member_epoch: -2,
+                assignment: None,
+            });
+        }
+        self.remove(&member_id);
+        self.refresh_target(topics, &self.assignor.clone(), true);
+        Ok(HeartbeatAnswer {
+            member_id,
+            member_epoch: hb.member_epoch,
+            assignment: None,
+        })
+    }
+
+    /// A heartbeat of a known member must carry its epoch, or its previous one with no partition it does not
+    /// own (a lost answer); otherwise FENCED_MEMBER_EPOCH.
+    fn check_member_epoch(
+        &self,
+        member_id: &str,
+        epoch: i32,
+        owned: Option<&Assignment>,
+    ) -> Result<(), GroupError> {
+        let Some(m) = self.members.get(member_id) else {
+            return Err(GroupError::UnknownMemberId {
+                member: member_id.to_string(),
+            });
+        };
+        let owned_ok = owned.is_none_or(|o| {
+            flatten(o)
+                .iter()
+                .all(|tp| flatten(&m.assigned).contains(tp))
+        });
+        if epoch != m.epoch && !(epoch == m.previous_epoch && owned_ok) {
+            return Err(GroupError::FencedMemberEpoch {
+                member: member_id.to_string(),
+                epoch,
+                current: m.epoch,
+            });
+        }
+        Ok(())
+    }
+
+    /// Takes what the heartbeat changes of the member (liveness, rebalance timeout, subscription, assignor);
+    /// true when its subscription changed (the group epoch is bumped for it).
+    fn update_member(&mut self, member_id: &str, hb: &mut Heartbeat, now: Instant) -> bool {
+        let mut changed = false;
+        let m = self.members.get_mut(member_id).expect("member present");
+        m.last_seen = now;
+        if hb.rebalance_timeout_ms >= 0 {
+            m.rebalance_timeout_ms = hb.rebalance_timeout_ms;
+        }
+        if let Some(mut t) = hb.subscribed_topic_names.take() {
+            t.sort();
+            t.dedup();
+            if t != m.topics {
+                m.topics = t;
+                changed = true;
+            }
+        }
+        if let Some(r) = hb.subscribed_topic_regex.take() {
+            let r = Some(r).filter(|r| !r.is_empty());
+            if r != m.regex {
+                m.regex = r;
+                changed = true;
+            }
+        }
+        if let Some(a) = hb.server_assignor.take() {
+            m.assignor = Some(a);
+        }
+        changed
     }
 
     fn insert_member(&mut self, hb: &Heartbeat, now: Instant) {
