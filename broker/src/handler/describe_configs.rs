@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
 use kafka_protocol::messages::describe_configs_response::{
     DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym,
 };
@@ -409,88 +410,9 @@ pub async fn handle(
         let res = DescribeConfigsResult::default()
             .with_resource_type(r.resource_type)
             .with_resource_name(r.resource_name.clone());
-        match r.resource_type {
-            RESOURCE_TOPIC => {
-                let Some(meta) = broker.registry().get(&r.resource_name) else {
-                    let e = Error::UnknownTopic(r.resource_name.to_string());
-                    results.push(refused(res, &e));
-                    continue;
-                };
-                // What the log really runs with (the metadata plane configures `__remote_log_metadata` itself),
-                // else what the registry's overrides make of the broker defaults.
-                let cfg = match broker.topics().log(&r.resource_name, 0) {
-                    Ok(log) => log.config(),
-                    Err(_) => broker
-                        .topics()
-                        .topic_log_config(&r.resource_name, &meta.configs)
-                        .unwrap_or_else(|_| (*broker.topics().log_defaults()).clone()),
-                };
-                let configs = TOPIC_CONFIG
-                    .keys()
-                    .filter(|k| wanted(&r.configuration_keys, k.name))
-                    .map(|k| topic_entry(broker, k, &cfg, &meta.configs, meta.internal, want))
-                    .collect();
-                results.push(res.with_configs(configs));
-            }
-            RESOURCE_BROKER => {
-                let name = r.resource_name.as_str();
-                if !name.is_empty() && name != broker.config().node_id.to_string() {
-                    let e = Error::NotThisBroker {
-                        node_id: broker.config().node_id,
-                    };
-                    results.push(refused(res, &e));
-                    continue;
-                }
-                if name.is_empty() {
-                    let configs = cluster_default_entries(broker, &r.configuration_keys, want);
-                    results.push(res.with_configs(configs));
-                    continue;
-                }
-                let configs = broker_entries(broker, &r.configuration_keys, want)
-                    .chain(synonym_entries(broker, &r.configuration_keys, want))
-                    .chain(
-                        tiering_values(broker)
-                            .filter(|(k, ..)| wanted(&r.configuration_keys, k))
-                            .map(|(k, value, explicit, sensitive)| {
-                                let source = if explicit {
-                                    SOURCE_STATIC_BROKER
-                                } else {
-                                    SOURCE_DEFAULT
-                                };
-                                // The remote storage quotas are dynamic: their dynamic values first.
-                                let (mut syn, dynamic_value) = if is_dynamic(k) {
-                                    dynamic_synonyms(&broker.topics().dynamic_configs(), &[(k, 1)])
-                                } else {
-                                    (Vec::new(), None)
-                                };
-                                let source = match syn.first() {
-                                    Some(d) if dynamic_value.is_some() => d.source,
-                                    _ => source,
-                                };
-                                if explicit {
-                                    syn.push(synonym(k, value.clone(), SOURCE_STATIC_BROKER));
-                                }
-                                let value = dynamic_value.or(value);
-                                let (ty, doc) = TIERING_KEYS
-                                    .iter()
-                                    .find(|(n, ..)| *n == k)
-                                    .map(|(_, d, doc)| (d, *doc))
-                                    .unwrap_or((&"", ""));
-                                if !ty.starts_with('(') && !sensitive {
-                                    syn.push(synonym(k, Some(ty.to_string()), SOURCE_DEFAULT));
-                                }
-                                let e = DescribeConfigsResourceResult::default()
-                                    .with_name(sb(k))
-                                    .with_value(value.map(sb))
-                                    .with_read_only(!is_dynamic(k))
-                                    .with_is_sensitive(sensitive)
-                                    .with_config_source(source);
-                                want.finish(e, syn, tiering_type(k), doc)
-                            }),
-                    )
-                    .collect();
-                results.push(res.with_configs(configs));
-            }
+        results.push(match r.resource_type {
+            RESOURCE_TOPIC => describe_topic(broker, &r, res, want),
+            RESOURCE_BROKER => describe_broker(broker, &r, res, want),
             super::group_configs::RESOURCE_GROUP => {
                 let keys = &r.configuration_keys;
                 match super::group_configs::describe(broker, &r.resource_name, |k| wanted(keys, k))
@@ -500,13 +422,113 @@ pub async fn handle(
                             .into_iter()
                             .map(|(e, syn, ty, doc)| want.finish(e, syn, ty, doc))
                             .collect();
-                        results.push(res.with_configs(configs));
+                        res.with_configs(configs)
                     }
-                    Err(e) => results.push(refused(res, &e)),
+                    Err(e) => refused(res, &e),
                 }
             }
-            other => results.push(refused(res, &Error::NoConfigs(other))),
-        }
+            other => refused(res, &Error::NoConfigs(other)),
+        });
     }
     DescribeConfigsResponse::default().with_results(results)
+}
+
+/// A topic's configs: what its log runs with, each with its source.
+fn describe_topic(
+    broker: &Broker,
+    r: &DescribeConfigsResource,
+    res: DescribeConfigsResult,
+    want: Want,
+) -> DescribeConfigsResult {
+    let Some(meta) = broker.registry().get(&r.resource_name) else {
+        let e = Error::UnknownTopic(r.resource_name.to_string());
+        return refused(res, &e);
+    };
+    // What the log really runs with (the metadata plane configures `__remote_log_metadata` itself),
+    // else what the registry's overrides make of the broker defaults.
+    let cfg = match broker.topics().log(&r.resource_name, 0) {
+        Ok(log) => log.config(),
+        Err(_) => broker
+            .topics()
+            .topic_log_config(&r.resource_name, &meta.configs)
+            .unwrap_or_else(|_| (*broker.topics().log_defaults()).clone()),
+    };
+    let configs = TOPIC_CONFIG
+        .keys()
+        .filter(|k| wanted(&r.configuration_keys, k.name))
+        .map(|k| topic_entry(broker, k, &cfg, &meta.configs, meta.internal, want))
+        .collect();
+    res.with_configs(configs)
+}
+
+/// This broker's configs (named by its node id), or the cluster-wide defaults (an empty name).
+fn describe_broker(
+    broker: &Broker,
+    r: &DescribeConfigsResource,
+    res: DescribeConfigsResult,
+    want: Want,
+) -> DescribeConfigsResult {
+    let name = r.resource_name.as_str();
+    if !name.is_empty() && name != broker.config().node_id.to_string() {
+        let e = Error::NotThisBroker {
+            node_id: broker.config().node_id,
+        };
+        return refused(res, &e);
+    }
+    let keys = &r.configuration_keys;
+    if name.is_empty() {
+        return res.with_configs(cluster_default_entries(broker, keys, want));
+    }
+    let configs = broker_entries(broker, keys, want)
+        .chain(synonym_entries(broker, keys, want))
+        .chain(
+            tiering_values(broker)
+                .filter(|(k, ..)| wanted(keys, k))
+                .map(|value| tiering_entry(broker, value, want)),
+        )
+        .collect();
+    res.with_configs(configs)
+}
+
+/// One tiering key of the broker (`remote.log.*`, `rsm.config.*`, `rlmm.config.*`), from
+/// [`tiering_values`]: its value, source and synonyms.
+fn tiering_entry(
+    broker: &Broker,
+    (k, value, explicit, sensitive): (&'static str, Option<String>, bool, bool),
+    want: Want,
+) -> DescribeConfigsResourceResult {
+    let source = if explicit {
+        SOURCE_STATIC_BROKER
+    } else {
+        SOURCE_DEFAULT
+    };
+    // The remote storage quotas are dynamic: their dynamic values first.
+    let (mut syn, dynamic_value) = if is_dynamic(k) {
+        dynamic_synonyms(&broker.topics().dynamic_configs(), &[(k, 1)])
+    } else {
+        (Vec::new(), None)
+    };
+    let source = match syn.first() {
+        Some(d) if dynamic_value.is_some() => d.source,
+        _ => source,
+    };
+    if explicit {
+        syn.push(synonym(k, value.clone(), SOURCE_STATIC_BROKER));
+    }
+    let value = dynamic_value.or(value);
+    let (ty, doc) = TIERING_KEYS
+        .iter()
+        .find(|(n, ..)| *n == k)
+        .map(|(_, d, doc)| (d, *doc))
+        .unwrap_or((&"", ""));
+    if !ty.starts_with('(') && !sensitive {
+        syn.push(synonym(k, Some(ty.to_string()), SOURCE_DEFAULT));
+    }
+    let e = DescribeConfigsResourceResult::default()
+        .with_name(sb(k))
+        .with_value(value.map(sb))
+        .with_read_only(!is_dynamic(k))
+        .with_is_sensitive(sensitive)
+        .with_config_source(source);
+    want.finish(e, syn, tiering_type(k), doc)
 }
