@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::metadata_response::{
     MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
@@ -96,18 +97,7 @@ pub async fn handle(
 }
 
 async fn answer(broker: &Arc<Broker>, version: i16, req: MetadataRequest) -> MetadataResponse {
-    let (host, port) = broker.advertised();
-    let node = BrokerId(broker.config().node_id);
-    let mut resp = MetadataResponse::default()
-        .with_brokers(vec![MetadataResponseBroker::default()
-            .with_node_id(node)
-            .with_host(sb(host))
-            .with_port(port)])
-        .with_controller_id(node);
-    if version >= 2 {
-        resp.cluster_id = Some(sb(broker.registry().cluster_id()));
-    }
-
+    let mut resp = cluster(broker, version);
     let all = match &req.topics {
         None => true,
         Some(t) => t.is_empty() && version == 0,
@@ -134,14 +124,56 @@ async fn answer(broker: &Arc<Broker>, version: i16, req: MetadataRequest) -> Met
     }
     let auto_create =
         broker.config().auto_create_topics_enable && (version < 4 || req.allow_auto_topic_creation);
-    // Known topics are answered as they are; unknown ones to auto-create are created together (one check of
-    // the partition limits for the request, one registry write), never one by one.
-    enum Entry {
-        Ready(MetadataResponseTopic),
-        Create(String),
+    let entries = entries(broker, req.topics.unwrap_or_default(), auto_create);
+    let created = auto_create_topics(broker, &entries).await;
+    for e in entries {
+        resp.topics.push(match e {
+            Entry::Ready(t) => t,
+            Entry::Create(name) => match created.get(&name) {
+                Some(Ok(meta)) => topic_entry(broker, &name, meta),
+                Some(Err(e)) if !matches!(e, Error::TopicExists(_)) => {
+                    error_entry(Some(&name), Uuid::nil(), e)
+                }
+                // Created meanwhile by another request: answer what exists.
+                _ => match broker.registry().get(&name) {
+                    Some(meta) => topic_entry(broker, &name, &meta),
+                    None => {
+                        error_entry(Some(&name), Uuid::nil(), &Error::UnknownTopic(name.clone()))
+                    }
+                },
+            },
+        });
     }
+    resp
+}
+
+/// The response's cluster part: this broker (the controller too) and the cluster id (v2+).
+fn cluster(broker: &Broker, version: i16) -> MetadataResponse {
+    let (host, port) = broker.advertised();
+    let node = BrokerId(broker.config().node_id);
+    let mut resp = MetadataResponse::default()
+        .with_brokers(vec![MetadataResponseBroker::default()
+            .with_node_id(node)
+            .with_host(sb(host))
+            .with_port(port)])
+        .with_controller_id(node);
+    if version >= 2 {
+        resp.cluster_id = Some(sb(broker.registry().cluster_id()));
+    }
+    resp
+}
+
+/// A requested topic's answer, or the name of a topic to auto-create first.
+enum Entry {
+    Ready(MetadataResponseTopic),
+    Create(String),
+}
+
+/// Known topics are answered as they are; unknown ones to auto-create are named, to be created together (one
+/// check of the partition limits for the request, one registry write), never one by one.
+fn entries(broker: &Broker, topics: Vec<MetadataRequestTopic>, auto_create: bool) -> Vec<Entry> {
     let mut entries = Vec::new();
-    for t in req.topics.unwrap_or_default() {
+    for t in topics {
         let name = match requested_id(t.name.as_ref(), t.topic_id) {
             None => t.name.as_ref().map(|n| n.0.to_string()).unwrap_or_default(),
             Some(id) => match broker.registry().name_of(id) {
@@ -170,9 +202,17 @@ async fn answer(broker: &Arc<Broker>, version: i16, req: MetadataRequest) -> Met
             None => Entry::Create(name),
         });
     }
+    entries
+}
+
+/// Creates the topics `entries` name for auto-creation, in one request; each name's result.
+async fn auto_create_topics(
+    broker: &Arc<Broker>,
+    entries: &[Entry],
+) -> BTreeMap<String, Result<TopicMeta, Error>> {
     let mut wanted: Vec<NewTopic> = Vec::new();
     let mut named = std::collections::HashSet::new();
-    for e in &entries {
+    for e in entries {
         if let Entry::Create(name) = e {
             if named.insert(name.as_str()) {
                 wanted.push(NewTopic {
@@ -184,55 +224,38 @@ async fn answer(broker: &Arc<Broker>, version: i16, req: MetadataRequest) -> Met
         }
     }
     let mut created: BTreeMap<String, Result<TopicMeta, Error>> = BTreeMap::new();
-    if !wanted.is_empty() {
-        let names: Vec<String> = wanted.iter().map(|w| w.name.clone()).collect();
-        let b = broker.clone();
-        let results = match blocking(move || Ok(b.topics().create_topics(wanted, false))).await {
-            Ok(r) => r,
-            Err(e) => names
-                .iter()
-                .map(|_| {
-                    Err(Error::io(
-                        "auto-creating topics",
-                        std::io::Error::other(e.to_string()),
-                    ))
-                })
-                .collect(),
-        };
-        let mut refused = 0usize;
-        let mut first_error = None;
-        for (name, r) in names.into_iter().zip(results) {
-            if let Err(e) = &r {
-                if !matches!(e, Error::TopicExists(_)) {
-                    refused += 1;
-                    first_error.get_or_insert_with(|| e.to_string());
-                }
+    if wanted.is_empty() {
+        return created;
+    }
+    let names: Vec<String> = wanted.iter().map(|w| w.name.clone()).collect();
+    let b = broker.clone();
+    let results = match blocking(move || Ok(b.topics().create_topics(wanted, false))).await {
+        Ok(r) => r,
+        Err(e) => names
+            .iter()
+            .map(|_| {
+                Err(Error::io(
+                    "auto-creating topics",
+                    std::io::Error::other(e.to_string()),
+                ))
+            })
+            .collect(),
+    };
+    let mut refused = 0usize;
+    let mut first_error = None;
+    for (name, r) in names.into_iter().zip(results) {
+        if let Err(e) = &r {
+            if !matches!(e, Error::TopicExists(_)) {
+                refused += 1;
+                first_error.get_or_insert_with(|| e.to_string());
             }
-            created.insert(name, r);
         }
-        if let Some(error) = first_error {
-            warn!(refused, %error, "auto-creating topics failed");
-        }
+        created.insert(name, r);
     }
-    for e in entries {
-        resp.topics.push(match e {
-            Entry::Ready(t) => t,
-            Entry::Create(name) => match created.get(&name) {
-                Some(Ok(meta)) => topic_entry(broker, &name, meta),
-                Some(Err(e)) if !matches!(e, Error::TopicExists(_)) => {
-                    error_entry(Some(&name), Uuid::nil(), e)
-                }
-                // Created meanwhile by another request: answer what exists.
-                _ => match broker.registry().get(&name) {
-                    Some(meta) => topic_entry(broker, &name, &meta),
-                    None => {
-                        error_entry(Some(&name), Uuid::nil(), &Error::UnknownTopic(name.clone()))
-                    }
-                },
-            },
-        });
+    if let Some(error) = first_error {
+        warn!(refused, %error, "auto-creating topics failed");
     }
-    resp
+    created
 }
 
 #[cfg(test)]
