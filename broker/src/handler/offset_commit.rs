@@ -72,31 +72,70 @@ pub(super) async fn commit(
     timestamps: &[Vec<i64>],
 ) -> OffsetCommitResponse {
     let version = h.request_api_version;
-    // Kafka answers a commit to a group that does not exist GROUP_ID_NOT_FOUND from v9, ILLEGAL_GENERATION
-    // before.
-    let for_version = |e: GroupError| match e {
-        GroupError::GroupIdNotFound { .. } if version < 9 => GroupError::IllegalGeneration {
-            generation: req.generation_id_or_member_epoch,
-            current: -1,
-        },
-        e => e,
-    };
+    let generation = req.generation_id_or_member_epoch;
     let group = req.group_id.0.to_string();
     let allowed = if crate::group::valid_group_id(&group) {
         broker.groups().check_commit(
             &group,
             &req.member_id,
             req.group_instance_id.as_deref(),
-            req.generation_id_or_member_epoch,
+            generation,
         )
     } else {
         Err(GroupError::InvalidGroupId(group.clone()))
     }
-    .map_err(for_version);
-    let code = error_code::of(&allowed);
+    .map_err(|e| for_version(e, version, generation));
+    let (entries, mut per_partition) =
+        checked_entries(broker, &req, timestamps, error_code::of(&allowed));
+    if !entries.is_empty() {
+        let b = broker.clone();
+        let g = group.clone();
+        let (member, instance) = (req.member_id.to_string(), req.group_instance_id.clone());
+        let stored = blocking(move || {
+            let member = (member.as_str(), instance.as_deref());
+            b.groups().commit_offsets(&g, member, generation, entries)
+        })
+        .await;
+        let stored = stored.map_err(|e| match e {
+            Error::Group(g) => Error::Group(for_version(g, version, generation)),
+            e => e,
+        });
+        let c = error_code::of(&stored);
+        if c != error_code::NONE {
+            for x in per_partition.iter_mut().filter(|x| x.2 == error_code::NONE) {
+                x.2 = c;
+            }
+        }
+    }
+    respond(&req, &per_partition)
+}
+
+/// Kafka answers a commit to a group that does not exist GROUP_ID_NOT_FOUND from v9, ILLEGAL_GENERATION
+/// before.
+fn for_version(e: GroupError, version: i16, generation: i32) -> GroupError {
+    match e {
+        GroupError::GroupIdNotFound { .. } if version < 9 => GroupError::IllegalGeneration {
+            generation,
+            current: -1,
+        },
+        e => e,
+    }
+}
+
+/// Each partition's code: (topic index in the request, partition, error code).
+type PartitionCodes = Vec<(usize, i32, i16)>;
+
+/// Each partition's entry to store, and each partition's code so far: (topic index, partition, code); every
+/// partition gets `code` when the commit as a whole is refused.
+fn checked_entries(
+    broker: &Broker,
+    req: &OffsetCommitRequest,
+    timestamps: &[Vec<i64>],
+    code: i16,
+) -> (Vec<(Tp, OffsetEntry)>, PartitionCodes) {
     let now = now_ms();
     let mut entries = Vec::new();
-    let mut per_partition: Vec<(usize, i32, i16)> = Vec::new();
+    let mut per_partition: PartitionCodes = Vec::new();
     for (ti, t) in req.topics.iter().enumerate() {
         for (pi, p) in t.partitions.iter().enumerate() {
             let given = timestamps.get(ti).and_then(|t| t.get(pi)).copied();
@@ -125,27 +164,11 @@ pub(super) async fn commit(
             per_partition.push((ti, p.partition_index, pcode));
         }
     }
-    if !entries.is_empty() {
-        let b = broker.clone();
-        let g = group.clone();
-        let (member, instance) = (req.member_id.to_string(), req.group_instance_id.clone());
-        let generation = req.generation_id_or_member_epoch;
-        let stored = blocking(move || {
-            let member = (member.as_str(), instance.as_deref());
-            b.groups().commit_offsets(&g, member, generation, entries)
-        })
-        .await;
-        let stored = stored.map_err(|e| match e {
-            Error::Group(g) => Error::Group(for_version(g)),
-            e => e,
-        });
-        let c = error_code::of(&stored);
-        if c != error_code::NONE {
-            for x in per_partition.iter_mut().filter(|x| x.2 == error_code::NONE) {
-                x.2 = c;
-            }
-        }
-    }
+    (entries, per_partition)
+}
+
+/// The response: each requested topic with its partitions' codes.
+fn respond(req: &OffsetCommitRequest, per_partition: &[(usize, i32, i16)]) -> OffsetCommitResponse {
     let topics = req
         .topics
         .iter()
