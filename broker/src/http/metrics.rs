@@ -25,6 +25,8 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
+use strata_tiering::rlm::MetricsSnapshot;
+
 use crate::broker::Broker;
 use crate::tiered::Tiering;
 use crate::topics::cleaner::CleanerCollector;
@@ -83,107 +85,124 @@ struct BrokerCollector(Arc<Broker>);
 impl Collector for BrokerCollector {
     fn encode(&self, mut e: DescriptorEncoder<'_>) -> std::fmt::Result {
         let b = &self.0;
-        let registry = b.registry();
-        let live: std::collections::HashSet<String> =
-            registry.all().into_iter().map(|(n, _)| n).collect();
-        let totals = b.metrics().topic_totals(|t| live.contains(t));
-        type Get = fn(&crate::metrics::TopicCounters) -> u64;
-        let counters: [(&str, &str, Get); 5] = [
-            (
-                "kafka_server_brokertopicmetrics_messagesin",
-                "Records appended, per topic (Kafka's MessagesInPerSec).",
-                |c| c.messages_in,
-            ),
-            (
-                "kafka_server_brokertopicmetrics_bytesin",
-                "Record batch bytes appended by producers, per topic (Kafka's BytesInPerSec).",
-                |c| c.bytes_in,
-            ),
-            (
-                "kafka_server_brokertopicmetrics_bytesout",
-                "Record bytes returned to fetchers, per topic (Kafka's BytesOutPerSec).",
-                |c| c.bytes_out,
-            ),
-            (
-                "kafka_server_brokertopicmetrics_failedproducerequests",
-                "Produce partitions answered with an error, per topic.",
-                |c| c.failed_produce,
-            ),
-            (
-                "kafka_server_brokertopicmetrics_failedfetchrequests",
-                "Fetch partitions answered with an error, per topic.",
-                |c| c.failed_fetch,
-            ),
-        ];
-        for (name, help, get) in counters {
-            family(
-                &mut e,
-                name,
-                help,
-                true,
-                totals.iter().map(|(t, c)| (topic_label(t), get(c) as f64)),
-            )?;
-        }
-        let mut logs = b.log_manager().all_logs();
-        logs.sort_by(|a, b| a.topic_partition().cmp(b.topic_partition()));
-        family(
-            &mut e,
-            "kafka_server_replicamanager_partitioncount",
-            "Partitions on this broker.",
-            false,
-            [(Labels::new(), logs.len() as f64)],
-        )?;
-        type LogGet = fn(&strata_storage::UnifiedLog) -> f64;
-        let per_log: [(&str, &str, LogGet); 4] = [
-            (
-                "kafka_log_log_size",
-                "Bytes of the partition's local segments (Kafka's Log Size).",
-                |l| l.size_in_bytes() as f64,
-            ),
-            (
-                "kafka_log_log_logstartoffset",
-                "The partition's log start offset.",
-                |l| l.log_start_offset() as f64,
-            ),
-            (
-                "kafka_log_log_logendoffset",
-                "The partition's log end offset.",
-                |l| l.log_end_offset() as f64,
-            ),
-            (
-                "kafka_log_log_numlogsegments",
-                "Local segments of the partition.",
-                |l| l.number_of_segments() as f64,
-            ),
-        ];
-        for (name, help, get) in per_log {
-            family(
-                &mut e,
-                name,
-                help,
-                false,
-                logs.iter().map(|l| {
-                    let tp = l.topic_partition();
-                    (tp_labels(&tp.topic, tp.partition), get(l))
-                }),
-            )?;
-        }
-        let lags = group_lags(b);
-        family(
-            &mut e,
-            "kafka_consumergroup_current_offset",
-            "Committed offset of a consumer group on a partition.",
-            false,
-            lags.iter().map(|l| (l.labels(), l.committed as f64)),
-        )?;
-        family(
-            &mut e,
-            "kafka_consumergroup_lag",
-            "High watermark minus the group's committed offset on a partition.",
-            false,
-            lags.iter().map(|l| (l.labels(), l.lag as f64)),
-        )
+        topic_families(&mut e, b)?;
+        log_families(&mut e, b)?;
+        group_families(&mut e, b)
     }
+}
+
+/// Kafka's BrokerTopicMetrics of the live topics (running totals).
+fn topic_families(e: &mut DescriptorEncoder<'_>, b: &Broker) -> std::fmt::Result {
+    let registry = b.registry();
+    let live: std::collections::HashSet<String> =
+        registry.all().into_iter().map(|(n, _)| n).collect();
+    let totals = b.metrics().topic_totals(|t| live.contains(t));
+    type Get = fn(&crate::metrics::TopicCounters) -> u64;
+    let counters: [(&str, &str, Get); 5] = [
+        (
+            "kafka_server_brokertopicmetrics_messagesin",
+            "Records appended, per topic (Kafka's MessagesInPerSec).",
+            |c| c.messages_in,
+        ),
+        (
+            "kafka_server_brokertopicmetrics_bytesin",
+            "Record batch bytes appended by producers, per topic (Kafka's BytesInPerSec).",
+            |c| c.bytes_in,
+        ),
+        (
+            "kafka_server_brokertopicmetrics_bytesout",
+            "Record bytes returned to fetchers, per topic (Kafka's BytesOutPerSec).",
+            |c| c.bytes_out,
+        ),
+        (
+            "kafka_server_brokertopicmetrics_failedproducerequests",
+            "Produce partitions answered with an error, per topic.",
+            |c| c.failed_produce,
+        ),
+        (
+            "kafka_server_brokertopicmetrics_failedfetchrequests",
+            "Fetch partitions answered with an error, per topic.",
+            |c| c.failed_fetch,
+        ),
+    ];
+    for (name, help, get) in counters {
+        family(
+            e,
+            name,
+            help,
+            true,
+            totals.iter().map(|(t, c)| (topic_label(t), get(c) as f64)),
+        )?;
+    }
+    Ok(())
+}
+
+/// The partition count and each partition's log gauges (Kafka's `kafka.log:type=Log`).
+fn log_families(e: &mut DescriptorEncoder<'_>, b: &Broker) -> std::fmt::Result {
+    let mut logs = b.log_manager().all_logs();
+    logs.sort_by(|a, b| a.topic_partition().cmp(b.topic_partition()));
+    family(
+        e,
+        "kafka_server_replicamanager_partitioncount",
+        "Partitions on this broker.",
+        false,
+        [(Labels::new(), logs.len() as f64)],
+    )?;
+    type LogGet = fn(&strata_storage::UnifiedLog) -> f64;
+    let per_log: [(&str, &str, LogGet); 4] = [
+        (
+            "kafka_log_log_size",
+            "Bytes of the partition's local segments (Kafka's Log Size).",
+            |l| l.size_in_bytes() as f64,
+        ),
+        (
+            "kafka_log_log_logstartoffset",
+            "The partition's log start offset.",
+            |l| l.log_start_offset() as f64,
+        ),
+        (
+            "kafka_log_log_logendoffset",
+            "The partition's log end offset.",
+            |l| l.log_end_offset() as f64,
+        ),
+        (
+            "kafka_log_log_numlogsegments",
+            "Local segments of the partition.",
+            |l| l.number_of_segments() as f64,
+        ),
+    ];
+    for (name, help, get) in per_log {
+        family(
+            e,
+            name,
+            help,
+            false,
+            logs.iter().map(|l| {
+                let tp = l.topic_partition();
+                (tp_labels(&tp.topic, tp.partition), get(l))
+            }),
+        )?;
+    }
+    Ok(())
+}
+
+/// Each consumer group's committed offset and lag per partition.
+fn group_families(e: &mut DescriptorEncoder<'_>, b: &Broker) -> std::fmt::Result {
+    let lags = group_lags(b);
+    family(
+        e,
+        "kafka_consumergroup_current_offset",
+        "Committed offset of a consumer group on a partition.",
+        false,
+        lags.iter().map(|l| (l.labels(), l.committed as f64)),
+    )?;
+    family(
+        e,
+        "kafka_consumergroup_lag",
+        "High watermark minus the group's committed offset on a partition.",
+        false,
+        lags.iter().map(|l| (l.labels(), l.lag as f64)),
+    )
 }
 
 /// A group's position on one partition.
@@ -257,84 +276,8 @@ impl Collector for TieringCollector {
             .into_iter()
             .map(|(n, _)| n)
             .collect();
-        for (kafka_name, per_topic) in &s.meters {
-            family(
-                &mut e,
-                &format!("kafka_server_brokertopicmetrics_{}", strimzi(kafka_name)),
-                &format!("Kafka's {kafka_name}, per topic (a running total; use rate())."),
-                true,
-                per_topic
-                    .iter()
-                    .filter(|(t, _)| live.contains(t.as_str()))
-                    .map(|(t, v)| (topic_label(t), *v as f64)),
-            )?;
-        }
-        let mut per_topic: BTreeMap<&str, [u64; 6]> = BTreeMap::new();
-        for (tp, g) in &s.partitions {
-            let t = per_topic.entry(tp.topic.as_str()).or_default();
-            for (i, v) in [
-                g.copy_lag_bytes,
-                g.copy_lag_segments,
-                g.delete_lag_bytes,
-                g.delete_lag_segments,
-                g.log_size_bytes,
-                g.metadata_count,
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                t[i] += v;
-            }
-        }
-        for (i, kafka_name) in [
-            "RemoteCopyLagBytes",
-            "RemoteCopyLagSegments",
-            "RemoteDeleteLagBytes",
-            "RemoteDeleteLagSegments",
-            "RemoteLogSizeBytes",
-            "RemoteLogMetadataCount",
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            family(
-                &mut e,
-                &format!("kafka_server_brokertopicmetrics_{}", strimzi(kafka_name)),
-                &format!("Kafka's {kafka_name}, summed over the topic's partitions."),
-                false,
-                per_topic
-                    .iter()
-                    .filter(|(t, _)| live.contains(**t))
-                    .map(|(t, v)| (topic_label(t), v[i] as f64)),
-            )?;
-        }
-        for (prefix, what, ops) in [
-            (
-                "strata_remote_storage",
-                "Remote storage manager (RSM) calls",
-                &s.storage_ops,
-            ),
-            ("strata_object_store", "Object store requests", &s.store_ops),
-        ] {
-            let op = |o: &&str| vec![("operation", o.to_string())];
-            family(
-                &mut e,
-                &format!("{prefix}_requests"),
-                &format!("{what}, per operation."),
-                true,
-                ops.iter().map(|(o, t)| (op(o), t.requests as f64)),
-            )?;
-            family(
-                &mut e,
-                &format!("{prefix}_request_errors"),
-                &format!("{what} that failed, per operation."),
-                true,
-                ops.iter().map(|(o, t)| (op(o), t.errors as f64)),
-            )?;
-            family(&mut e, &format!("{prefix}_request_seconds"),
-                &format!("{what}: seconds spent, per operation (divide its rate by the requests' rate for the mean latency)."), true,
-                ops.iter().map(|(o, t)| (op(o), t.seconds)))?;
-        }
+        tiering_topic_families(&mut e, &s, &live)?;
+        tiering_op_families(&mut e, &s)?;
         family(
             &mut e,
             "strata_remote_log_local_bytes_held",
@@ -352,6 +295,99 @@ impl Collector for TieringCollector {
         family(&mut e, "strata_remote_fetch_quota_deferrals", "Remote reads not started because remote.log.manager.fetch.max.bytes.per.second was used up.", true,
             [(Labels::new(), s.quota_deferrals as f64)])
     }
+}
+
+/// Kafka's per-topic remote storage meters (running totals) and lags (summed over each topic's partitions),
+/// of the live topics.
+fn tiering_topic_families(
+    e: &mut DescriptorEncoder<'_>,
+    s: &MetricsSnapshot,
+    live: &std::collections::HashSet<String>,
+) -> std::fmt::Result {
+    for (kafka_name, per_topic) in &s.meters {
+        family(
+            e,
+            &format!("kafka_server_brokertopicmetrics_{}", strimzi(kafka_name)),
+            &format!("Kafka's {kafka_name}, per topic (a running total; use rate())."),
+            true,
+            per_topic
+                .iter()
+                .filter(|(t, _)| live.contains(t.as_str()))
+                .map(|(t, v)| (topic_label(t), *v as f64)),
+        )?;
+    }
+    let mut per_topic: BTreeMap<&str, [u64; 6]> = BTreeMap::new();
+    for (tp, g) in &s.partitions {
+        let t = per_topic.entry(tp.topic.as_str()).or_default();
+        for (i, v) in [
+            g.copy_lag_bytes,
+            g.copy_lag_segments,
+            g.delete_lag_bytes,
+            g.delete_lag_segments,
+            g.log_size_bytes,
+            g.metadata_count,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            t[i] += v;
+        }
+    }
+    for (i, kafka_name) in [
+        "RemoteCopyLagBytes",
+        "RemoteCopyLagSegments",
+        "RemoteDeleteLagBytes",
+        "RemoteDeleteLagSegments",
+        "RemoteLogSizeBytes",
+        "RemoteLogMetadataCount",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        family(
+            e,
+            &format!("kafka_server_brokertopicmetrics_{}", strimzi(kafka_name)),
+            &format!("Kafka's {kafka_name}, summed over the topic's partitions."),
+            false,
+            per_topic
+                .iter()
+                .filter(|(t, _)| live.contains(**t))
+                .map(|(t, v)| (topic_label(t), v[i] as f64)),
+        )?;
+    }
+    Ok(())
+}
+
+/// Requests, errors and seconds per operation of the RSM and of the object store.
+fn tiering_op_families(e: &mut DescriptorEncoder<'_>, s: &MetricsSnapshot) -> std::fmt::Result {
+    for (prefix, what, ops) in [
+        (
+            "strata_remote_storage",
+            "Remote storage manager (RSM) calls",
+            &s.storage_ops,
+        ),
+        ("strata_object_store", "Object store requests", &s.store_ops),
+    ] {
+        let op = |o: &&str| vec![("operation", o.to_string())];
+        family(
+            e,
+            &format!("{prefix}_requests"),
+            &format!("{what}, per operation."),
+            true,
+            ops.iter().map(|(o, t)| (op(o), t.requests as f64)),
+        )?;
+        family(
+            e,
+            &format!("{prefix}_request_errors"),
+            &format!("{what} that failed, per operation."),
+            true,
+            ops.iter().map(|(o, t)| (op(o), t.errors as f64)),
+        )?;
+        family(e, &format!("{prefix}_request_seconds"),
+            &format!("{what}: seconds spent, per operation (divide its rate by the requests' rate for the mean latency)."), true,
+            ops.iter().map(|(o, t)| (op(o), t.seconds)))?;
+    }
+    Ok(())
 }
 
 /// The registry of one server: the broker's families and the collectors above.
