@@ -203,6 +203,20 @@ fn time_claim(
 
 /// Checks an unsecured JWS compact serialization at `now_ms` as Kafka's unsecured validator does.
 pub fn validate(token: &str, v: &Validator, now_ms: u64) -> Result<Valid, Rejected> {
+    let claims = unsecured_claims(token)?;
+    let principal = principal(&claims, v)?;
+    let exp = check_times(&claims, v, now_ms)?;
+    check_scope(&claims, v)?;
+    Ok(Valid {
+        principal,
+        expires_ms: exp.max(0.0) as u64,
+    })
+}
+
+type Claims = serde_json::Map<String, Value>;
+
+/// The claims of an unsecured JWS (`header.claims.`, alg none, no signature).
+fn unsecured_claims(token: &str) -> Result<Claims, Rejected> {
     let parts: Vec<&str> = token.split('.').collect();
     let [header, claims, signature] = parts.as_slice() else {
         return Err(Rejected::invalid(format!(
@@ -224,25 +238,30 @@ pub fn validate(token: &str, v: &Validator, now_ms: u64) -> Result<Valid, Reject
                 .map_or("(none given)".into(), Value::to_string)
         )));
     }
-    let claims = decode_json(claims, "claims")?;
-    let principal = match claims.get(&v.principal_claim) {
-        Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
-        Some(_) => {
-            return Err(Rejected::invalid(format!(
-                "the token's principal claim {} is not a non-empty string",
-                v.principal_claim
-            )))
-        }
-        None => {
-            return Err(Rejected::invalid(format!(
-                "the token has no principal claim {}",
-                v.principal_claim
-            )))
-        }
-    };
+    decode_json(claims, "claims")
+}
+
+/// The principal: the validator's principal claim, a non-empty string.
+fn principal(claims: &Claims, v: &Validator) -> Result<String, Rejected> {
+    match claims.get(&v.principal_claim) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
+        Some(_) => Err(Rejected::invalid(format!(
+            "the token's principal claim {} is not a non-empty string",
+            v.principal_claim
+        ))),
+        None => Err(Rejected::invalid(format!(
+            "the token has no principal claim {}",
+            v.principal_claim
+        ))),
+    }
+}
+
+/// Checks `exp` (required, not past) and `iat` (if given, not in the future, before `exp`), both within the
+/// allowed clock skew; the expiry in milliseconds.
+fn check_times(claims: &Claims, v: &Validator, now_ms: u64) -> Result<f64, Rejected> {
     let skew = v.clock_skew_ms as f64;
     let now = now_ms as f64;
-    let exp = time_claim(&claims, "exp")?
+    let exp = time_claim(claims, "exp")?
         .ok_or_else(|| Rejected::invalid("the token has no exp (expiration time) claim"))?;
     if exp <= now - skew {
         return Err(Rejected::invalid(format!(
@@ -252,7 +271,7 @@ pub fn validate(token: &str, v: &Validator, now_ms: u64) -> Result<Valid, Reject
             v.clock_skew_ms
         )));
     }
-    if let Some(iat) = time_claim(&claims, "iat")? {
+    if let Some(iat) = time_claim(claims, "iat")? {
         if iat > now + skew {
             return Err(Rejected::invalid(format!(
                 "the token was issued in the future: iat {:.3} s is after now ({:.3} s) plus the allowed clock skew ({} ms)",
@@ -269,42 +288,46 @@ pub fn validate(token: &str, v: &Validator, now_ms: u64) -> Result<Valid, Reject
             )));
         }
     }
-    if !v.required_scope.is_empty() {
-        let have: Vec<String> = match claims.get(&v.scope_claim) {
-            Some(Value::String(s)) => s.split_whitespace().map(str::to_string).collect(),
-            Some(Value::Array(items)) => items
-                .iter()
-                .filter_map(|i| i.as_str().map(str::to_string))
-                .collect(),
-            _ => Vec::new(),
-        };
-        let missing: Vec<&String> = v
-            .required_scope
-            .iter()
-            .filter(|s| !have.contains(s))
-            .collect();
-        if !missing.is_empty() {
-            let required = v.required_scope.join(" ");
-            return Err(Rejected {
-                challenge: format!(
-                    r#"{{"status":"insufficient_scope", "scope":"{}"}}"#,
-                    required.replace('"', "")
-                ),
-                reason: format!(
-                    "the token's {} claim lacks the required scope {}",
-                    v.scope_claim,
-                    missing
-                        .iter()
-                        .map(|s| s.as_str())
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                ),
-            });
-        }
+    Ok(exp)
+}
+
+/// Checks that the scope claim (a space-separated string or an array) holds every required scope; a missing
+/// one is answered with Kafka's `insufficient_scope` challenge.
+fn check_scope(claims: &Claims, v: &Validator) -> Result<(), Rejected> {
+    if v.required_scope.is_empty() {
+        return Ok(());
     }
-    Ok(Valid {
-        principal,
-        expires_ms: exp.max(0.0) as u64,
+    let have: Vec<String> = match claims.get(&v.scope_claim) {
+        Some(Value::String(s)) => s.split_whitespace().map(str::to_string).collect(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|i| i.as_str().map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let missing: Vec<&String> = v
+        .required_scope
+        .iter()
+        .filter(|s| !have.contains(s))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let required = v.required_scope.join(" ");
+    Err(Rejected {
+        challenge: format!(
+            r#"{{"status":"insufficient_scope", "scope":"{}"}}"#,
+            required.replace('"', "")
+        ),
+        reason: format!(
+            "the token's {} claim lacks the required scope {}",
+            v.scope_claim,
+            missing
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
     })
 }
 
