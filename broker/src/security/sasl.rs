@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use kafka_protocol::messages::{
-    ApiKey, SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest,
+    ApiKey, RequestHeader, SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest,
     SaslHandshakeResponse,
 };
 use kafka_protocol::protocol::StrBytes;
@@ -422,17 +422,8 @@ impl Session {
         if self.raw_tokens {
             return self.raw_token(&frame);
         }
-        if self.principal.is_some() && self.reauth.is_none() {
-            let api = frame.get(..2).map(|b| i16::from_be_bytes([b[0], b[1]]));
-            if api != Some(ApiKey::SaslHandshake as i16) {
-                return match self.expires {
-                    Some(at) if Instant::now() >= at => Step::Expired(format!(
-                        "the SASL session of {} ended (connections.max.reauth.ms) without a re-authentication",
-                        self.principal.as_deref().unwrap_or("?")
-                    )),
-                    _ => Step::Dispatch,
-                };
-            }
+        if let Some(step) = self.while_authenticated(&frame) {
+            return step;
         }
         let mut body = frame;
         let (api, version, header) = match codec::decode_header(&mut body) {
@@ -446,104 +437,136 @@ impl Session {
         }
         match api {
             ApiKey::ApiVersions => Step::Dispatch,
-            ApiKey::SaslHandshake => {
-                let req: SaslHandshakeRequest = match codec::decode(&mut body, version, api) {
-                    Ok(r) => r,
-                    Err(reason) => return Step::Close(reason),
-                };
-                let asked = req.mechanism.to_string();
-                let enabled: Vec<StrBytes> = self
-                    .config
-                    .mechanisms
-                    .iter()
-                    .map(|m| StrBytes::from_string(m.clone()))
-                    .collect();
-                // KIP-368: an authenticated session starts a re-authentication with a new SaslHandshake.
-                let reauth = self.principal.is_some() && self.reauth.is_none();
-                if reauth && version == 0 {
-                    return Step::Close(
-                        "SaslHandshake v0 cannot start a re-authentication (KIP-368 needs v1 or later)".into(),
-                    );
-                }
-                let error = if self.mechanism.is_some() && !reauth {
-                    Some(Error::IllegalSaslState("a second SaslHandshake".into()))
-                } else if !self.config.mechanisms.contains(&asked) {
-                    Some(Error::UnsupportedSaslMechanism {
-                        mechanism: asked.clone(),
-                        enabled: self.config.mechanisms.join(","),
-                    })
-                } else {
-                    None
-                };
-                let resp = SaslHandshakeResponse::default()
-                    .with_error_code(error_code::of_error(error.as_ref()))
-                    .with_mechanisms(enabled);
-                let bytes = match codec::encode(&header, api, version, &resp) {
-                    Ok(b) => b,
-                    Err(reason) => return Step::Close(reason),
-                };
-                match error {
-                    None => {
-                        if reauth {
-                            let previous = self.mechanism.take().unwrap_or_default();
-                            // Kafka answers the handshake and fails the SaslAuthenticate that follows.
-                            let bad_mechanism = (previous != asked).then(|| {
-                                format!(
-                                    "SASL mechanism '{asked}' requested by client is not supported for \
-                                     re-authentication of mechanism '{previous}'"
-                                )
-                            });
-                            self.reauth = Some(Reauth { bad_mechanism });
-                            self.scram = None;
-                            self.oauth_error = None;
-                        }
-                        self.mechanism = Some(asked);
-                        // KIP-43: v0 has no SaslAuthenticate; raw tokens follow.
-                        self.raw_tokens = version == 0;
-                        Step::Reply(bytes)
-                    }
-                    Some(e) => Step::ReplyAndClose(bytes, e.to_string()),
-                }
-            }
-            ApiKey::SaslAuthenticate => {
-                let req: SaslAuthenticateRequest = match codec::decode(&mut body, version, api) {
-                    Ok(r) => r,
-                    Err(reason) => return Step::Close(reason),
-                };
-                let result = self.authenticate(&req.auth_bytes);
-                let mut resp = SaslAuthenticateResponse::default()
-                    .with_error_code(error_code::of_error(result.as_ref().err()));
-                match &result {
-                    Err(e) => {
-                        resp = resp.with_error_message(Some(StrBytes::from_string(e.to_string())))
-                    }
-                    Ok((server, _)) => resp = resp.with_auth_bytes(Bytes::copy_from_slice(server)),
-                }
-                let done = matches!(result, Ok((_, Some(_))));
-                let lifetime_ms = self.lifetime_ms();
-                if done && version >= 1 {
-                    // KIP-368: the client re-authenticates before this ends (v0 clients cannot, and are closed).
-                    resp = resp.with_session_lifetime_ms(lifetime_ms as i64);
-                }
-                let bytes = match codec::encode(&header, api, version, &resp) {
-                    Ok(b) => b,
-                    Err(reason) => return Step::Close(reason),
-                };
-                match result {
-                    Ok((_, Some(user))) => {
-                        self.finish(user, lifetime_ms);
-                        Step::Reply(bytes)
-                    }
-                    Ok((_, None)) => Step::Reply(bytes),
-                    Err(e) => Step::ReplyAndClose(bytes, e.to_string()),
-                }
-            }
+            ApiKey::SaslHandshake => match codec::decode(&mut body, version, api) {
+                Ok(req) => self.handshake(&header, version, req),
+                Err(reason) => Step::Close(reason),
+            },
+            ApiKey::SaslAuthenticate => match codec::decode(&mut body, version, api) {
+                Ok(req) => self.sasl_authenticate(&header, version, req),
+                Err(reason) => Step::Close(reason),
+            },
             other if self.reauth.is_some() => Step::Close(format!(
                 "{other:?} request during SASL re-authentication (only SaslHandshake and SaslAuthenticate are served)"
             )),
             other => Step::Close(format!(
                 "{other:?} request before SASL authentication (only ApiVersions, SaslHandshake and SaslAuthenticate are served)"
             )),
+        }
+    }
+
+    /// Once authenticated (and not re-authenticating): any request but SaslHandshake is served while the session
+    /// lasts, and closes the connection once it expired. `None`: the frame is for the SASL exchange.
+    fn while_authenticated(&self, frame: &Bytes) -> Option<Step> {
+        if self.principal.is_none() || self.reauth.is_some() {
+            return None;
+        }
+        let api = frame.get(..2).map(|b| i16::from_be_bytes([b[0], b[1]]));
+        if api == Some(ApiKey::SaslHandshake as i16) {
+            return None;
+        }
+        Some(match self.expires {
+            Some(at) if Instant::now() >= at => Step::Expired(format!(
+                "the SASL session of {} ended (connections.max.reauth.ms) without a re-authentication",
+                self.principal.as_deref().unwrap_or("?")
+            )),
+            _ => Step::Dispatch,
+        })
+    }
+
+    /// SaslHandshake: picks the mechanism (before authentication, or to start a KIP-368 re-authentication).
+    fn handshake(
+        &mut self,
+        header: &RequestHeader,
+        version: i16,
+        req: SaslHandshakeRequest,
+    ) -> Step {
+        let api = ApiKey::SaslHandshake;
+        let asked = req.mechanism.to_string();
+        let enabled: Vec<StrBytes> = self
+            .config
+            .mechanisms
+            .iter()
+            .map(|m| StrBytes::from_string(m.clone()))
+            .collect();
+        // KIP-368: an authenticated session starts a re-authentication with a new SaslHandshake.
+        let reauth = self.principal.is_some() && self.reauth.is_none();
+        if reauth && version == 0 {
+            return Step::Close(
+                "SaslHandshake v0 cannot start a re-authentication (KIP-368 needs v1 or later)"
+                    .into(),
+            );
+        }
+        let error = if self.mechanism.is_some() && !reauth {
+            Some(Error::IllegalSaslState("a second SaslHandshake".into()))
+        } else if !self.config.mechanisms.contains(&asked) {
+            Some(Error::UnsupportedSaslMechanism {
+                mechanism: asked.clone(),
+                enabled: self.config.mechanisms.join(","),
+            })
+        } else {
+            None
+        };
+        let resp = SaslHandshakeResponse::default()
+            .with_error_code(error_code::of_error(error.as_ref()))
+            .with_mechanisms(enabled);
+        let bytes = match codec::encode(header, api, version, &resp) {
+            Ok(b) => b,
+            Err(reason) => return Step::Close(reason),
+        };
+        if let Some(e) = error {
+            return Step::ReplyAndClose(bytes, e.to_string());
+        }
+        if reauth {
+            let previous = self.mechanism.take().unwrap_or_default();
+            // Kafka answers the handshake and fails the SaslAuthenticate that follows.
+            let bad_mechanism = (previous != asked).then(|| {
+                format!(
+                    "SASL mechanism '{asked}' requested by client is not supported for \
+                     re-authentication of mechanism '{previous}'"
+                )
+            });
+            self.reauth = Some(Reauth { bad_mechanism });
+            self.scram = None;
+            self.oauth_error = None;
+        }
+        self.mechanism = Some(asked);
+        // KIP-43: v0 has no SaslAuthenticate; raw tokens follow.
+        self.raw_tokens = version == 0;
+        Step::Reply(bytes)
+    }
+
+    /// SaslAuthenticate: one step of the mechanism's exchange; the session lifetime (v1+) once it ends well.
+    fn sasl_authenticate(
+        &mut self,
+        header: &RequestHeader,
+        version: i16,
+        req: SaslAuthenticateRequest,
+    ) -> Step {
+        let api = ApiKey::SaslAuthenticate;
+        let result = self.authenticate(&req.auth_bytes);
+        let mut resp = SaslAuthenticateResponse::default()
+            .with_error_code(error_code::of_error(result.as_ref().err()));
+        match &result {
+            Err(e) => resp = resp.with_error_message(Some(StrBytes::from_string(e.to_string()))),
+            Ok((server, _)) => resp = resp.with_auth_bytes(Bytes::copy_from_slice(server)),
+        }
+        let done = matches!(result, Ok((_, Some(_))));
+        let lifetime_ms = self.lifetime_ms();
+        if done && version >= 1 {
+            // KIP-368: the client re-authenticates before this ends (v0 clients cannot, and are closed).
+            resp = resp.with_session_lifetime_ms(lifetime_ms as i64);
+        }
+        let bytes = match codec::encode(header, api, version, &resp) {
+            Ok(b) => b,
+            Err(reason) => return Step::Close(reason),
+        };
+        match result {
+            Ok((_, Some(user))) => {
+                self.finish(user, lifetime_ms);
+                Step::Reply(bytes)
+            }
+            Ok((_, None)) => Step::Reply(bytes),
+            Err(e) => Step::ReplyAndClose(bytes, e.to_string()),
         }
     }
 
