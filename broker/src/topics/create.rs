@@ -69,6 +69,36 @@ impl TopicManager {
     ) -> Vec<Result<TopicMeta>> {
         let _serial = self.topic_changes();
         let mut answers: Answers<TopicMeta> = topics.iter().map(|_| None).collect();
+        let mut candidates = self.candidates(topics, validate_only, &mut answers);
+        if enforce_limits {
+            let asked = candidates
+                .iter()
+                .map(|c| i64::from(c.meta.partitions))
+                .sum();
+            if let Err(e) = self.check_partition_limits(asked) {
+                for c in candidates.drain(..) {
+                    answers[c.index] = Some(Err(Error::PartitionLimit(e.clone())));
+                }
+            }
+        }
+        if validate_only {
+            for c in candidates {
+                answers[c.index] = Some(Ok(c.meta));
+            }
+            return finish(answers);
+        }
+        self.make_and_register(candidates, &mut answers);
+        finish(answers)
+    }
+
+    /// The topics that pass their own checks (name free in the registry and in the request, partitions,
+    /// configs); the others get their error in `answers`.
+    fn candidates(
+        &self,
+        topics: Vec<NewTopic>,
+        validate_only: bool,
+        answers: &mut Answers<TopicMeta>,
+    ) -> Vec<Candidate> {
         let mut candidates: Vec<Candidate> = Vec::new();
         // Every name taken (registry and this request so far), by its form with '.' and '_' alike: one map
         // instead of a scan of the registry per topic (a request may name thousands).
@@ -117,24 +147,12 @@ impl TopicManager {
                 Err(e) => answers[index] = Some(Err(e)),
             }
         }
-        if enforce_limits {
-            let asked = candidates
-                .iter()
-                .map(|c| i64::from(c.meta.partitions))
-                .sum();
-            if let Err(e) = self.check_partition_limits(asked) {
-                for c in candidates.drain(..) {
-                    answers[c.index] = Some(Err(Error::PartitionLimit(e.clone())));
-                }
-            }
-        }
-        if validate_only {
-            for c in candidates {
-                answers[c.index] = Some(Ok(c.meta));
-            }
-            return finish(answers);
-        }
-        // Logs first; a topic that cannot get all of them gets none and is not registered.
+        candidates
+    }
+
+    /// Makes each candidate's logs (a topic that cannot get all of them gets none and is not registered), then
+    /// writes the registry once for every topic made; each topic's answer goes into `answers`.
+    fn make_and_register(&self, candidates: Vec<Candidate>, answers: &mut Answers<TopicMeta>) {
         let mut made: Vec<Candidate> = Vec::new();
         for c in candidates {
             match self.make_logs(&c.name, c.meta.id, 0..c.meta.partitions, &c.cfg) {
@@ -142,7 +160,6 @@ impl TopicManager {
                 Err(e) => answers[c.index] = Some(Err(e)),
             }
         }
-        // Then one registry write for every topic made.
         let written = self.registry().apply(|all| {
             for c in &made {
                 if all.contains_key(&c.name) {
@@ -161,7 +178,7 @@ impl TopicManager {
                     std::io::Error::other(e.to_string()),
                 )));
             }
-            return finish(answers);
+            return;
         }
         for c in made {
             if let Some(t) = self.tiering() {
@@ -170,7 +187,6 @@ impl TopicManager {
             info!(topic = %c.name, partitions = c.meta.partitions, id = %c.meta.id, "topic created");
             answers[c.index] = Some(Ok(c.meta));
         }
-        finish(answers)
     }
 
     /// The checks of one new topic on its own (its name is known to be free).
