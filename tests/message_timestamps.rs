@@ -209,6 +209,55 @@ async fn log_append_time_topics_take_any_producer_timestamp() {
     h.shutdown().await.unwrap();
 }
 
+/// `batch` marked LogAppendTime by its producer (attributes bit 3) with header `maxTimestamp` `max`, CRC-32C
+/// valid again.
+fn marked_log_append_time(batch: Bytes, max: i64) -> Bytes {
+    let mut b = batch.to_vec();
+    b[22] |= 0x08;
+    b[35..43].copy_from_slice(&max.to_be_bytes());
+    let crc = crc32c::crc32c(&b[21..]);
+    b[17..21].copy_from_slice(&crc.to_be_bytes());
+    Bytes::from(b)
+}
+
+/// Kafka's `LogValidator.validateTimestamp`: a producer may not set LogAppendTime. A batch so marked is
+/// INVALID_TIMESTAMP on a LogAppendTime topic, and on a CreateTime topic when its records (which all read as the
+/// header's max timestamp) carry none (-1); nothing of it is appended. On a CreateTime topic with a real
+/// timestamp Kafka only range-checks it, so it is appended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_producer_marked_log_append_time_batch_is_invalid_timestamp_and_nothing_is_appended() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = common::start_broker(dir.path()).await;
+    let mut conn = connect(h.local_addr()).await;
+    create(&mut conn, "ct", &[]).await;
+    create(
+        &mut conn,
+        "lat",
+        &[("message.timestamp.type", "LogAppendTime")],
+    )
+    .await;
+    let now = now_ms();
+    let plain = || batch_with(&[now], Compression::None);
+    for (topic, max) in [("ct", -1), ("lat", now), ("lat", -1)] {
+        let (code, msg, _) = produce(&mut conn, topic, marked_log_append_time(plain(), max)).await;
+        assert_eq!(code, INVALID_TIMESTAMP, "{topic} max {max}: {msg}");
+        assert!(
+            msg.contains("Producer should not set timestamp type to LogAppendTime"),
+            "{topic} max {max}: {msg}"
+        );
+        assert_eq!(
+            h.broker().topics().log(topic, 0).unwrap().log_end_offset(),
+            0,
+            "{topic} max {max}"
+        );
+    }
+    let (code, msg, base) = produce(&mut conn, "ct", marked_log_append_time(plain(), now)).await;
+    assert_eq!((code, base), (0, 0), "{msg}");
+    let (code, msg, base) = produce(&mut conn, "lat", plain()).await;
+    assert_eq!((code, base), (0, 0), "{msg}");
+    h.shutdown().await.unwrap();
+}
+
 /// Broker defaults: `log.message.timestamp.before.max.ms` bounds a topic without its own value; the deprecated
 /// `log.message.timestamp.difference.max.ms` bounds the future where `after.max.ms` is left at its default,
 /// and a topic's own `message.timestamp.after.max.ms` wins over it.

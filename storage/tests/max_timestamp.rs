@@ -136,3 +136,63 @@ fn far_future_max_timestamp_claim_does_not_keep_a_segment_from_rolling_by_segmen
         "the segment rolls 1000 ms after its first record"
     );
 }
+
+/// `batch` marked LogAppendTime by its producer (attributes bit 3) with header `maxTimestamp` `max`, CRC valid.
+fn marked_log_append_time(batch: Bytes, max: i64) -> Bytes {
+    let mut b = lying(batch, max).to_vec();
+    b[22] |= 0x08;
+    let crc = crc32c::crc32c(&b[21..]);
+    b[17..21].copy_from_slice(&crc.to_be_bytes());
+    Bytes::from(b)
+}
+
+/// Kafka's `LogValidator.validateTimestamp`: a producer may not set LogAppendTime. Every record of such a batch
+/// reads as the header's max; on a LogAppendTime topic, or on a CreateTime topic without a timestamp (-1), the
+/// batch is INVALID_TIMESTAMP and nothing is appended; on a CreateTime topic a real timestamp is only
+/// range-checked, as Kafka does.
+#[test]
+fn a_producer_marked_log_append_time_batch_is_invalid_timestamp_unless_it_carries_a_create_time() {
+    use strata_storage::{Error, TimestampType};
+    let now = 10_000_000;
+    let refused = [
+        (TimestampType::CreateTime, -1),
+        (TimestampType::LogAppendTime, now),
+        (TimestampType::LogAppendTime, -1),
+    ];
+    for (topic_type, max) in refused {
+        let dir = tempfile::tempdir().unwrap();
+        let m = open_manager(dir.path());
+        let mut cfg = LogConfig::default();
+        cfg.message_timestamp_type = topic_type;
+        let log = log(&m, cfg);
+        let sent = marked_log_append_time(three_records(), max);
+        assert_eq!(
+            RecordBatch::new(sent.clone()).unwrap().timestamp_type(),
+            TimestampType::LogAppendTime
+        );
+        let err = log.append_as_leader_at(sent, 0, now).unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidTimestamp { reason }
+                if reason.contains("Producer should not set timestamp type to LogAppendTime")),
+            "{topic_type:?} max {max}: {err}"
+        );
+        assert_eq!(log.log_end_offset(), 0, "{topic_type:?} max {max}");
+    }
+    // CreateTime topic, a timestamp within the bounds: appended; outside them: the range error.
+    let dir = tempfile::tempdir().unwrap();
+    let m = open_manager(dir.path());
+    let mut cfg = LogConfig::default();
+    cfg.message_timestamp_before_max_ms = 1000;
+    let log = log(&m, cfg);
+    let err = log
+        .append_as_leader_at(marked_log_append_time(three_records(), now - 5000), 0, now)
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidTimestamp { reason } if reason.contains("out of range")),
+        "{err}"
+    );
+    assert_eq!(log.log_end_offset(), 0);
+    log.append_as_leader_at(marked_log_append_time(three_records(), now), 0, now)
+        .unwrap();
+    assert_eq!(log.log_end_offset(), 3);
+}

@@ -36,8 +36,14 @@ pub(super) fn analyze_and_validate_records(
             });
         }
         let records_max = batch.validate_for_append(&mut decompress_budget)?;
-        if config.message_timestamp_type == TimestampType::CreateTime {
-            check_timestamps(&batch, &records_max, now_ms, config.timestamp_bounds())?;
+        match (batch.timestamp_type(), config.message_timestamp_type) {
+            (TimestampType::LogAppendTime, _) => {
+                check_client_log_append_time(&batch, config, now_ms)?
+            }
+            (TimestampType::CreateTime, TimestampType::CreateTime) => {
+                check_timestamps(&batch, &records_max, now_ms, config.timestamp_bounds())?
+            }
+            (TimestampType::CreateTime, TimestampType::LogAppendTime) => {}
         }
         // Kafka's LogValidator: a compacted topic cannot accept a record without a key.
         if let (true, false, Some(delta)) = (
@@ -105,7 +111,8 @@ pub(super) fn assign_offsets_and_timestamps(
                 edit::set_create_time_max_timestamp(b, m.max_timestamp);
                 (m.max_timestamp, m.offset_delta)
             }
-            // A batch the client marked LogAppendTime on a CreateTime topic keeps its header (as before).
+            // A batch the client marked LogAppendTime with a real timestamp on a CreateTime topic (the validator
+            // range-checked it, as Kafka does) keeps its header.
             None => (i64::from_be_bytes(b[35..43].try_into().expect("8")), 0),
         };
         let last_delta = i32::from_be_bytes(b[23..27].try_into().expect("4")) as i64;
@@ -118,6 +125,36 @@ pub(super) fn assign_offsets_and_timestamps(
         offset += last_delta + 1;
     }
     (metas, offset)
+}
+
+/// Kafka's `LogValidator.validateTimestamp` for a batch the client marked LogAppendTime (attributes bit 3). Every
+/// record of such a batch reads as the header's `maxTimestamp` (Kafka's `DefaultRecordBatch`). On a CreateTime
+/// topic a record with a timestamp (not -1) is only range-checked, as any CreateTime record; otherwise (a
+/// LogAppendTime topic, or no timestamp) the producer set a timestamp type it may not set: INVALID_TIMESTAMP,
+/// and nothing of the request is appended.
+fn check_client_log_append_time(
+    batch: &RecordBatch,
+    config: &LogConfig,
+    now_ms: i64,
+) -> Result<()> {
+    let ts = batch.max_timestamp();
+    if config.message_timestamp_type == TimestampType::CreateTime && ts != -1 {
+        let records = RecordsMaxTimestamp {
+            max_timestamp: ts,
+            offset_delta: 0,
+            first_keyless_offset_delta: None,
+            min_timestamp: Some((ts, 0)),
+        };
+        return check_timestamps(batch, &records, now_ms, config.timestamp_bounds());
+    }
+    Err(Error::InvalidTimestamp {
+        reason: format!(
+            "Invalid timestamp type in message with offset {} (timestamp {ts}, topic \
+             message.timestamp.type={}). Producer should not set timestamp type to LogAppendTime.",
+            batch.base_offset(),
+            config.message_timestamp_type.as_str()
+        ),
+    })
 }
 
 /// Kafka's `LogValidator.validateTimestamp` (KIP-937) for a CreateTime topic: every record timestamp (other than
