@@ -146,6 +146,18 @@ fn spawn_maintenance(broker: &Arc<Broker>, tracker: &TaskTracker, cancel: Cancel
         Ok(b.log_manager()
             .flush_dirty_and_checkpoint(strata_storage::time::now_ms())?)
     }));
+    // Committed offsets of groups empty for offsets.retention.minutes expire (KIP-211).
+    let b = broker.clone();
+    let cfg = broker.config();
+    let (every, retention) = (
+        Duration::from_millis(cfg.offsets_retention_check_interval_ms),
+        cfg.offsets_retention_ms,
+    );
+    tracker.spawn(periodic(every, cancel.clone(), move || {
+        b.groups()
+            .expire_offsets(strata_storage::time::now_ms(), retention)?;
+        Ok(())
+    }));
     // Transactions open longer than their transaction.timeout.ms are aborted (their producer fenced).
     let b = broker.clone();
     let every = Duration::from_millis(broker.config().transaction.abort_interval_ms);

@@ -161,8 +161,6 @@ pub const KAFKA_ONLY_KEYS: &[ConfigKey] = &[
     no("num.replica.fetchers", Type::String, "Fetcher threads per source broker.", WHY1),
     no("offsets.commit.timeout.ms", Type::String, "Timeout for coordinator writes to __consumer_offsets.", WHY8),
     no("offsets.load.buffer.size", Type::String, "Read batch size when loading __consumer_offsets into cache.", WHY8),
-    no("offsets.retention.check.interval.ms", Type::String, "Interval for expiring stale offsets.", WHY8),
-    no("offsets.retention.minutes", Type::String, "Retention of committed offsets after group becomes empty / last commit.", WHY8),
     no("offsets.topic.compression.codec", Type::String, "Compression codec id for __consumer_offsets writes (0=none).", WHY8),
     no("offsets.topic.replication.factor", Type::String, "Replication factor of __consumer_offsets (set 1 on single node).", WHY1),
     no("principal.builder.class", Type::String, "KafkaPrincipalBuilder implementation.", WHY4),

@@ -535,6 +535,24 @@ strata_storage::config_keys! {
         "largest session timeout a member may ask",
     )
     .default("1800000");
+    /// `offsets.retention.minutes`.
+    pub OFFSETS_RETENTION_MINUTES: i32 = ConfigKey::new(
+        "offsets.retention.minutes",
+        Type::Int,
+        "committed offsets of a group expire (tombstoned in __consumer_offsets) this long after the group became \
+         empty, or, for a group with only committed offsets, after each offset's commit (KIP-211); classic groups \
+         with members and KIP-848 consumer groups keep theirs",
+    )
+    .default("10080")
+    .validator(Validator::AtLeast(1));
+    /// `offsets.retention.check.interval.ms`.
+    pub OFFSETS_RETENTION_CHECK_INTERVAL_MS: i64 = ConfigKey::new(
+        "offsets.retention.check.interval.ms",
+        Type::Long,
+        "how often expired committed offsets are looked for",
+    )
+    .default("600000")
+    .validator(Validator::AtLeast(1));
     /// `group.max.size`.
     pub GROUP_MAX_SIZE: i32 = ConfigKey::new("group.max.size", Type::Int, "members per consumer group")
         .default("2147483647")

@@ -138,6 +138,10 @@ pub struct BrokerConfig {
     pub group_min_session_timeout_ms: i32,
     /// Kafka: `group.max.session.timeout.ms`. Default: 1800000.
     pub group_max_session_timeout_ms: i32,
+    /// Kafka: `offsets.retention.minutes`, in ms. Default: 7 days.
+    pub offsets_retention_ms: i64,
+    /// Kafka: `offsets.retention.check.interval.ms`. Default: 600000.
+    pub offsets_retention_check_interval_ms: u64,
     /// Kafka: `group.max.size`. Default: i32::MAX.
     pub group_max_size: usize,
     /// Kafka: `group.coordinator.rebalance.protocols`. Default: classic, consumer.

@@ -202,6 +202,9 @@ impl BrokerConfig {
             group_min_session_timeout_ms: v.value(&k::GROUP_MIN_SESSION_TIMEOUT_MS),
             group_max_session_timeout_ms: v.value(&k::GROUP_MAX_SESSION_TIMEOUT_MS),
             group_max_size: v.value(&k::GROUP_MAX_SIZE) as usize,
+            offsets_retention_ms: v.value(&k::OFFSETS_RETENTION_MINUTES) as i64 * 60_000,
+            offsets_retention_check_interval_ms: v.value(&k::OFFSETS_RETENTION_CHECK_INTERVAL_MS)
+                as u64,
             group_rebalance_protocols: v.value(&k::GROUP_COORDINATOR_REBALANCE_PROTOCOLS),
             group_consumer_session_timeout_ms: v.value(&k::GROUP_CONSUMER_SESSION_TIMEOUT_MS),
             group_consumer_heartbeat_interval_ms: v.value(&k::GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS),

@@ -615,6 +615,44 @@ impl GroupCoordinator {
         Ok(outcomes)
     }
 
+    /// Kafka's offset expiration (KIP-211), run every `offsets.retention.check.interval.ms`: the committed offsets
+    /// of a classic group that has been Empty for `retention_ms` expire (tombstones in `__consumer_offsets`), and
+    /// those of a group with only committed offsets (no members ever, e.g. `assign()` consumers) `retention_ms`
+    /// after each one's commit; a classic group left Empty without offsets is then removed, as Kafka makes it
+    /// Dead. Groups with members, and KIP-848 consumer groups, keep theirs. Returns how many offsets expired.
+    /// Blocking.
+    pub fn expire_offsets(&self, now_ms: i64, retention_ms: i64) -> Result<usize> {
+        let mut expired = 0;
+        for group_id in self.offsets.groups() {
+            if self.consumer.lock().contains_key(&group_id) {
+                continue;
+            }
+            let empty_since = match self.lock().get(&group_id) {
+                Some(g) if g.state != GroupState::Empty => continue,
+                Some(g) if g.protocol_type.is_some() => Some(g.state_since_ms),
+                _ => None,
+            };
+            expired += self
+                .offsets
+                .expire(&group_id, now_ms, retention_ms, empty_since)?;
+            if self.offsets.has_offsets(&group_id) {
+                continue;
+            }
+            let removed = {
+                let mut groups = self.lock();
+                let dead = groups
+                    .get(&group_id)
+                    .is_some_and(|g| g.state == GroupState::Empty && g.members.is_empty());
+                dead && groups.remove(&group_id).is_some()
+            };
+            if removed {
+                tracing::info!(group = group_id, "group's offsets expired; group removed");
+                self.offsets.store_group(&group_id, None)?;
+            }
+        }
+        Ok(expired)
+    }
+
     /// Deletes an empty group and its offsets. Blocking.
     pub fn delete(&self, group_id: &str) -> Result<()> {
         if self.is_consumer_group(group_id) {

@@ -438,6 +438,40 @@ impl OffsetStore {
         Ok(())
     }
 
+    /// Kafka's `GroupMetadata.removeExpiredOffsets` for one group: tombstones every committed offset of `group`
+    /// whose base time is at least `retention_ms` before `now_ms` — `empty_since` (when the group became empty)
+    /// if given, else the offset's own commit timestamp — skipping offsets pending in a transaction. Returns how
+    /// many expired. Blocking.
+    pub fn expire(
+        &self,
+        group: &str,
+        now_ms: i64,
+        retention_ms: i64,
+        empty_since: Option<i64>,
+    ) -> Result<usize> {
+        let _writes = self.writes.lock();
+        let expired: Vec<Tp> = {
+            let cache = self.cache.lock();
+            let Some(g) = cache.get(group) else {
+                return Ok(0);
+            };
+            g.iter()
+                .filter(|(_, s)| {
+                    let base = empty_since.unwrap_or(s.entry.commit_timestamp);
+                    now_ms.saturating_sub(base) >= retention_ms
+                })
+                .map(|(tp, _)| tp.clone())
+                .collect()
+        };
+        // Pending transactional commits are looked up without the cache lock held.
+        let expired: Vec<Tp> = expired
+            .into_iter()
+            .filter(|tp| !self.pending.has_pending(group, tp))
+            .collect();
+        self.tombstone(group, &expired)?;
+        Ok(expired.len())
+    }
+
     /// Appends tombstones for `keys` of `group` and drops them from the cache, and the pending transactional
     /// commits of those keys with them (Kafka's `removeOffsets`). Called with `writes` held.
     fn tombstone(&self, group: &str, keys: &[Tp]) -> Result<()> {

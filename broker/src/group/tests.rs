@@ -551,3 +551,86 @@ fn a_consumer_heartbeat_that_cannot_be_stored_is_undone() {
     );
     assert!(c.offsets.stored_consumer_records().is_empty());
 }
+
+fn entry(offset: i64, commit_timestamp: i64) -> OffsetEntry {
+    OffsetEntry {
+        offset,
+        leader_epoch: -1,
+        metadata: String::new(),
+        commit_timestamp,
+    }
+}
+
+/// KIP-211: a group's offsets expire `offsets.retention.minutes` after the group became Empty (not after the
+/// commit), never while it has members; the group is removed with its last offset.
+#[test]
+fn offsets_of_a_group_expire_only_after_it_has_been_empty_for_the_retention() {
+    const RETENTION: i64 = 60_000;
+    let c = coordinator();
+    let a = c.join(join_req("")).try_recv().unwrap();
+    assert!(c
+        .sync("g", (&a.member_id, None), 1, vec![])
+        .try_recv()
+        .unwrap()
+        .is_ok());
+    let tp: Tp = ("t".into(), 0);
+    c.commit_offsets(
+        "g",
+        (&a.member_id, None),
+        1,
+        vec![(tp.clone(), entry(7, 1000))],
+    )
+    .unwrap();
+    assert_eq!(
+        c.expire_offsets(i64::MAX / 2, RETENTION).unwrap(),
+        0,
+        "members"
+    );
+    assert_eq!(c.committed("g", "t", 0).map(|e| e.offset), Some(7));
+    c.leave("g", &a.member_id, None).unwrap();
+    let empty_since = c.lock().get("g").unwrap().state_since_ms;
+    assert_eq!(
+        c.expire_offsets(empty_since + RETENTION - 1, RETENTION)
+            .unwrap(),
+        0,
+        "the commit is old but the group became empty less than the retention ago"
+    );
+    assert!(c.group_exists("g"));
+    assert_eq!(
+        c.expire_offsets(empty_since + RETENTION, RETENTION)
+            .unwrap(),
+        1
+    );
+    assert_eq!(c.committed("g", "t", 0), None);
+    assert!(
+        !c.group_exists("g"),
+        "an Empty group without offsets is removed"
+    );
+}
+
+/// A group with only committed offsets (generation -1 commits, no members) expires each offset its retention
+/// after its own commit.
+#[test]
+fn offsets_of_a_group_without_members_expire_after_their_commit() {
+    const RETENTION: i64 = 60_000;
+    let c = coordinator();
+    c.commit_offsets(
+        "solo",
+        ("", None),
+        -1,
+        vec![
+            (("t".into(), 0), entry(1, 5000)),
+            (("t".into(), 1), entry(2, 9000)),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        c.expire_offsets(5000 + RETENTION - 1, RETENTION).unwrap(),
+        0
+    );
+    assert_eq!(c.expire_offsets(5000 + RETENTION, RETENTION).unwrap(), 1);
+    assert_eq!(c.committed("solo", "t", 0), None);
+    assert_eq!(c.committed("solo", "t", 1).map(|e| e.offset), Some(2));
+    assert_eq!(c.expire_offsets(9000 + RETENTION, RETENTION).unwrap(), 1);
+    assert!(c.committed_all("solo").is_empty());
+}
