@@ -368,3 +368,48 @@ async fn a_log_compacted_by_the_old_rewrite_still_loads() {
     assert_eq!((g, d), (Offset::Offset(51), Offset::Invalid));
     server.shutdown().await.unwrap();
 }
+
+/// `offsets.retention.minutes` (KIP-211): once a group has been empty for the retention (its offsets' expiry
+/// checked with a clock moved past it), its committed offsets are tombstoned in `__consumer_offsets` and the
+/// group is gone; after a restart they stay gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expired_offsets_stay_expired_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::start_broker_with(dir.path(), &props(false)).await;
+    let bs = common::bootstrap(&server);
+    common::create_topic(&bs, "in", 1).await;
+    let bs2 = bs.clone();
+    tokio::task::spawn_blocking(move || {
+        produce_inputs(&bs2, 5);
+        let c = common::consumer(&bs2, "g", &[]);
+        c.subscribe(&["in"]).unwrap();
+        common::consume_n(&c, 5, T);
+        commit(&c, "in", 4);
+        let solo = common::consumer(&bs2, "solo", &[]);
+        commit(&solo, "in", 3);
+        drop((c, solo));
+    })
+    .await
+    .unwrap();
+    let retention = server.broker().config().offsets_retention_ms;
+    assert_eq!(retention, 7 * 24 * 3_600_000, "Kafka's default: 7 days");
+    let b = server.broker().clone();
+    let later = strata_storage::time::now_ms() + retention + 60_000;
+    let expired = tokio::task::spawn_blocking(move || b.expire_offsets(later))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(expired, 2, "g (empty since it left) and solo");
+    server.shutdown().await.unwrap();
+
+    let server = common::start_broker_with(dir.path(), &props(false)).await;
+    let bs = common::bootstrap(&server);
+    assert!(!server.broker().group_exists("g"), "g is gone");
+    tokio::task::spawn_blocking(move || {
+        assert_eq!(committed(&bs, "g", "in"), Offset::Invalid);
+        assert_eq!(committed(&bs, "solo", "in"), Offset::Invalid);
+    })
+    .await
+    .unwrap();
+    server.shutdown().await.unwrap();
+}

@@ -148,14 +148,9 @@ fn spawn_maintenance(broker: &Arc<Broker>, tracker: &TaskTracker, cancel: Cancel
     }));
     // Committed offsets of groups empty for offsets.retention.minutes expire (KIP-211).
     let b = broker.clone();
-    let cfg = broker.config();
-    let (every, retention) = (
-        Duration::from_millis(cfg.offsets_retention_check_interval_ms),
-        cfg.offsets_retention_ms,
-    );
+    let every = Duration::from_millis(broker.config().offsets_retention_check_interval_ms);
     tracker.spawn(periodic(every, cancel.clone(), move || {
-        b.groups()
-            .expire_offsets(strata_storage::time::now_ms(), retention)?;
+        b.expire_offsets(strata_storage::time::now_ms())?;
         Ok(())
     }));
     // Transactions open longer than their transaction.timeout.ms are aborted (their producer fenced).

@@ -228,6 +228,18 @@ impl Broker {
         &self.groups
     }
 
+    /// One run of the offset expiration (`offsets.retention.minutes`, KIP-211) as the broker's clock reads
+    /// `now_ms`: see [`GroupCoordinator::expire_offsets`]. Returns how many committed offsets expired. Blocking.
+    pub fn expire_offsets(&self, now_ms: i64) -> Result<usize> {
+        self.groups
+            .expire_offsets(now_ms, self.config().offsets_retention_ms)
+    }
+
+    /// Whether `group_id` is a group: classic, KIP-848, or known by its committed offsets.
+    pub fn group_exists(&self, group_id: &str) -> bool {
+        self.groups.group_exists(group_id)
+    }
+
     /// The transaction coordinator.
     pub fn txn(&self) -> &TransactionCoordinator {
         &self.txn
