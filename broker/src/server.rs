@@ -273,6 +273,7 @@ fn open_storage(config: &BrokerConfig) -> Result<(Arc<LogManager>, Arc<TopicRegi
     lm.ignored_dirs = config.reserved_dirs.clone();
     lm.max_open_files = config.log_max_open_files;
     lm.recovery_threads_per_data_dir = config.recovery_threads_per_data_dir;
+    lm.producer_id_expiration_ms = config.producer_id_expiration_ms;
     let logs = Arc::new(LogManager::open(lm)?);
     let (registry, meta_dir) = topics::open_registry(config, &logs)?;
     Ok((logs, registry, meta_dir))

@@ -594,6 +594,7 @@ impl LogManager {
         let mut first_err = None;
         let mut deleted = 0;
         for log in self.logs_snapshot() {
+            log.remove_expired_producers(now_ms, self.config.producer_id_expiration_ms);
             match log.delete_old_segments(now_ms) {
                 Ok(n) => deleted += n,
                 Err(e) => {

@@ -262,3 +262,25 @@ fn compact_policy_never_deletes_by_time_or_size_but_delete_records_works() {
     assert_eq!(log.number_of_segments(), 1);
     assert_eq!(log.log_start_offset(), 20);
 }
+
+/// `producer.id.expiration.ms` (Kafka's `removeExpiredProducers`): at a retention pass, a producer whose last
+/// batch is that old is forgotten; one idle for less is kept.
+#[test]
+fn retention_pass_forgets_producers_idle_past_producer_id_expiration_ms() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = strata_storage::LogManagerConfig::new(vec![dir.path().to_path_buf()]);
+    cfg.producer_id_expiration_ms = 5000;
+    let m = strata_storage::LogManager::open(cfg).unwrap();
+    let log = log(&m, LogConfig::default());
+    log.append_as_leader(producer_batch(7, 0, 0, 1), 0).unwrap(); // timestamp 1000
+    m.run_retention(5999).unwrap();
+    let ids: Vec<i64> = log
+        .active_producers()
+        .iter()
+        .map(|p| p.producer_id)
+        .collect();
+    assert_eq!(ids, vec![7], "idle 4999 ms");
+    m.run_retention(6000).unwrap();
+    assert!(log.active_producers().is_empty(), "idle 5000 ms");
+    assert_eq!(log.log_end_offset(), 1, "the records stay");
+}

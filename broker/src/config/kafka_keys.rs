@@ -166,7 +166,6 @@ pub const KAFKA_ONLY_KEYS: &[ConfigKey] = &[
     no("principal.builder.class", Type::String, "KafkaPrincipalBuilder implementation.", WHY4),
     no("process.roles", Type::String, "Roles of this process: broker, controller, or both (combined). Required.", WHY0),
     no("producer.id.expiration.check.interval.ms", Type::String, "INTERNAL: interval of producer-id expiration check.", WHY6),
-    no("producer.id.expiration.ms", Type::String, "Idle time before a producer id's state expires.", WHY6),
     no("producer.purgatory.purge.interval.requests", Type::String, "Purge interval of produce purgatory.", WHY14),
     no("queued.max.requests", Type::String, "Max queued data-plane requests before network threads block.", WHY14),
     no("quota.window.num", Type::String, "Samples for client quotas.", WHY11),

@@ -447,6 +447,16 @@ strata_storage::config_keys! {
     )
     .default("2")
     .validator(Validator::AtLeast(1));
+    /// `producer.id.expiration.ms`.
+    pub PRODUCER_ID_EXPIRATION_MS: i32 = ConfigKey::new(
+        "producer.id.expiration.ms",
+        Type::Int,
+        "a producer id idle this long (its last batch's timestamp) is forgotten from each partition's producer \
+         state and later snapshots, unless it has an open transaction; checked at each retention pass \
+         (log.retention.check.interval.ms)",
+    )
+    .default("86400000")
+    .validator(Validator::AtLeast(1));
     /// `log.max.open.files`.
     pub LOG_MAX_OPEN_FILES: Option<i32> = ConfigKey::new(
         "log.max.open.files",

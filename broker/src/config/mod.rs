@@ -125,6 +125,8 @@ pub struct BrokerConfig {
     pub log_max_open_files: Option<usize>,
     /// `num.recovery.threads.per.data.dir`: threads per log dir loading logs at start and closing them at stop.
     pub recovery_threads_per_data_dir: usize,
+    /// Kafka: `producer.id.expiration.ms`. Default: 1 day.
+    pub producer_id_expiration_ms: i64,
     /// The transaction coordinator's keys (`transaction.*`).
     pub transaction: TransactionConfig,
     /// Kafka: `offsets.topic.num.partitions`. Default: 1 (Kafka: 50).

@@ -195,6 +195,7 @@ impl BrokerConfig {
             max_broker_partitions: v.value(&k::MAX_BROKER_PARTITIONS),
             log_max_open_files,
             recovery_threads_per_data_dir: v.value(&k::NUM_RECOVERY_THREADS_PER_DATA_DIR) as usize,
+            producer_id_expiration_ms: v.value(&k::PRODUCER_ID_EXPIRATION_MS).into(),
             transaction: transaction(&v),
             offsets_topic_num_partitions: v.value(&k::OFFSETS_TOPIC_NUM_PARTITIONS),
             offsets_topic_segment_bytes: v.value(&k::OFFSETS_TOPIC_SEGMENT_BYTES),

@@ -440,6 +440,9 @@ pub struct LogManagerConfig {
     /// Kafka: `num.recovery.threads.per.data.dir`. Default: 2. Threads per log dir that load (and recover) the
     /// logs at open and close them at shutdown.
     pub recovery_threads_per_data_dir: usize,
+    /// Kafka: `producer.id.expiration.ms`. Default: 1 day. The state of a producer id idle this long (its last
+    /// batch's timestamp) is forgotten at the next retention pass, unless it has an open transaction.
+    pub producer_id_expiration_ms: i64,
 }
 
 impl Default for LogManagerConfig {
@@ -453,6 +456,7 @@ impl Default for LogManagerConfig {
             ignored_dirs: Vec::new(),
             max_open_files: None,
             recovery_threads_per_data_dir: 2,
+            producer_id_expiration_ms: crate::producer::PRODUCER_ID_EXPIRATION_MS,
         }
     }
 }

@@ -34,13 +34,22 @@ impl UnifiedLog {
         }
         let n = self.delete_segments_locked(&mut st, now_ms, Reason::All)?;
         self.remove_due_files_locked(&mut st, now_ms);
-        let expired = st
-            .producers
-            .remove_expired(now_ms, producer::PRODUCER_ID_EXPIRATION_MS);
+        Ok(n)
+    }
+
+    /// Kafka's `removeExpiredProducers`: forgets the state of producers whose last batch's timestamp is
+    /// `expiration_ms` (`producer.id.expiration.ms`) or more before `now_ms`, other than those with an open
+    /// transaction; the next producer-state snapshot no longer holds them. Returns how many went.
+    pub fn remove_expired_producers(&self, now_ms: i64, expiration_ms: i64) -> usize {
+        let mut st = self.write_state();
+        if st.closed {
+            return 0;
+        }
+        let expired = st.producers.remove_expired(now_ms, expiration_ms);
         if expired > 0 {
             tracing::debug!(tp = %self.topic_partition(), expired, "expired idle producer ids");
         }
-        Ok(n)
+        expired
     }
 
     /// DeleteRecords: moves the log start offset to `offset` (-1 = the high watermark) and deletes the local
