@@ -154,11 +154,16 @@ fn spawn_maintenance(broker: &Arc<Broker>, tracker: &TaskTracker, cancel: Cancel
         Ok(())
     }));
     // Transactions open longer than their transaction.timeout.ms are aborted (their producer fenced).
+    // Idle transactional ids past transactional.id.expiration.ms are removed in the same pass.
     let b = broker.clone();
     let every = Duration::from_millis(broker.config().transaction.abort_interval_ms);
+    let id_expiration_ms = broker.config().transaction.id_expiration_ms;
     tracker.spawn(periodic(every, cancel.clone(), move || {
         if b.txn().is_ready() {
-            b.txn().abort_timed_out(strata_storage::time::now_ms())?;
+            let now = strata_storage::time::now_ms();
+            b.txn().abort_timed_out(now)?;
+            b.txn()
+                .remove_expired_transactional_ids(now, id_expiration_ms)?;
         }
         Ok(())
     }));

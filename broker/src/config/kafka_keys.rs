@@ -285,7 +285,6 @@ pub const KAFKA_ONLY_KEYS: &[ConfigKey] = &[
     no("transaction.state.log.min.isr", Type::String, "min.insync.replicas for __transaction_state (set 1 on single node).", WHY1),
     no("transaction.state.log.replication.factor", Type::String, "Replication factor of __transaction_state (set 1 on single node).", WHY1),
     no("transaction.two.phase.commit.enable", Type::String, "Allow 2PC transactions with an external coordinator.", WHY6),
-    no("transactional.id.expiration.ms", Type::String, "Idle time before a transactional id expires.", WHY6),
     no("unclean.leader.election.enable", Type::String, "Allow out-of-ISR replicas to become leader (data loss possible).", WHY1),
     no("unclean.leader.election.interval.ms", Type::String, "INTERNAL: controller's unclean election check interval.", WHY1),
     no("unstable.api.versions.enable", Type::String, "INTERNAL: advertise unreleased API versions.", WHY0),

@@ -499,6 +499,16 @@ strata_storage::config_keys! {
     )
     .default("10000")
     .validator(Validator::AtLeast(1));
+    /// `transactional.id.expiration.ms`.
+    pub TRANSACTIONAL_ID_EXPIRATION_MS: i32 = ConfigKey::new(
+        "transactional.id.expiration.ms",
+        Type::Int,
+        "a transactional id with no transaction open (Empty, CompleteCommit, CompleteAbort) and no update for this \
+         long is removed, with a tombstone in __transaction_state; checked every \
+         transaction.abort.timed.out.transaction.cleanup.interval.ms",
+    )
+    .default("604800000")
+    .validator(Validator::AtLeast(1));
     /// `transaction.partition.verification.enable`.
     pub TRANSACTION_PARTITION_VERIFICATION_ENABLE: bool = ConfigKey::new(
         "transaction.partition.verification.enable",

@@ -263,6 +263,8 @@ pub struct TransactionConfig {
     pub abort_interval_ms: u64,
     /// Kafka: `transaction.partition.verification.enable`. Default: true.
     pub partition_verification: bool,
+    /// Kafka: `transactional.id.expiration.ms`. Default: 7 days.
+    pub id_expiration_ms: i64,
 }
 
 #[cfg(test)]

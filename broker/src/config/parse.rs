@@ -328,6 +328,7 @@ fn transaction(v: &Values) -> TransactionConfig {
         abort_interval_ms: v.value(&k::TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS)
             as u64,
         partition_verification: v.value(&k::TRANSACTION_PARTITION_VERIFICATION_ENABLE),
+        id_expiration_ms: v.value(&k::TRANSACTIONAL_ID_EXPIRATION_MS).into(),
     }
 }
 

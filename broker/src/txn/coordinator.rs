@@ -491,6 +491,44 @@ impl TransactionCoordinator {
         Ok(aborted)
     }
 
+    /// Kafka's `removeExpiredTransactionalIds`: every transactional id with no transaction open and no update for
+    /// `expiration_ms` (`transactional.id.expiration.ms`) is removed, with a tombstone in `__transaction_state` so
+    /// it stays removed after a restart. Returns how many.
+    pub fn remove_expired_transactional_ids(
+        &self,
+        now_ms: i64,
+        expiration_ms: i64,
+    ) -> Result<usize> {
+        let ids: Vec<String> = self
+            .lock()
+            .values()
+            .filter(|m| m.is_expired(now_ms, expiration_ms))
+            .map(|m| m.transactional_id.clone())
+            .collect();
+        let mut removed = 0;
+        for id in &ids {
+            let guard = self.guard(id);
+            let _ending = guard.write();
+            let mut txns = self.lock();
+            // Looked at again under the guard: the producer may have used it meanwhile.
+            if !txns
+                .get(id)
+                .is_some_and(|m| m.is_expired(now_ms, expiration_ms))
+            {
+                continue;
+            }
+            let partition = partition_for(id, self.partitions());
+            let log = self.parts.logs.log(TRANSACTION_STATE, partition)?;
+            let mut b = RecordBatchBuilder::new();
+            b.append(now_ms, Some(&log_format::encode_key(id)), None, &[]);
+            log.append_as_leader(b.build(), 0)?;
+            txns.remove(id);
+            tracing::info!(transactional_id = %id, "transactional id expired");
+            removed += 1;
+        }
+        Ok(removed)
+    }
+
     /// Every known transactional id's state (ListTransactions, DescribeTransactions).
     pub fn list(&self) -> Vec<TransactionMetadata> {
         self.lock().values().cloned().collect()

@@ -232,6 +232,17 @@ impl TransactionMetadata {
         Ok(())
     }
 
+    /// Whether the id is idle past `expiration_ms` with no transaction open (Kafka: Empty / CompleteCommit /
+    /// CompleteAbort).
+    pub fn is_expired(&self, now_ms: i64, expiration_ms: i64) -> bool {
+        matches!(
+            self.state,
+            TransactionState::Empty
+                | TransactionState::CompleteCommit
+                | TransactionState::CompleteAbort
+        ) && now_ms.saturating_sub(self.last_update_ms) >= expiration_ms
+    }
+
     /// Whether the open transaction ran past its timeout at `now_ms`.
     pub fn is_timed_out(&self, now_ms: i64) -> bool {
         self.state == TransactionState::Ongoing

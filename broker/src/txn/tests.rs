@@ -188,3 +188,43 @@ fn write_marker_aborts_a_hanging_transaction_and_refuses_an_old_epoch() {
         "{refused}"
     );
 }
+
+/// `transactional.id.expiration.ms` (Kafka's `removeExpiredTransactionalIds`): an id with no open transaction
+/// and no update for the expiration is removed, with a tombstone, so a reload does not bring it back; an id with
+/// a transaction open is kept.
+#[test]
+fn idle_transactional_ids_expire_and_stay_removed_after_a_reload() {
+    const EXPIRATION: i64 = 60_000;
+    let dir = tempfile::tempdir().unwrap();
+    let logs = Arc::new(TestLogs(
+        LogManager::open(LogManagerConfig::new(vec![dir.path().to_path_buf()])).unwrap(),
+    ));
+    let c = coordinator(logs.clone());
+    c.load().unwrap();
+    let (pid, epoch) = c.init_producer_id("idle", 60_000, None).unwrap();
+    c.add_partitions("idle", pid, epoch, vec![("a".into(), 0)])
+        .unwrap();
+    txn_data(&logs.log("a", 0).unwrap(), pid, epoch, 0);
+    c.end_txn("idle", pid, epoch, true).unwrap();
+    let (open_pid, open_epoch) = c.init_producer_id("open", 900_000, None).unwrap();
+    c.add_partitions("open", open_pid, open_epoch, vec![("a".into(), 1)])
+        .unwrap();
+    let idle_since = c.describe("idle").unwrap().last_update_ms;
+    assert_eq!(
+        c.remove_expired_transactional_ids(idle_since + EXPIRATION - 1, EXPIRATION)
+            .unwrap(),
+        0
+    );
+    let later = idle_since.max(c.describe("open").unwrap().last_update_ms) + EXPIRATION;
+    assert_eq!(
+        c.remove_expired_transactional_ids(later, EXPIRATION)
+            .unwrap(),
+        1,
+        "only the id without an open transaction"
+    );
+    assert!(c.describe("idle").is_none());
+    assert!(c.describe("open").is_some());
+    let again = coordinator(logs.clone());
+    assert_eq!(again.load().unwrap(), 1, "the tombstone keeps it removed");
+    assert!(again.describe("idle").is_none());
+}
