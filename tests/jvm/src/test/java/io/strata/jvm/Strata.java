@@ -67,7 +67,9 @@ public final class Strata implements BeforeAllCallback, AfterAllCallback {
     String bin = System.getProperty("strata.bin");
     if (bin == null || bin.isEmpty()) bin = System.getenv("STRATA_BIN");
     if (bin != null && !bin.isEmpty()) return Path.of(bin);
-    Path repo = Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent().getParent();
+    // The repository: the nearest directory up from here with a Cargo.toml (tests/jvm or tests/jvm/spring).
+    Path repo = Path.of(System.getProperty("user.dir")).toAbsolutePath();
+    while (repo.getParent() != null && !Files.exists(repo.resolve("Cargo.toml"))) repo = repo.getParent();
     String target = System.getenv("CARGO_TARGET_DIR");
     Path dir = target == null || target.isEmpty() ? repo.resolve("target") : repo.resolve(target);
     return dir.resolve("debug").resolve("strata");
@@ -140,6 +142,12 @@ public final class Strata implements BeforeAllCallback, AfterAllCallback {
     // The rest of what it wrote (its last lines say why it stopped).
     if (reader != null) reader.join(TimeUnit.SECONDS.toMillis(5));
     return p.exitValue();
+  }
+
+  /** The broker's process id (for footprint figures such as its RSS in /proc). */
+  public long pid() {
+    if (process == null) throw new IllegalStateException("strata not started");
+    return process.pid();
   }
 
   public String bootstrap() {
