@@ -1,23 +1,21 @@
-//! Client certificates checked by rustls's webpki verifier, with one refusal explained: webpki accepts only
-//! X.509 v3 end-entity certificates ("We allow only v3", rustls-webpki's `cert.rs`; no option turns it off),
-//! while Kafka's own documentation signs client certificates with `openssl x509 -req ... -CAcreateserial` and no
-//! `-extfile`, which makes v1 ones that Java accepts. Such a certificate is still refused (strata does not verify
-//! certificates by hand), but the handshake error, logged at WARN with the peer, says why and how to fix it; so
-//! does the refusal of a CA certificate (a self-signed `openssl req -x509` one) used as a client certificate.
+//! Client certificates: v3 ones checked by rustls's webpki verifier unchanged, X.509 v1 ones (what Kafka's own
+//! documentation makes with `openssl x509 -req ... -CAcreateserial` and no `-extfile`, which Java accepts and
+//! webpki refuses) checked against the same truststore by [`super::x509_v1`]. One refusal is explained: a CA
+//! certificate (a self-signed `openssl req -x509` one) used as a client certificate; the handshake error, logged
+//! at WARN with the peer, says why and how to fix it.
 
 use std::sync::Arc;
 
 use rustls::client::danger::HandshakeSignatureValid;
+use rustls::crypto::WebPkiSupportedAlgorithms;
 use rustls::pki_types::{CertificateDer, UnixTime};
 use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
 use rustls::{
-    CertificateError, DigitallySignedStruct, DistinguishedName, OtherError, SignatureScheme,
+    CertificateError, DigitallySignedStruct, DistinguishedName, OtherError, RootCertStore,
+    SignatureScheme,
 };
 
-/// What the broker logs (and the handshake error says) for a v1 client certificate.
-pub const V1_HINT: &str =
-    "client certificate is X.509 v1; strata (rustls) needs v3: re-sign with -extfile \
-                           holding e.g. basicConstraints=CA:FALSE";
+use super::x509_v1;
 
 /// What the broker logs for a CA certificate used as a client certificate (webpki's CaUsedAsEndEntity: a
 /// self-signed `openssl req -x509` certificate listed in the truststore, which Java accepts).
@@ -64,21 +62,29 @@ pub fn is_x509_v1(der: &[u8]) -> bool {
     matches!(first.and_then(|f| der.get(f)), Some(b) if *b != 0xa0)
 }
 
-/// rustls's client certificate verifier, naming the v1 and CA-as-client cases in its error.
+/// rustls's client certificate verifier for v3 certificates, [`x509_v1`] for v1 ones, naming the CA-as-client
+/// case in its error.
 #[derive(Debug)]
-pub struct ExplainV1(pub Arc<dyn ClientCertVerifier>);
+pub struct ClientCerts {
+    /// webpki's verifier over `roots` (v3 end entities; also whether to ask for a certificate).
+    pub webpki: Arc<dyn ClientCertVerifier>,
+    /// The truststore.
+    pub roots: Arc<RootCertStore>,
+    /// The provider's signature algorithms.
+    pub algs: WebPkiSupportedAlgorithms,
+}
 
-impl ClientCertVerifier for ExplainV1 {
+impl ClientCertVerifier for ClientCerts {
     fn offer_client_auth(&self) -> bool {
-        self.0.offer_client_auth()
+        self.webpki.offer_client_auth()
     }
 
     fn client_auth_mandatory(&self) -> bool {
-        self.0.client_auth_mandatory()
+        self.webpki.client_auth_mandatory()
     }
 
     fn root_hint_subjects(&self) -> &[DistinguishedName] {
-        self.0.root_hint_subjects()
+        self.webpki.root_hint_subjects()
     }
 
     fn verify_client_cert(
@@ -87,22 +93,26 @@ impl ClientCertVerifier for ExplainV1 {
         intermediates: &[CertificateDer<'_>],
         now: UnixTime,
     ) -> Result<ClientCertVerified, rustls::Error> {
-        self.0
+        if is_x509_v1(end_entity) {
+            return x509_v1::verify_end_entity(
+                end_entity,
+                intermediates,
+                &self.roots,
+                &self.algs,
+                now,
+            )
+            .map(|()| ClientCertVerified::assertion());
+        }
+        self.webpki
             .verify_client_cert(end_entity, intermediates, now)
             .map_err(|e| {
-                let hint = if is_x509_v1(end_entity) {
-                    Some(V1_HINT)
-                } else if format!("{e:?}").contains("CaUsedAsEndEntity") {
-                    Some(CA_AS_CLIENT_HINT)
-                } else {
-                    None
-                };
-                match hint {
+                if format!("{e:?}").contains("CaUsedAsEndEntity") {
                     // rustls sends certificate_unknown for it (the alert of CertificateError::Other).
-                    Some(h) => rustls::Error::InvalidCertificate(CertificateError::Other(
-                        OtherError(Arc::new(Explained(h))),
-                    )),
-                    None => e,
+                    rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(
+                        Arc::new(Explained(CA_AS_CLIENT_HINT)),
+                    )))
+                } else {
+                    e
                 }
             })
     }
@@ -113,7 +123,10 @@ impl ClientCertVerifier for ExplainV1 {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        if is_x509_v1(cert) {
+            return x509_v1::verify_tls12_signature(message, cert, dss, &self.algs);
+        }
+        self.webpki.verify_tls12_signature(message, cert, dss)
     }
 
     fn verify_tls13_signature(
@@ -122,11 +135,14 @@ impl ClientCertVerifier for ExplainV1 {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        if is_x509_v1(cert) {
+            return x509_v1::verify_tls13_signature(message, cert, dss, &self.algs);
+        }
+        self.webpki.verify_tls13_signature(message, cert, dss)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.webpki.supported_verify_schemes()
     }
 }
 

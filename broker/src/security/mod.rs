@@ -8,6 +8,7 @@ pub mod sasl;
 pub mod scram;
 pub mod self_signed;
 pub mod tls;
+pub mod x509_v1;
 
 use std::collections::BTreeMap;
 use std::path::Path;

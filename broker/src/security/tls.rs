@@ -455,6 +455,34 @@ fn protocols(props: &ListenerProps<'_>) -> Result<Vec<&'static rustls::Supported
     Ok(out)
 }
 
+/// The listener's chain with its key, the key checked against the first certificate as rustls's
+/// `with_single_cert` does, an X.509 v1 certificate (Kafka's documented `openssl x509 -req` recipe; webpki cannot
+/// read it) included.
+fn certified_key(
+    certs: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+) -> std::result::Result<rustls::sign::CertifiedKey, rustls::Error> {
+    let signing = provider().key_provider.load_private_key(key)?;
+    let certified = rustls::sign::CertifiedKey::new(certs, signing);
+    let leaf = certified.end_entity_cert()?;
+    let checked = if super::client_cert::is_x509_v1(leaf) {
+        match certified.key.public_key() {
+            Some(spki) if spki.as_ref() != super::x509_v1::spki(leaf)? => {
+                Err(rustls::InconsistentKeys::KeyMismatch.into())
+            }
+            _ => Ok(()),
+        }
+    } else {
+        certified.keys_match()
+    };
+    match checked {
+        Ok(()) | Err(rustls::Error::InconsistentKeys(rustls::InconsistentKeys::Unknown)) => {
+            Ok(certified)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// The TLS acceptor of `listener` (the key and certificate from `self_signed_dir`'s developer CA when no
 /// keystore is given and it is `Some`, for `hosts` beside localhost); `sasl` for a SASL_SSL listener.
 pub fn acceptor(
@@ -491,7 +519,8 @@ pub fn acceptor(
                     "client certificates need a truststore: ssl.truststore.location or ssl.truststore.certificates",
                 ));
             };
-            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider());
+            let roots = Arc::new(roots);
+            let verifier = WebPkiClientVerifier::builder_with_provider(roots.clone(), provider());
             let verifier = if mode == "requested" {
                 verifier.allow_unauthenticated()
             } else {
@@ -500,20 +529,26 @@ pub fn acceptor(
             let verifier = verifier
                 .build()
                 .map_err(|e| bad(&auth_key, auth, e.to_string()))?;
-            builder.with_client_cert_verifier(Arc::new(super::client_cert::ExplainV1(verifier)))
+            builder.with_client_cert_verifier(Arc::new(super::client_cert::ClientCerts {
+                webpki: verifier,
+                roots,
+                algs: provider().signature_verification_algorithms,
+            }))
         }
         _ => return Err(bad(&auth_key, auth, "must be none, requested or required")),
     };
     let (where_key, where_value) = props
         .get("ssl.keystore.location")
         .unwrap_or_else(|| ("ssl.keystore.key".into(), "(inline)"));
-    let config = builder.with_single_cert(certs, key).map_err(|e| {
+    let certified = certified_key(certs, key).map_err(|e| {
         bad(
             &where_key,
             where_value,
             format!("the private key does not fit the certificate chain: {e}"),
         )
     })?;
+    let config =
+        builder.with_cert_resolver(Arc::new(rustls::sign::SingleCertAndKey::from(certified)));
     Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
