@@ -19,6 +19,7 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use rdkafka::{Message, Offset, TopicPartitionList};
 use strata_broker::Server;
+use strata_metadata::RemoteLogMetadataRecord;
 use strata_storage::TopicPartition;
 use strata_tiering::rlm::ops;
 
@@ -263,7 +264,7 @@ async fn run() -> anyhow::Result<()> {
         MESSAGES - 1
     );
 
-    // 5. The metadata plane: __remote_log_metadata, read by an ordinary consumer (JSON values).
+    // 5. The metadata plane: __remote_log_metadata, read by an ordinary consumer (Kafka's serialization).
     let records = ops::metadata_records(server.broker().log_manager())?;
     let n = records.len();
     let bs3 = bs.clone();
@@ -274,7 +275,9 @@ async fn run() -> anyhow::Result<()> {
         meta.len()
     );
     for (p, offset, value) in &meta {
-        println!("  {p}@{offset}: {}", String::from_utf8_lossy(value));
+        // Values are in Kafka's RemoteLogMetadataSerde format; printed as their JSON rendering.
+        let r = RemoteLogMetadataRecord::from_bytes(value, || format!("{p}@{offset}"))?;
+        println!("  {p}@{offset}: {}", String::from_utf8_lossy(&r.to_json()));
     }
 
     // 6. The data plane: the RSM's objects, per segment and on disk.

@@ -165,18 +165,30 @@ fn offloaded_segments_are_served_remotely_before_and_after_a_restart() {
     }
     assert!(http_get(metrics_addr, "/nope").starts_with("HTTP/1.1 404"));
 
-    // __remote_log_metadata: readable by a client, JSON records of the copies.
+    // __remote_log_metadata: readable by a client, records of the copies in Kafka's serialization (null key).
     let c: BaseConsumer = common::consumer(&bs, "meta-reader", &[]);
     assign_from_beginning(&c, "__remote_log_metadata", 2);
     let records = consume_n(&c, 4, Duration::from_secs(10));
     for r in &records {
-        let v: serde_json::Value =
-            serde_json::from_slice(r.3.as_deref().expect("record value")).expect("JSON value");
-        assert_eq!(v["version"], 1, "{v}");
-        assert!(
-            matches!(v["type"].as_str(), Some("segment" | "segment_update")),
-            "{v}"
+        let value = r.3.as_deref().expect("record value");
+        assert_eq!(r.2, None, "a null key, as Kafka's RLMM writes");
+        assert_eq!(
+            strata_metadata::ValueFormat::of(value),
+            strata_metadata::ValueFormat::Kafka
         );
+        let decoded = strata_metadata::RemoteLogMetadataRecord::from_bytes(value, || {
+            format!("offset {}", r.1)
+        })
+        .expect("Kafka's RemoteLogMetadataSerde format");
+        assert!(
+            matches!(
+                decoded,
+                strata_metadata::RemoteLogMetadataRecord::Segment(_)
+                    | strata_metadata::RemoteLogMetadataRecord::SegmentUpdate(_)
+            ),
+            "{decoded:?}"
+        );
+        assert_eq!(decoded.topic_id_partition().topic_partition.topic, TOPIC);
     }
     drop(c);
 

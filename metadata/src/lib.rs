@@ -2,13 +2,15 @@
 //! [`RemoteLogMetadataManager`] (RLMM).
 //!
 //! - [`RemoteLogSegmentId`], [`RemoteLogSegmentMetadata`], [`RemoteLogSegmentMetadataUpdate`],
-//!   [`RemotePartitionDeleteMetadata`]: Kafka's types, with serde.
+//!   [`RemotePartitionDeleteMetadata`]: Kafka's types, with serde (the JSON rendering) and Kafka's own byte
+//!   format (`RemoteLogMetadataSerde`, [`RemoteLogMetadataRecord::to_bytes`]).
 //! - [`RemoteLogSegmentState`], [`RemotePartitionDeleteState`]: the state machines, Kafka's legal transitions only.
 //! - [`RemoteLogMetadataManager`]: async durable writes, sync reads from an in-memory cache (see its `# Contract`).
 //! - `InMemoryRemoteLogMetadataManager` (tests) and [`TopicBasedRemoteLogMetadataManager`] (the
-//!   broker's: JSON records in the internal topic [`REMOTE_LOG_METADATA_TOPIC_NAME`], replayed on start from a
-//!   snapshot plus the tail). Both pass `conformance::rlmm_conformance`. The in-memory manager and the
-//!   conformance suite are test support behind the `testing` feature (never in the broker's binary).
+//!   broker's: records in Kafka's own serialization in the internal topic [`REMOTE_LOG_METADATA_TOPIC_NAME`],
+//!   replayed on start from a snapshot plus the tail; JSON records of earlier versions still read). Both pass
+//!   `conformance::rlmm_conformance`. The in-memory manager and the conformance suite are test support behind
+//!   the `testing` feature (never in the broker's binary).
 //!
 //! The copy path of the tiering layer, in short:
 //!
@@ -50,7 +52,8 @@ pub use manager::RemoteLogMetadataManager;
 #[cfg(any(test, feature = "testing"))]
 pub use memory::InMemoryRemoteLogMetadataManager;
 pub use partition_delete::RemotePartitionDeleteMetadata;
-pub use record::{RemoteLogMetadataRecord, RECORD_FORMAT_VERSION};
+pub use record::kafka::{KafkaRemoteLogMetadata, RemoteLogSegmentMetadataSnapshot};
+pub use record::{RemoteLogMetadataRecord, ValueFormat, RECORD_FORMAT_VERSION};
 pub use segment::{
     CustomMetadata, RemoteLogSegmentId, RemoteLogSegmentMetadata, RemoteLogSegmentMetadataUpdate,
     CUSTOM_METADATA_MAX_BYTES,

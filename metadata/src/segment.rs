@@ -179,7 +179,8 @@ impl<'de> Deserialize<'de> for CustomMetadata {
 /// `0 <= start_offset <= end_offset` (both inclusive); `segment_leader_epochs` non-empty, every epoch `>= 0`,
 /// its start offsets strictly increasing and within `start_offset..=end_offset` (the copier clamps the first
 /// epoch's start to `start_offset`, as Kafka's `epochEntriesInRange` does);
-/// custom metadata at most [`CUSTOM_METADATA_MAX_BYTES`].
+/// `segment_size_in_bytes` at most `i32::MAX` (Kafka's record field is an int32); custom metadata at most
+/// [`CUSTOM_METADATA_MAX_BYTES`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RemoteLogSegmentMetadata {
     /// The segment (partition + attempt UUID).
@@ -279,6 +280,9 @@ impl RemoteLogSegmentMetadata {
                 ));
             }
             prev = Some(offset);
+        }
+        if let Err(reason) = crate::record::kafka::size_as_i32(self.segment_size_in_bytes) {
+            return bad(reason);
         }
         if let Some(c) = &self.custom_metadata {
             check_custom_metadata(&self.remote_log_segment_id, c)?;

@@ -465,6 +465,7 @@ fn rlmm_records(ctx: &HttpContext, p: &HashMap<String, String>) -> Result<Value,
             "event_timestamp_ms": v.get("event_timestamp_ms"),
             "record": v,
             "raw": r.json,
+            "format": r.format,
         }));
     }
     // Oldest first: by event time (the console's feed), or as stored (`order=offset`, `strata remote ls`).

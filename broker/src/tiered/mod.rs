@@ -5,7 +5,8 @@
 //! Start-up ([`Tiering::start`], on the opened logs and topic registry, before the broker's components are
 //! assembled; they reach it through [`TieringHooks`]):
 //! 1. open [`TopicBasedRemoteLogMetadataManager`] (replays `__remote_log_metadata`) and register the topic as
-//!    internal, so clients can read its JSON records (`kcat -C -t __remote_log_metadata`);
+//!    internal, so clients can read its records (Kafka's `RemoteLogMetadataSerde` format: kafka-console-consumer's
+//!    `RemoteLogMetadataFormatter` prints them);
 //! 2. build the RSM (metered for `/metrics`) and run its connectivity probe: an unreachable or misconfigured
 //!    store stops start-up with the probe's error;
 //! 3. build and start the [`RemoteLogManager`], give it each topic's policy, resume remote deletions a previous

@@ -59,7 +59,8 @@ pub struct ReplayStats {
 ///
 /// - **Write**: validate against the cache (a rejected write writes nothing) → encode the records as one
 ///   uncompressed Kafka v2 record batch per metadata partition [`metadata_partition`](crate::metadata_partition)
-///   (key `"{topicId}:{partition}"`, JSON value, see [`RemoteLogMetadataRecord`]) → `append_as_leader` →
+///   (null key, a value in Kafka's `RemoteLogMetadataSerde` format, see [`RemoteLogMetadataRecord::to_bytes`];
+///   replay also reads the JSON values of earlier versions) → `append_as_leader` →
 ///   `flush` (fsync) → apply to the cache → return. Concurrent writes are group-committed (see
 ///   [`write_records`](Self::write_records)). Blocking work runs under `spawn_blocking`; groups are
 ///   serialized, and a cancelled write is still performed (append, flush, apply) by the next group.
@@ -433,7 +434,7 @@ fn replay_partition(
                     what: what(),
                     reason: "null value".to_owned(),
                 })?;
-                let decoded = RemoteLogMetadataRecord::from_json(value, what)?;
+                let decoded = RemoteLogMetadataRecord::from_bytes(value, what)?;
                 if let Err(e) = cache.check_and_apply(decoded) {
                     // Only validated records are written, so this means a second writer or a bug; keep the
                     // cache as Kafka's consumer task would (it logs and skips) and say so.
@@ -529,19 +530,18 @@ impl Inner {
             return None;
         }
 
-        let n = self.config.num_partitions;
-        let mut by_partition: BTreeMap<i32, RecordBatchBuilder> = BTreeMap::new();
-        let ts = now_ms();
-        for r in accepted.iter().flat_map(|w| &w.records) {
-            let p = metadata_partition(r.topic_id_partition(), n);
-            let key = r.key();
-            by_partition.entry(p).or_default().append(
-                ts,
-                Some(key.as_bytes()),
-                Some(&r.to_json()),
-                &[],
-            );
-        }
+        let by_partition = match self.batches(&accepted) {
+            Ok(b) => b,
+            Err(e) => {
+                // Validation refuses what Kafka's format can not hold, so this is a bug; nothing was written.
+                let reason = e.to_string();
+                refuse(accepted, &|| Error::Corrupt {
+                    what: "remote log metadata being written".to_owned(),
+                    reason: reason.clone(),
+                });
+                return None;
+            }
+        };
         if let Err(e) = self.append_and_flush(by_partition) {
             // Records of other metadata partitions may already be durable: the cache no longer matches.
             let reason = e.to_string();
@@ -574,6 +574,23 @@ impl Inner {
             let _ = done.send(Ok(()));
         }
         due
+    }
+
+    /// One batch per metadata partition: each record with a null key and Kafka's serialization as its value,
+    /// as Kafka's `TopicBasedRemoteLogMetadataManager` writes them.
+    fn batches(&self, accepted: &[PendingWrite]) -> Result<BTreeMap<i32, RecordBatchBuilder>> {
+        let n = self.config.num_partitions;
+        let mut by_partition: BTreeMap<i32, RecordBatchBuilder> = BTreeMap::new();
+        let ts = now_ms();
+        for r in accepted.iter().flat_map(|w| &w.records) {
+            let p = metadata_partition(r.topic_id_partition(), n);
+            let value = r.to_bytes()?;
+            by_partition
+                .entry(p)
+                .or_default()
+                .append(ts, None, Some(&value), &[]);
+        }
+        Ok(by_partition)
     }
 
     /// Appends each batch to its metadata partition, then fsyncs the touched partitions, up to

@@ -10,7 +10,7 @@ use super::*;
 use crate::conformance::{fresh_partition, segment, update};
 use crate::{
     Error, RemoteLogMetadataManager, RemoteLogMetadataRecord, RemoteLogSegmentState,
-    RemotePartitionDeleteMetadata, RemotePartitionDeleteState,
+    RemotePartitionDeleteMetadata, RemotePartitionDeleteState, ValueFormat,
 };
 
 struct Broker {
@@ -467,7 +467,7 @@ async fn concurrent_writers_all_land_and_survive_restart() {
 }
 
 #[tokio::test]
-async fn records_are_kafka_batches_with_key_and_versioned_json() {
+async fn records_are_kafka_batches_with_null_keys_and_kafkas_serde_values() {
     let b = Broker::new();
     let lm = b.log_manager();
     let (rlmm, _) = b.open(&lm, config());
@@ -476,7 +476,8 @@ async fn records_are_kafka_batches_with_key_and_versioned_json() {
     rlmm.add_remote_log_segment_metadata(m.clone())
         .await
         .unwrap();
-    rlmm.update_remote_log_segment_metadata(update(&m, RemoteLogSegmentState::CopySegmentFinished))
+    let done = update(&m, RemoteLogSegmentState::CopySegmentFinished);
+    rlmm.update_remote_log_segment_metadata(done.clone())
         .await
         .unwrap();
 
@@ -494,36 +495,24 @@ async fn records_are_kafka_batches_with_key_and_versioned_json() {
         assert_eq!(batch.magic(), 2);
         for r in batch.records().unwrap() {
             let r = r.unwrap();
-            assert_eq!(
-                r.key.as_deref(),
-                Some(format!("{}:2", tp.topic_id).as_bytes())
-            );
-            values.push(String::from_utf8(r.value.unwrap().to_vec()).unwrap());
+            assert_eq!(r.key, None, "Kafka's RLMM writes null keys");
+            values.push(r.value.unwrap().to_vec());
         }
     }
-    assert_eq!(values.len(), 2);
-    assert!(
-        values[0].starts_with(r#"{"version":1,"type":"segment","#),
-        "{}",
-        values[0]
-    );
-    assert!(
-        values[1].starts_with(r#"{"version":1,"type":"segment_update","#),
-        "{}",
-        values[1]
-    );
-    assert!(
-        values[1].contains(r#""state":"COPY_SEGMENT_FINISHED""#),
-        "{}",
-        values[1]
-    );
-    let decoded =
-        RemoteLogMetadataRecord::from_json(values[0].as_bytes(), || "value".into()).unwrap();
-    assert_eq!(decoded, RemoteLogMetadataRecord::Segment(m));
-    println!(
-        "example __remote_log_metadata values:\n{}\n{}",
-        values[0], values[1]
-    );
+    let expected = [
+        RemoteLogMetadataRecord::Segment(m),
+        RemoteLogMetadataRecord::SegmentUpdate(done),
+    ];
+    assert_eq!(values.len(), expected.len());
+    for (v, want) in values.iter().zip(&expected) {
+        // Frame version 1, the api key (0 segment, 1 update), message version 0.
+        assert_eq!(ValueFormat::of(v), ValueFormat::Kafka);
+        assert_eq!(v, &want.to_bytes().unwrap());
+        let decoded = RemoteLogMetadataRecord::from_bytes(v, || "value".into()).unwrap();
+        assert_eq!(&decoded, want);
+    }
+    assert_eq!(&values[0][..3], &[1, 0, 0]);
+    assert_eq!(&values[1][..3], &[1, 1, 0]);
 }
 
 #[tokio::test]

@@ -6,9 +6,10 @@ use std::fmt;
 use futures::TryStreamExt;
 use object_store::path::Path;
 use strata_metadata::{
-    RemoteLogMetadataManager, RemoteLogSegmentState, REMOTE_LOG_METADATA_TOPIC_NAME,
+    RemoteLogMetadataManager, RemoteLogMetadataRecord, RemoteLogSegmentState, ValueFormat,
+    REMOTE_LOG_METADATA_TOPIC_NAME,
 };
-use strata_storage::{LogManager, RecordBatch, TopicIdPartition};
+use strata_storage::{LogManager, RecordBatch, TopicIdPartition, TopicPartition};
 
 use crate::error::{Error, Result};
 use crate::key::{kafka_uuid, KeyLayout};
@@ -260,8 +261,12 @@ pub struct MetadataRecordLine {
     pub partition: i32,
     /// The record's offset in it.
     pub offset: i64,
-    /// The record value (JSON, see `strata_metadata::RemoteLogMetadataRecord`).
+    /// The record, readable: its JSON rendering (`strata_metadata::RemoteLogMetadataRecord::to_json`), or, for
+    /// a value that does not decode, `{"undecodable": reason, "value_hex": …}`.
     pub json: String,
+    /// How the value is stored: `"kafka"` (Kafka's `RemoteLogMetadataSerde`, what strata writes) or `"json"`
+    /// (written by a version before issue 34).
+    pub format: &'static str,
 }
 
 impl fmt::Display for MetadataRecordLine {
@@ -271,6 +276,20 @@ impl fmt::Display for MetadataRecordLine {
             "{}-{}@{}: {}",
             REMOTE_LOG_METADATA_TOPIC_NAME, self.partition, self.offset, self.json
         )
+    }
+}
+
+/// A metadata value as JSON text, whichever format it is stored in.
+fn readable(value: &[u8], tp: &TopicPartition, offset: i64) -> String {
+    match RemoteLogMetadataRecord::from_bytes(value, || {
+        format!("record at offset {offset} of {tp}")
+    }) {
+        Ok(r) => String::from_utf8(r.to_json()).expect("serde_json writes UTF-8"),
+        Err(e) => serde_json::json!({
+            "undecodable": e.to_string(),
+            "value_hex": value.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+        })
+        .to_string(),
     }
 }
 
@@ -303,14 +322,12 @@ pub fn metadata_records(log_manager: &LogManager) -> Result<Vec<MetadataRecordLi
                     if rec.offset < log.log_start_offset() {
                         continue;
                     }
-                    let json = rec
-                        .value
-                        .map(|v| String::from_utf8_lossy(&v).into_owned())
-                        .unwrap_or_default();
+                    let value = rec.value.unwrap_or_default();
                     out.push(MetadataRecordLine {
                         partition: tp.partition,
                         offset: rec.offset,
-                        json,
+                        json: readable(&value, &tp, rec.offset),
+                        format: ValueFormat::of(&value).name(),
                     });
                 }
             }

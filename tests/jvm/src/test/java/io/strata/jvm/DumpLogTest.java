@@ -18,6 +18,8 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -25,7 +27,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Kafka's own reader (kafka-dump-log, {@code org.apache.kafka.tools.DumpLogSegments}) over a data dir strata wrote
  * and closed cleanly: segments with deep iteration, offset and time indexes with the sanity check, the
  * transaction index, producer snapshots, and {@code __consumer_offsets} / {@code __transaction_state} through
- * their decoders.
+ * their decoders; {@code __remote_log_metadata} through the remote log metadata decoder, and read live by the
+ * console consumer with Kafka's {@code RemoteLogMetadataFormatter} (strata writes Kafka's serialization, issue 34).
  */
 class DumpLogTest {
   static final String DUMP = "org.apache.kafka.tools.DumpLogSegments";
@@ -159,5 +162,77 @@ class DumpLogTest {
     assertTrue(out.contains(txId), out);
     assertTrue(out.contains("\"transactionStatus\":\"CompleteCommit\"")
         && out.contains("\"transactionStatus\":\"CompleteAbort\""), out);
+  }
+
+  static final String RLMM_FORMATTER =
+      "org.apache.kafka.server.log.remote.metadata.storage.serialization.RemoteLogMetadataSerde$RemoteLogMetadataFormatter";
+
+  @Test
+  void kafkaToolsDecodeStrataRemoteLogMetadata() throws Exception {
+    Path data = tmp.resolve("data");
+    Strata strata = new Strata().logDir(data)
+        .with("rsm.config.storage.filesystem.root", tmp.resolve("remote").toString())
+        .with("remote.log.manager.task.interval.ms", "200")
+        .with("log.retention.check.interval.ms", "200");
+    strata.start();
+    String topic = unique("tiered");
+    int records;
+    String consoleOut;
+    try {
+      Clients.createTopic(strata, topic, 1, Map.of("remote.storage.enable", "true", "segment.bytes", "4096",
+          "local.retention.bytes", "1"));
+      try (KafkaProducer<String, String> p = Clients.producer(strata, Map.of(ProducerConfig.LINGER_MS_CONFIG, 0))) {
+        for (int i = 0; i < 200; i++) {
+          p.send(new ProducerRecord<>(topic, 0, "key-" + i, "value-" + i + "-" + "x".repeat(100)))
+              .get(30, TimeUnit.SECONDS);
+        }
+      }
+      // Wait for at least two copied segments: COPY_SEGMENT_STARTED and _FINISHED records for each.
+      java.util.Properties props = strata.props();
+      props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+      props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+      try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(props)) {
+        List<TopicPartition> tps = c.partitionsFor("__remote_log_metadata").stream()
+            .map(pi -> new TopicPartition(pi.topic(), pi.partition())).toList();
+        c.assign(tps);
+        c.seekToBeginning(tps);
+        List<byte[]> seen = new ArrayList<>();
+        Clients.await("four __remote_log_metadata records", null, () -> {
+          c.poll(java.time.Duration.ofMillis(200)).forEach(r -> {
+            assertEquals(null, r.key(), "null keys, as Kafka's RLMM writes");
+            seen.add(r.value());
+          });
+          return seen.size() >= 4;
+        });
+        records = seen.size();
+      }
+      // The console consumer with Kafka's formatter, live.
+      Tool.Result r = Tool.run("org.apache.kafka.tools.consumer.ConsoleConsumer", null, "--bootstrap-server",
+          strata.bootstrap(), "--topic", "__remote_log_metadata", "--from-beginning", "--max-messages",
+          String.valueOf(records), "--timeout-ms", "20000", "--formatter", RLMM_FORMATTER);
+      assertEquals(0, r.exit(), r.toString());
+      consoleOut = r.out();
+    } finally {
+      assertEquals(0, strata.stop(), "clean stop on SIGTERM:\n" + strata.logTail(30));
+    }
+    assertEquals(records, consoleOut.lines().filter(l -> l.startsWith("partition: ")).count(), consoleOut);
+    assertTrue(consoleOut.contains("RemoteLogSegmentMetadata{") && consoleOut.contains("state=COPY_SEGMENT_STARTED")
+        && consoleOut.contains(topic), consoleOut);
+
+    List<Path> logs = new ArrayList<>();
+    try (Stream<Path> s = Files.list(data)) {
+      for (Path p : s.filter(p -> p.getFileName().toString().startsWith("__remote_log_metadata-")).toList()) {
+        logs.addAll(files(p, ".log"));
+      }
+    }
+    String out = dump("--remote-log-metadata-decoder", "--files",
+        String.join(",", logs.stream().map(Path::toString).toList())).out();
+    long decoded = out.lines().filter(l -> l.contains("payload: RemoteLogSegmentMetadata")).count();
+    assertTrue(decoded >= records, "every record decoded:\n" + out);
+    assertFalse(out.contains("Error at offset"), out);
+    assertTrue(out.contains("RemoteLogSegmentMetadata{remoteLogSegmentId=RemoteLogSegmentId{topicIdPartition=")
+        && out.contains(":" + topic + "-0, id=") && out.contains("state=COPY_SEGMENT_STARTED"), out);
+    assertTrue(out.contains("RemoteLogSegmentMetadataUpdate{") && out.contains("state=COPY_SEGMENT_FINISHED"), out);
+    System.out.println("kafka-dump-log --remote-log-metadata-decoder over strata's __remote_log_metadata:\n" + out);
   }
 }

@@ -1,8 +1,15 @@
-//! `RemoteLogMetadataRecord`: one write to the metadata plane, and its JSON form in `__remote_log_metadata`.
+//! `RemoteLogMetadataRecord`: one write to the metadata plane, and its forms in `__remote_log_metadata`.
 //!
-//! Each record of the internal topic has the key `"{topicId}:{partition}"` (the user partition, topic id as a
-//! hyphenated UUID) and a UTF-8 JSON object value whose first two fields are `version` (currently
-//! [`RECORD_FORMAT_VERSION`]) and `type`:
+//! Since issue 34, each record strata writes has a null key (as Kafka's `TopicBasedRemoteLogMetadataManager`)
+//! and a value in Kafka's own serialization, `RemoteLogMetadataSerde` (byte tables in [`kafka`]), so
+//! `kafka-dump-log --remote-log-metadata-decoder` and the console consumer's `RemoteLogMetadataFormatter` print
+//! strata's records. [`RemoteLogMetadataRecord::from_bytes`] also reads the JSON values earlier versions wrote
+//! (a data dir keeps working across the upgrade; the two never mix within a value: JSON starts with `{`, Kafka's
+//! frame with the byte `0x01`).
+//!
+//! The JSON form stays as the readable rendering (the console, `strata remote ls --records`) and is what the
+//! earlier versions wrote, key `"{topicId}:{partition}"`, a UTF-8 JSON object whose first two fields are
+//! `version` (currently [`RECORD_FORMAT_VERSION`]) and `type`:
 //!
 //! | `type` | other fields |
 //! |---|---|
@@ -11,7 +18,7 @@
 //! | `partition_delete` | [`RemotePartitionDeleteMetadata`](crate::RemotePartitionDeleteMetadata)'s fields |
 //!
 //! A segment id is `{"topic_id", "topic", "partition", "id"}`; states are Kafka's constant names; custom
-//! metadata is base64. Example (one line in the topic):
+//! metadata is base64. Example (one line):
 //!
 //! ```json
 //! {"version":1,"type":"segment_update","remote_log_segment_id":{"topic_id":"…","topic":"orders",
@@ -19,6 +26,9 @@
 //! ```
 //!
 //! Readers reject a `version` above the one they know, naming it.
+pub mod kafka;
+mod wire;
+
 use serde::{Deserialize, Serialize};
 use strata_storage::TopicIdPartition;
 
@@ -27,7 +37,7 @@ use crate::{
     Result,
 };
 
-/// The JSON value format version this crate writes and the highest it reads.
+/// The JSON format version this crate renders and the highest it reads.
 pub const RECORD_FORMAT_VERSION: u32 = 1;
 
 /// One write to the metadata plane.
@@ -71,13 +81,47 @@ impl RemoteLogMetadataRecord {
         }
     }
 
-    /// The record key: `"{topicId}:{partition}"`.
+    /// The key earlier versions wrote with the JSON value: `"{topicId}:{partition}"` (records are now written
+    /// with a null key, as Kafka writes them).
     pub fn key(&self) -> String {
         let tp = self.topic_id_partition();
         format!("{}:{}", tp.topic_id, tp.partition())
     }
 
-    /// The JSON value, `version` and `type` first.
+    /// The value in Kafka's serialization (`RemoteLogMetadataSerde.serialize`). Fails only for a segment above
+    /// `i32::MAX` bytes, which [`RemoteLogSegmentMetadata::validate`] refuses first.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        kafka::encode_record(self).map_err(|reason| Error::Corrupt {
+            what: format!(
+                "remote log metadata of {} being written",
+                self.topic_id_partition()
+            ),
+            reason,
+        })
+    }
+
+    /// Reads a value of `__remote_log_metadata`: Kafka's serialization, or the JSON an earlier version wrote;
+    /// `what` names the record in the error (e.g. its offset).
+    pub fn from_bytes(value: &[u8], what: impl Fn() -> String) -> Result<Self> {
+        if ValueFormat::of(value) == ValueFormat::Json {
+            return Self::from_json(value, what);
+        }
+        match kafka::decode(value) {
+            Ok(kafka::KafkaRemoteLogMetadata::Record(r)) => Ok(r),
+            Ok(kafka::KafkaRemoteLogMetadata::Snapshot(_)) => Err(Error::Corrupt {
+                what: what(),
+                reason: "a RemoteLogSegmentMetadataSnapshotRecord (api key 3) belongs in a snapshot, not in the \
+                         metadata topic"
+                    .to_owned(),
+            }),
+            Err(reason) => Err(Error::Corrupt {
+                what: what(),
+                reason,
+            }),
+        }
+    }
+
+    /// The readable JSON rendering, `version` and `type` first (the format earlier versions stored).
     pub fn to_json(&self) -> Vec<u8> {
         serde_json::to_vec(&EnvelopeRef {
             version: RECORD_FORMAT_VERSION,
@@ -105,6 +149,34 @@ impl RemoteLogMetadataRecord {
                     reason: format!("no readable version field: {e}"),
                 }),
             },
+        }
+    }
+}
+
+/// Which serialization a value of `__remote_log_metadata` is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueFormat {
+    /// Kafka's `RemoteLogMetadataSerde` (what this version writes).
+    Kafka,
+    /// The JSON object of earlier versions.
+    Json,
+}
+
+impl ValueFormat {
+    /// Tells the formats apart by the first byte: `{` is JSON; Kafka's frame starts with its version, 1.
+    pub fn of(value: &[u8]) -> Self {
+        if value.first() == Some(&b'{') {
+            Self::Json
+        } else {
+            Self::Kafka
+        }
+    }
+
+    /// `"kafka"` or `"json"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Kafka => "kafka",
+            Self::Json => "json",
         }
     }
 }
