@@ -2,7 +2,8 @@
 # Installs the interop clients into a local prefix (no system-wide pip/npm changes). Idempotent.
 #   STRATA_INTEROP_PREFIX (default ~/.cache/strata-interop): venv/ with confluent-kafka, kafka-python, aiokafka;
 #   node/node_modules/kafkajs and @platformatic/kafka (1.20.0: the last release for node 20; it speaks only Kafka 3.5+'s
-#   newest API versions). kcat (Debian's, librdkafka 2.0.2) comes from apt (see .ci/run).
+#   newest API versions); franz/franz-check (franz-go, built with go). kcat (Debian's, librdkafka 2.0.2) comes from
+#   apt (see .ci/run).
 set -euo pipefail
 PREFIX=${STRATA_INTEROP_PREFIX:-$HOME/.cache/strata-interop}
 PY=${PYTHON:-python3}
@@ -30,5 +31,13 @@ fi
 if [ ! -f "$PREFIX/node/node_modules/@platformatic/kafka/package.json" ] ||
    ! grep -q '"version": "1.20.0"' "$PREFIX/node/node_modules/@platformatic/kafka/package.json"; then
   ( cd "$PREFIX/node" && npm install -s --no-audit --no-fund @platformatic/kafka@1.20.0 >/dev/null )
+fi
+# franz-go 1.22 + kadm (Go): tests/interop/franz built into $PREFIX/franz/franz-check; modules from the Go module
+# proxy into Go's module cache (~/go/pkg/mod), pinned by franz/go.sum. Needs go 1.26+ (the machine's).
+if command -v go >/dev/null; then
+  mkdir -p "$PREFIX/franz"
+  ( cd "$(dirname "$0")/franz" && go build -trimpath -o "$PREFIX/franz/franz-check" . )
+else
+  echo "go not found: franz-go's interop check will fail (install Go 1.26+)" >&2
 fi
 echo "interop clients installed under $PREFIX"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs real Kafka clients against the built `strata` binary: kcat (Debian's librdkafka 2.0.2), confluent-kafka,
 # kafka-python (also pinned to 0.8.2/0.9/0.10 protocol versions and message formats v0/v1), aiokafka, kafkajs and
-# @platformatic/kafka (newest API versions only) each
+# @platformatic/kafka (newest API versions only) and franz-go (Go, with kadm and GroupTransactSession) each
 # produce, consume, use a consumer group and an admin call, asserting counts and contents; confluent-kafka also
 # creates a compacted topic and reads back the latest value per key; confluent-kafka, kafka-python, aiokafka and
 # kafkajs run transactions (commit, abort, offsets in a transaction) checked with read_committed and
@@ -95,6 +95,10 @@ for c in confluent kafka-python aiokafka; do
 done
 check kafkajs-txn env NODE_PATH="$PREFIX/node/node_modules" KAFKAJS_NO_PARTITIONER_WARNING=1 \
   timeout 180 node "$HERE/kafkajs-txn.js" "$BS"
+
+# franz-go 1.22 (Go) and kadm: admin calls, the idempotent producer, a consumer group, GroupTransactSession
+# (tests/interop/franz/main.go).
+check franz-go timeout 180 "$PREFIX/franz/franz-check" "$BS"
 
 # Graceful shutdown writes the clean-shutdown marker.
 kill -TERM "$PID"
