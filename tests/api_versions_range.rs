@@ -154,7 +154,7 @@ async fn api_versions_reports_the_table_and_the_newest_kafka_4_versions() {
         &mut s,
         ApiKey::ApiVersions,
         3,
-        &ApiVersionsRequest::default(),
+        &common::raw::api_versions_request(),
     )
     .await
     .unwrap();

@@ -21,7 +21,7 @@ async fn api_versions_ok(addr: std::net::SocketAddr) {
         &mut s,
         ApiKey::ApiVersions,
         3,
-        &ApiVersionsRequest::default(),
+        &common::raw::api_versions_request(),
     )
     .await
     .unwrap();
@@ -378,7 +378,7 @@ async fn max_connections_bounds_concurrent_clients() {
         &mut first,
         ApiKey::ApiVersions,
         3,
-        &ApiVersionsRequest::default(),
+        &common::raw::api_versions_request(),
     )
     .await
     .unwrap();
@@ -388,7 +388,7 @@ async fn max_connections_bounds_concurrent_clients() {
         &mut second,
         ApiKey::ApiVersions,
         3,
-        &ApiVersionsRequest::default(),
+        &common::raw::api_versions_request(),
     )
     .await
     .expect("the second client is served");
@@ -429,7 +429,7 @@ async fn acks_zero_produce_errors_close_the_connection_and_successes_keep_it_sil
         &mut s,
         ApiKey::ApiVersions,
         3,
-        &ApiVersionsRequest::default(),
+        &common::raw::api_versions_request(),
     )
     .await
     .expect("connection kept after a good acks=0 produce");

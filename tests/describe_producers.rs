@@ -59,7 +59,7 @@ async fn describe_producers_lists_idempotent_and_transactional_producers_per_par
         &mut s,
         ApiKey::ApiVersions,
         3,
-        &ApiVersionsRequest::default(),
+        &common::raw::api_versions_request(),
     )
     .await
     .unwrap();

@@ -89,7 +89,9 @@ async fn served(addr: std::net::SocketAddr) -> (bool, TcpStream) {
         .with_client_id(Some(sb("limits")))
         .encode(&mut frame, ApiKey::ApiVersions.request_header_version(3))
         .unwrap();
-    ApiVersionsRequest::default().encode(&mut frame, 3).unwrap();
+    common::raw::api_versions_request()
+        .encode(&mut frame, 3)
+        .unwrap();
     send_frame(&mut s, &frame).await;
     (read_frame(&mut s).await.is_some(), s)
 }

@@ -20,7 +20,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 async fn api_versions(s: &mut TcpStream) -> Option<ApiVersionsResponse> {
-    let req = ApiVersionsRequest::default();
+    let req = common::raw::api_versions_request();
     let fut = request(s, ApiKey::ApiVersions, 3, &req);
     tokio::time::timeout(Duration::from_secs(10), fut)
         .await

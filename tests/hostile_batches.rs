@@ -264,7 +264,12 @@ async fn list_offsets(s: &mut tokio::net::TcpStream, timestamp: i64) -> (i16, i6
 
 /// Five gzip records `good-0..4` with timestamps `ts0 + 10 * i`, as a client would send them.
 fn good_gzip_batch(ts0: i64) -> Bytes {
-    let records: Vec<Record> = (0..5)
+    gzip_batch(ts0, 5)
+}
+
+/// One gzip batch of `n` records `good-0..` with timestamps `ts0 + 10 * i`.
+fn gzip_batch(ts0: i64, n: i64) -> Bytes {
+    let records: Vec<Record> = (0..n)
         .map(|i| Record {
             transactional: false,
             control: false,
@@ -274,7 +279,8 @@ fn good_gzip_batch(ts0: i64) -> Bytes {
             producer_epoch: -1,
             timestamp_type: TimestampType::Creation,
             offset: i,
-            sequence: -1,
+            // -1, 0, 1, ...: one batch (kafka-protocol's encoder splits where offset - sequence changes).
+            sequence: i as i32 - 1,
             timestamp: ts0 + 10 * i,
             key: None,
             value: Some(Bytes::from(format!("good-{i}"))),
@@ -406,12 +412,10 @@ fn hostile_batches_are_refused_with_kafka_errors_write_nothing_and_keep_memory_b
     assert!(broker.terminate());
 }
 
-/// The first batch of `good_gzip_batch(ts0)` (one record, stamped `ts0`) with its header `maxTimestamp`
-/// replaced by `max` and the CRC-32C made valid again.
+/// A gzip batch of one record stamped `ts0` with its header `maxTimestamp` replaced by `max` and the CRC-32C
+/// made valid again.
 fn lying_max_timestamp(ts0: i64, max: i64) -> Bytes {
-    let all = good_gzip_batch(ts0);
-    let size = 12 + i32::from_be_bytes(all[8..12].try_into().unwrap()) as usize;
-    let mut b = all[..size].to_vec();
+    let mut b = gzip_batch(ts0, 1).to_vec();
     b[35..43].copy_from_slice(&max.to_be_bytes());
     let crc = RecordBatch::new_unchecked_crc(Bytes::from(b.clone()))
         .unwrap()

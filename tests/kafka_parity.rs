@@ -3,7 +3,11 @@
 //! partitions), INVALID_TOPIC_EXCEPTION for Metadata of an invalid name, UNKNOWN_TOPIC_ID for Produce v13 with the
 //! nil id, an empty config list in CreateTopics errors, INVALID_GROUP_ID for an empty group id in Heartbeat /
 //! LeaveGroup / SyncGroup, a null protocol name in JoinGroup v7+ errors, and INVALID_PRODUCER_ID_MAPPING for
-//! EndTxn of a transactional id no producer initialised, INVALID_REQUEST for an empty one.
+//! EndTxn of a transactional id no producer initialised, INVALID_REQUEST for an empty one; ApiVersions v3+ with
+//! an empty client software name (INVALID_REQUEST), Produce with acks=2 (INVALID_REQUIRED_ACKS) or with other than
+//! one complete batch (INVALID_RECORD), ListOffsets sentinels below their version (UNSUPPORTED_VERSION), a name
+//! twice in one CreateTopics, CreatePartitions past the per-request limit (POLICY_VIOLATION), OffsetForLeaderEpoch
+//! of a future epoch (undefined), ConsumerGroupHeartbeat with an empty group id and SyncGroup v5 without protocol.
 
 mod common;
 
@@ -243,6 +247,312 @@ fn an_empty_transactional_id_is_invalid_request() {
             .await
             .unwrap();
         assert_eq!(r.error_code, INVALID_REQUEST, "AddOffsetsToTxn");
+        b.shutdown().await.unwrap();
+    });
+}
+
+const INVALID_REQUEST: i16 = 42;
+
+fn produce_req(topic: &str, acks: i16, records: bytes::Bytes) -> ProduceRequest {
+    ProduceRequest::default()
+        .with_acks(acks)
+        .with_timeout_ms(5000)
+        .with_topic_data(vec![TopicProduceData::default()
+            .with_name(name(topic))
+            .with_partition_data(vec![
+                PartitionProduceData::default().with_records(Some(records))
+            ])])
+}
+
+async fn high_watermark(s: &mut tokio::net::TcpStream, topic: &str) -> i64 {
+    let r: ListOffsetsResponse = request(s, ApiKey::ListOffsets, 7, &list_offsets(topic, -1))
+        .await
+        .unwrap();
+    r.topics[0].partitions[0].offset
+}
+
+fn list_offsets(topic: &str, timestamp: i64) -> ListOffsetsRequest {
+    use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+    ListOffsetsRequest::default()
+        .with_replica_id(BrokerId(-1))
+        .with_topics(vec![ListOffsetsTopic::default()
+            .with_name(name(topic))
+            .with_partitions(vec![ListOffsetsPartition::default()
+                .with_timestamp(timestamp)
+                .with_current_leader_epoch(-1)])])
+}
+
+#[test]
+fn api_versions_v3_and_later_need_a_client_software_name_and_version() {
+    let dir = tempfile::tempdir().unwrap();
+    common::runtime().block_on(async {
+        let b = common::start_broker(dir.path()).await;
+        let mut s = connect(b.local_addr()).await;
+        // Empty name and version: INVALID_REQUEST, with the table at v3 and without it from v4 (as Kafka 4.4).
+        for (version, with_table) in [(3i16, true), (4, false)] {
+            let r: ApiVersionsResponse = request(
+                &mut s,
+                ApiKey::ApiVersions,
+                version,
+                &ApiVersionsRequest::default(),
+            )
+            .await
+            .unwrap();
+            assert_eq!(r.error_code, INVALID_REQUEST, "v{version}");
+            assert_eq!(!r.api_keys.is_empty(), with_table, "v{version}");
+        }
+        let bad = ApiVersionsRequest::default()
+            .with_client_software_name(sb("my client"))
+            .with_client_software_version(sb("1.0"));
+        let r: ApiVersionsResponse = request(&mut s, ApiKey::ApiVersions, 4, &bad).await.unwrap();
+        assert_eq!(r.error_code, INVALID_REQUEST, "a space in the name");
+        let good = common::raw::api_versions_request();
+        let r: ApiVersionsResponse = request(&mut s, ApiKey::ApiVersions, 4, &good)
+            .await
+            .unwrap();
+        assert_eq!(r.error_code, 0);
+        assert!(!r.api_keys.is_empty());
+        // v0-2 carry no name: served.
+        let r: ApiVersionsResponse = request(
+            &mut s,
+            ApiKey::ApiVersions,
+            2,
+            &ApiVersionsRequest::default(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(r.error_code, 0);
+        b.shutdown().await.unwrap();
+    });
+}
+
+#[test]
+fn produce_takes_one_complete_batch_per_partition_and_acks_0_1_or_all() {
+    const INVALID_REQUIRED_ACKS: i16 = 21;
+    const INVALID_RECORD: i16 = 87;
+    let dir = tempfile::tempdir().unwrap();
+    common::runtime().block_on(async {
+        let b = common::start_broker(dir.path()).await;
+        common::create_topic(&common::bootstrap(&b), "t", 1).await;
+        let mut s = connect(b.local_addr()).await;
+        let one = batch(&[b"a", b"b", b"c"]);
+        let mut two = bytes::BytesMut::from(&batch(&[b"x"])[..]);
+        two.extend_from_slice(&batch(&[b"y"]));
+        let truncated = one.slice(..one.len() - 5);
+        let cases = [
+            ("acks=2", 2i16, one.clone(), INVALID_REQUIRED_ACKS),
+            ("two batches", -1, two.freeze(), INVALID_RECORD),
+            ("truncated", -1, truncated, INVALID_RECORD),
+        ];
+        for (what, acks, records, want) in cases {
+            for version in [3i16, 9] {
+                let r: ProduceResponse = request(
+                    &mut s,
+                    ApiKey::Produce,
+                    version,
+                    &produce_req("t", acks, records.clone()),
+                )
+                .await
+                .unwrap();
+                let p = &r.responses[0].partition_responses[0];
+                assert_eq!(p.error_code, want, "{what} v{version}");
+                assert_eq!(p.base_offset, -1, "{what} v{version}");
+            }
+        }
+        assert_eq!(high_watermark(&mut s, "t").await, 0, "nothing was written");
+        // One batch of three records (raw::batch builds one batch however many records): accepted.
+        let r: ProduceResponse = request(&mut s, ApiKey::Produce, 9, &produce_req("t", 1, one))
+            .await
+            .unwrap();
+        assert_eq!(r.responses[0].partition_responses[0].error_code, 0);
+        assert_eq!(high_watermark(&mut s, "t").await, 3);
+        b.shutdown().await.unwrap();
+    });
+}
+
+#[test]
+fn list_offsets_sentinels_need_the_version_that_introduced_them() {
+    const UNSUPPORTED_VERSION: i16 = 35;
+    let dir = tempfile::tempdir().unwrap();
+    common::runtime().block_on(async {
+        let b = common::start_broker(dir.path()).await;
+        common::create_topic(&common::bootstrap(&b), "t", 1).await;
+        let mut s = connect(b.local_addr()).await;
+        for (timestamp, version, want) in [
+            (-3i64, 1i16, UNSUPPORTED_VERSION),
+            (-3, 6, UNSUPPORTED_VERSION),
+            (-3, 7, 0),
+            (-4, 7, UNSUPPORTED_VERSION),
+            (-4, 8, 0),
+            (-5, 8, UNSUPPORTED_VERSION),
+            (-5, 9, 0),
+            (-9, 1, UNSUPPORTED_VERSION),
+            (-9, 10, UNSUPPORTED_VERSION),
+            (-1, 1, 0),
+        ] {
+            let r: ListOffsetsResponse = request(
+                &mut s,
+                ApiKey::ListOffsets,
+                version,
+                &list_offsets("t", timestamp),
+            )
+            .await
+            .unwrap();
+            let p = &r.topics[0].partitions[0];
+            assert_eq!(p.error_code, want, "{timestamp} at v{version}");
+            if want != 0 {
+                assert_eq!(
+                    (p.offset, p.timestamp),
+                    (-1, -1),
+                    "{timestamp} at v{version}"
+                );
+            }
+        }
+        b.shutdown().await.unwrap();
+    });
+}
+
+#[test]
+fn a_topic_named_twice_in_create_topics_is_answered_once_and_not_created() {
+    let dir = tempfile::tempdir().unwrap();
+    common::runtime().block_on(async {
+        let b =
+            common::start_broker_with(dir.path(), &[("auto.create.topics.enable", "false")]).await;
+        let mut s = connect(b.local_addr()).await;
+        let topic = |n: &str, partitions: i32| {
+            CreatableTopic::default()
+                .with_name(name(n))
+                .with_num_partitions(partitions)
+                .with_replication_factor(1)
+        };
+        let req = CreateTopicsRequest::default()
+            .with_timeout_ms(5000)
+            .with_topics(vec![topic("twice", 1), topic("once", 1), topic("twice", 2)]);
+        let r: CreateTopicsResponse = request(&mut s, ApiKey::CreateTopics, 7, &req)
+            .await
+            .unwrap();
+        let got: Vec<(String, i16)> = r
+            .topics
+            .iter()
+            .map(|t| (t.name.0.to_string(), t.error_code))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("twice".to_string(), INVALID_REQUEST),
+                ("once".to_string(), 0)
+            ]
+        );
+        assert_eq!(r.topics[0].num_partitions, -1);
+        assert!(r.topics[0].topic_id.is_nil());
+        let m: MetadataResponse = request(
+            &mut s,
+            ApiKey::Metadata,
+            12,
+            &MetadataRequest::default().with_topics(Some(vec![
+                MetadataRequestTopic::default().with_name(Some(name("twice"))),
+                MetadataRequestTopic::default().with_name(Some(name("once"))),
+            ])),
+        )
+        .await
+        .unwrap();
+        let codes: Vec<i16> = m.topics.iter().map(|t| t.error_code).collect();
+        assert_eq!(codes, [UNKNOWN_TOPIC_OR_PARTITION, 0]);
+        b.shutdown().await.unwrap();
+    });
+}
+
+#[test]
+fn create_partitions_past_the_per_request_limit_is_policy_violation_before_assignments() {
+    use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
+    const POLICY_VIOLATION: i16 = 44;
+    const INVALID_REPLICA_ASSIGNMENT: i16 = 39;
+    let dir = tempfile::tempdir().unwrap();
+    common::runtime().block_on(async {
+        let b = common::start_broker(dir.path()).await;
+        common::create_topic(&common::bootstrap(&b), "t", 2).await;
+        let mut s = connect(b.local_addr()).await;
+        // An empty assignment list is wrong too, but the limit is checked first (as Kafka's controller does).
+        for (count, want) in [(100_000, POLICY_VIOLATION), (4, INVALID_REPLICA_ASSIGNMENT)] {
+            let req = CreatePartitionsRequest::default()
+                .with_timeout_ms(5000)
+                .with_topics(vec![CreatePartitionsTopic::default()
+                    .with_name(name("t"))
+                    .with_count(count)
+                    .with_assignments(Some(Vec::new()))]);
+            let r: CreatePartitionsResponse = request(&mut s, ApiKey::CreatePartitions, 3, &req)
+                .await
+                .unwrap();
+            assert_eq!(r.results[0].error_code, want, "count {count}");
+        }
+        b.shutdown().await.unwrap();
+    });
+}
+
+#[test]
+fn offset_for_a_leader_epoch_above_the_latest_is_undefined() {
+    use kafka_protocol::messages::offset_for_leader_epoch_request::{
+        OffsetForLeaderPartition, OffsetForLeaderTopic,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    common::runtime().block_on(async {
+        let b = common::start_broker(dir.path()).await;
+        common::create_topic(&common::bootstrap(&b), "t", 1).await;
+        let mut s = connect(b.local_addr()).await;
+        let r: ProduceResponse = request(
+            &mut s,
+            ApiKey::Produce,
+            9,
+            &produce_req("t", -1, batch(&[b"a", b"b", b"c"])),
+        )
+        .await
+        .unwrap();
+        assert_eq!(r.responses[0].partition_responses[0].error_code, 0);
+        for (epoch, want) in [(0, (0, 3)), (5, (-1, -1)), (-1, (-1, -1))] {
+            let req = OffsetForLeaderEpochRequest::default()
+                .with_replica_id(BrokerId(-1))
+                .with_topics(vec![OffsetForLeaderTopic::default()
+                    .with_topic(name("t"))
+                    .with_partitions(vec![OffsetForLeaderPartition::default()
+                        .with_leader_epoch(epoch)
+                        .with_current_leader_epoch(-1)])]);
+            let r: OffsetForLeaderEpochResponse =
+                request(&mut s, ApiKey::OffsetForLeaderEpoch, 4, &req)
+                    .await
+                    .unwrap();
+            let p = &r.topics[0].partitions[0];
+            assert_eq!(p.error_code, 0);
+            assert_eq!((p.leader_epoch, p.end_offset), want, "epoch {epoch}");
+        }
+        b.shutdown().await.unwrap();
+    });
+}
+
+#[test]
+fn group_requests_check_their_own_fields_first() {
+    const INCONSISTENT_GROUP_PROTOCOL: i16 = 23;
+    let dir = tempfile::tempdir().unwrap();
+    common::runtime().block_on(async {
+        let b = common::start_broker(dir.path()).await;
+        let mut s = connect(b.local_addr()).await;
+        // ConsumerGroupHeartbeat v0 with an empty group id: INVALID_REQUEST and member epoch 0, as Kafka.
+        let hb = ConsumerGroupHeartbeatRequest::default()
+            .with_rebalance_timeout_ms(10_000)
+            .with_subscribed_topic_names(Some(vec![name("t")]));
+        let r: ConsumerGroupHeartbeatResponse =
+            request(&mut s, ApiKey::ConsumerGroupHeartbeat, 0, &hb)
+                .await
+                .unwrap();
+        assert_eq!((r.error_code, r.member_epoch), (INVALID_REQUEST, 0));
+        // SyncGroup v5 without protocol type and name: INCONSISTENT_GROUP_PROTOCOL before the (empty) group id.
+        let sync = SyncGroupRequest::default().with_member_id(sb("m"));
+        let r: SyncGroupResponse = request(&mut s, ApiKey::SyncGroup, 5, &sync).await.unwrap();
+        assert_eq!(r.error_code, INCONSISTENT_GROUP_PROTOCOL);
+        let sync = sync
+            .with_protocol_type(Some(sb("consumer")))
+            .with_protocol_name(Some(sb("range")));
+        let r: SyncGroupResponse = request(&mut s, ApiKey::SyncGroup, 5, &sync).await.unwrap();
+        assert_eq!(r.error_code, INVALID_GROUP_ID);
         b.shutdown().await.unwrap();
     });
 }

@@ -400,7 +400,7 @@ async fn cut_and_random_old_group_and_admin_bodies_never_hurt_the_broker() {
         &mut s,
         ApiKey::ApiVersions,
         3,
-        &ApiVersionsRequest::default(),
+        &common::raw::api_versions_request(),
     )
     .await
     .expect("still serving");

@@ -51,7 +51,8 @@ fn batch_with(timestamps: &[i64], codec: Compression) -> Bytes {
             producer_epoch: -1,
             timestamp_type: TimestampType::Creation,
             offset: i as i64,
-            sequence: -1,
+            // -1, 0, 1, ...: one batch (kafka-protocol's encoder splits where offset - sequence changes).
+            sequence: i as i32 - 1,
             timestamp: *ts,
             key: None,
             value: Some(Bytes::from(format!("v{i}"))),

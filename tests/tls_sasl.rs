@@ -291,7 +291,7 @@ fn wrong_credentials_are_refused_while_another_client_keeps_working() {
             &mut good,
             ApiKey::ApiVersions,
             3,
-            &ApiVersionsRequest::default(),
+            &common::raw::api_versions_request(),
         )
         .await
         .expect("ApiVersions before authentication");

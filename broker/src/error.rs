@@ -80,6 +80,17 @@ pub enum Error {
     /// Produce of a partition without a record batch.
     #[error("a produce request must carry at least one record batch")]
     ProduceWithoutRecords,
+    /// Produce v3+ records that are not exactly one complete v2 batch (Kafka's `ProduceRequest.validateRecords`).
+    #[error("produce to {topic}: {reason}")]
+    InvalidProduceRecords {
+        /// The topic.
+        topic: String,
+        /// What is wrong, with the numbers.
+        reason: String,
+    },
+    /// Produce with `acks` other than 0, 1 or -1.
+    #[error("acks={0} is not one of 0, 1, -1 (all)")]
+    InvalidRequiredAcks(i16),
     /// acks=all to a partition whose `min.insync.replicas` exceeds its one in-sync replica.
     #[error(
         "{topic}-{partition} has 1 in-sync replica (a single broker) and min.insync.replicas={min_isr}"
@@ -104,9 +115,15 @@ pub enum Error {
         /// `offset.metadata.max.bytes`.
         max: usize,
     },
-    /// A ListOffsets timestamp that is neither a time nor one of Kafka's sentinels (-1 .. -5).
-    #[error("unknown ListOffsets timestamp sentinel {0}")]
-    UnknownOffsetSpec(i64),
+    /// A ListOffsets timestamp that is neither a time nor one of Kafka's sentinels (-1 .. -5), or a sentinel
+    /// newer than the request's version (-3 needs v7, -4 v8, -5 v9).
+    #[error("ListOffsets v{version} does not serve timestamp sentinel {timestamp}")]
+    UnknownOffsetSpec {
+        /// The timestamp asked for.
+        timestamp: i64,
+        /// The request's version.
+        version: i16,
+    },
     /// SASL credentials that do not match (wrong password, unknown user, bad token); the connection is closed
     /// after the answer.
     #[error("authentication failed: {0}")]

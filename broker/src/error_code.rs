@@ -66,6 +66,8 @@ pub const INVALID_REPLICATION_FACTOR: i16 = 38;
 pub const INVALID_REPLICA_ASSIGNMENT: i16 = 39;
 /// INVALID_CONFIG.
 pub const INVALID_CONFIG: i16 = 40;
+/// INVALID_REQUIRED_ACKS: Produce with acks other than 0, 1, -1.
+pub const INVALID_REQUIRED_ACKS: i16 = 21;
 /// INVALID_REQUEST.
 pub const INVALID_REQUEST: i16 = 42;
 /// POLICY_VIOLATION: a topic or partition creation over a partition limit (Kafka answers "excessively large
@@ -262,19 +264,19 @@ pub fn code(err: &Error) -> i16 {
         Error::ShuttingDown | Error::Internal(_) => UNKNOWN_SERVER_ERROR,
         Error::UnknownTopic(_) => UNKNOWN_TOPIC_OR_PARTITION,
         Error::UnknownTopicId(_) => UNKNOWN_TOPIC_ID,
-        Error::ProduceWithoutRecords => INVALID_RECORD,
+        Error::ProduceWithoutRecords | Error::InvalidProduceRecords { .. } => INVALID_RECORD,
+        Error::InvalidRequiredAcks(_) => INVALID_REQUIRED_ACKS,
         Error::NotEnoughReplicas { .. } => NOT_ENOUGH_REPLICAS,
         Error::OffsetMetadataTooLarge { .. } => OFFSET_METADATA_TOO_LARGE,
-        Error::UnknownOffsetSpec(_)
-        | Error::NotThisBroker { .. }
-        | Error::NoConfigs(_)
-        | Error::NotDynamicConfigs(_) => INVALID_REQUEST,
+        Error::NotThisBroker { .. } | Error::NoConfigs(_) | Error::NotDynamicConfigs(_) => {
+            INVALID_REQUEST
+        }
         Error::ControlBatchFromClient { .. } => INVALID_RECORD,
         Error::UnknownCoordinatorType(_) => INVALID_REQUEST,
         Error::OperationNotAttempted => OPERATION_NOT_ATTEMPTED,
         Error::UnstableOffsetCommit { .. } => UNSTABLE_OFFSET_COMMIT,
         Error::FetchSessionIdNotFound { .. } => FETCH_SESSION_ID_NOT_FOUND,
-        Error::UnsupportedVersion { .. } => UNSUPPORTED_VERSION,
+        Error::UnsupportedVersion { .. } | Error::UnknownOffsetSpec { .. } => UNSUPPORTED_VERSION,
         Error::ZstdBeforeFetchV10 { .. } => UNSUPPORTED_COMPRESSION_TYPE,
         Error::SaslAuthenticationFailed(_) => SASL_AUTHENTICATION_FAILED,
         Error::UnsupportedSaslMechanism { .. } => UNSUPPORTED_SASL_MECHANISM,

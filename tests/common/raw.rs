@@ -12,6 +12,14 @@ use kafka_protocol::records::{
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+/// An ApiVersions request with the client software name and version v3+ needs (KIP-511: an empty one is
+/// INVALID_REQUEST, as Kafka answers it).
+pub fn api_versions_request() -> kafka_protocol::messages::ApiVersionsRequest {
+    kafka_protocol::messages::ApiVersionsRequest::default()
+        .with_client_software_name(StrBytes::from_static_str("strata-tests"))
+        .with_client_software_version(StrBytes::from_static_str("1.0"))
+}
+
 /// Connects to the broker.
 pub async fn connect(addr: std::net::SocketAddr) -> TcpStream {
     TcpStream::connect(addr).await.expect("connect")
@@ -93,6 +101,10 @@ pub async fn metadata(s: &mut TcpStream) -> Option<kafka_protocol::messages::Met
 }
 
 /// One uncompressed v2 batch holding `values` with timestamps `ts0, ts0+1, ...`.
+///
+/// kafka-protocol's encoder starts a new batch wherever `offset - sequence` changes, so the records carry
+/// sequences `-1, 0, 1, ...`: one batch whose base sequence is -1, as a producer without idempotence writes it
+/// (Kafka refuses a Produce v3+ partition with more than one batch: INVALID_RECORD).
 pub fn batch_at(values: &[&[u8]], ts0: i64) -> Bytes {
     let records: Vec<Record> = values
         .iter()
@@ -106,7 +118,7 @@ pub fn batch_at(values: &[&[u8]], ts0: i64) -> Bytes {
             producer_epoch: -1,
             timestamp_type: TimestampType::Creation,
             offset: i as i64,
-            sequence: -1,
+            sequence: i as i32 - 1,
             timestamp: ts0 + i as i64,
             key: None,
             value: Some(Bytes::copy_from_slice(v)),

@@ -239,6 +239,14 @@ fn every_typed_error_maps_to_its_kafka_code() {
         (Error::UnknownTopicId(uuid::Uuid::nil()), 100),
         (Error::ProduceWithoutRecords, 87),
         (
+            Error::InvalidProduceRecords {
+                topic: s(),
+                reason: s(),
+            },
+            87,
+        ),
+        (Error::InvalidRequiredAcks(2), 21),
+        (
             Error::NotEnoughReplicas {
                 topic: s(),
                 partition: 0,
@@ -255,7 +263,13 @@ fn every_typed_error_maps_to_its_kafka_code() {
             },
             12,
         ),
-        (Error::UnknownOffsetSpec(-9), 42),
+        (
+            Error::UnknownOffsetSpec {
+                timestamp: -9,
+                version: 10,
+            },
+            35,
+        ),
         (Error::NotThisBroker { node_id: 1 }, 42),
         (Error::NoConfigs(7), 42),
         (Error::NotDynamicConfigs(vec!["listeners".into()]), 42),

@@ -288,6 +288,9 @@ impl GroupCoordinator {
         protocol: (Option<&str>, Option<&str>),
     ) -> Result<(), GroupError> {
         let (protocol_type, protocol_name) = protocol;
+        if !valid_group_id(group_id) {
+            return Err(GroupError::InvalidGroupId(group_id.to_string()));
+        }
         let groups = self.lock();
         let Some(g) = groups.get(group_id) else {
             return Err(unknown_member(member.0));

@@ -1,5 +1,9 @@
 //! ApiVersions (key 18): the supported-versions table. Feature fields stay at their defaults so they are not
 //! written as tagged fields (librdkafka 2.0 misparses them).
+//!
+//! v3+ carries the client's software name and version (KIP-511); each must match Kafka's pattern
+//! `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`, else the answer is INVALID_REQUEST, as Kafka's: with the table at
+//! v3, without it from v4 (what Kafka 4.4 answers, found by tests/differential.rs).
 
 use std::sync::Arc;
 
@@ -28,11 +32,59 @@ pub fn response(error: Option<&Error>) -> ApiVersionsResponse {
         )
 }
 
+/// Whether `s` matches Kafka's client software name/version pattern `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`.
+fn valid_software_field(s: &str) -> bool {
+    let alnum = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+    alnum(s.chars().next())
+        && alnum(s.chars().last())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+}
+
 /// Answers ApiVersions.
 pub async fn handle(
     _broker: &Arc<Broker>,
-    _header: &RequestHeader,
-    _req: ApiVersionsRequest,
+    header: &RequestHeader,
+    req: ApiVersionsRequest,
 ) -> ApiVersionsResponse {
-    response(None)
+    let version = header.request_api_version;
+    let bad = [
+        ("client_software_name", &req.client_software_name),
+        ("client_software_version", &req.client_software_version),
+    ]
+    .into_iter()
+    .find(|(_, v)| !valid_software_field(v));
+    match bad {
+        Some((field, value)) if version >= 3 => {
+            let e = Error::Protocol {
+                api: "ApiVersions".into(),
+                message: format!(
+                    "{field} {:?} does not match [a-zA-Z0-9](?:[a-zA-Z0-9\\-.]*[a-zA-Z0-9])?",
+                    value.as_str()
+                ),
+            };
+            tracing::debug!(%e, "ApiVersions refused");
+            if version == 3 {
+                response(Some(&e))
+            } else {
+                ApiVersionsResponse::default().with_error_code(error_code::code(&e))
+            }
+        }
+        _ => response(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::valid_software_field;
+
+    #[test]
+    fn software_fields_follow_kafkas_pattern() {
+        for ok in ["librdkafka", "2.3.0", "apache-kafka-java", "a", "1-b.c"] {
+            assert!(valid_software_field(ok), "{ok}");
+        }
+        for bad in ["", "-a", "a-", "a.", "a b", "a_b", "a+b", "ü"] {
+            assert!(!valid_software_field(bad), "{bad}");
+        }
+    }
 }

@@ -15,6 +15,33 @@ use crate::error::GroupError;
 use crate::error_code;
 use crate::group::consumer::Heartbeat;
 
+/// Kafka's request checks (INVALID_REQUEST), made before the group is looked at; the member id to use (v0
+/// makes one for a joining member).
+fn checked_member_id(
+    version: i16,
+    req: &ConsumerGroupHeartbeatRequest,
+) -> Result<String, GroupError> {
+    let mut member_id = req.member_id.to_string();
+    if member_id.is_empty() && req.member_epoch == 0 {
+        if version >= 1 {
+            // KIP-1082: from v1 the client chooses its member id.
+            return Err(GroupError::InvalidHeartbeat(
+                "MemberId must be set from ConsumerGroupHeartbeat v1".into(),
+            ));
+        }
+        member_id = uuid::Uuid::new_v4().simple().to_string();
+    }
+    if req.group_id.0.is_empty() {
+        return Err(GroupError::InvalidHeartbeat(
+            "GroupId can't be empty".into(),
+        ));
+    }
+    if req.rack_id.as_ref().is_some_and(|r| r.is_empty()) {
+        return Err(GroupError::InvalidHeartbeat("RackId can't be empty".into()));
+    }
+    Ok(member_id)
+}
+
 /// Answers ConsumerGroupHeartbeat.
 pub async fn handle(
     broker: &Arc<Broker>,
@@ -22,11 +49,11 @@ pub async fn handle(
     req: ConsumerGroupHeartbeatRequest,
 ) -> ConsumerGroupHeartbeatResponse {
     let groups = broker.groups();
+    // Kafka's error answers leave member_epoch at its default, 0.
     let refuse = |e: GroupError| {
         ConsumerGroupHeartbeatResponse::default()
             .with_error_code(error_code::group_code(&e))
             .with_error_message(Some(sb(e.to_string())))
-            .with_member_epoch(-1)
     };
     if !groups.consumer_protocol_enabled() {
         return refuse(GroupError::ConsumerProtocolDisabled);
@@ -38,16 +65,10 @@ pub async fn handle(
         .filter(|(_, m)| !m.internal)
         .map(|(t, m)| (t.clone(), m.partitions))
         .collect();
-    let mut member_id = req.member_id.to_string();
-    if member_id.is_empty() && req.member_epoch == 0 {
-        if h.request_api_version >= 1 {
-            // KIP-1082: from v1 the client chooses its member id.
-            return refuse(GroupError::InvalidHeartbeat(
-                "MemberId must be set from ConsumerGroupHeartbeat v1".into(),
-            ));
-        }
-        member_id = uuid::Uuid::new_v4().simple().to_string();
-    }
+    let member_id = match checked_member_id(h.request_api_version, &req) {
+        Ok(m) => m,
+        Err(e) => return refuse(e),
+    };
     let owned = req.topic_partitions.as_ref().map(|tps| {
         tps.iter()
             .filter_map(|tp| {

@@ -11,20 +11,28 @@ use crate::broker::Broker;
 use crate::error::{Error, Result};
 use crate::error_code;
 
-/// Checks the assignments of a request (if any): one per new partition, each naming only this broker. A topic
-/// that does not exist or does not grow is left to [`Broker::create_partitions`] to report.
+/// Checks a topic's growth against `max.partitions.per.request` (Kafka checks its fixed `MAX_PARTITIONS_PER_BATCH`
+/// before the assignments: POLICY_VIOLATION), then the assignments of a request (if any): one per new partition,
+/// each naming only this broker. A topic that does not exist or does not grow is left to
+/// [`Broker::create_partitions`] to report; the limits of the whole request are checked there.
 fn check_assignments(broker: &Broker, t: &CreatePartitionsTopic, node: i32) -> Result<()> {
+    let meta = broker.registry().get(&t.name.0);
+    let new = meta.map(|m| i64::from(t.count) - i64::from(m.partitions));
+    let limit = broker.config().max_partitions_per_request;
+    if let Some(new) = new.filter(|n| *n > limit) {
+        return Err(Error::PartitionLimit(format!(
+            "excessively large number of partitions per request: {new} requested, limit {limit} \
+             (max.partitions.per.request)"
+        )));
+    }
     let Some(assignments) = &t.assignments else {
         return Ok(());
     };
-    if let Some(meta) = broker.registry().get(&t.name.0) {
-        let new = i64::from(t.count) - i64::from(meta.partitions);
-        if new > 0 && assignments.len() as i64 != new {
-            return Err(Error::InvalidReplicaAssignment(format!(
-                "increasing the number of partitions by {new} but {} assignments provided",
-                assignments.len()
-            )));
-        }
+    if let Some(new) = new.filter(|n| *n > 0 && assignments.len() as i64 != *n) {
+        return Err(Error::InvalidReplicaAssignment(format!(
+            "increasing the number of partitions by {new} but {} assignments provided",
+            assignments.len()
+        )));
     }
     create_topics::check_assignments(node, assignments.iter().map(|a| a.broker_ids.as_slice()))
 }

@@ -1,6 +1,6 @@
 //! CreateTopics (key 19): validate-only, configs, defaults (-1 partitions / replication factor).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use kafka_protocol::messages::create_topics_response::{
@@ -100,15 +100,42 @@ fn shape(
     })
 }
 
+/// The names `req` gives more than once; the later entries of each are dropped (it is answered once).
+fn keep_first_of_each_name(req: &mut CreateTopicsRequest) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let twice: BTreeSet<String> = req
+        .topics
+        .iter()
+        .filter(|t| !seen.insert(t.name.0.as_str()))
+        .map(|t| t.name.0.to_string())
+        .collect();
+    let mut answered = BTreeSet::new();
+    req.topics
+        .retain(|t| !twice.contains(t.name.0.as_str()) || answered.insert(t.name.0.to_string()));
+    twice
+}
+
 /// Answers CreateTopics: every topic is checked and the request's partitions are held against the limits
-/// before any is created; the registry is written once.
+/// before any is created; the registry is written once. A name given twice is answered once, INVALID_REQUEST,
+/// and not created (Kafka's `ControllerApis.createTopics`).
 pub async fn handle(
     broker: &Arc<Broker>,
     h: &RequestHeader,
-    req: CreateTopicsRequest,
+    mut req: CreateTopicsRequest,
 ) -> CreateTopicsResponse {
     let version = h.request_api_version;
-    let shaped: Vec<Result<NewTopic>> = req.topics.iter().map(|t| shape(broker, t)).collect();
+    let twice = keep_first_of_each_name(&mut req);
+    let shaped: Vec<Result<NewTopic>> = req
+        .topics
+        .iter()
+        .map(|t| match twice.contains(t.name.0.as_str()) {
+            true => Err(Error::Protocol {
+                api: "CreateTopics".into(),
+                message: format!("topic {} is named more than once in the request", t.name.0),
+            }),
+            false => shape(broker, t),
+        })
+        .collect();
     let wanted: Vec<NewTopic> = shaped
         .iter()
         .filter_map(|r| r.as_ref().ok().cloned())

@@ -32,17 +32,19 @@ pub enum OffsetSpec {
 }
 
 impl OffsetSpec {
-    /// Maps a request timestamp; `None` for an unknown negative sentinel.
-    pub fn from_timestamp(ts: i64) -> Option<Self> {
-        Some(match ts {
-            -1 => OffsetSpec::Latest,
-            -2 => OffsetSpec::Earliest,
-            -3 => OffsetSpec::MaxTimestamp,
-            -4 => OffsetSpec::EarliestLocal,
-            -5 => OffsetSpec::LatestTiered,
-            t if t >= 0 => OffsetSpec::Timestamp(t),
+    /// Maps a request timestamp of a ListOffsets of `version`; `None` for an unknown negative sentinel or one
+    /// the version does not carry (Kafka: -3 from v7, -4 from v8, -5 from v9; else UNSUPPORTED_VERSION).
+    pub fn from_timestamp(ts: i64, version: i16) -> Option<Self> {
+        let (spec, since) = match ts {
+            -1 => (OffsetSpec::Latest, 0),
+            -2 => (OffsetSpec::Earliest, 0),
+            -3 => (OffsetSpec::MaxTimestamp, 7),
+            -4 => (OffsetSpec::EarliestLocal, 8),
+            -5 => (OffsetSpec::LatestTiered, 9),
+            t if t >= 0 => (OffsetSpec::Timestamp(t), 0),
             _ => return None,
-        })
+        };
+        (version >= since).then_some(spec)
     }
 }
 
@@ -149,8 +151,11 @@ pub async fn handle(
         for p in t.partitions {
             let resp =
                 ListOffsetsPartitionResponse::default().with_partition_index(p.partition_index);
-            let Some(spec) = OffsetSpec::from_timestamp(p.timestamp) else {
-                let e = Error::UnknownOffsetSpec(p.timestamp);
+            let Some(spec) = OffsetSpec::from_timestamp(p.timestamp, h.request_api_version) else {
+                let e = Error::UnknownOffsetSpec {
+                    timestamp: p.timestamp,
+                    version: h.request_api_version,
+                };
                 parts.push(
                     resp.with_error_code(error_code::code(&e))
                         .with_offset(-1)

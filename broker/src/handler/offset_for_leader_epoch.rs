@@ -14,18 +14,31 @@ use crate::broker::Broker;
 use crate::error::Result;
 use crate::error_code;
 
-/// (epoch, end offset) for `requested`: the largest epoch <= requested and the start of the next epoch (or the
-/// log end offset); (-1, -1) when the requested epoch is older than every known epoch.
+/// (epoch, end offset) for `requested`, as Kafka's `LeaderEpochFileCache.endOffsetFor`: the latest epoch ends at
+/// the log end offset; an older one at the start of the next epoch, answered with the largest known epoch <=
+/// requested (the requested one itself when it is older than every known epoch); -1 or an epoch above every
+/// known one is (-1, -1) (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET). With no entry (an empty log) the cache holds
+/// the leader's epoch 0 from the log end offset, as Kafka's does once the partition has a leader.
 pub fn end_offset_for_epoch(entries: &[(i32, i64)], log_end: i64, requested: i32) -> (i32, i64) {
-    if entries.is_empty() {
+    const UNDEFINED: (i32, i64) = (-1, -1);
+    let empty = [(0, log_end)];
+    let entries = if entries.is_empty() {
+        &empty[..]
+    } else {
+        entries
+    };
+    if requested == -1 {
+        return UNDEFINED;
+    }
+    if entries.last().is_some_and(|(e, _)| *e == requested) {
         return (requested, log_end);
     }
-    match entries.iter().rposition(|(e, _)| *e <= requested) {
-        None => (-1, -1),
-        Some(i) => (
-            entries[i].0,
-            entries.get(i + 1).map_or(log_end, |(_, start)| *start),
-        ),
+    let Some(higher) = entries.iter().find(|(e, _)| *e > requested) else {
+        return UNDEFINED;
+    };
+    match entries.iter().rev().find(|(e, _)| *e <= requested) {
+        Some((floor, _)) => (*floor, higher.1),
+        None => (requested, higher.1),
     }
 }
 
@@ -79,8 +92,13 @@ mod tests {
         let entries = [(0, 0), (3, 10), (5, 20)];
         assert_eq!(end_offset_for_epoch(&entries, 30, 0), (0, 10));
         assert_eq!(end_offset_for_epoch(&entries, 30, 4), (3, 20));
-        assert_eq!(end_offset_for_epoch(&entries, 30, 9), (5, 30));
-        assert_eq!(end_offset_for_epoch(&[(2, 5)], 30, 1), (-1, -1));
+        assert_eq!(end_offset_for_epoch(&entries, 30, 5), (5, 30));
+        // Kafka 4.4 answers UNDEFINED_EPOCH / UNDEFINED_EPOCH_OFFSET above the latest epoch and for -1; below
+        // the oldest, the requested epoch ending where the oldest starts.
+        assert_eq!(end_offset_for_epoch(&entries, 30, 9), (-1, -1));
+        assert_eq!(end_offset_for_epoch(&entries, 30, -1), (-1, -1));
+        assert_eq!(end_offset_for_epoch(&[(2, 5)], 30, 1), (1, 5));
         assert_eq!(end_offset_for_epoch(&[], 7, 0), (0, 7));
+        assert_eq!(end_offset_for_epoch(&[], 7, 1), (-1, -1));
     }
 }

@@ -4,6 +4,10 @@
 //! Transactional batches are appended only to a partition in the producer's open transaction (Kafka's
 //! `transaction.partition.verification.enable`, KIP-890): else INVALID_TXN_STATE (a stale epoch
 //! INVALID_PRODUCER_EPOCH), nothing written. Control batches are the coordinator's: a client's is INVALID_RECORD.
+//!
+//! As Kafka's `ProduceRequest.validateRecords`, a v3+ partition carries exactly one complete magic-v2 batch
+//! (else INVALID_RECORD), and acks other than 0, 1, -1 is INVALID_REQUIRED_ACKS for every partition that gets
+//! that far.
 
 use std::sync::Arc;
 
@@ -32,8 +36,17 @@ fn failed(topic: &str, partition: i32, e: &Error) -> PartitionProduceResponse {
         .with_error_message(Some(sb(msg)))
 }
 
+/// The first Produce version that carries only magic v2, one batch per partition.
+const ONE_V2_BATCH_FROM: i16 = 3;
+
 /// Checks one partition's target and payload before anything is written.
-fn precheck(broker: &Broker, topic: &str, records: Option<Bytes>) -> Result<Bytes> {
+fn precheck(
+    broker: &Broker,
+    topic: &str,
+    records: Option<Bytes>,
+    version: i16,
+    acks: i16,
+) -> Result<Bytes> {
     let meta = broker
         .registry()
         .get(topic)
@@ -41,9 +54,54 @@ fn precheck(broker: &Broker, topic: &str, records: Option<Bytes>) -> Result<Byte
     if meta.internal {
         return Err(Error::InternalTopic(topic.to_string()));
     }
-    records
+    let records = records
         .filter(|r| !r.is_empty())
-        .ok_or(Error::ProduceWithoutRecords)
+        .ok_or(Error::ProduceWithoutRecords)?;
+    if version >= ONE_V2_BATCH_FROM {
+        one_v2_batch(&records).map_err(|reason| Error::InvalidProduceRecords {
+            topic: topic.to_string(),
+            reason,
+        })?;
+    }
+    if !(-1..=1).contains(&acks) {
+        return Err(Error::InvalidRequiredAcks(acks));
+    }
+    Ok(records)
+}
+
+/// Whether `records` hold exactly one complete batch of magic 2, counted as Kafka's batch iterator does (the
+/// 12-byte offset + length prefix, then `length` bytes; an incomplete tail is no batch). The batch's own checks
+/// (CRC, header) are the log's.
+fn one_v2_batch(records: &[u8]) -> std::result::Result<(), String> {
+    const LOG_OVERHEAD: usize = 12;
+    const MAGIC_AT: usize = 16;
+    let mut at = 0usize;
+    let mut batches = 0usize;
+    let mut first_magic = None;
+    while let Some(len) = records.get(at + 8..at + LOG_OVERHEAD) {
+        let len = i32::from_be_bytes(len.try_into().expect("4 bytes"));
+        let end = usize::try_from(len)
+            .ok()
+            .and_then(|l| (at + LOG_OVERHEAD).checked_add(l))
+            .filter(|end| *end <= records.len());
+        let Some(end) = end else { break };
+        first_magic = first_magic.or_else(|| records.get(at + MAGIC_AT).copied());
+        batches += 1;
+        at = end;
+    }
+    match (batches, first_magic) {
+        (0, _) => Err(format!(
+            "no complete record batch in {} bytes (a batch is shorter than its length field)",
+            records.len()
+        )),
+        (_, Some(m)) if m != 2 => Err(format!(
+            "Produce v3+ carries only magic v2 record batches, got magic {m}"
+        )),
+        (1, _) => Ok(()),
+        (n, _) => Err(format!(
+            "Produce v3+ carries exactly one record batch per partition, got {n}"
+        )),
+    }
 }
 
 /// The producer of the transactional batches in `records`, if any (they all carry the same one: a client
@@ -140,6 +198,7 @@ pub async fn handle(
     // (topic index, partition, Ok(records) to append | Err(response))
     let mut work: Vec<(usize, String, i32, Result<Bytes, PartitionProduceResponse>)> = Vec::new();
     let mut names = Vec::with_capacity(req.topic_data.len());
+    let (acks, version) = (req.acks, h.request_api_version);
     for (ti, t) in req.topic_data.into_iter().enumerate() {
         // Produce v13+ (KIP-516) names topics by id; the nil id names none (UNKNOWN_TOPIC_ID, as Kafka).
         let (topic, unknown_id) = if h.request_api_version >= 13 && t.topic_id.is_nil() {
@@ -150,18 +209,15 @@ pub async fn handle(
         for p in t.partition_data {
             let item = match &unknown_id {
                 Some(e) => Err(failed(&topic, p.index, e)),
-                None => {
-                    precheck(broker, &topic, p.records).map_err(|e| failed(&topic, p.index, &e))
-                }
+                None => precheck(broker, &topic, p.records, version, acks)
+                    .map_err(|e| failed(&topic, p.index, &e)),
             };
             work.push((ti, topic.clone(), p.index, item));
         }
         names.push((t.name, t.topic_id));
     }
     let b = broker.clone();
-    let acks = req.acks;
     let transactional_id = req.transactional_id.map(|id| id.0.to_string());
-    let version = h.request_api_version;
     let done = blocking(move || {
         Ok(work
             .into_iter()

@@ -16,7 +16,15 @@ pub async fn handle(
     req: SyncGroupRequest,
 ) -> SyncGroupResponse {
     if h.request_api_version >= 5 {
-        // SyncGroup v5: the protocol the member thinks it syncs must be the group's.
+        // SyncGroup v5: protocol type and name are mandatory (Kafka answers INCONSISTENT_GROUP_PROTOCOL before
+        // looking at anything else), and the protocol the member thinks it syncs must be the group's.
+        if req.protocol_type.is_none() || req.protocol_name.is_none() {
+            let e = GroupError::InconsistentGroupProtocol {
+                member: req.member_id.to_string(),
+                protocol_type: req.protocol_type.as_deref().unwrap_or_default().to_string(),
+            };
+            return SyncGroupResponse::default().with_error_code(error_code::group_code(&e));
+        }
         if let Err(e) = broker.groups().check_sync_protocol(
             &req.group_id.0,
             (&req.member_id, req.group_instance_id.as_deref()),

@@ -37,6 +37,13 @@ fn truncated() -> Bytes {
     b.slice(..b.len() - 5)
 }
 
+/// Two batches one after the other (Kafka takes one per partition from Produce v3).
+fn two_batches() -> Bytes {
+    let mut b = BytesMut::from(&batch(1)[..]);
+    b.extend_from_slice(&batch(2));
+    b.freeze()
+}
+
 fn produce(ctx: &Ctx, suffix: &str, partition: i32, records: Bytes, by_id: bool) -> ProduceRequest {
     let mut t =
         TopicProduceData::default().with_partition_data(vec![PartitionProduceData::default()
@@ -118,6 +125,13 @@ pub fn cases() -> Vec<Case> {
                 .topic("t", 1, &[])
                 .then(step(ApiKey::Produce, v, |c| {
                     produce(c, "t", 0, truncated(), false)
+                })),
+        );
+        out.push(
+            Case::new(format!("produce/two-batches@v{v}"))
+                .topic("t", 1, &[])
+                .then(step(ApiKey::Produce, v, |c| {
+                    produce(c, "t", 0, two_batches(), false)
                 })),
         );
     }
