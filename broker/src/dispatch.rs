@@ -89,7 +89,9 @@ async fn dispatch(
     macro_rules! call {
         ($handler:path) => {{
             let req = decode(&mut body, version, api)?;
-            let mut resp = $handler(broker, &header, req).await;
+            let mut resp =
+                crate::guard::guarded(broker, version, req, |req| $handler(broker, &header, req))
+                    .await;
             adjust(broker, &mut resp, fault);
             encode(&header, api, version, &resp).map(Some)
         }};
@@ -168,7 +170,10 @@ async fn produce(
     fault: Option<&Injected>,
 ) -> Result<Option<Bytes>, Close> {
     let acks = req.acks;
-    let mut resp = handler::produce::handle(broker, header, req).await;
+    let mut resp = crate::guard::guarded(broker, version, req, |req| {
+        handler::produce::handle(broker, header, req)
+    })
+    .await;
     adjust(broker, &mut resp, fault);
     if acks != 0 {
         return encode(header, ApiKey::Produce, version, &resp).map(Some);

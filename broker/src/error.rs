@@ -239,9 +239,24 @@ pub enum Error {
         /// The subsystem's error (`crate::tiered::TieringError`, `strata_tiering::Error`).
         source: BoxError,
     },
-    /// An ACL request: strata has no authorizer (Kafka's answer without `authorizer.class.name`).
-    #[error("No Authorizer is configured on the broker (strata does not enforce ACLs)")]
+    /// An ACL request to a broker without an authorizer (`authorizer.class.name` unset), as Kafka answers it.
+    #[error("No Authorizer is configured on the broker")]
     SecurityDisabled,
+    /// The principal may not do what it asked on a topic (`crate::authz`).
+    #[error("Not authorized to access topics: [{0}]")]
+    TopicAuthorizationFailed(String),
+    /// The principal may not do what it asked on a group.
+    #[error("Not authorized to access group: {0}")]
+    GroupAuthorizationFailed(String),
+    /// The principal may not do what it asked on the cluster (the operation named).
+    #[error("Cluster authorization failed: {0} on the cluster is not allowed")]
+    ClusterAuthorizationFailed(String),
+    /// The principal may not use a transactional id.
+    #[error("Transactional Id authorization failed: {0}")]
+    TransactionalIdAuthorizationFailed(String),
+    /// An ACL binding or filter Kafka refuses (CreateAcls / DeleteAcls / DescribeAcls validation).
+    #[error("{0}")]
+    InvalidAcl(String),
     /// ElectLeaders of a partition whose one replica, the preferred leader, already leads (every partition of a
     /// single node).
     #[error("leader election not needed: the one replica is the preferred leader and leads")]

@@ -137,6 +137,12 @@ pub const UNACCEPTABLE_CREDENTIAL: i16 = 93;
 pub const UNKNOWN_TOPIC_ID: i16 = 100;
 /// SECURITY_DISABLED: an ACL request to a broker without an authorizer.
 pub const SECURITY_DISABLED: i16 = 54;
+/// TOPIC_AUTHORIZATION_FAILED.
+pub const TOPIC_AUTHORIZATION_FAILED: i16 = 29;
+/// GROUP_AUTHORIZATION_FAILED.
+pub const GROUP_AUTHORIZATION_FAILED: i16 = 30;
+/// CLUSTER_AUTHORIZATION_FAILED.
+pub const CLUSTER_AUTHORIZATION_FAILED: i16 = 31;
 /// ELECTION_NOT_NEEDED: the preferred leader already leads.
 pub const ELECTION_NOT_NEEDED: i16 = 84;
 /// NO_REASSIGNMENT_IN_PROGRESS: a reassignment cancelled where none runs.
@@ -202,6 +208,9 @@ pub fn name(code: i16) -> &'static str {
         UNACCEPTABLE_CREDENTIAL => "UNACCEPTABLE_CREDENTIAL",
         UNKNOWN_TOPIC_ID => "UNKNOWN_TOPIC_ID",
         SECURITY_DISABLED => "SECURITY_DISABLED",
+        TOPIC_AUTHORIZATION_FAILED => "TOPIC_AUTHORIZATION_FAILED",
+        GROUP_AUTHORIZATION_FAILED => "GROUP_AUTHORIZATION_FAILED",
+        CLUSTER_AUTHORIZATION_FAILED => "CLUSTER_AUTHORIZATION_FAILED",
         ELECTION_NOT_NEEDED => "ELECTION_NOT_NEEDED",
         NO_REASSIGNMENT_IN_PROGRESS => "NO_REASSIGNMENT_IN_PROGRESS",
         _ => "UNKNOWN",
@@ -292,6 +301,11 @@ pub fn code(err: &Error) -> i16 {
         } => remote_read_code(source, *offset, *log_start),
         Error::Tiering { .. } => KAFKA_STORAGE_ERROR,
         Error::SecurityDisabled => SECURITY_DISABLED,
+        Error::TopicAuthorizationFailed(_) => TOPIC_AUTHORIZATION_FAILED,
+        Error::GroupAuthorizationFailed(_) => GROUP_AUTHORIZATION_FAILED,
+        Error::ClusterAuthorizationFailed(_) => CLUSTER_AUTHORIZATION_FAILED,
+        Error::TransactionalIdAuthorizationFailed(_) => TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+        Error::InvalidAcl(_) => INVALID_REQUEST,
         Error::ElectionNotNeeded => ELECTION_NOT_NEEDED,
         Error::NoReassignmentInProgress(_) => NO_REASSIGNMENT_IN_PROGRESS,
         Error::UnknownElectionType(_) => INVALID_REQUEST,

@@ -6,7 +6,7 @@
 //! [`broker::Broker`] (the context handlers get). Errors become Kafka codes only in [`error_code`].
 //!
 //! One folder per concern: `network`: connections and the frame budget; [`security`] TLS, SASL, SCRAM
-//! credentials; [`txn`] transactions and producer ids; [`topics`] the registry, dynamic configs and the cleaner;
+//! credentials; [`authz`] ACLs (the authorizer, its store, principals) and `guard` what each API checks with it; [`txn`] transactions and producer ids; [`topics`] the registry, dynamic configs and the cleaner;
 //! [`config`] the broker and topic config tables; [`group`] the group coordinator; [`remote`] the tiering seam (what
 //! the broker asks of the tier) and [`tiered`] its implementation over `strata-tiering`; [`http`] the console,
 //! JSON API and `/metrics`; [`faults`] injected faults. Left at the top: the composition root ([`server`],
@@ -22,6 +22,7 @@
 //! remote log reader or a setup step before serving.
 #![warn(missing_docs)]
 
+pub mod authz;
 pub mod broker;
 pub mod codec;
 pub mod config;
@@ -30,6 +31,7 @@ pub mod error;
 pub mod error_code;
 pub mod faults;
 pub mod group;
+mod guard;
 pub mod handler;
 pub mod http;
 pub mod metrics;

@@ -14,6 +14,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
+use crate::authz::Authorizer;
 use crate::config::BrokerConfig;
 use crate::error::Result;
 use crate::group::offsets::{OffsetStore, OffsetsLog};
@@ -80,6 +81,7 @@ pub struct Broker {
     tiering: Option<Arc<dyn TieringHooks>>,
     remote_reader: Option<Arc<dyn RemoteLogReader>>,
     scram: Arc<ScramStore>,
+    authorizer: Option<Arc<Authorizer>>,
     cleaner: Option<Arc<LogCleaner>>,
     cancel: CancellationToken,
     metrics: Arc<BrokerMetrics>,
@@ -164,6 +166,10 @@ impl Broker {
             txn.ensure_ready()?;
         }
         let scram = Arc::new(ScramStore::open(&meta_dir)?);
+        let authorizer = Authorizer::from_config(&config, &meta_dir)?.map(Arc::new);
+        if let Some(a) = &authorizer {
+            info!(acls = a.store().len(), "authorizer on: ACLs enforced");
+        }
         info!(
             elapsed_ms = started.elapsed().as_millis() as u64,
             topics = topics.registry().all().len(),
@@ -181,6 +187,7 @@ impl Broker {
             tiering,
             remote_reader,
             scram,
+            authorizer,
             cleaner,
             cancel,
             metrics: Arc::new(BrokerMetrics::default()),
@@ -257,6 +264,11 @@ impl Broker {
     /// The SCRAM credentials (AlterUserScramCredentials, SASL SCRAM-SHA-256/512).
     pub fn scram(&self) -> &Arc<ScramStore> {
         &self.scram
+    }
+
+    /// The authorizer, when `authorizer.class.name` switches it on ([`crate::authz`]).
+    pub fn authorizer(&self) -> Option<&Arc<Authorizer>> {
+        self.authorizer.as_ref()
     }
 
     /// Cancelled when the server stops serving.

@@ -1,18 +1,21 @@
 //! What a request knows of the connection it arrived on: the client's address and the listener it connected to.
 //! Set by the connection for the time its request is handled (a task-local, so the handlers' signatures stay one
 //! per API); read by JoinGroup (the member's client host) and by the answers that name the broker's endpoint
-//! (Metadata, FindCoordinator, DescribeCluster), which give the listener the request arrived on, as Kafka does.
+//! (Metadata, FindCoordinator, DescribeCluster), which give the listener the request arrived on, as Kafka does;
+//! and by the authorizer (`crate::guard`), which checks the connection's principal and address.
 
 use std::future::Future;
 use std::net::SocketAddr;
 
 /// The connection of the request being handled.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct RequestContext {
     /// The client's address.
     pub peer: SocketAddr,
     /// Index of the listener the client connected to, in the broker's listener list.
     pub listener: usize,
+    /// The connection's principal (`User:alice`, `User:ANONYMOUS`; `crate::authz::principal`).
+    pub principal: std::sync::Arc<str>,
 }
 
 tokio::task_local! {
@@ -34,4 +37,12 @@ pub(crate) fn peer_host() -> String {
 /// The listener the request being handled arrived on; `None` outside a request.
 pub(crate) fn listener() -> Option<usize> {
     CONTEXT.try_with(|c| c.listener).ok()
+}
+
+/// The principal and client IP address of the request being handled (`User:ANONYMOUS` and `unknown` outside a
+/// request, which only tests do).
+pub(crate) fn requester() -> (std::sync::Arc<str>, String) {
+    CONTEXT
+        .try_with(|c| (c.principal.clone(), c.peer.ip().to_string()))
+        .unwrap_or_else(|_| (std::sync::Arc::from("User:ANONYMOUS"), "unknown".into()))
 }

@@ -14,7 +14,6 @@ const WHY2: &str = "thread pools: strata sizes its own async runtime";
 const WHY3: &str = "socket buffers: strata uses the operating system's defaults";
 const WHY4: &str =
     "TLS/SASL: a setting strata's rustls listeners and SASL/PLAIN do not use (PEM keys, no JVM providers)";
-const WHY5: &str = "ACLs: strata has no authorizer yet, every client may do everything";
 const WHY6: &str = "transactions: strata has no transaction coordinator yet";
 const WHY7: &str = "share groups: not implemented in strata";
 const WHY8: &str = "a group coordinator setting strata's coordinator does not have";
@@ -31,11 +30,9 @@ const WHY14: &str = "no counterpart in strata (single-node broker)";
 pub const KAFKA_ONLY_KEYS: &[ConfigKey] = &[
     no("add.partitions.to.txn.retry.backoff.max.ms", Type::String, "Max server-side backoff when adding partitions to a transaction.", WHY6),
     no("add.partitions.to.txn.retry.backoff.ms", Type::String, "Server-side retry backoff when adding a partition to a transaction.", WHY6),
-    no("allow.everyone.if.no.acl.found", Type::String, "allow a resource with no ACL (StandardAuthorizer)", WHY5),
     no("alter.config.policy.class.name", Type::String, "AlterConfigPolicy class (runs on controller).", WHY13),
     no("alter.log.dirs.replication.quota.window.num", Type::String, "Samples for alter-log-dirs quota.", WHY11),
     no("alter.log.dirs.replication.quota.window.size.seconds", Type::String, "Sample window for alter-log-dirs quota.", WHY11),
-    no("authorizer.class.name", Type::String, "Authorizer class (\"\" = no authorizer).", WHY5),
     no("auto.leader.rebalance.enable", Type::String, "Periodically move leadership back to preferred replicas.", WHY1),
     no("background.threads", Type::String, "Threads for background tasks.", WHY2),
     no("broker.heartbeat.interval.ms", Type::String, "Broker heartbeat interval to the controller.", WHY0),
@@ -163,7 +160,6 @@ pub const KAFKA_ONLY_KEYS: &[ConfigKey] = &[
     no("offsets.load.buffer.size", Type::String, "Read batch size when loading __consumer_offsets into cache.", WHY8),
     no("offsets.topic.compression.codec", Type::String, "Compression codec id for __consumer_offsets writes (0=none).", WHY8),
     no("offsets.topic.replication.factor", Type::String, "Replication factor of __consumer_offsets (set 1 on single node).", WHY1),
-    no("principal.builder.class", Type::String, "KafkaPrincipalBuilder implementation.", WHY4),
     no("process.roles", Type::String, "Roles of this process: broker, controller, or both (combined). Required.", WHY0),
     no("producer.id.expiration.check.interval.ms", Type::String, "INTERNAL: interval of producer-id expiration check.", WHY6),
     no("producer.purgatory.purge.interval.requests", Type::String, "Purge interval of produce purgatory.", WHY14),
@@ -273,12 +269,10 @@ pub const KAFKA_ONLY_KEYS: &[ConfigKey] = &[
     no("ssl.endpoint.identification.algorithm", Type::String, "Hostname verification algorithm (https; empty disables).", WHY4),
     no("ssl.engine.factory.class", Type::String, "SslEngineFactory implementation.", WHY4),
     no("ssl.keymanager.algorithm", Type::String, "KeyManagerFactory algorithm.", WHY4),
-    no("ssl.principal.mapping.rules", Type::String, "DN to principal mapping rules.", WHY4),
     no("ssl.protocol", Type::String, "SSLContext protocol.", WHY4),
     no("ssl.provider", Type::String, "Security provider name.", WHY4),
     no("ssl.secure.random.implementation", Type::String, "SecureRandom implementation.", WHY4),
     no("ssl.trustmanager.algorithm", Type::String, "TrustManagerFactory algorithm.", WHY4),
-    no("super.users", Type::String, "principals allowed everything (StandardAuthorizer)", WHY5),
     no("telemetry.max.bytes", Type::String, "Max client telemetry push size.", WHY12),
     no("transaction.remove.expired.transaction.cleanup.interval.ms", Type::String, "Interval to remove expired transactional ids.", WHY6),
     no("transaction.state.log.load.buffer.size", Type::String, "Read batch size when loading __transaction_state.", WHY6),

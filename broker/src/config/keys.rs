@@ -746,4 +746,39 @@ strata_storage::config_keys! {
     )
     .default("0")
     .validator(Validator::AtLeast(0));
+    /// `authorizer.class.name`.
+    pub AUTHORIZER_CLASS_NAME: String = ConfigKey::new(
+        "authorizer.class.name",
+        Type::String,
+        "ACLs enforced when it names org.apache.kafka.metadata.authorizer.StandardAuthorizer (or 3.x's \
+         kafka.security.authorizer.AclAuthorizer); empty = no authorizer, ACL requests answer SECURITY_DISABLED",
+    )
+    .default("");
+    /// `super.users`.
+    pub SUPER_USERS: String = ConfigKey::new(
+        "super.users",
+        Type::String,
+        "principals allowed everything, separated by ';' (User:admin;User:CN=ops)",
+    )
+    .default("");
+    /// `allow.everyone.if.no.acl.found`.
+    pub ALLOW_EVERYONE_IF_NO_ACL_FOUND: bool = ConfigKey::new(
+        "allow.everyone.if.no.acl.found",
+        Type::Boolean,
+        "allow a request on a resource no ACL applies to",
+    )
+    .default("false");
+    /// `principal.builder.class`.
+    pub PRINCIPAL_BUILDER_CLASS: Option<String> = ConfigKey::new(
+        "principal.builder.class",
+        Type::String,
+        "only Kafka's DefaultKafkaPrincipalBuilder (User:<SASL name>, the mapped SSL DN, User:ANONYMOUS)",
+    );
+    /// `ssl.principal.mapping.rules`.
+    pub SSL_PRINCIPAL_MAPPING_RULES: String = ConfigKey::new(
+        "ssl.principal.mapping.rules",
+        Type::String,
+        "SSL client certificate DN → principal name: RULE:pattern/replacement/[LU], ..., DEFAULT (Kafka's syntax)",
+    )
+    .default("DEFAULT");
 }

@@ -206,17 +206,6 @@ impl BrokerConfig {
                 self.ignored.join(", ")
             );
         }
-        // A broker configured for ACLs expects them enforced: say loudly that they are not.
-        if let Some(class) = self
-            .values
-            .string("authorizer.class.name")
-            .filter(|c| !c.trim().is_empty())
-        {
-            tracing::warn!(
-                "authorizer.class.name={class} has no effect: strata has no authorizer, ACLs are not enforced and \
-                 every client may do everything"
-            );
-        }
         for (key, closest) in &self.unknown {
             match closest {
                 Some(c) => {

@@ -194,11 +194,15 @@ pub(crate) async fn handle(
         ApiKey::DescribeLogDirs => {
             // v0 is v1 (v1 only said that throttling happens before the answer), request and response.
             let req: DescribeLogDirsRequest = decode(body, ApiKey::DescribeLogDirs, 1)?;
-            let resp = super::describe_log_dirs::handle(broker, &header, req).await;
+            let resp = crate::guard::guarded(broker, version, req, |req| {
+                super::describe_log_dirs::handle(broker, &header, req)
+            })
+            .await;
             encode_as(header.correlation_id, &resp, api, 1).map(Some)
         }
         ApiKey::DescribeAcls | ApiKey::CreateAcls | ApiKey::DeleteAcls => {
-            super::acls::legacy_v0(api, body).map(|out| Some(frame(header.correlation_id, out)))
+            super::acls::legacy_v0(broker, api, body)
+                .map(|out| Some(frame(header.correlation_id, out)))
         }
         other => Err(format!("{other:?} v{version} has no legacy handler")),
     }
@@ -217,7 +221,10 @@ async fn produce(
     v3.put_slice(&body);
     let req: ProduceRequest = decode(v3.freeze(), ApiKey::Produce, 3)?;
     let acks = req.acks;
-    let resp = super::produce::handle(broker, &header, req).await;
+    let resp = crate::guard::guarded(broker, version, req, |req| {
+        super::produce::handle(broker, &header, req)
+    })
+    .await;
     if acks == 0 {
         // As dispatch: no response; a failed partition closes the connection so the client notices.
         return match resp
@@ -282,7 +289,10 @@ async fn fetch(
     v4.put_i8(0); // isolation_level: READ_UNCOMMITTED
     v4.put_slice(&body[fixed..]);
     let req: FetchRequest = decode(v4.freeze(), ApiKey::Fetch, 4)?;
-    let mut resp = super::fetch::handle(broker, &header, req).await;
+    let mut resp = crate::guard::guarded(broker, version, req, |req| {
+        super::fetch::handle(broker, &header, req)
+    })
+    .await;
     // Down-conversion, per partition, as the topic allows it.
     for t in &mut resp.responses {
         for p in &mut t.partitions {
@@ -372,7 +382,10 @@ async fn list_offsets(
     let req = ListOffsetsRequest::default()
         .with_replica_id(BrokerId(replica_id))
         .with_topics(topics);
-    let resp = super::list_offsets::handle(broker, &header, req).await;
+    let resp = crate::guard::guarded(broker, version, req, |req| {
+        super::list_offsets::handle(broker, &header, req)
+    })
+    .await;
     let mut out = BytesMut::new();
     let mut next = vec![0usize; max_nums.len()];
     put_topics(
@@ -409,7 +422,10 @@ async fn describe_configs(
     v1.put_slice(&body);
     v1.put_i8(0); // include_synonyms: false
     let req: DescribeConfigsRequest = decode(v1.freeze(), ApiKey::DescribeConfigs, 1)?;
-    let resp = super::describe_configs::handle(broker, &header, req).await;
+    let resp = crate::guard::guarded(broker, 1, req, |req| {
+        super::describe_configs::handle(broker, &header, req)
+    })
+    .await;
     let mut out = BytesMut::new();
     out.put_i32(resp.throttle_time_ms);
     put_array(&mut out, &resp.results, |out, r| {
@@ -511,7 +527,21 @@ async fn offset_commit(
             .with_member_id(member)
             .with_retention_time_ms(-1)
             .with_topics(topics);
-        super::offset_commit::commit(broker, &header, req, &timestamps).await
+        // The guard may leave topics out: each topic kept keeps its own timestamps.
+        let names: Vec<TopicName> = req.topics.iter().map(|t| t.name.clone()).collect();
+        let h = &header;
+        crate::guard::guarded(broker, 2, req, |req| {
+            let ts: Vec<Vec<i64>> = req
+                .topics
+                .iter()
+                .map(|t| {
+                    let i = names.iter().position(|n| *n == t.name).unwrap_or(0);
+                    timestamps.get(i).cloned().unwrap_or_default()
+                })
+                .collect();
+            async move { super::offset_commit::commit(broker, h, req, &ts).await }
+        })
+        .await
     };
     encode_as(header.correlation_id, &resp, ApiKey::OffsetCommit, 2).map(Some)
 }
@@ -553,7 +583,10 @@ async fn create_topics(
         v2.put_i8(0); // validate_only: false
     }
     let req: CreateTopicsRequest = decode(v2.freeze(), ApiKey::CreateTopics, 2)?;
-    let resp = super::create_topics::handle(broker, &header, req).await;
+    let resp = crate::guard::guarded(broker, version, req, |req| {
+        super::create_topics::handle(broker, &header, req)
+    })
+    .await;
     let mut out = BytesMut::new();
     put_array(&mut out, &resp.topics, |out, t| {
         put_str(out, t.name.0.as_str());
@@ -573,7 +606,10 @@ async fn delete_topics(
     body: Bytes,
 ) -> Result<Option<Bytes>, Close> {
     let req: DeleteTopicsRequest = decode(body, ApiKey::DeleteTopics, 1)?;
-    let resp = super::delete_topics::handle(broker, &header, req).await;
+    let resp = crate::guard::guarded(broker, 0, req, |req| {
+        super::delete_topics::handle(broker, &header, req)
+    })
+    .await;
     let mut out = BytesMut::new();
     put_array(&mut out, &resp.responses, |out, t| {
         put_str(out, t.name.as_ref().map_or("", |n| n.0.as_str()));
@@ -612,7 +648,10 @@ async fn offset_for_leader_epoch(
     let req = OffsetForLeaderEpochRequest::default()
         .with_replica_id(BrokerId(-2))
         .with_topics(topics);
-    let resp = super::offset_for_leader_epoch::handle(broker, &header, req).await;
+    let resp = crate::guard::guarded(broker, version, req, |req| {
+        super::offset_for_leader_epoch::handle(broker, &header, req)
+    })
+    .await;
     let mut out = BytesMut::new();
     put_topics(
         &mut out,

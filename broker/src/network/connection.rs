@@ -271,7 +271,13 @@ pub(crate) async fn serve(
     let Some(acceptor) = security.tls.clone() else {
         let (rd, wr) = socket.into_split();
         let low_water = LowWater::new(fd, FRAME_READ_BUFFER);
-        let halves = Halves { rd, wr, low_water };
+        let principal = Arc::from(crate::authz::principal::ANONYMOUS);
+        let halves = Halves {
+            rd,
+            wr,
+            low_water,
+            principal,
+        };
         return serve_stream(halves, peer, listener, security, broker, conn).await;
     };
     let deadline = Duration::from_millis(broker.config().socket_request_read_timeout_ms);
@@ -282,11 +288,27 @@ pub(crate) async fn serve(
     };
     match handshake {
         Ok(Ok(tls)) => {
+            let cert = tls.get_ref().1.peer_certificates().and_then(|c| c.first());
+            let principal = match crate::authz::principal::ssl_principal(
+                &security.principal_mapper,
+                cert.map(|c| c.as_ref()),
+            ) {
+                Ok(p) => Arc::from(p),
+                Err(e) => {
+                    warn!(%peer, listener = %security.name, error = %e, "closing connection: SSL authentication failed");
+                    return;
+                }
+            };
             let (rd, wr) = tokio::io::split(tls);
             // Below the frame reader: rustls's plaintext (a record) and its deframer (a record), and the
             // socket's read buffer.
             let low_water = LowWater::new(fd, FRAME_READ_BUFFER + TLS_READ_BUFFER + 40 * 1024);
-            let halves = Halves { rd, wr, low_water };
+            let halves = Halves {
+                rd,
+                wr,
+                low_water,
+                principal,
+            };
             serve_stream(halves, peer, listener, security, broker, conn).await
         }
         Ok(Err(e)) => {
@@ -306,16 +328,23 @@ pub(crate) async fn serve(
     }
 }
 
-/// Serves the connection's request stream (after TLS, when the listener has it).
-/// A connection's two directions (after TLS, when the listener has it) and its socket's low-water mark.
+/// A connection's two directions (after TLS, when the listener has it), its socket's low-water mark, and the
+/// principal the transport established (the SSL client certificate's, else `User:ANONYMOUS`; SASL replaces it).
 struct Halves<R, W> {
     rd: R,
     wr: W,
     low_water: LowWater,
+    principal: Arc<str>,
 }
 
+/// Serves the connection's request stream (after TLS, when the listener has it).
 async fn serve_stream<R, W>(
-    Halves { rd, wr, low_water }: Halves<R, W>,
+    Halves {
+        rd,
+        wr,
+        low_water,
+        mut principal,
+    }: Halves<R, W>,
     peer: SocketAddr,
     listener: usize,
     security: Arc<ListenerSecurity>,
@@ -365,7 +394,16 @@ async fn serve_stream<R, W>(
                 Flow::Close => break,
             }
         }
-        let cx = RequestContext { peer, listener };
+        if let Some(p) = sasl.as_ref().and_then(|s| s.principal()) {
+            if *principal != *p {
+                principal = Arc::from(p);
+            }
+        }
+        let cx = RequestContext {
+            peer,
+            listener,
+            principal: principal.clone(),
+        };
         match request::scope(cx, dispatch::handle(&broker, frame)).await {
             Ok(Some(resp)) => {
                 if !responses.queue(resp).await {

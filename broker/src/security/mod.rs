@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::authz::principal::SslPrincipalMapper;
 use crate::config::listeners::Served;
 use crate::config::BrokerConfig;
 use crate::error::{Error, Result};
@@ -29,6 +30,8 @@ pub struct ListenerSecurity {
     pub tls: Option<tokio_rustls::TlsAcceptor>,
     /// The SASL mechanisms and credentials, for SASL_PLAINTEXT and SASL_SSL.
     pub sasl: Option<Arc<sasl::SaslConfig>>,
+    /// `ssl.principal.mapping.rules` (per listener as Kafka reads it): an SSL client certificate's principal.
+    pub principal_mapper: Arc<SslPrincipalMapper>,
 }
 
 impl std::fmt::Debug for ListenerSecurity {
@@ -120,10 +123,14 @@ fn build_one(config: &BrokerConfig, served: &Served, data_dir: &Path) -> Result<
         )?)),
         _ => None,
     };
+    let (key, rules) = props.get_or("ssl.principal.mapping.rules", "DEFAULT");
+    let principal_mapper = SslPrincipalMapper::parse(rules)
+        .map_err(|reason| Error::config(key, rules.to_string(), reason))?;
     Ok(ListenerSecurity {
         name: served.name.clone(),
         protocol: protocol.to_string(),
         tls,
         sasl,
+        principal_mapper: Arc::new(principal_mapper),
     })
 }
