@@ -124,6 +124,33 @@ async fn range_assignor_and_regex_subscriptions() {
     server.shutdown().await.unwrap();
 }
 
+/// As Kafka 4.4's `TopicRegexResolver` (every topic name in the metadata image, no internal-topic filter): a regex
+/// naming `__consumer_offsets` gets it assigned (franz-go's Test848RegexBrokerResolves checks this against Kafka).
+#[tokio::test]
+async fn a_regex_subscription_matches_internal_topics_as_kafka_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_broker_with(dir.path(), BROKER).await;
+    create_topic(&bootstrap(&server), "orders-eu", 2).await;
+    let addr = server.local_addr();
+    let mut x = Cgh::new(addr, "g-re-internal").await;
+    let r = x
+        .join(&[], Some("orders-eu|__consumer_offsets"), None)
+        .await;
+    assert_eq!(r.error_code, 0);
+    let d = describe(addr, "g-re-internal").await;
+    let names: BTreeSet<String> = d.groups[0].members[0]
+        .assignment
+        .topic_partitions
+        .iter()
+        .map(|t| t.topic_name.0.to_string())
+        .collect();
+    assert_eq!(
+        names,
+        BTreeSet::from(["__consumer_offsets".to_string(), "orders-eu".to_string()])
+    );
+    server.shutdown().await.unwrap();
+}
+
 /// Kafka (`group.consumer.migration.policy=disabled`): a group id in use by one protocol is refused to the
 /// other: JoinGroup to a consumer group is INCONSISTENT_GROUP_PROTOCOL, ConsumerGroupHeartbeat to a classic group
 /// with members is GROUP_ID_NOT_FOUND.

@@ -498,11 +498,9 @@ fn subscribes(m: &ConsumerMember, topic: &str) -> bool {
         || m.regex.as_deref().is_some_and(|r| regex_matches(r, topic))
 }
 
-/// Whether `topic` fully matches `re` (Kafka matches the whole name); internal topics never match.
+/// Whether `topic` fully matches `re` (Kafka matches the whole name). Internal topics match too: Kafka's
+/// `TopicRegexResolver` matches every topic name in the metadata image, `__consumer_offsets` included.
 fn regex_matches(re: &str, topic: &str) -> bool {
-    if topic.starts_with("__") {
-        return false;
-    }
     regex::Regex::new(&format!("^(?:{re})$")).is_ok_and(|r| r.is_match(topic))
 }
 

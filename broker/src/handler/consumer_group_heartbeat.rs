@@ -60,11 +60,9 @@ pub async fn handle(
     }
     let topics = broker.registry();
     let all: Vec<(String, crate::topics::TopicMeta)> = topics.all();
-    let counts: BTreeMap<String, i32> = all
-        .iter()
-        .filter(|(_, m)| !m.internal)
-        .map(|(t, m)| (t.clone(), m.partitions))
-        .collect();
+    // Every topic, internal ones included: Kafka resolves names and regexes against the whole metadata image.
+    let counts: BTreeMap<String, i32> =
+        all.iter().map(|(t, m)| (t.clone(), m.partitions)).collect();
     let member_id = match checked_member_id(h.request_api_version, &req) {
         Ok(m) => m,
         Err(e) => return refuse(e),
