@@ -3,6 +3,7 @@
 // delete), the idempotent producer (every record once, offsets dense per partition), a consumer group that
 // commits and resumes, and GroupTransactSession (consume-transform-produce exactly once, with an aborted round that
 // a read_committed reader never sees). Usage: franz-check BOOTSTRAP. Exits non-zero naming the first failure.
+// `franz-check scram-user BOOTSTRAP USER PASSWORD` creates a SCRAM-SHA-256 user (for franz-suite.sh).
 package main
 
 import (
@@ -22,17 +23,39 @@ import (
 const records = 1000
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: franz-check BOOTSTRAP")
-		os.Exit(2)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
+	if len(os.Args) == 5 && os.Args[1] == "scram-user" {
+		// For franz-suite.sh: creates a SCRAM-SHA-256 user with kadm (AlterUserScramCredentials).
+		if err := scramUser(ctx, os.Args[2], os.Args[3], os.Args[4]); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: franz-check BOOTSTRAP | franz-check scram-user BOOTSTRAP USER PASSWORD")
+		os.Exit(2)
+	}
 	if err := run(ctx, os.Args[1]); err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)
 		os.Exit(1)
 	}
 	fmt.Println("franz-go: all checks passed")
+}
+
+func scramUser(ctx context.Context, bs, user, pass string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(bs))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	res, err := kadm.NewClient(cl).AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: user,
+		Mechanism: kadm.ScramSha256, Iterations: 8192, Password: pass}})
+	if err != nil {
+		return err
+	}
+	return res.Error()
 }
 
 func run(ctx context.Context, bs string) error {
