@@ -484,6 +484,19 @@ async fn ask(c: &mut TcpStream, api: ApiKey) -> (String, Denied) {
                 ])),
             Code(CLUSTER)
         ),
+        ApiKey::UpdateFeatures => go!(
+            UpdateFeaturesRequest,
+            UpdateFeaturesResponse,
+            1,
+            UpdateFeaturesRequest::default()
+                .with_timeout_ms(5000)
+                .with_validate_only(true)
+                .with_feature_updates(vec![update_features_request::FeatureUpdateKey::default()
+                    .with_feature(s("transaction.version"))
+                    .with_max_version_level(2)
+                    .with_upgrade_type(1)]),
+            Code(CLUSTER)
+        ),
         ApiKey::AlterPartitionReassignments => go!(
             AlterPartitionReassignmentsRequest,
             AlterPartitionReassignmentsResponse,

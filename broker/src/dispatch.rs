@@ -134,6 +134,7 @@ async fn dispatch(
         ApiKey::DescribeClientQuotas => call!(describe_client_quotas::handle),
         ApiKey::DescribeLogDirs => call!(describe_log_dirs::handle),
         ApiKey::ElectLeaders => call!(elect_leaders::handle),
+        ApiKey::UpdateFeatures => call!(update_features::handle),
         ApiKey::AlterPartitionReassignments => call!(partition_reassignments::alter),
         ApiKey::ListPartitionReassignments => call!(partition_reassignments::list),
         // Security.
@@ -264,6 +265,7 @@ pub(crate) fn decode_only(mut body: Bytes) -> bool {
         ApiKey::CreateAcls => dec!(CreateAclsRequest),
         ApiKey::DeleteAcls => dec!(DeleteAclsRequest),
         ApiKey::ElectLeaders => dec!(ElectLeadersRequest),
+        ApiKey::UpdateFeatures => dec!(UpdateFeaturesRequest),
         ApiKey::AlterPartitionReassignments => dec!(AlterPartitionReassignmentsRequest),
         ApiKey::ListPartitionReassignments => dec!(ListPartitionReassignmentsRequest),
         _ => false,

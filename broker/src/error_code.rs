@@ -79,6 +79,8 @@ pub const OUT_OF_ORDER_SEQUENCE_NUMBER: i16 = 45;
 pub const INVALID_PRODUCER_EPOCH: i16 = 47;
 /// INVALID_TXN_STATE: the request does not fit the transaction's state.
 pub const INVALID_TXN_STATE: i16 = 48;
+/// The transaction must be aborted (KIP-890: a transactional write the partition verification refused).
+pub const TRANSACTION_ABORTABLE: i16 = 120;
 /// INVALID_PRODUCER_ID_MAPPING: the producer id is not the transactional id's.
 pub const INVALID_PRODUCER_ID_MAPPING: i16 = 49;
 /// INVALID_TRANSACTION_TIMEOUT: `transaction.timeout.ms` above `transaction.max.timeout.ms`.
@@ -339,6 +341,22 @@ pub fn versioned_txn_code(err: &Error, producer_fenced_supported: bool) -> i16 {
     match err {
         Error::Txn(e) => txn_code(e, producer_fenced_supported),
         e => code(e),
+    }
+}
+
+/// [`versioned_txn_code`] for a transactional write (Produce, TxnOffsetCommit) refused by Kafka's partition
+/// verification (KIP-890): a partition not in the transaction is TRANSACTION_ABORTABLE for a client that knows
+/// that code (Produce v11+, TxnOffsetCommit v4+), INVALID_TXN_STATE for older ones.
+pub fn verified_write_code(
+    err: &Error,
+    producer_fenced_supported: bool,
+    abortable_supported: bool,
+) -> i16 {
+    match err {
+        Error::Txn(TxnError::PartitionNotInTransaction { .. }) if abortable_supported => {
+            TRANSACTION_ABORTABLE
+        }
+        e => versioned_txn_code(e, producer_fenced_supported),
     }
 }
 

@@ -30,6 +30,7 @@ mod dispatch;
 pub mod error;
 pub mod error_code;
 pub mod faults;
+pub mod features;
 pub mod group;
 mod guard;
 pub mod handler;

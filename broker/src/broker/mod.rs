@@ -86,6 +86,7 @@ pub struct Broker {
     cancel: CancellationToken,
     metrics: Arc<BrokerMetrics>,
     faults: crate::faults::Faults,
+    features: Arc<crate::features::Features>,
 }
 
 impl std::fmt::Debug for Broker {
@@ -151,6 +152,7 @@ impl Broker {
         groups.load_offsets()?;
         let producer_ids = Arc::new(open_producer_ids(&config, &logs, &meta_dir)?);
         let ids = producer_ids.clone();
+        let features = Arc::new(crate::features::Features::open(&meta_dir)?);
         let txn = TransactionCoordinator::new(CoordinatorParts {
             logs: Arc::new(BrokerTxnLogs {
                 topics: topics.clone(),
@@ -160,6 +162,7 @@ impl Broker {
             state_partitions: config.transaction.state_partitions,
             max_timeout_ms: config.transaction.max_timeout_ms,
             appended: appended.clone(),
+            features: features.clone(),
         });
         if topics.registry().get(TRANSACTION_STATE).is_some() {
             // Transactions found preparing when the broker stopped are completed here.
@@ -192,12 +195,18 @@ impl Broker {
             cancel,
             metrics: Arc::new(BrokerMetrics::default()),
             faults: crate::faults::Faults::default(),
+            features,
         }))
     }
 
     /// Request, byte and connection counters (`/metrics`).
     pub fn metrics(&self) -> &Arc<BrokerMetrics> {
         &self.metrics
+    }
+
+    /// The finalized feature levels (ApiVersions, UpdateFeatures).
+    pub fn features(&self) -> &Arc<crate::features::Features> {
+        &self.features
     }
 
     /// Faults set on demand (`/api/v1/faults`); in memory only.

@@ -36,12 +36,13 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::OffsetDelete, 0, 0),
     (ApiKey::ConsumerGroupHeartbeat, 0, 1),
     (ApiKey::ConsumerGroupDescribe, 0, 1),
-    // Transactions (crate::txn), up to the versions before KIP-890's transaction version 2 (which moves adding
-    // partitions into Produce v12 and EndTxn v5; clients use them only when the broker finalizes that feature).
-    (ApiKey::AddPartitionsToTxn, 0, 4),
-    (ApiKey::AddOffsetsToTxn, 0, 3),
-    (ApiKey::EndTxn, 0, 4),
-    (ApiKey::TxnOffsetCommit, 0, 4),
+    // Transactions (crate::txn), with KIP-890's transaction version 2 (EndTxn v5 bumps the epoch, Produce v12+ and
+    // TxnOffsetCommit v5 add partitions themselves; Kafka's clients use them when the broker finalizes
+    // `transaction.version` 2, crate::features). TxnOffsetCommit v6 (Kafka 4.4) is past the codec.
+    (ApiKey::AddPartitionsToTxn, 0, 5),
+    (ApiKey::AddOffsetsToTxn, 0, 4),
+    (ApiKey::EndTxn, 0, 5),
+    (ApiKey::TxnOffsetCommit, 0, 5),
     (ApiKey::DescribeTransactions, 0, 0),
     (ApiKey::ListTransactions, 0, 1),
     (ApiKey::DescribeProducers, 0, 0),
@@ -58,6 +59,8 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::CreateAcls, 0, 3),
     (ApiKey::DeleteAcls, 0, 3),
     (ApiKey::ElectLeaders, 0, 2),
+    // Finalized feature levels (crate::features): transaction.version can be changed, as on Kafka.
+    (ApiKey::UpdateFeatures, 0, 2),
     // One replica per partition: nothing to move (crate::handler::partition_reassignments).
     (ApiKey::AlterPartitionReassignments, 0, 1),
     (ApiKey::ListPartitionReassignments, 0, 0),

@@ -492,6 +492,7 @@ throttled!(
     CreateAclsResponse,
     DeleteAclsResponse,
     ElectLeadersResponse,
+    UpdateFeaturesResponse,
     AlterPartitionReassignmentsResponse,
     ListPartitionReassignmentsResponse,
 );

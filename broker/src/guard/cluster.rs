@@ -1,8 +1,8 @@
 //! Cluster-wide APIs (`KafkaApis`, `AclApis`, `ControllerApis`): DescribeCluster answers the cluster's authorized
 //! operations; DescribeClientQuotas needs DESCRIBE_CONFIGS on the cluster; DescribeLogDirs, ListPartitionReassignments,
 //! DescribeUserScramCredentials and DescribeAcls DESCRIBE; ElectLeaders, AlterPartitionReassignments,
-//! AlterUserScramCredentials, CreateAcls and DeleteAcls ALTER. Denied: CLUSTER_AUTHORIZATION_FAILED where each API
-//! puts its error. ApiVersions and the SASL exchange are not checked.
+//! AlterUserScramCredentials, CreateAcls, DeleteAcls and UpdateFeatures ALTER. Denied: CLUSTER_AUTHORIZATION_FAILED
+//! where each API puts its error. ApiVersions and the SASL exchange are not checked.
 
 use kafka_protocol::messages::*;
 
@@ -131,4 +131,22 @@ cluster_op!(ElectLeadersRequest => ElectLeadersResponse, Alter, |r, cx, code, ms
             })
             .collect(),
     )
+});
+cluster_op!(UpdateFeaturesRequest => UpdateFeaturesResponse, Alter, |r, cx, code, msg| {
+    use update_features_response::UpdatableFeatureResult;
+    // Below v2 every feature repeats the top-level error, as Kafka's `createWithErrors`.
+    let results = if cx.version < 2 {
+        r.feature_updates
+            .iter()
+            .map(|u| {
+                UpdatableFeatureResult::default()
+                    .with_feature(u.feature.clone())
+                    .with_error_code(code)
+                    .with_error_message(msg.clone())
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    UpdateFeaturesResponse::default().with_error_code(code).with_error_message(msg).with_results(results)
 });

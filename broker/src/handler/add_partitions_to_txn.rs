@@ -98,7 +98,12 @@ fn add(broker: &Broker, part: &Part, fenced_supported: bool) -> Codes {
                 .map(|p| {
                     let tp = (t.name.0.to_string(), *p);
                     let r = txn.verify_partition(&part.id, part.producer_id, part.epoch, &tp);
-                    (*p, coded(&r))
+                    // Kafka's coordinator answers a partition not in the transaction TRANSACTION_ABORTABLE.
+                    let code = match &r {
+                        Ok(()) => error_code::NONE,
+                        Err(e) => error_code::verified_write_code(e, fenced_supported, true),
+                    };
+                    (*p, code)
                 })
                 .collect();
             out.push((t.name.clone(), parts));

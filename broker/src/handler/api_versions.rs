@@ -1,5 +1,5 @@
-//! ApiVersions (key 18): the supported-versions table. Feature fields stay at their defaults so they are not
-//! written as tagged fields (librdkafka 2.0 misparses them).
+//! ApiVersions (key 18): the supported-versions table, and from v3 the supported and finalized features
+//! (tagged fields, [`crate::features`]) as Kafka answers them.
 //!
 //! v3+ carries the client's software name and version (KIP-511); each must match Kafka's pattern
 //! `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`, else the answer is INVALID_REQUEST, as Kafka's: with the table at
@@ -7,7 +7,9 @@
 
 use std::sync::Arc;
 
-use kafka_protocol::messages::api_versions_response::ApiVersion;
+use kafka_protocol::messages::api_versions_response::{
+    ApiVersion, FinalizedFeatureKey, SupportedFeatureKey,
+};
 use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse, RequestHeader};
 
 use crate::broker::Broker;
@@ -43,7 +45,7 @@ fn valid_software_field(s: &str) -> bool {
 
 /// Answers ApiVersions.
 pub async fn handle(
-    _broker: &Arc<Broker>,
+    broker: &Arc<Broker>,
     header: &RequestHeader,
     req: ApiVersionsRequest,
 ) -> ApiVersionsResponse {
@@ -70,8 +72,36 @@ pub async fn handle(
                 ApiVersionsResponse::default().with_error_code(error_code::code(&e))
             }
         }
-        _ => response(None),
+        _ => with_features(broker, response(None)),
     }
+}
+
+/// `resp` with the supported and finalized features (written from v3, as tagged fields).
+fn with_features(broker: &Broker, resp: ApiVersionsResponse) -> ApiVersionsResponse {
+    let (finalized, epoch) = broker.features().finalized();
+    resp.with_supported_features(
+        crate::features::SUPPORTED
+            .iter()
+            .map(|(name, min, max)| {
+                SupportedFeatureKey::default()
+                    .with_name(super::sb(name.to_string()))
+                    .with_min_version(*min)
+                    .with_max_version(*max)
+            })
+            .collect(),
+    )
+    .with_finalized_features_epoch(epoch)
+    .with_finalized_features(
+        finalized
+            .into_iter()
+            .map(|(name, level)| {
+                FinalizedFeatureKey::default()
+                    .with_name(super::sb(name.to_string()))
+                    .with_min_version_level(level)
+                    .with_max_version_level(level)
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]

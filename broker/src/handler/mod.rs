@@ -44,6 +44,7 @@ pub(crate) mod records;
 pub mod sasl;
 pub mod sync_group;
 pub mod txn_offset_commit;
+pub mod update_features;
 pub mod user_scram_credentials;
 pub mod write_txn_markers;
 

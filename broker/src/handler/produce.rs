@@ -2,8 +2,10 @@
 //! one request are appended in one blocking section.
 //!
 //! Transactional batches are appended only to a partition in the producer's open transaction (Kafka's
-//! `transaction.partition.verification.enable`, KIP-890): else INVALID_TXN_STATE (a stale epoch
-//! INVALID_PRODUCER_EPOCH), nothing written. Control batches are the coordinator's: a client's is INVALID_RECORD.
+//! `transaction.partition.verification.enable`, KIP-890): else TRANSACTION_ABORTABLE (INVALID_TXN_STATE before
+//! Produce v11; a stale epoch INVALID_PRODUCER_EPOCH), nothing written. Produce v12+ is transaction version 2
+//! (KIP-890 part 2): a transactional batch adds its partition to the producer's transaction first. Control
+//! batches are the coordinator's: a client's is INVALID_RECORD.
 //!
 //! As Kafka's `ProduceRequest.validateRecords`, a v3+ partition carries exactly one complete magic-v2 batch
 //! (else INVALID_RECORD), and acks other than 0, 1, -1 is INVALID_REQUIRED_ACKS for every partition that gets
@@ -24,10 +26,16 @@ use crate::error_code;
 
 fn failed(topic: &str, partition: i32, e: &Error) -> PartitionProduceResponse {
     // Produce answers a fenced transactional producer INVALID_PRODUCER_EPOCH, as Kafka's verification does.
-    let (code, msg) = (
+    failed_with(
+        topic,
+        partition,
+        e,
         error_code::versioned_txn_code(e, false),
-        error_code::message(e),
-    );
+    )
+}
+
+fn failed_with(topic: &str, partition: i32, e: &Error, code: i16) -> PartitionProduceResponse {
+    let msg = error_code::message(e);
     debug!(topic, partition, code, %msg, "produce rejected");
     PartitionProduceResponse::default()
         .with_index(partition)
@@ -168,13 +176,18 @@ fn append(
         Err(e) => return failed(topic, partition, &e),
     };
     let write = || log.append_as_leader(records, 0).map_err(Error::from);
+    // Produce v12+ is transaction version 2 (KIP-890 part 2): the partition joins the transaction here, the
+    // producer sends no AddPartitionsToTxn.
+    let implicit_add = version >= 12;
     let result: Result<_> = match (txn, transactional_id) {
         (Some(_), None) => Err(crate::error::TxnError::MissingTransactionalId.into()),
-        (Some((pid, epoch)), Some(id)) if broker.config().transaction.partition_verification => {
+        (Some(producer), Some(id))
+            if implicit_add || broker.config().transaction.partition_verification =>
+        {
             let tp = (topic.to_string(), partition);
             broker
                 .txn()
-                .write_in_transaction(id, pid, epoch, &tp, write)
+                .write_in_transaction(id, producer, &tp, implicit_add, write)
         }
         _ => write(),
     };
@@ -184,7 +197,13 @@ fn append(
             .with_base_offset(info.first_offset)
             .with_log_append_time_ms(info.log_append_time_ms)
             .with_log_start_offset(info.log_start_offset),
-        Err(e) => failed(topic, partition, &e),
+        // Produce v11+ knows TRANSACTION_ABORTABLE (KIP-890).
+        Err(e) => failed_with(
+            topic,
+            partition,
+            &e,
+            error_code::verified_write_code(&e, false, version >= 11),
+        ),
     }
 }
 

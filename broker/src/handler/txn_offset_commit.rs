@@ -1,8 +1,9 @@
 //! TxnOffsetCommit (key 28): a consumer's position committed inside the producer's transaction (the
 //! consume-transform-produce loop). The offsets are written to the group's `__consumer_offsets` partition as a
 //! transactional batch of the producer and become visible when EndTxn commits (dropped when it aborts). The group's
-//! partition must have joined the transaction (AddOffsetsToTxn), and the producer's epoch must be current; a
-//! request naming a member (v3+) is checked against the group's generation as OffsetCommit is.
+//! partition must have joined the transaction (AddOffsetsToTxn; v5, transaction version 2, adds it itself), and the
+//! producer's epoch must be current; a request naming a member (v3+) is checked against the group's generation as
+//! OffsetCommit is.
 
 use std::sync::Arc;
 
@@ -24,6 +25,7 @@ fn commit(
     broker: &Broker,
     req: &TxnOffsetCommitRequest,
     entries: Vec<(Tp, OffsetEntry)>,
+    implicit_add: bool,
 ) -> Result<()> {
     let group = req.group_id.0.as_str();
     if !crate::group::valid_group_id(group) {
@@ -44,9 +46,10 @@ fn commit(
         broker.offsets_partition(group),
     );
     let (pid, epoch) = (req.producer_id.0, req.producer_epoch);
+    let id = &req.transactional_id.0;
     broker
         .txn()
-        .write_in_transaction(&req.transactional_id.0, pid, epoch, &partition, || {
+        .write_in_transaction(id, (pid, epoch), &partition, implicit_add, || {
             broker
                 .groups()
                 .offset_store()
@@ -88,15 +91,17 @@ pub async fn handle(
             per_partition.push((ti, p.partition_index, own));
         }
     }
-    let fenced_supported = h.request_api_version >= 3;
+    let version = h.request_api_version;
     let b = broker.clone();
     let names: Vec<_> = req.topics.iter().map(|t| t.name.clone()).collect();
-    let r = blocking(move || commit(&b, &req, entries)).await;
+    // v5 is transaction version 2 (KIP-890 part 2): the group's partition joins the transaction here, the
+    // producer sends no AddOffsetsToTxn.
+    let r = blocking(move || commit(&b, &req, entries, version >= 5)).await;
     let shared = match &r {
         Ok(()) => error_code::NONE,
         Err(e) => {
             tracing::debug!(error = %e, "TxnOffsetCommit refused");
-            error_code::versioned_txn_code(e, fenced_supported)
+            error_code::verified_write_code(e, version >= 3, version >= 4)
         }
     };
     let mut topics: Vec<TxnOffsetCommitResponseTopic> = names

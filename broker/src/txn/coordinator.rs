@@ -25,7 +25,7 @@ use strata_storage::{RecordBatch, RecordBatchBuilder, UnifiedLog};
 use tokio::sync::Notify;
 
 use super::log_format::{self, partition_for};
-use super::state::{EndTxnAction, TransactionMetadata, TransactionState};
+use super::state::{EndTxnAction, EndTxnRequest, TransactionMetadata, TransactionState, TV2};
 use super::TxnError;
 use crate::error::Result;
 
@@ -90,6 +90,8 @@ pub struct CoordinatorParts {
     pub max_timeout_ms: i32,
     /// Woken after markers are written.
     pub appended: Arc<Notify>,
+    /// The finalized `transaction.version` picks the `__transaction_state` value version (Kafka: 1 from level 1).
+    pub features: Arc<crate::features::Features>,
 }
 
 /// The transaction coordinator.
@@ -181,7 +183,10 @@ impl TransactionCoordinator {
         b.append(
             now_ms(),
             Some(&log_format::encode_key(&meta.transactional_id)),
-            Some(&log_format::encode_value(meta)),
+            Some(&log_format::encode_value(
+                meta,
+                self.parts.features.transaction_version().min(1),
+            )),
             &[],
         );
         log.append_as_leader(b.build(), 0)?;
@@ -341,17 +346,41 @@ impl TransactionCoordinator {
         partitions: Vec<(String, i32)>,
     ) -> Result<()> {
         let mut txns = self.lock();
-        let meta = Self::get(&mut txns, transactional_id, producer_id)?;
+        self.add_locked(
+            &mut txns,
+            transactional_id,
+            (producer_id, epoch),
+            partitions,
+            0,
+        )
+    }
+
+    /// Adds `partitions` with the coordinator's lock held, by a client of `transaction_version`.
+    fn add_locked(
+        &self,
+        txns: &mut HashMap<String, TransactionMetadata>,
+        transactional_id: &str,
+        (producer_id, epoch): (i64, i16),
+        partitions: Vec<(String, i32)>,
+        transaction_version: i16,
+    ) -> Result<()> {
+        let meta = Self::get(txns, transactional_id, producer_id)?;
         let mut next = meta.clone();
-        if next.add_partitions(producer_id, epoch, partitions, now_ms())? {
+        if next.add_partitions_as(
+            producer_id,
+            epoch,
+            partitions,
+            now_ms(),
+            transaction_version,
+        )? {
             self.persist(&next)?;
             *meta = next;
         }
         Ok(())
     }
 
-    /// AddPartitionsToTxn v4 verify-only: `partition` is in the producer's open transaction, else
-    /// INVALID_TXN_STATE.
+    /// AddPartitionsToTxn v4+ verify-only: `partition` is in the producer's open transaction (see
+    /// [`TransactionMetadata::verify_partition`]).
     pub fn verify_partition(
         &self,
         transactional_id: &str,
@@ -361,24 +390,31 @@ impl TransactionCoordinator {
     ) -> Result<()> {
         let mut txns = self.lock();
         let meta = Self::get(&mut txns, transactional_id, producer_id)?;
-        Ok(meta.check_partition(producer_id, epoch, partition, "verify partitions of")?)
+        Ok(meta.verify_partition(producer_id, epoch, partition)?)
     }
 
     /// Runs `write` (a transactional append to `partition`) if `partition` is in the producer's open transaction,
     /// holding the id's guard so the transaction cannot end before the append returns (see the module docs).
     /// A partition not added is INVALID_TXN_STATE, a stale epoch PRODUCER_FENCED; nothing is written then.
+    /// With `add` (transaction version 2: Produce v12+, TxnOffsetCommit v5) the partition joins the transaction
+    /// first, opening it if needed, as AddPartitionsToTxn would.
     pub fn write_in_transaction<T>(
         &self,
         transactional_id: &str,
-        producer_id: i64,
-        epoch: i16,
+        (producer_id, epoch): (i64, i16),
         partition: &(String, i32),
+        add: bool,
         write: impl FnOnce() -> Result<T>,
     ) -> Result<T> {
         let guard = self.guard(transactional_id);
         let _writing = guard.read();
         {
             let mut txns = self.lock();
+            if add {
+                let tv = TV2;
+                let parts = vec![partition.clone()];
+                self.add_locked(&mut txns, transactional_id, (producer_id, epoch), parts, tv)?;
+            }
             // Kafka's verification answers an unknown id INVALID_PRODUCER_ID_MAPPING.
             let meta = txns.get_mut(transactional_id).ok_or_else(|| {
                 TxnError::InvalidProducerIdMapping {
@@ -387,7 +423,7 @@ impl TransactionCoordinator {
                     current: -1,
                 }
             })?;
-            meta.check_partition(producer_id, epoch, partition, "write to")?;
+            meta.verify_partition(producer_id, epoch, partition)?;
         }
         write()
     }
@@ -412,27 +448,23 @@ impl TransactionCoordinator {
     }
 
     /// EndTxn: PrepareCommit / PrepareAbort is written, the markers go to every partition, then the Complete
-    /// state. A retry of a completed EndTxn succeeds again.
-    pub fn end_txn(
-        &self,
-        transactional_id: &str,
-        producer_id: i64,
-        epoch: i16,
-        commit: bool,
-    ) -> Result<()> {
+    /// state. A retry of a completed EndTxn succeeds again. Returns the producer id and epoch the producer goes on
+    /// with (EndTxn v5 answers them: under transaction version 2 the epoch was bumped, or a new producer id taken).
+    pub fn end_txn(&self, transactional_id: &str, req: EndTxnRequest) -> Result<(i64, i16)> {
         let guard = self.guard(transactional_id);
         let _ending = guard.write();
         let mut txns = self.lock();
-        let meta = Self::get(&mut txns, transactional_id, producer_id)?;
+        let meta = Self::get(&mut txns, transactional_id, req.producer_id)?;
         let mut next = meta.clone();
-        match next.end_txn(producer_id, epoch, commit, now_ms())? {
-            EndTxnAction::AlreadyDone => Ok(()),
+        match next.end_txn(req, now_ms(), || self.new_producer_id())? {
+            EndTxnAction::AlreadyDone => {}
             EndTxnAction::WriteMarkers => {
                 self.persist(&next)?;
                 *meta = next;
-                self.write_markers_and_complete(meta)
+                self.write_markers_and_complete(meta)?;
             }
         }
+        Ok((meta.producer_id, meta.producer_epoch))
     }
 
     /// Writes one COMMIT or ABORT marker as a partition leader answering WriteTxnMarkers (what

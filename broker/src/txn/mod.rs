@@ -17,4 +17,4 @@ pub use crate::error::TxnError;
 pub use coordinator::{
     BrokerTxnLogs, CoordinatorParts, TransactionCoordinator, TxnLogs, TRANSACTION_STATE,
 };
-pub use state::{EndTxnAction, TransactionMetadata, TransactionState};
+pub use state::{EndTxnAction, EndTxnRequest, TransactionMetadata, TransactionState, TV2};

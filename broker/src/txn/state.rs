@@ -106,7 +106,19 @@ pub struct TransactionMetadata {
     pub last_update_ms: i64,
     /// When the open transaction started (ms; -1 when none).
     pub start_ms: i64,
+    /// The producer id before the last transition (Kafka's `prevProducerId`; -1 when none): a transaction-version-2
+    /// EndTxn retried across an epoch overflow still names it.
+    pub prev_producer_id: i64,
+    /// The producer id the id moves to when the preparing transaction completes (Kafka's `nextProducerId`, set when
+    /// a transaction-version-2 EndTxn exhausts the epoch; -1 otherwise).
+    pub next_producer_id: i64,
+    /// The transaction version of the client's last transition (Kafka's `ClientTransactionVersion`): 2 when it
+    /// came through EndTxn v5, Produce v12+ or TxnOffsetCommit v5 (KIP-890 part 2), else 0.
+    pub client_transaction_version: i16,
 }
+
+/// Transaction version 2 (KIP-890 part 2): the epoch is bumped at every transaction end.
+pub const TV2: i16 = 2;
 
 /// What an EndTxn asks the coordinator to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,6 +127,19 @@ pub enum EndTxnAction {
     WriteMarkers,
     /// A retry of an EndTxn already completed: answer success.
     AlreadyDone,
+}
+
+/// What an EndTxn asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EndTxnRequest {
+    /// The producer id sent.
+    pub producer_id: i64,
+    /// The epoch sent.
+    pub epoch: i16,
+    /// Commit (else abort).
+    pub commit: bool,
+    /// The client's transaction version: 2 for EndTxn v5+ (the epoch is bumped), else 0.
+    pub transaction_version: i16,
 }
 
 /// The largest epoch handed out before a new producer id is taken (Kafka: `Short.MaxValue - 1`, leaving room for
@@ -139,6 +164,9 @@ impl TransactionMetadata {
             partitions: BTreeSet::new(),
             last_update_ms: now_ms,
             start_ms: -1,
+            prev_producer_id: -1,
+            next_producer_id: -1,
+            client_transaction_version: 0,
         }
     }
 
@@ -206,6 +234,7 @@ impl TransactionMetadata {
                 Err(self.concurrent())
             }
             _ => {
+                self.prev_producer_id = self.producer_id;
                 self.bump_epoch(new_producer_id)?;
                 self.timeout_ms = timeout_ms;
                 self.state = TransactionState::Empty;
@@ -224,6 +253,7 @@ impl TransactionMetadata {
         now_ms: i64,
         new_producer_id: impl FnOnce() -> Result<i64, TxnError>,
     ) -> Result<(), TxnError> {
+        self.prev_producer_id = self.producer_id;
         if self.producer_epoch < MAX_EPOCH {
             self.bump_epoch(new_producer_id)?;
         }
@@ -259,6 +289,19 @@ impl TransactionMetadata {
         partitions: impl IntoIterator<Item = (String, i32)>,
         now_ms: i64,
     ) -> Result<bool, TxnError> {
+        self.add_partitions_as(producer_id, epoch, partitions, now_ms, 0)
+    }
+
+    /// [`Self::add_partitions`] by a client of `transaction_version` (2 when the partition is added implicitly by
+    /// Produce v12+ or TxnOffsetCommit v5, KIP-890 part 2).
+    pub fn add_partitions_as(
+        &mut self,
+        producer_id: i64,
+        epoch: i16,
+        partitions: impl IntoIterator<Item = (String, i32)>,
+        now_ms: i64,
+        transaction_version: i16,
+    ) -> Result<bool, TxnError> {
         self.check_producer(producer_id, epoch)?;
         if self.state.is_preparing() {
             return Err(self.concurrent());
@@ -275,35 +318,28 @@ impl TransactionMetadata {
         }
         if changed {
             self.last_update_ms = now_ms;
+            self.prev_producer_id = self.producer_id;
+            self.client_transaction_version = transaction_version;
         }
         Ok(changed)
     }
 
-    /// Checks a producer's request inside its open transaction (TxnOffsetCommit, verify-only AddPartitionsToTxn).
-    pub fn check_ongoing(
-        &self,
-        producer_id: i64,
-        epoch: i16,
-        action: &'static str,
-    ) -> Result<(), TxnError> {
-        self.check_producer(producer_id, epoch)?;
-        match self.state {
-            TransactionState::Ongoing => Ok(()),
-            s if s.is_preparing() => Err(self.concurrent()),
-            _ => Err(self.invalid_state(action)),
-        }
-    }
-
-    /// [`Self::check_ongoing`], and `partition` must be in the open transaction (Kafka's partition verification:
-    /// INVALID_TXN_STATE otherwise).
-    pub fn check_partition(
+    /// Kafka's partition verification (`handleVerifyPartitionsInTransaction`, KIP-890): the producer id and epoch
+    /// must be current, no transaction may be completing, and `partition` must be in the transaction
+    /// ([`TxnError::PartitionNotInTransaction`], TRANSACTION_ABORTABLE to clients that know it).
+    pub fn verify_partition(
         &self,
         producer_id: i64,
         epoch: i16,
         partition: &(String, i32),
-        action: &'static str,
     ) -> Result<(), TxnError> {
-        self.check_ongoing(producer_id, epoch, action)?;
+        self.check_producer(producer_id, epoch)?;
+        if matches!(
+            self.state,
+            TransactionState::PrepareCommit | TransactionState::PrepareAbort
+        ) {
+            return Err(self.concurrent());
+        }
         if self.partitions.contains(partition) {
             return Ok(());
         }
@@ -316,29 +352,108 @@ impl TransactionMetadata {
 
     /// EndTxn (Kafka's `endTransaction` checks): an open transaction moves to PrepareCommit / PrepareAbort; a retry
     /// of the completed one is answered again; anything else is INVALID_TXN_STATE or CONCURRENT_TRANSACTIONS.
+    ///
+    /// Transaction version 2 (EndTxn v5, KIP-890 part 2): the Prepare state carries the epoch bumped by one (the
+    /// markers are written with it, fencing the transaction's own late writes); at epoch 32766 a new producer id is
+    /// taken from `new_producer_id`, which the id moves to at epoch 0 when the transaction completes. A retry is
+    /// recognised by the epoch one below the current one (or the previous producer id at 32766 after an overflow);
+    /// the same epoch on a completed transaction is the next transaction, which may abort without partitions.
     pub fn end_txn(
         &mut self,
-        producer_id: i64,
-        epoch: i16,
-        commit: bool,
+        req: EndTxnRequest,
         now_ms: i64,
+        new_producer_id: impl FnOnce() -> Result<i64, TxnError>,
     ) -> Result<EndTxnAction, TxnError> {
-        self.check_producer(producer_id, epoch)?;
         use TransactionState::*;
-        match (self.state, commit) {
-            (Ongoing, _) => {
-                self.state = if commit { PrepareCommit } else { PrepareAbort };
-                self.last_update_ms = now_ms;
-                Ok(EndTxnAction::WriteMarkers)
-            }
-            (CompleteCommit, true) | (CompleteAbort, false) => Ok(EndTxnAction::AlreadyDone),
-            (PrepareCommit, true) | (PrepareAbort, false) => Err(self.concurrent()),
-            _ => Err(self.invalid_state(if commit { "commit" } else { "abort" })),
+        let EndTxnRequest {
+            producer_id,
+            epoch,
+            commit,
+            transaction_version,
+        } = req;
+        let tv2 = transaction_version >= TV2;
+        let state_tv2 = self.client_transaction_version >= TV2;
+        let retry_on_overflow = state_tv2
+            && producer_id != self.producer_id
+            && self.prev_producer_id == producer_id
+            && epoch == MAX_EPOCH
+            && self.producer_epoch == 0;
+        let retry_on_bump = state_tv2
+            && producer_id == self.producer_id
+            && epoch.checked_add(1) == Some(self.producer_epoch);
+        let retry = retry_on_bump || retry_on_overflow;
+        if producer_id != self.producer_id && !retry_on_overflow {
+            return Err(TxnError::InvalidProducerIdMapping {
+                transactional_id: self.transactional_id.clone(),
+                producer_id,
+                current: self.producer_id,
+            });
         }
+        let valid_epoch = if state_tv2 {
+            match self.state {
+                PrepareCommit | PrepareAbort => retry_on_bump,
+                CompleteCommit | CompleteAbort => retry || epoch == self.producer_epoch,
+                _ => epoch == self.producer_epoch,
+            }
+        } else {
+            epoch == self.producer_epoch
+        };
+        if !valid_epoch {
+            return Err(TxnError::ProducerFenced {
+                transactional_id: self.transactional_id.clone(),
+                epoch,
+                current: self.producer_epoch,
+            });
+        }
+        let invalid = |m: &Self| m.invalid_state(if commit { "commit" } else { "abort" });
+        let empty_abort = !commit && tv2 && !retry;
+        match (self.state, commit) {
+            (Ongoing, _) => {}
+            (CompleteCommit, true) | (CompleteAbort, false) if retry || !state_tv2 => {
+                return Ok(EndTxnAction::AlreadyDone)
+            }
+            // Transaction version 2 may abort a transaction that added nothing (its producer cannot know whether
+            // a Produce added a partition before failing).
+            (Empty | CompleteCommit | CompleteAbort, false) if empty_abort => {
+                self.partitions.clear();
+                self.start_ms = now_ms;
+            }
+            (PrepareCommit, true) | (PrepareAbort, false) => return Err(self.concurrent()),
+            _ => return Err(invalid(self)),
+        }
+        self.prepare_end(commit, transaction_version, now_ms, new_producer_id)?;
+        Ok(EndTxnAction::WriteMarkers)
+    }
+
+    /// Moves the transaction to PrepareCommit / PrepareAbort (Kafka's `prepareAbortOrCommit`).
+    fn prepare_end(
+        &mut self,
+        commit: bool,
+        transaction_version: i16,
+        now_ms: i64,
+        new_producer_id: impl FnOnce() -> Result<i64, TxnError>,
+    ) -> Result<(), TxnError> {
+        self.next_producer_id = -1;
+        if transaction_version >= TV2 {
+            if self.producer_epoch >= MAX_EPOCH && self.producer_epoch != i16::MAX {
+                self.next_producer_id = new_producer_id()?;
+            }
+            // An epoch already at i16::MAX (only reachable through a bug) aborts without overflowing.
+            self.producer_epoch = self.producer_epoch.saturating_add(1);
+        }
+        self.prev_producer_id = self.producer_id;
+        self.state = if commit {
+            TransactionState::PrepareCommit
+        } else {
+            TransactionState::PrepareAbort
+        };
+        self.client_transaction_version = transaction_version;
+        self.last_update_ms = now_ms;
+        Ok(())
     }
 
     /// The markers were written: PrepareCommit → CompleteCommit, PrepareAbort → CompleteAbort; the partitions are
-    /// forgotten.
+    /// forgotten. After a transaction-version-2 epoch overflow the id moves to its next producer id at epoch 0.
     pub fn complete(&mut self, now_ms: i64) {
         self.state = match self.state {
             TransactionState::PrepareCommit => TransactionState::CompleteCommit,
@@ -347,8 +462,13 @@ impl TransactionMetadata {
             }
             other => other,
         };
+        self.prev_producer_id = self.producer_id;
+        if self.client_transaction_version >= TV2 && self.next_producer_id >= 0 {
+            self.producer_id = self.next_producer_id;
+            self.producer_epoch = 0;
+        }
+        self.next_producer_id = -1;
         self.partitions.clear();
-        self.start_ms = -1;
         self.last_update_ms = now_ms;
     }
 
@@ -370,6 +490,22 @@ mod tests {
         panic!("no new producer id expected")
     }
 
+    fn tv1(producer_id: i64, epoch: i16, commit: bool) -> EndTxnRequest {
+        EndTxnRequest {
+            producer_id,
+            epoch,
+            commit,
+            transaction_version: 0,
+        }
+    }
+
+    fn tv2(producer_id: i64, epoch: i16, commit: bool) -> EndTxnRequest {
+        EndTxnRequest {
+            transaction_version: TV2,
+            ..tv1(producer_id, epoch, commit)
+        }
+    }
+
     /// Kafka's happy path: add partitions → Ongoing, EndTxn(commit) → PrepareCommit → CompleteCommit; a retried
     /// EndTxn(commit) is answered again, an abort after a commit is INVALID_TXN_STATE.
     #[test]
@@ -379,7 +515,7 @@ mod tests {
         assert_eq!((m.state, m.start_ms), (TransactionState::Ongoing, 10));
         assert!(!m.add_partitions(7, 0, [("a".into(), 0)], 11).unwrap());
         assert_eq!(
-            m.end_txn(7, 0, true, 20).unwrap(),
+            m.end_txn(tv1(7, 0, true), 20, no_new_id).unwrap(),
             EndTxnAction::WriteMarkers
         );
         assert!(matches!(
@@ -391,11 +527,11 @@ mod tests {
         assert_eq!(m.state, TransactionState::CompleteCommit);
         assert!(m.partitions.is_empty());
         assert_eq!(
-            m.end_txn(7, 0, true, 31).unwrap(),
+            m.end_txn(tv1(7, 0, true), 31, no_new_id).unwrap(),
             EndTxnAction::AlreadyDone
         );
         assert!(matches!(
-            m.end_txn(7, 0, false, 31),
+            m.end_txn(tv1(7, 0, false), 31, no_new_id),
             Err(TxnError::InvalidTxnState { .. })
         ));
     }
@@ -405,7 +541,7 @@ mod tests {
     fn wrong_state_id_or_epoch_is_refused() {
         let mut m = meta();
         assert!(matches!(
-            m.end_txn(7, 0, true, 1),
+            m.end_txn(tv1(7, 0, true), 1, no_new_id),
             Err(TxnError::InvalidTxnState { .. })
         ));
         assert!(matches!(
@@ -441,7 +577,7 @@ mod tests {
         );
         assert!(!m.commits());
         assert!(matches!(
-            m.end_txn(7, 1, true, 4),
+            m.end_txn(tv1(7, 1, true), 4, no_new_id),
             Err(TxnError::ProducerFenced { .. })
         ));
         m.complete(5);
@@ -470,5 +606,116 @@ mod tests {
             (m.state, m.producer_epoch),
             (TransactionState::PrepareAbort, 1)
         );
+    }
+
+    /// Transaction version 2 (KIP-890 part 2): every end bumps the epoch (the markers carry it); a retry is the
+    /// epoch one below; the same epoch again is the next transaction (commit without partitions is
+    /// INVALID_TXN_STATE, abort is allowed); an older epoch is fenced.
+    #[test]
+    fn tv2_end_bumps_the_epoch_and_recognises_retries() {
+        let mut m = meta();
+        m.add_partitions_as(7, 0, [("a".into(), 0)], 1, TV2)
+            .unwrap();
+        assert_eq!(
+            m.end_txn(tv2(7, 0, true), 2, no_new_id).unwrap(),
+            EndTxnAction::WriteMarkers
+        );
+        assert_eq!(
+            (m.state, m.producer_epoch),
+            (TransactionState::PrepareCommit, 1)
+        );
+        // A retry while the markers are written waits.
+        assert!(matches!(
+            m.end_txn(tv2(7, 0, true), 3, no_new_id),
+            Err(TxnError::ConcurrentTransactions { .. })
+        ));
+        m.complete(4);
+        assert_eq!(
+            (m.state, m.producer_id, m.producer_epoch),
+            (TransactionState::CompleteCommit, 7, 1)
+        );
+        assert_eq!(
+            m.end_txn(tv2(7, 0, true), 5, no_new_id).unwrap(),
+            EndTxnAction::AlreadyDone
+        );
+        assert!(matches!(
+            m.end_txn(tv2(7, 0, false), 5, no_new_id),
+            Err(TxnError::InvalidTxnState { .. })
+        ));
+        assert!(matches!(
+            m.end_txn(tv2(7, 1, true), 5, no_new_id),
+            Err(TxnError::InvalidTxnState { .. })
+        ));
+        // An abort of a transaction that added nothing bumps the epoch too.
+        assert_eq!(
+            m.end_txn(tv2(7, 1, false), 6, no_new_id).unwrap(),
+            EndTxnAction::WriteMarkers
+        );
+        assert_eq!(
+            (m.state, m.producer_epoch, m.start_ms),
+            (TransactionState::PrepareAbort, 2, 6)
+        );
+        assert!(m.partitions.is_empty());
+        m.complete(7);
+        assert!(matches!(
+            m.end_txn(tv2(7, 0, false), 8, no_new_id),
+            Err(TxnError::ProducerFenced {
+                epoch: 0,
+                current: 2,
+                ..
+            })
+        ));
+        assert!(matches!(
+            m.add_partitions_as(7, 1, [("a".into(), 0)], 8, TV2),
+            Err(TxnError::ProducerFenced { .. })
+        ));
+    }
+
+    /// Transaction version 2 at epoch 32766: the markers carry 32767, then the id moves to a new producer id at
+    /// epoch 0; a retry with the old id at 32766 is answered with the new pair.
+    #[test]
+    fn tv2_epoch_overflow_moves_to_a_new_producer_id() {
+        let mut m = meta();
+        m.producer_epoch = i16::MAX - 1;
+        m.add_partitions_as(7, i16::MAX - 1, [("a".into(), 0)], 1, TV2)
+            .unwrap();
+        m.end_txn(tv2(7, i16::MAX - 1, false), 2, || Ok(99))
+            .unwrap();
+        assert_eq!(
+            (m.producer_id, m.producer_epoch, m.next_producer_id),
+            (7, i16::MAX, 99)
+        );
+        m.complete(3);
+        assert_eq!(
+            (m.producer_id, m.producer_epoch, m.prev_producer_id),
+            (99, 0, 7)
+        );
+        assert_eq!(
+            m.end_txn(tv2(7, i16::MAX - 1, false), 4, no_new_id)
+                .unwrap(),
+            EndTxnAction::AlreadyDone
+        );
+        assert!(matches!(
+            m.end_txn(tv2(8, 0, false), 4, no_new_id),
+            Err(TxnError::InvalidProducerIdMapping { .. })
+        ));
+    }
+
+    /// A transaction-version-1 EndTxn keeps the epoch, as before KIP-890 part 2.
+    #[test]
+    fn tv1_end_keeps_the_epoch() {
+        let mut m = meta();
+        m.add_partitions(7, 0, [("a".into(), 0)], 1).unwrap();
+        m.end_txn(tv1(7, 0, false), 2, no_new_id).unwrap();
+        m.complete(3);
+        assert_eq!((m.producer_id, m.producer_epoch), (7, 0));
+        assert_eq!(
+            m.end_txn(tv1(7, 0, false), 4, no_new_id).unwrap(),
+            EndTxnAction::AlreadyDone
+        );
+        assert!(matches!(
+            m.end_txn(tv1(7, 0, true), 4, no_new_id),
+            Err(TxnError::InvalidTxnState { .. })
+        ));
     }
 }

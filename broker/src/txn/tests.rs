@@ -9,7 +9,7 @@ use strata_storage::{
 use tokio::sync::Notify;
 
 use super::coordinator::{CoordinatorParts, TransactionCoordinator, TxnLogs};
-use super::state::TransactionState;
+use super::state::{EndTxnRequest, TransactionState};
 use super::TxnError;
 use crate::error::Result;
 struct TestLogs(LogManager);
@@ -27,6 +27,15 @@ impl TxnLogs for TestLogs {
     }
 }
 
+fn tv1(producer_id: i64, epoch: i16, commit: bool) -> EndTxnRequest {
+    EndTxnRequest {
+        producer_id,
+        epoch,
+        commit,
+        transaction_version: 0,
+    }
+}
+
 fn coordinator(logs: Arc<TestLogs>) -> TransactionCoordinator {
     let next = Arc::new(AtomicI64::new(1000));
     TransactionCoordinator::new(CoordinatorParts {
@@ -35,6 +44,7 @@ fn coordinator(logs: Arc<TestLogs>) -> TransactionCoordinator {
         state_partitions: 3,
         max_timeout_ms: 900_000,
         appended: Arc::new(Notify::new()),
+        features: Arc::new(crate::features::Features::in_memory()),
     })
 }
 
@@ -64,12 +74,12 @@ fn commit_writes_markers_and_the_state_is_reloaded() {
     txn_data(&a0, pid, epoch, 0);
     txn_data(&a1, pid, epoch, 0);
     assert_eq!(a0.last_stable_offset(), 0);
-    c.end_txn("tx", pid, epoch, true).unwrap();
+    c.end_txn("tx", tv1(pid, epoch, true)).unwrap();
     for log in [&a0, &a1] {
         assert_eq!(log.log_end_offset(), 2, "data + marker");
         assert_eq!(log.last_stable_offset(), 2);
     }
-    c.end_txn("tx", pid, epoch, true).unwrap(); // a retry
+    c.end_txn("tx", tv1(pid, epoch, true)).unwrap(); // a retry
     assert_eq!(a0.log_end_offset(), 2, "a retry writes nothing");
     let again = coordinator(logs.clone());
     assert_eq!(again.load().unwrap(), 1);
@@ -98,7 +108,7 @@ fn a_new_producer_fences_the_old_one_and_aborts_its_transaction() {
         ))
     ));
     assert!(matches!(
-        c.end_txn("nope", 1, 0, true),
+        c.end_txn("nope", tv1(1, 0, true)),
         Err(crate::error::Error::Txn(
             TxnError::InvalidProducerIdMapping { current: -1, .. }
         ))
@@ -120,7 +130,7 @@ fn a_new_producer_fences_the_old_one_and_aborts_its_transaction() {
     let (pid2, e2) = c.init_producer_id("tx", 60_000, None).unwrap();
     assert_eq!((pid2, e2), (pid, 2));
     assert!(matches!(
-        c.end_txn("tx", pid, e0, true),
+        c.end_txn("tx", tv1(pid, e0, true)),
         Err(crate::error::Error::Txn(TxnError::ProducerFenced { .. }))
     ));
 }
@@ -153,7 +163,9 @@ fn timed_out_transactions_are_aborted_and_prepared_ones_completed_at_load() {
     let b0 = logs.log("b", 0).unwrap();
     txn_data(&b0, pid, e, 0);
     let mut prepared = c.describe("crash").unwrap();
-    prepared.end_txn(pid, e, true, now_ms()).unwrap();
+    prepared
+        .end_txn(tv1(pid, e, true), now_ms(), || unreachable!())
+        .unwrap();
     c.persist(&prepared).unwrap();
     let again = coordinator(logs.clone());
     again.load().unwrap();
@@ -205,7 +217,7 @@ fn idle_transactional_ids_expire_and_stay_removed_after_a_reload() {
     c.add_partitions("idle", pid, epoch, vec![("a".into(), 0)])
         .unwrap();
     txn_data(&logs.log("a", 0).unwrap(), pid, epoch, 0);
-    c.end_txn("idle", pid, epoch, true).unwrap();
+    c.end_txn("idle", tv1(pid, epoch, true)).unwrap();
     let (open_pid, open_epoch) = c.init_producer_id("open", 900_000, None).unwrap();
     c.add_partitions("open", open_pid, open_epoch, vec![("a".into(), 1)])
         .unwrap();

@@ -4,6 +4,7 @@ mod data;
 mod edges;
 mod groups;
 mod topics;
+mod txn_v2;
 
 use kafka_protocol::messages::ApiKey;
 
@@ -15,5 +16,6 @@ pub fn all(strata: &[(ApiKey, i16, i16)], kafka: &[(ApiKey, i16, i16)]) -> Vec<C
     out.extend(topics::cases());
     out.extend(data::cases());
     out.extend(groups::cases());
+    out.extend(txn_v2::cases());
     out
 }

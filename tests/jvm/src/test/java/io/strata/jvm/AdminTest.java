@@ -40,6 +40,7 @@ import org.apache.kafka.common.errors.ElectionNotNeededException;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.errors.GroupNotEmptyException;
 import org.apache.kafka.common.errors.InvalidRequestException;
+import org.apache.kafka.common.errors.InvalidUpdateVersionException;
 import org.apache.kafka.common.errors.SecurityDisabledException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.TransactionalIdNotFoundException;
@@ -121,14 +122,38 @@ class AdminTest {
 
   @Test
   void describeFeatures() throws Exception {
+    // What a single-node Kafka 4.4 finalizes of the features strata implements; none of the others (KRaft's
+    // metadata.version, share and streams groups, ELR).
     FeatureMetadata f = ok(admin.describeFeatures().featureMetadata());
-    assertNotNull(f.finalizedFeatures());
+    assertEquals(Set.of("transaction.version", "group.version"), f.finalizedFeatures().keySet());
+    assertEquals(2, f.finalizedFeatures().get("transaction.version").maxVersionLevel());
+    assertEquals(1, f.finalizedFeatures().get("group.version").maxVersionLevel());
+    assertEquals(2, f.supportedFeatures().get("transaction.version").maxVersion());
+    assertEquals(0, f.supportedFeatures().get("transaction.version").minVersion());
+    assertTrue(f.finalizedFeaturesEpoch().isPresent());
   }
 
   @Test
-  void updateFeatures() {
-    unsupported(admin.updateFeatures(Map.of("transaction.version",
+  void updateFeatures() throws Exception {
+    // As Kafka: the current level again is accepted; a level strata does not support, or a lower one asked as an
+    // upgrade, is INVALID_UPDATE_VERSION and changes nothing.
+    ok(admin.updateFeatures(Map.of("transaction.version",
         new FeatureUpdate((short) 2, FeatureUpdate.UpgradeType.UPGRADE)), new UpdateFeaturesOptions()).all());
+    Throwable e = fails(admin.updateFeatures(Map.of("transaction.version",
+        new FeatureUpdate((short) 3, FeatureUpdate.UpgradeType.UPGRADE)), new UpdateFeaturesOptions()).all());
+    assertTrue(e instanceof InvalidUpdateVersionException, e.toString());
+    e = fails(admin.updateFeatures(Map.of("transaction.version",
+        new FeatureUpdate((short) 1, FeatureUpdate.UpgradeType.UPGRADE)), new UpdateFeaturesOptions()).all());
+    assertTrue(e instanceof InvalidUpdateVersionException, e.toString());
+    e = fails(admin.updateFeatures(Map.of("metadata.version",
+        new FeatureUpdate((short) 20, FeatureUpdate.UpgradeType.UPGRADE)), new UpdateFeaturesOptions()).all());
+    assertTrue(e instanceof InvalidUpdateVersionException, e.toString());
+    // validateOnly changes nothing.
+    ok(admin.updateFeatures(Map.of("transaction.version",
+            new FeatureUpdate((short) 1, FeatureUpdate.UpgradeType.SAFE_DOWNGRADE)),
+        new UpdateFeaturesOptions().validateOnly(true)).all());
+    assertEquals(2, ok(admin.describeFeatures().featureMetadata()).finalizedFeatures()
+        .get("transaction.version").maxVersionLevel());
   }
 
   @Test

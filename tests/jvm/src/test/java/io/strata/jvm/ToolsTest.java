@@ -342,6 +342,10 @@ class ToolsTest {
     Tool.Result r = Tool.run("org.apache.kafka.tools.FeatureCommand", null, "--bootstrap-server", bs(),
         "describe");
     assertEquals(0, r.exit(), r.toString());
+    assertTrue(r.out().matches("(?s).*Feature: transaction\\.version\\s+SupportedMinVersion: 0\\s+"
+        + "SupportedMaxVersion: 2\\s+FinalizedVersionLevel: 2\\s.*"), r.toString());
+    assertTrue(r.out().contains("Feature: group.version"), r.toString());
+    assertFalse(r.out().contains("metadata.version"), r.toString());
   }
 
   @Test
