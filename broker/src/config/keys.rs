@@ -514,7 +514,8 @@ strata_storage::config_keys! {
         "transaction.partition.verification.enable",
         Type::Boolean,
         "a transactional batch is appended only to a partition added to its producer's open transaction \
-         (else INVALID_TXN_STATE)",
+         (else TRANSACTION_ABORTABLE, INVALID_TXN_STATE before Produce v11); a Produce v12+ (transaction \
+         version 2) adds its partition itself, also when false",
     )
     .default("true");
     /// `offsets.topic.num.partitions`.

@@ -240,3 +240,55 @@ fn idle_transactional_ids_expire_and_stay_removed_after_a_reload() {
     assert_eq!(again.load().unwrap(), 1, "the tombstone keeps it removed");
     assert!(again.describe("idle").is_none());
 }
+
+/// Transaction version 2 across a crash: a PrepareAbort left at epoch 32766 with its next producer id (the
+/// overflow) is read back from `__transaction_state` (value version 1 keeps the next producer id and the client's
+/// transaction version), completed at load with markers at epoch 32767, and the id moves to the new producer id at
+/// epoch 0; a retry of the EndTxn with the old pair is then answered with the new one.
+#[test]
+fn tv2_overflow_prepared_before_a_crash_completes_at_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = Arc::new(TestLogs(
+        LogManager::open(LogManagerConfig::new(vec![dir.path().to_path_buf()])).unwrap(),
+    ));
+    let c = coordinator(logs.clone());
+    c.load().unwrap();
+    let (pid, _) = c.init_producer_id("tv2", 60_000, None).unwrap();
+    let max = i16::MAX - 1;
+    let mut meta = c.describe("tv2").unwrap();
+    meta.producer_epoch = max;
+    meta.add_partitions_as(pid, max, [("c".to_string(), 0)], now_ms(), super::TV2)
+        .unwrap();
+    c.persist(&meta).unwrap();
+    let c0 = logs.log("c", 0).unwrap();
+    txn_data(&c0, pid, max, 0);
+    let req = EndTxnRequest {
+        producer_id: pid,
+        epoch: max,
+        commit: false,
+        transaction_version: super::TV2,
+    };
+    meta.end_txn(req, now_ms(), || Ok(4242)).unwrap();
+    assert_eq!(
+        (meta.producer_epoch, meta.next_producer_id),
+        (i16::MAX, 4242)
+    );
+    c.persist(&meta).unwrap();
+
+    let again = coordinator(logs.clone());
+    again.load().unwrap();
+    let done = again.describe("tv2").unwrap();
+    assert_eq!(
+        (done.state, done.producer_id, done.producer_epoch),
+        (TransactionState::CompleteAbort, 4242, 0)
+    );
+    assert_eq!(c0.log_end_offset(), 2, "data + ABORT marker");
+    assert_eq!(c0.last_stable_offset(), 2);
+    let producers = c0.active_producers();
+    assert_eq!(
+        (producers[0].producer_id, producers[0].producer_epoch),
+        (pid, i16::MAX),
+        "the marker carries the bumped epoch"
+    );
+    assert_eq!(again.end_txn("tv2", req).unwrap(), (4242, 0));
+}
