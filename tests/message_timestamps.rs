@@ -95,7 +95,9 @@ async fn create(conn: &mut TcpStream, topic: &str, configs: &[(&str, &str)]) {
     );
 }
 
-/// Produces `records` to partition 0 of `topic` (v11): (error code, error message, base offset).
+/// Produces `records` to partition 0 of `topic` (v11): (error code, error message then each record error as
+/// ` | [index] message`, base offset). A refused batch answers Kafka's partition message (KIP-467) and names its
+/// records.
 async fn produce(conn: &mut TcpStream, topic: &str, records: Bytes) -> (i16, String, i64) {
     let req = ProduceRequest::default()
         .with_acks(-1)
@@ -114,7 +116,25 @@ async fn produce(conn: &mut TcpStream, topic: &str, records: Bytes) -> (i16, Str
         .as_ref()
         .map(|m| m.to_string())
         .unwrap_or_default();
-    (p.error_code, msg, p.base_offset)
+    if p.error_code == INVALID_TIMESTAMP {
+        assert_eq!(
+            msg, "One or more records have been rejected due to invalid timestamp",
+            "Kafka's message"
+        );
+        assert!(!p.record_errors.is_empty(), "records named: {p:?}");
+    }
+    let named: String = p
+        .record_errors
+        .iter()
+        .map(|e| {
+            format!(
+                " | [{}] {}",
+                e.batch_index,
+                e.batch_index_error_message.as_deref().unwrap_or("")
+            )
+        })
+        .collect();
+    (p.error_code, msg + &named, p.base_offset)
 }
 
 /// A record an hour and more before the clock (`before.max.ms` = 1 h) or after it (`after.max.ms`, 1 h by

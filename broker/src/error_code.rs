@@ -490,7 +490,12 @@ pub fn storage_code(err: &StorageError) -> i16 {
         StorageError::OffsetOutOfRange { .. } => OFFSET_OUT_OF_RANGE,
         StorageError::CorruptRecord { .. } => CORRUPT_MESSAGE,
         StorageError::InvalidRecord { .. } => INVALID_RECORD,
-        StorageError::InvalidTimestamp { .. } => INVALID_TIMESTAMP,
+        StorageError::RecordValidation {
+            timestamp: true, ..
+        } => INVALID_TIMESTAMP,
+        StorageError::RecordValidation {
+            timestamp: false, ..
+        } => INVALID_RECORD,
         StorageError::RecordTooLarge { .. } | StorageError::DecompressedTooLarge { .. } => {
             MESSAGE_TOO_LARGE
         }

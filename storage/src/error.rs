@@ -35,12 +35,18 @@ pub enum Error {
         /// What was wrong, with the values involved.
         reason: String,
     },
-    /// A CreateTime record whose timestamp lies outside `message.timestamp.before.max.ms` /
-    /// `message.timestamp.after.max.ms` of the broker's clock. Kafka: INVALID_TIMESTAMP.
-    #[error("invalid timestamp: {reason}")]
-    InvalidTimestamp {
-        /// Kafka's message: the timestamp, the record's offset and the accepted range.
-        reason: String,
+    /// Records of a batch refused one by one (KIP-467; Kafka's `RecordValidationException`): keyless records on a
+    /// compacted topic, CreateTime timestamps out of range, LogAppendTime set by the producer. Nothing of the
+    /// request is appended. Kafka: INVALID_TIMESTAMP when any record's timestamp is refused, else INVALID_RECORD;
+    /// the Produce response names each record (`record_errors`) and carries `message` as its `error_message`.
+    #[error("{message}")]
+    RecordValidation {
+        /// Whether a timestamp was refused (INVALID_TIMESTAMP) rather than only keys (INVALID_RECORD).
+        timestamp: bool,
+        /// Kafka's partition-level message.
+        message: String,
+        /// Each refused record, in batch order.
+        record_errors: Vec<RecordError>,
     },
     /// A batch larger than `max.message.bytes`. Kafka: MESSAGE_TOO_LARGE.
     #[error("record batch of {size} bytes exceeds max.message.bytes {max}")]
@@ -134,6 +140,15 @@ pub enum Error {
         /// The partition.
         tp: TopicPartition,
     },
+}
+
+/// One record of a batch refused by validation (Kafka's `ProduceResponse.RecordError`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordError {
+    /// The record's index in its batch.
+    pub batch_index: i32,
+    /// Why, in Kafka's words.
+    pub message: String,
 }
 
 /// The crate's result type.

@@ -66,7 +66,7 @@ pub use config::{
     server_default_log_config, topic_log_config, topic_value, topic_values, CleanupPolicy,
     LogConfig, LogManagerConfig, TimestampType, TopicConfigProvider, TOPIC_CONFIG, TOPIC_KEYS,
 };
-pub use error::{Error, Result};
+pub use error::{Error, RecordError, Result};
 pub use file_records::{BatchScanError, FileBatchIter, FileRecords};
 pub use fsio::atomic_write;
 pub use index::{OffsetIndex, TimeIndex};

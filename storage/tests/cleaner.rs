@@ -303,7 +303,9 @@ fn a_keyless_record_is_refused_on_a_compacted_log_and_nothing_is_written() {
     let size = log.size_in_bytes();
     let err = log.append_as_leader(b.build(), 0).unwrap_err();
     assert!(
-        matches!(&err, Error::InvalidRecord { reason } if reason.contains("without key")),
+        matches!(&err, Error::RecordValidation { timestamp: false, record_errors, .. }
+            if record_errors.len() == 1 && record_errors[0].batch_index == 1
+                && record_errors[0].message.contains("without key")),
         "{err}"
     );
     assert_eq!((log.log_end_offset(), log.size_in_bytes()), (0, size));

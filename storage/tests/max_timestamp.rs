@@ -172,8 +172,9 @@ fn a_producer_marked_log_append_time_batch_is_invalid_timestamp_unless_it_carrie
         );
         let err = log.append_as_leader_at(sent, 0, now).unwrap_err();
         assert!(
-            matches!(&err, Error::InvalidTimestamp { reason }
-                if reason.contains("Producer should not set timestamp type to LogAppendTime")),
+            matches!(&err, Error::RecordValidation { timestamp: true, record_errors, .. }
+                if record_errors.len() == 3 && record_errors.iter().all(|e|
+                    e.message.contains("Producer should not set timestamp type to LogAppendTime"))),
             "{topic_type:?} max {max}: {err}"
         );
         assert_eq!(log.log_end_offset(), 0, "{topic_type:?} max {max}");
@@ -188,7 +189,8 @@ fn a_producer_marked_log_append_time_batch_is_invalid_timestamp_unless_it_carrie
         .append_as_leader_at(marked_log_append_time(three_records(), now - 5000), 0, now)
         .unwrap_err();
     assert!(
-        matches!(&err, Error::InvalidTimestamp { reason } if reason.contains("out of range")),
+        matches!(&err, Error::RecordValidation { timestamp: true, record_errors, .. }
+            if record_errors.len() == 3 && record_errors[2].message.contains("out of range")),
         "{err}"
     );
     assert_eq!(log.log_end_offset(), 0);

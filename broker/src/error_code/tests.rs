@@ -201,8 +201,20 @@ fn every_typed_error_maps_to_its_kafka_code() {
             1,
         ),
         (
-            Error::Storage(StorageError::InvalidTimestamp { reason: s() }),
+            Error::Storage(StorageError::RecordValidation {
+                timestamp: true,
+                message: s(),
+                record_errors: Vec::new(),
+            }),
             32,
+        ),
+        (
+            Error::Storage(StorageError::RecordValidation {
+                timestamp: false,
+                message: s(),
+                record_errors: Vec::new(),
+            }),
+            87,
         ),
         (
             Error::Storage(StorageError::UnknownTopicOrPartition {

@@ -14,9 +14,11 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use kafka_protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
+use kafka_protocol::messages::produce_response::{
+    BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
+};
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse, RequestHeader};
-use strata_storage::RecordBatch;
+use strata_storage::{Error as StorageError, RecordBatch};
 use tracing::debug;
 
 use super::{blocking, sb};
@@ -46,6 +48,47 @@ fn failed_with(topic: &str, partition: i32, e: &Error, code: i16) -> PartitionPr
 
 /// The first Produce version that carries only magic v2, one batch per partition.
 const ONE_V2_BATCH_FROM: i16 = 3;
+
+/// A refused append, answered as Kafka's `ReplicaManager.appendToLocalLog` answers it: records refused one by one
+/// (KIP-467) are named in `record_errors`, and only then is Kafka's message sent as `error_message` (strata's own
+/// message otherwise); the log's refusals carry the partition's log start offset, as Kafka's `processFailedRecord`.
+fn failed_append(
+    topic: &str,
+    partition: i32,
+    e: &Error,
+    code: i16,
+    log_start_offset: impl FnOnce() -> i64,
+) -> PartitionProduceResponse {
+    let mut resp = failed_with(topic, partition, e, code);
+    let storage = match e {
+        Error::Storage(s) => Some(s),
+        _ => None,
+    };
+    // Kafka's listed exceptions (too large, corrupt, unknown partition, storage) answer -1; the log's refusals
+    // of the records or of their producer answer its log start offset.
+    if matches!(
+        storage,
+        Some(
+            StorageError::RecordValidation { .. }
+                | StorageError::InvalidRecord { .. }
+                | StorageError::OutOfOrderSequence { .. }
+                | StorageError::InvalidProducerEpoch { .. }
+        )
+    ) {
+        resp.log_start_offset = log_start_offset();
+    }
+    if let Some(StorageError::RecordValidation { record_errors, .. }) = storage {
+        resp.record_errors = record_errors
+            .iter()
+            .map(|r| {
+                BatchIndexAndErrorMessage::default()
+                    .with_batch_index(r.batch_index)
+                    .with_batch_index_error_message(Some(sb(r.message.clone())))
+            })
+            .collect();
+    }
+    resp
+}
 
 /// Checks one partition's target and payload before anything is written.
 fn precheck(
@@ -198,11 +241,12 @@ fn append(
             .with_log_append_time_ms(info.log_append_time_ms)
             .with_log_start_offset(info.log_start_offset),
         // Produce v11+ knows TRANSACTION_ABORTABLE (KIP-890).
-        Err(e) => failed_with(
+        Err(e) => failed_append(
             topic,
             partition,
             &e,
             error_code::verified_write_code(&e, false, version >= 11),
+            || log.log_start_offset(),
         ),
     }
 }

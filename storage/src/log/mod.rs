@@ -5,6 +5,7 @@ mod cleaning;
 mod leader_epoch;
 mod loader;
 mod local_log;
+mod record_errors;
 mod retention;
 mod segments;
 mod unified;

@@ -36,28 +36,20 @@ pub(super) fn analyze_and_validate_records(
             });
         }
         let records_max = batch.validate_for_append(&mut decompress_budget)?;
-        match (batch.timestamp_type(), config.message_timestamp_type) {
-            (TimestampType::LogAppendTime, _) => {
-                check_client_log_append_time(&batch, config, now_ms)?
-            }
+        let timestamps_ok = match (batch.timestamp_type(), config.message_timestamp_type) {
+            (TimestampType::LogAppendTime, _) => client_log_append_time_ok(&batch, config, now_ms),
             (TimestampType::CreateTime, TimestampType::CreateTime) => {
-                check_timestamps(&batch, &records_max, now_ms, config.timestamp_bounds())?
+                timestamps_in_range(&records_max, now_ms, config.timestamp_bounds())
             }
-            (TimestampType::CreateTime, TimestampType::LogAppendTime) => {}
-        }
+            (TimestampType::CreateTime, TimestampType::LogAppendTime) => true,
+        };
         // Kafka's LogValidator: a compacted topic cannot accept a record without a key.
-        if let (true, false, Some(delta)) = (
-            config.cleanup_policy.compacts(),
-            batch.is_control(),
-            records_max.first_keyless_offset_delta,
-        ) {
-            return Err(Error::InvalidRecord {
-                reason: format!(
-                    "compacted topic cannot accept message without key in topic partition {tp} \
-                     (record {delta} of the batch, cleanup.policy={})",
-                    config.cleanup_policy.as_str()
-                ),
-            });
+        let keys_ok = !config.cleanup_policy.compacts()
+            || batch.is_control()
+            || records_max.first_keyless_offset_delta.is_none();
+        if !(timestamps_ok && keys_ok) {
+            // The error path walks the batch again to name every refused record (KIP-467).
+            return Err(super::record_errors::reject(tp, &batch, config, now_ms));
         }
         batches.push((batch, records_max));
     }
@@ -130,13 +122,9 @@ pub(super) fn assign_offsets_and_timestamps(
 /// Kafka's `LogValidator.validateTimestamp` for a batch the client marked LogAppendTime (attributes bit 3). Every
 /// record of such a batch reads as the header's `maxTimestamp` (Kafka's `DefaultRecordBatch`). On a CreateTime
 /// topic a record with a timestamp (not -1) is only range-checked, as any CreateTime record; otherwise (a
-/// LogAppendTime topic, or no timestamp) the producer set a timestamp type it may not set: INVALID_TIMESTAMP,
-/// and nothing of the request is appended.
-fn check_client_log_append_time(
-    batch: &RecordBatch,
-    config: &LogConfig,
-    now_ms: i64,
-) -> Result<()> {
+/// LogAppendTime topic, or no timestamp) the producer set a timestamp type it may not set (INVALID_TIMESTAMP, and
+/// nothing of the request is appended).
+fn client_log_append_time_ok(batch: &RecordBatch, config: &LogConfig, now_ms: i64) -> bool {
     let ts = batch.max_timestamp();
     if config.message_timestamp_type == TimestampType::CreateTime && ts != -1 {
         let records = RecordsMaxTimestamp {
@@ -145,46 +133,24 @@ fn check_client_log_append_time(
             first_keyless_offset_delta: None,
             min_timestamp: Some((ts, 0)),
         };
-        return check_timestamps(batch, &records, now_ms, config.timestamp_bounds());
+        return timestamps_in_range(&records, now_ms, config.timestamp_bounds());
     }
-    Err(Error::InvalidTimestamp {
-        reason: format!(
-            "Invalid timestamp type in message with offset {} (timestamp {ts}, topic \
-             message.timestamp.type={}). Producer should not set timestamp type to LogAppendTime.",
-            batch.base_offset(),
-            config.message_timestamp_type.as_str()
-        ),
-    })
+    false
 }
 
 /// Kafka's `LogValidator.validateTimestamp` (KIP-937) for a CreateTime topic: every record timestamp (other than
 /// -1, none) must lie within `[now - before, now + after]` (`message.timestamp.before.max.ms` /
 /// `.after.max.ms`); the records' own smallest and largest timestamps, found in the validation walk, decide it.
-/// Else INVALID_TIMESTAMP with Kafka's message naming the timestamp and the record's offset in the batch.
-fn check_timestamps(
-    batch: &RecordBatch,
+fn timestamps_in_range(
     records: &RecordsMaxTimestamp,
     now_ms: i64,
     (before, after): (i64, i64),
-) -> Result<()> {
-    let bad = |ts: i64, delta: i32| {
-        Error::InvalidTimestamp {
-        reason: format!(
-            "Timestamp {ts} of message with offset {} is out of range. The timestamp should be within [{}, {}]",
-            batch.base_offset().wrapping_add(delta.into()),
-            now_ms.saturating_sub(before),
-            now_ms.saturating_add(after)
-        ),
-    }
-    };
-    if let Some((min, delta)) = records.min_timestamp {
+) -> bool {
+    if let Some((min, _)) = records.min_timestamp {
         if now_ms.saturating_sub(min) > before {
-            return Err(bad(min, delta));
+            return false;
         }
     }
     let max = records.max_timestamp;
-    if max != -1 && max.saturating_sub(now_ms) > after {
-        return Err(bad(max, records.offset_delta));
-    }
-    Ok(())
+    !(max != -1 && max.saturating_sub(now_ms) > after)
 }

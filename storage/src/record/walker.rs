@@ -225,8 +225,8 @@ struct RecordSpans {
     after_timestamp: usize,
     /// The key's bytes, `None` for a null key.
     key: Option<(usize, usize)>,
-    /// Whether the value is non-null.
-    has_value: bool,
+    /// The value's bytes, `None` for a null value.
+    value: Option<(usize, usize)>,
 }
 
 /// [`record_in_window`] with the positions of the record's fields.
@@ -265,7 +265,7 @@ fn record_spans_in_window(
         Some(None)
     };
     let key = nullable(&mut pos)?;
-    let has_value = nullable(&mut pos)?.is_some();
+    let value = nullable(&mut pos)?;
     let has_key = key.is_some();
     let (headers, m) = varint::read_varint(body.get(pos..)?)?;
     pos += m;
@@ -296,7 +296,7 @@ fn record_spans_in_window(
         body_start: n,
         after_timestamp,
         key,
-        has_value,
+        value,
     })
 }
 
@@ -315,6 +315,8 @@ pub(crate) struct RecordView<'a> {
     pub(crate) key: Option<&'a [u8]>,
     /// Whether the value is non-null (a null value is a tombstone).
     pub(crate) has_value: bool,
+    /// The value's length (0 when null).
+    pub(crate) value_len: usize,
 }
 
 /// Walks the records of `batch` like [`walk`], giving each record's bytes and key: a compressed batch is first
@@ -363,7 +365,8 @@ pub(crate) fn walk_records(
             after_timestamp: &rec[s.after_timestamp..],
             bytes: rec,
             key: s.key.map(|(a, b)| &rec[a..b]),
-            has_value: s.has_value,
+            has_value: s.value.is_some(),
+            value_len: s.value.map_or(0, |(a, b)| b - a),
         };
         pos += s.used;
         order = order.after(s.meta.offset_delta);

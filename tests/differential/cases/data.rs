@@ -23,6 +23,37 @@ fn batch(n: usize) -> Bytes {
     batch_at(&refs, TS)
 }
 
+/// One batch of `keys.len()` records, record `i` keyed when `keys[i]`, timestamps `ts0, ts0+1, ...`.
+fn keyed(keys: &[bool], ts0: i64, compression: kafka_protocol::records::Compression) -> Bytes {
+    use kafka_protocol::records::{Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType};
+    let records: Vec<Record> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| Record {
+            transactional: false,
+            control: false,
+            delete_horizon: false,
+            partition_leader_epoch: -1,
+            producer_id: -1,
+            producer_epoch: -1,
+            timestamp_type: TimestampType::Creation,
+            offset: i as i64,
+            sequence: i as i32 - 1,
+            timestamp: ts0 + i as i64,
+            key: k.then(|| Bytes::from(format!("k{i}"))),
+            value: Some(Bytes::from(format!("v{i}"))),
+            headers: Default::default(),
+        })
+        .collect();
+    let mut buf = BytesMut::new();
+    let opts = RecordEncodeOptions {
+        version: 2,
+        compression,
+    };
+    RecordBatchEncoder::encode(&mut buf, records.iter(), &opts).expect("batch encodes");
+    buf.freeze()
+}
+
 /// A batch with one byte of its records flipped (the CRC no longer matches).
 fn corrupt() -> Bytes {
     let mut b = BytesMut::from(&batch(2)[..]);
@@ -157,6 +188,50 @@ pub fn cases() -> Vec<Case> {
             .topic("t", 1, &[])
             .then(step(ApiKey::Produce, 9, |c| {
                 produce(c, "t", 0, Bytes::new(), false)
+            })),
+    );
+    // KIP-467: records refused one by one are named in record_errors (v8+) with Kafka's messages.
+    use kafka_protocol::records::Compression;
+    let mixed = [true, false, true, false, false, true];
+    for (name, v, codec) in [
+        ("produce/compacted-keyless@v7", 7, Compression::None),
+        ("produce/compacted-keyless@v8", 8, Compression::None),
+        ("produce/compacted-keyless@v11", 11, Compression::None),
+        ("produce/compacted-keyless-gzip@v11", 11, Compression::Gzip),
+    ] {
+        out.push(
+            Case::new(name)
+                .topic("t", 1, &[("cleanup.policy", "compact")])
+                .then(step(ApiKey::Produce, v, move |c| {
+                    produce(c, "t", 0, keyed(&mixed, TS, codec), false)
+                })),
+        );
+    }
+    out.push(
+        Case::new("produce/bad-timestamps@v11")
+            .topic("t", 1, &[("message.timestamp.before.max.ms", "3600000")])
+            .then(step(ApiKey::Produce, 11, |c| {
+                produce(c, "t", 0, keyed(&[true; 3], TS, Compression::None), false)
+            })),
+    );
+    out.push(
+        Case::new("produce/keyless-and-bad-timestamps@v11")
+            .topic(
+                "t",
+                1,
+                &[
+                    ("cleanup.policy", "compact"),
+                    ("message.timestamp.before.max.ms", "3600000"),
+                ],
+            )
+            .then(step(ApiKey::Produce, 11, |c| {
+                produce(
+                    c,
+                    "t",
+                    0,
+                    keyed(&[false, true, false], TS, Compression::None),
+                    false,
+                )
             })),
     );
     out.push(Case::new("produce/bad-acks").topic("t", 1, &[]).then(step(
