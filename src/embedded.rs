@@ -99,6 +99,10 @@ impl Builder {
         props
             .entry("http.listener".into())
             .or_insert_with(|| "127.0.0.1:0".into());
+        // As Kafka's own test harnesses (EmbeddedKafka, testcontainers): a test's consumers join at once.
+        props
+            .entry("group.initial.rebalance.delay.ms".into())
+            .or_insert_with(|| "0".into());
         let temp = match (&self.data_dir, props.contains_key("log.dirs")) {
             (Some(dir), _) => {
                 props.insert("log.dirs".into(), dir.display().to_string());

@@ -2,8 +2,8 @@
 //! (`SocketServer.ReconfigurableConfigs`: `max.connections`, `max.connections.per.ip`,
 //! `max.connections.per.ip.overrides`) and the log cleaner's keys (`LogCleaner.ReconfigurableConfigs`:
 //! `log.cleaner.threads`, `.io.max.bytes.per.second`, `.backoff.ms`, `.dedupe.buffer.size`, …) take effect without
-//! a restart and survive one; keys Kafka changes at run time that strata cannot apply are INVALID_CONFIG with the
-//! reason; DescribeConfigs of the cluster default resource (`""`) lists only the dynamic defaults set, as Kafka's
+//! a restart and survive one; keys Kafka changes at run time that strata reads only at start are INVALID_CONFIG
+//! with the reason, those that change nothing on strata are kept and described with no effect; DescribeConfigs of the cluster default resource (`""`) lists only the dynamic defaults set, as Kafka's
 //! `ConfigHelper`.
 
 mod common;
@@ -276,21 +276,21 @@ async fn log_cleaner_keys_apply_to_the_running_cleaner() {
     server.shutdown().await.unwrap();
 }
 
-/// `DynamicBrokerConfig.AllDynamicConfigs` holds keys strata has no running part for (thread pools, listeners,
-/// replication throttles): AlterConfigs names the key and why, instead of accepting a change with no effect.
+/// `DynamicBrokerConfig.AllDynamicConfigs` holds keys strata uses but reads only at start (listeners, TLS material,
+/// SASL mechanisms): AlterConfigs names the key and why, instead of accepting a change that would not happen.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_kafka_changes_at_run_time_but_strata_cannot_are_refused_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
     let server = common::start_broker(dir.path()).await;
     let mut s = connect(server.local_addr()).await;
     for (key, value, why) in [
-        ("num.io.threads", "16", "threads"),
         (
             "advertised.listeners",
             "PLAINTEXT://127.0.0.1:9",
             "at start",
         ),
-        ("follower.replication.throttled.rate", "1000", "replication"),
+        ("ssl.keystore.location", "/tmp/k.pem", "TLS material"),
+        ("sasl.enabled.mechanisms", "PLAIN", "at start"),
     ] {
         let (code, msg) = alter(&mut s, "1", &[(key, SET, value)]).await;
         assert_eq!(code, INVALID_CONFIG, "{key}: {msg}");
@@ -300,5 +300,97 @@ async fn keys_kafka_changes_at_run_time_but_strata_cannot_are_refused_with_the_r
         );
     }
     assert!(describe(&mut s, "").await.is_empty(), "nothing was set");
+    server.shutdown().await.unwrap();
+}
+
+/// Kafka's run-time keys that change nothing on strata (Kerberos, JVM TLS settings, thread pools, replication
+/// throttles: strata accepts them with no effect at start too) are accepted as Kafka 4.4 accepts them (librdkafka's
+/// 0081 sets `sasl.kerberos.min.time.before.relogin` and `background.threads`): checked by Kafka's type, kept across
+/// a restart, described as DYNAMIC_BROKER_CONFIG / DYNAMIC_DEFAULT_BROKER_CONFIG and removed by DELETE; per-broker
+/// keys on the cluster-wide default are INVALID_REQUEST with Kafka's message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_kafka_takes_at_run_time_with_no_effect_here_are_kept_and_described() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::start_broker(dir.path()).await;
+    let mut s = connect(server.local_addr()).await;
+    for (key, value) in [
+        ("sasl.kerberos.min.time.before.relogin", "58000"),
+        ("background.threads", "9"),
+        ("num.io.threads", "16"),
+        ("follower.replication.throttled.rate", "1000"),
+    ] {
+        let (code, msg) = alter(&mut s, "1", &[(key, SET, value)]).await;
+        assert_eq!(code, 0, "{key}: {msg}");
+    }
+    let (code, msg) = alter(&mut s, "", &[("num.io.threads", SET, "12")]).await;
+    assert_eq!(code, 0, "{msg}");
+    let (code, msg) = alter(
+        &mut s,
+        "",
+        &[("sasl.kerberos.min.time.before.relogin", SET, "58000")],
+    )
+    .await;
+    assert_eq!(
+        (code, msg.as_str()),
+        (
+            42,
+            "Cannot update these configs at default cluster level, broker id must be specified: \
+             [sasl.kerberos.min.time.before.relogin]"
+        )
+    );
+    let (code, msg) = alter(
+        &mut s,
+        "1",
+        &[("sasl.kerberos.min.time.before.relogin", SET, "soon")],
+    )
+    .await;
+    assert_eq!(code, INVALID_CONFIG, "{msg}");
+    assert!(
+        msg.contains("sasl.kerberos.min.time.before.relogin") && msg.contains("soon"),
+        "{msg}"
+    );
+    drop(s);
+    server.shutdown().await.unwrap();
+
+    let server = common::start_broker(dir.path()).await;
+    let mut s = connect(server.local_addr()).await;
+    let got = describe(&mut s, "1").await;
+    let entry = |n: &str| got.iter().find(|(k, ..)| k == n).cloned();
+    assert_eq!(
+        entry("sasl.kerberos.min.time.before.relogin"),
+        Some((
+            "sasl.kerberos.min.time.before.relogin".into(),
+            Some("58000".into()),
+            DYNAMIC_BROKER,
+            false
+        ))
+    );
+    // Per-broker over the cluster default.
+    assert_eq!(
+        entry("num.io.threads").map(|e| (e.1, e.2)),
+        Some((Some("16".into()), DYNAMIC_BROKER))
+    );
+    assert_eq!(
+        describe(&mut s, "").await,
+        vec![(
+            "num.io.threads".to_string(),
+            Some("12".to_string()),
+            DYNAMIC_DEFAULT_BROKER,
+            false
+        )]
+    );
+    let (code, msg) = alter(
+        &mut s,
+        "1",
+        &[("sasl.kerberos.min.time.before.relogin", DELETE, "")],
+    )
+    .await;
+    assert_eq!(code, 0, "{msg}");
+    let got = describe(&mut s, "1").await;
+    assert!(
+        !got.iter()
+            .any(|(k, ..)| k == "sasl.kerberos.min.time.before.relogin"),
+        "{got:?}"
+    );
     server.shutdown().await.unwrap();
 }

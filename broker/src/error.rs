@@ -161,6 +161,12 @@ pub enum Error {
     /// Broker configs Kafka does not change at run time (Kafka's answer to AlterConfigs on the BROKER resource).
     #[error("Cannot update these configs dynamically: {}", .0.join(", "))]
     NotDynamicConfigs(Vec<String>),
+    /// Per-broker configs set on the cluster-wide default resource (Kafka's answer, INVALID_REQUEST).
+    #[error(
+        "Cannot update these configs at default cluster level, broker id must be specified: [{}]",
+        .0.join(", ")
+    )]
+    PerBrokerConfigs(Vec<String>),
     /// OffsetFetch with `require_stable` for a partition whose offsets wait for a transaction to end (KIP-447).
     #[error("offsets of {group} for {topic}-{partition} wait for a transaction to end")]
     UnstableOffsetCommit {
@@ -270,14 +276,13 @@ pub enum Error {
     /// A GROUP config resource with an empty name (Kafka: "Group name must not be empty").
     #[error("group name must not be empty")]
     EmptyGroupName,
-    /// An alteration of a group's configs: strata keeps no per-group overrides.
-    #[error("per-group configs are not supported: {keys} of group {group:?} cannot be set (every group uses the broker's group.consumer.session.timeout.ms and group.consumer.heartbeat.interval.ms)")]
-    GroupConfigsNotSupported {
-        /// The group.
-        group: String,
-        /// The keys asked for.
-        keys: String,
-    },
+    /// An alteration of the GROUP resource with an empty name (Kafka's answer, INVALID_REQUEST).
+    #[error("Default group resources are not allowed.")]
+    DefaultGroupResource,
+    /// A group config Kafka's `GroupConfig.validate` refuses (unknown key, bad value, outside the broker's
+    /// bounds), in Kafka's words. INVALID_CONFIG.
+    #[error("{0}")]
+    InvalidGroupConfig(String),
     /// A task of the broker failed (a panic on the blocking pool).
     #[error("internal error: {0}")]
     Internal(String),

@@ -279,9 +279,10 @@ pub fn code(err: &Error) -> i16 {
         Error::InvalidRequiredAcks(_) => INVALID_REQUIRED_ACKS,
         Error::NotEnoughReplicas { .. } => NOT_ENOUGH_REPLICAS,
         Error::OffsetMetadataTooLarge { .. } => OFFSET_METADATA_TOO_LARGE,
-        Error::NotThisBroker { .. } | Error::NoConfigs(_) | Error::NotDynamicConfigs(_) => {
-            INVALID_REQUEST
-        }
+        Error::NotThisBroker { .. }
+        | Error::NoConfigs(_)
+        | Error::NotDynamicConfigs(_)
+        | Error::PerBrokerConfigs(_) => INVALID_REQUEST,
         Error::ControlBatchFromClient { .. } => INVALID_RECORD,
         Error::UnknownCoordinatorType(_) => INVALID_REQUEST,
         Error::OperationNotAttempted => OPERATION_NOT_ATTEMPTED,
@@ -312,7 +313,8 @@ pub fn code(err: &Error) -> i16 {
         Error::NoReassignmentInProgress(_) => NO_REASSIGNMENT_IN_PROGRESS,
         Error::UnknownElectionType(_) => INVALID_REQUEST,
         Error::EmptyGroupName => INVALID_REQUEST,
-        Error::GroupConfigsNotSupported { .. } => INVALID_CONFIG,
+        Error::DefaultGroupResource => INVALID_REQUEST,
+        Error::InvalidGroupConfig(_) => INVALID_CONFIG,
         Error::Group(e) => group_code(e),
         Error::Txn(e) => txn_code(e, true),
     }

@@ -44,6 +44,11 @@ pub fn local_props(dir: &Path, extra: &[(&str, &str)]) -> BTreeMap<String, Strin
         "remote.log.storage.system.enable".to_string(),
         "false".to_string(),
     );
+    // As Kafka's test harnesses: no wait before a group's first rebalance (the broker default is Kafka's 3000).
+    props.insert(
+        "group.initial.rebalance.delay.ms".to_string(),
+        "0".to_string(),
+    );
     for (k, v) in extra {
         props.insert(k.to_string(), v.to_string());
     }
@@ -175,6 +180,8 @@ impl ChildBroker {
     /// Same, with `--override key=value` for each of `overrides`.
     pub fn spawn_with(dir: &Path, port: u16, overrides: &[(&str, &str)]) -> ChildBroker {
         let mut cmd = Command::new(strata_bin());
+        // As Kafka's test harnesses: no wait before a group's first rebalance (a later override wins).
+        cmd.args(["--override", "group.initial.rebalance.delay.ms=0"]);
         for (k, v) in overrides {
             cmd.args(["--override", &format!("{k}={v}")]);
         }

@@ -32,6 +32,7 @@ cleanup() {
 trap cleanup EXIT
 
 RUST_LOG=info "$BIN" --override listeners=PLAINTEXT://127.0.0.1:0 --override "log.dirs=$WORK/data" \
+  --override group.initial.rebalance.delay.ms=0 \
   --override log.cleaner.backoff.ms=100 2>"$WORK/broker.log" &
 PID=$!
 BS=

@@ -17,6 +17,7 @@ use tracing::{info, warn};
 use crate::authz::Authorizer;
 use crate::config::BrokerConfig;
 use crate::error::Result;
+use crate::group::configs::GroupConfigs;
 use crate::group::offsets::{OffsetStore, OffsetsLog};
 use crate::group::GroupCoordinator;
 use crate::metrics::BrokerMetrics;
@@ -148,7 +149,8 @@ impl Broker {
         )?);
         let appended = Arc::new(Notify::new());
         let offsets = OffsetStore::new(OffsetsLog::new(topics.clone(), appended.clone()));
-        let groups = GroupCoordinator::new(&config, offsets);
+        let groups = GroupCoordinator::new(&config, offsets)
+            .with_group_configs(GroupConfigs::open(&meta_dir)?);
         groups.load_offsets()?;
         let producer_ids = Arc::new(open_producer_ids(&config, &logs, &meta_dir)?);
         let ids = producer_ids.clone();

@@ -538,9 +538,9 @@ strata_storage::config_keys! {
     pub GROUP_INITIAL_REBALANCE_DELAY_MS: i32 = ConfigKey::new(
         "group.initial.rebalance.delay.ms",
         Type::Int,
-        "wait for more members before the first rebalance (Kafka: 3000)",
+        "wait for more members before the first rebalance of an empty classic group (test harnesses set 0)",
     )
-    .default("0")
+    .default("3000")
     .validator(Validator::AtLeast(0));
     /// `group.min.session.timeout.ms`.
     pub GROUP_MIN_SESSION_TIMEOUT_MS: i32 = ConfigKey::new(
@@ -602,6 +602,18 @@ strata_storage::config_keys! {
     )
     .default("5000")
     .validator(Validator::AtLeast(1));
+    /// `group.consumer.min.session.timeout.ms`.
+    pub GROUP_CONSUMER_MIN_SESSION_TIMEOUT_MS: i32 = ConfigKey::new("group.consumer.min.session.timeout.ms", Type::Int,
+        "KIP-848 consumer groups: the smallest consumer.session.timeout.ms a group config may set").default("45000").validator(Validator::AtLeast(1));
+    /// `group.consumer.max.session.timeout.ms`.
+    pub GROUP_CONSUMER_MAX_SESSION_TIMEOUT_MS: i32 = ConfigKey::new("group.consumer.max.session.timeout.ms", Type::Int,
+        "KIP-848 consumer groups: the largest consumer.session.timeout.ms a group config may set").default("60000").validator(Validator::AtLeast(1));
+    /// `group.consumer.min.heartbeat.interval.ms`.
+    pub GROUP_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS: i32 = ConfigKey::new("group.consumer.min.heartbeat.interval.ms", Type::Int,
+        "KIP-848 consumer groups: the smallest consumer.heartbeat.interval.ms a group config may set").default("5000").validator(Validator::AtLeast(1));
+    /// `group.consumer.max.heartbeat.interval.ms`.
+    pub GROUP_CONSUMER_MAX_HEARTBEAT_INTERVAL_MS: i32 = ConfigKey::new("group.consumer.max.heartbeat.interval.ms", Type::Int,
+        "KIP-848 consumer groups: the largest consumer.heartbeat.interval.ms a group config may set").default("15000").validator(Validator::AtLeast(1));
     /// `group.consumer.max.size`.
     pub GROUP_CONSUMER_MAX_SIZE: i32 = ConfigKey::new(
         "group.consumer.max.size",

@@ -6,6 +6,7 @@
 //! (as Kafka, start-up goes on), except near a strata-only key, where a typo stops start-up; a bad value for a key
 //! strata uses stops start-up naming key and value.
 
+pub mod dynamic_keys;
 mod env;
 mod kafka_keys;
 pub mod keys;
@@ -152,6 +153,12 @@ pub struct BrokerConfig {
     pub group_consumer_session_timeout_ms: i32,
     /// Kafka: `group.consumer.heartbeat.interval.ms`. Default: 5000.
     pub group_consumer_heartbeat_interval_ms: i32,
+    /// Kafka: `group.consumer.min.session.timeout.ms` / `.max.session.timeout.ms`, the bounds of a group's
+    /// `consumer.session.timeout.ms`. Default: 45000, 60000.
+    pub group_consumer_session_bounds_ms: (i32, i32),
+    /// Kafka: `group.consumer.min.heartbeat.interval.ms` / `.max.heartbeat.interval.ms`, the bounds of a group's
+    /// `consumer.heartbeat.interval.ms`. Default: 5000, 15000.
+    pub group_consumer_heartbeat_bounds_ms: (i32, i32),
     /// Kafka: `group.consumer.assignors` (short names). Default: uniform, range.
     pub group_consumer_assignors: Vec<String>,
     /// Kafka: `group.consumer.max.size`. Default: i32::MAX.

@@ -209,6 +209,14 @@ impl BrokerConfig {
             group_rebalance_protocols: v.value(&k::GROUP_COORDINATOR_REBALANCE_PROTOCOLS),
             group_consumer_session_timeout_ms: v.value(&k::GROUP_CONSUMER_SESSION_TIMEOUT_MS),
             group_consumer_heartbeat_interval_ms: v.value(&k::GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS),
+            group_consumer_session_bounds_ms: (
+                v.value(&k::GROUP_CONSUMER_MIN_SESSION_TIMEOUT_MS),
+                v.value(&k::GROUP_CONSUMER_MAX_SESSION_TIMEOUT_MS),
+            ),
+            group_consumer_heartbeat_bounds_ms: (
+                v.value(&k::GROUP_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS),
+                v.value(&k::GROUP_CONSUMER_MAX_HEARTBEAT_INTERVAL_MS),
+            ),
             group_consumer_max_size: v.value(&k::GROUP_CONSUMER_MAX_SIZE) as usize,
             group_consumer_assignors: v
                 .value(&k::GROUP_CONSUMER_ASSIGNORS)

@@ -8,6 +8,7 @@ use std::fmt::Write;
 
 use strata_storage::config_def::{render, ConfigDef, Effect};
 
+use super::dynamic_keys::{KEPT_NO_EFFECT, NOT_APPLIED};
 use super::tiering_keys::{SYSTEM_ENABLE_DEFAULT, TIERING_KEYS};
 use super::{BROKER_KEYS, KAFKA_ONLY_KEYS, NO_EFFECT_PREFIXES};
 use strata_tiering::rlm::RLM_CONFIG;
@@ -71,8 +72,50 @@ pub fn markdown() -> String {
          and value); a topic without an override takes the broker property named as its broker default.\n\n{}",
         render::markdown(&crate::config::topic::TOPIC_CONFIG, "")
     );
+    dynamic_section(&mut out);
+    kafka_only_section(&mut out);
+    while out.ends_with("\n\n") {
+        out.pop();
+    }
+    out
+}
+
+/// The broker keys Kafka changes at run time (AlterConfigs / IncrementalAlterConfigs on BROKER) that strata keeps
+/// with no effect, and those it refuses at run time.
+fn dynamic_section(out: &mut String) {
     let _ = writeln!(
         out,
+        "## Dynamic broker configs kept with no effect\n\n\
+         AlterConfigs / IncrementalAlterConfigs on the BROKER resource change the log defaults, the log cleaner's \
+         keys, the connection limits and the remote storage quotas at run time (each `used` above). These other \
+         keys Kafka takes at run time change nothing on strata (see their reason below, under Apache Kafka's other \
+         broker keys): a dynamic value is checked by Kafka's type, kept with the others and described as \
+         DYNAMIC_BROKER_CONFIG / DYNAMIC_DEFAULT_BROKER_CONFIG, with no effect. Per broker only: refused on the \
+         cluster-wide default resource (`\"\"`), as Kafka refuses them.\n\n\
+         | key | Kafka type | where |\n|---|---|---|"
+    );
+    for (k, per_broker) in KEPT_NO_EFFECT {
+        let scope = match per_broker {
+            true => "per broker only",
+            false => "per broker or cluster-wide",
+        };
+        let _ = writeln!(out, "| `{}` | {} | {scope} |", k.name, k.ty.as_str());
+    }
+    let _ = writeln!(
+        out,
+        "\nKafka takes these at run time too; strata reads them only at start, so a dynamic change is refused \
+         (INVALID_CONFIG with the reason):\n\n| key | why |\n|---|---|"
+    );
+    for (name, why) in NOT_APPLIED {
+        let _ = writeln!(out, "| `{name}` | {why} |");
+    }
+    out.push('\n');
+}
+
+/// Apache Kafka's other broker keys, grouped by the reason they have no effect.
+fn kafka_only_section(out: &mut String) {
+    let _ = writeln!(
+        *out,
         "## Apache Kafka's other broker keys\n\n\
          Every other Apache Kafka 4.x broker key is accepted with no effect on a single node, and so is any key \
          under the prefixes {}. Those given are listed once at start-up in one INFO line.\n",
@@ -95,14 +138,14 @@ pub fn markdown() -> String {
     }
     for why in reasons {
         let _ = writeln!(
-            out,
+            *out,
             "### No effect: {why}\n\n| key | type | doc |\n|---|---|---|"
         );
         for k in KAFKA_ONLY_KEYS.iter().filter(
             |k| matches!(k.effect, Effect::NoEffect(w) | Effect::Unsupported(w) if w == why),
         ) {
             let _ = writeln!(
-                out,
+                *out,
                 "| `{}` | {} | {} |",
                 k.name,
                 k.ty.as_str(),
@@ -111,8 +154,4 @@ pub fn markdown() -> String {
         }
         out.push('\n');
     }
-    while out.ends_with("\n\n") {
-        out.pop();
-    }
-    out
 }

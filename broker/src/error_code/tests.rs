@@ -285,6 +285,7 @@ fn every_typed_error_maps_to_its_kafka_code() {
         (Error::NotThisBroker { node_id: 1 }, 42),
         (Error::NoConfigs(7), 42),
         (Error::NotDynamicConfigs(vec!["listeners".into()]), 42),
+        (Error::PerBrokerConfigs(vec!["ssl.protocol".into()]), 42),
         (Error::UnknownCoordinatorType(2), 42),
         (Error::OperationNotAttempted, 55),
         (
@@ -363,13 +364,8 @@ fn every_typed_error_maps_to_its_kafka_code() {
         (Error::NoReassignmentInProgress(s()), 85),
         (Error::UnknownElectionType(5), 42),
         (Error::EmptyGroupName, 42),
-        (
-            Error::GroupConfigsNotSupported {
-                group: s(),
-                keys: s(),
-            },
-            40,
-        ),
+        (Error::DefaultGroupResource, 42),
+        (Error::InvalidGroupConfig(s()), 40),
     ];
     for (e, want) in &errors {
         assert_eq!(code(e), *want, "{e:?}");

@@ -262,15 +262,15 @@ impl GroupCoordinator {
     /// coordinator timers retry an operation whose write failed). Blocking.
     pub(crate) fn expire_consumer_members(&self) {
         let _one_writer = self.persist.lock();
-        let session = Duration::from_millis(self.consumer_session_ms.max(0) as u64);
         let now = Instant::now();
         let expiring: Vec<String> = self
             .consumer_groups()
             .iter()
-            .filter(|(_, g)| !g.expired(now, session).is_empty())
+            .filter(|(id, g)| !g.expired(now, self.consumer_session(id)).is_empty())
             .map(|(id, _)| id.clone())
             .collect();
         for id in expiring {
+            let session = self.consumer_session(&id);
             let before = {
                 let mut groups = self.consumer_groups();
                 let Some(g) = groups.get_mut(&id) else {
@@ -357,9 +357,22 @@ impl GroupCoordinator {
             .collect()
     }
 
-    /// The KIP-848 heartbeat interval (ms) given to members.
-    pub fn consumer_heartbeat_interval_ms(&self) -> i32 {
-        self.consumer_heartbeat_ms
+    /// The KIP-848 heartbeat interval (ms) given to the members of `group_id`: its `consumer.heartbeat.interval.ms`
+    /// group config, else the broker's `group.consumer.heartbeat.interval.ms`.
+    pub fn consumer_heartbeat_interval_ms(&self, group_id: &str) -> i32 {
+        self.configs
+            .int(group_id, "consumer.heartbeat.interval.ms")
+            .unwrap_or(self.consumer_heartbeat_ms)
+    }
+
+    /// The KIP-848 session timeout of `group_id`: its `consumer.session.timeout.ms` group config, else the broker's
+    /// `group.consumer.session.timeout.ms`.
+    fn consumer_session(&self, group_id: &str) -> Duration {
+        let ms = self
+            .configs
+            .int(group_id, "consumer.session.timeout.ms")
+            .unwrap_or(self.consumer_session_ms);
+        Duration::from_millis(ms.max(0) as u64)
     }
 
     /// Whether the consumer protocol is enabled (`group.coordinator.rebalance.protocols`).

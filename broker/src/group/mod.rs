@@ -1,6 +1,7 @@
 //! The group coordinator for the classic protocol: JoinGroup / SyncGroup / Heartbeat / LeaveGroup with session
 //! and rebalance timeouts, and committed offsets in `__consumer_offsets`.
 
+pub mod configs;
 pub mod consumer;
 pub mod consumer_persist;
 pub mod consumer_record;
@@ -104,6 +105,8 @@ pub struct GroupCoordinator {
     consumer_session_ms: i32,
     consumer_heartbeat_ms: i32,
     consumer_max_size: usize,
+    /// Per-group overrides (Kafka 4.0's group configs).
+    configs: configs::GroupConfigs,
 }
 
 impl GroupCoordinator {
@@ -123,7 +126,19 @@ impl GroupCoordinator {
             consumer_session_ms: c.group_consumer_session_timeout_ms,
             consumer_heartbeat_ms: c.group_consumer_heartbeat_interval_ms,
             consumer_max_size: c.group_consumer_max_size,
+            configs: configs::GroupConfigs::default(),
         }
+    }
+
+    /// The same, with the per-group configs kept in `configs` (in memory only without).
+    pub fn with_group_configs(mut self, configs: configs::GroupConfigs) -> Self {
+        self.configs = configs;
+        self
+    }
+
+    /// The per-group configs.
+    pub fn group_configs(&self) -> &configs::GroupConfigs {
+        &self.configs
     }
 
     fn lock(&self) -> parking_lot::MutexGuard<'_, HashMap<String, Group>> {

@@ -1,8 +1,15 @@
 //! Unit tests of the group module.
 use super::*;
 
+/// The broker's defaults without the initial rebalance delay (members join at once, as in Kafka's unit tests).
+fn config() -> BrokerConfig {
+    let mut cfg = BrokerConfig::default();
+    cfg.group_initial_rebalance_delay_ms = 0;
+    cfg
+}
+
 fn coordinator() -> GroupCoordinator {
-    GroupCoordinator::new(&BrokerConfig::default(), OffsetStore::in_memory())
+    GroupCoordinator::new(&config(), OffsetStore::in_memory())
 }
 
 fn join_req(member: &str) -> JoinRequest {
@@ -495,7 +502,7 @@ fn members_arriving_during_the_initial_delay_extend_it() {
 
 /// A coordinator whose every `__consumer_offsets` write fails (no log: UNKNOWN_TOPIC_OR_PARTITION).
 fn coordinator_failing_writes() -> GroupCoordinator {
-    GroupCoordinator::new(&BrokerConfig::default(), OffsetStore::default())
+    GroupCoordinator::new(&config(), OffsetStore::default())
 }
 
 /// Kafka's coordinator answers a leader's SyncGroup only once the group is stored with its assignment; a failed

@@ -55,10 +55,19 @@ pub async fn handle(
                     Err(e) => Err(e),
                 }
             }
-            super::group_configs::RESOURCE_GROUP => Err(super::group_configs::refuse_alter(
-                &r.resource_name,
-                r.configs.iter().map(|c| c.name.to_string()),
-            )),
+            super::group_configs::RESOURCE_GROUP => {
+                let values = r
+                    .configs
+                    .iter()
+                    .filter_map(|c| {
+                        c.value
+                            .as_ref()
+                            .map(|v| (c.name.to_string(), v.to_string()))
+                    })
+                    .collect();
+                let group = r.resource_name.to_string();
+                super::group_configs::set(broker, group, values, req.validate_only).await
+            }
             other => Err(Error::NoConfigs(other)),
         };
         responses.push(match outcome {

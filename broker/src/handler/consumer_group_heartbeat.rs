@@ -122,7 +122,7 @@ pub async fn handle(
             ConsumerGroupHeartbeatResponse::default()
                 .with_member_id(Some(sb(a.member_id)))
                 .with_member_epoch(a.member_epoch)
-                .with_heartbeat_interval_ms(groups.consumer_heartbeat_interval_ms())
+                .with_heartbeat_interval_ms(groups.consumer_heartbeat_interval_ms(&req.group_id.0))
                 .with_assignment(assignment)
         }
     }

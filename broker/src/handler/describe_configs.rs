@@ -17,7 +17,7 @@ use crate::config::{BROKER_KEYS, KAFKA_ONLY_KEYS};
 use crate::error::Error;
 use crate::error_code;
 use crate::tiered::TIERING_KEYS;
-use crate::topics::dynamic::{dynamic_key, is_dynamic};
+use crate::topics::dynamic::{dynamic_key, is_dynamic, kept_no_effect};
 use crate::topics::{DynamicConfigs, Scope};
 use strata_metadata::RLMM_CONFIG;
 use strata_storage::config_def::{ConfigKey, Effect, Type, Value};
@@ -123,9 +123,11 @@ fn broker_entries<'a>(
 ) -> impl Iterator<Item = DescribeConfigsResourceResult> + 'a {
     let config = broker.config();
     let dynamic = broker.topics().dynamic_configs();
+    // Kafka's other keys: those given, and those set at run time (kept with no effect).
+    let dynamic_set = dynamic.clone();
     let given_kafka_keys = KAFKA_ONLY_KEYS
         .iter()
-        .filter(|k| config.is_explicit(k.name));
+        .filter(move |k| config.is_explicit(k.name) || dynamic_set.get(k.name).is_some());
     BROKER_KEYS
         .iter()
         .chain(given_kafka_keys)
@@ -178,7 +180,9 @@ fn broker_entries<'a>(
                 .with_read_only(!is_dynamic(k.name))
                 .with_is_sensitive(k.sensitive())
                 .with_config_source(source);
-            want.finish(e, syn, k.ty, &doc)
+            // A key kept with no effect is described with Kafka's type (the catalog's is text).
+            let ty = kept_no_effect(k.name).map_or(k.ty, |(kept, _)| kept.ty);
+            want.finish(e, syn, ty, &doc)
         })
 }
 

@@ -1,6 +1,6 @@
 //! IncrementalAlterConfigs (key 44): SET / DELETE (and APPEND / SUBTRACT on list configs) of topic configs and
 //! of the dynamic broker configs (BROKER resource: this node's id, or `""` for the cluster-wide default; DELETE
-//! reverts a key to its static value).
+//! reverts a key to its static value) and of group configs (GROUP resource, [`super::group_configs`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -134,10 +134,16 @@ pub async fn handle(
                     }
                 }
             },
-            super::group_configs::RESOURCE_GROUP => Err(super::group_configs::refuse_alter(
-                &r.resource_name,
-                r.configs.iter().map(|c| c.name.to_string()),
-            )),
+            super::group_configs::RESOURCE_GROUP => {
+                let group = r.resource_name.to_string();
+                let mut configs = broker.groups().group_configs().of(&group);
+                match apply_ops(&mut configs, &r.configs, super::group_configs::list_key) {
+                    Err(e) => Err(e),
+                    Ok(()) => {
+                        super::group_configs::set(broker, group, configs, req.validate_only).await
+                    }
+                }
+            }
             other => Err(Error::NoConfigs(other)),
         };
         responses.push(match outcome {

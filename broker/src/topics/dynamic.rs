@@ -18,6 +18,7 @@ use strata_storage::config_def::{ConfigKey, Effect, Synonym};
 use strata_storage::LogConfig;
 use strata_tiering::rlm::RLM_CONFIG;
 
+pub use crate::config::dynamic_keys::{kept_no_effect, KEPT_NO_EFFECT, NOT_APPLIED};
 use crate::config::topic::{self, TOPIC_CONFIG};
 use crate::config::BROKER_DEF;
 use crate::error::{ConfigSubject, Error, Result};
@@ -48,66 +49,22 @@ pub const COMPONENT_KEYS: &[&str] = &[
     "remote.log.manager.fetch.max.bytes.per.second",
 ];
 
-const THREADS: &str =
-    "strata serves requests and background work on its async runtime's threads, sized at start";
-const REPLICATION: &str = "a single-node broker has no replication";
-const AT_START: &str = "strata reads it once at start (restart with the new value)";
-
-/// Keys Kafka changes at run time (`DynamicBrokerConfig.AllDynamicConfigs`) that strata cannot apply while
-/// running, with why: refused by AlterConfigs / IncrementalAlterConfigs on BROKER with that reason.
-pub const NOT_APPLIED: &[(&str, &str)] = &[
-    ("num.io.threads", THREADS),
-    ("num.network.threads", THREADS),
-    ("background.threads", THREADS),
-    ("num.recovery.threads.per.data.dir", THREADS),
-    ("num.replica.fetchers", REPLICATION),
-    ("follower.replication.throttled.rate", REPLICATION),
-    ("leader.replication.throttled.rate", REPLICATION),
-    (
-        "replica.alter.log.dirs.io.max.bytes.per.second",
-        REPLICATION,
-    ),
-    (
-        "max.connection.creation.rate",
-        "strata has no connection creation rate limit",
-    ),
-    ("advertised.listeners", AT_START),
-    (
-        "listener.security.protocol.map",
-        "listeners are bound at start",
-    ),
-    ("ssl.keystore.location", "TLS material is loaded at start"),
-    ("ssl.keystore.password", "TLS material is loaded at start"),
-    ("ssl.key.password", "TLS material is loaded at start"),
-    ("ssl.truststore.location", "TLS material is loaded at start"),
-    ("ssl.truststore.password", "TLS material is loaded at start"),
-    ("ssl.keystore.type", "TLS material is loaded at start"),
-    ("ssl.keystore.key", "TLS material is loaded at start"),
-    (
-        "ssl.keystore.certificate.chain",
-        "TLS material is loaded at start",
-    ),
-    ("ssl.truststore.type", "TLS material is loaded at start"),
-    (
-        "ssl.truststore.certificates",
-        "TLS material is loaded at start",
-    ),
-    ("ssl.client.auth", "TLS material is loaded at start"),
-    ("ssl.enabled.protocols", "TLS material is loaded at start"),
-    ("sasl.jaas.config", AT_START),
-    ("sasl.enabled.mechanisms", AT_START),
-    ("connections.max.reauth.ms", AT_START),
-    (
-        "metric.reporters",
-        "strata exports metrics on /metrics, with no reporter plugins",
-    ),
-    ("producer.id.expiration.ms", AT_START),
-    ("transaction.partition.verification.enable", AT_START),
-    ("remote.log.index.file.cache.total.size.bytes", AT_START),
-    ("remote.log.manager.copier.thread.pool.size", AT_START),
-    ("remote.log.manager.expiration.thread.pool.size", AT_START),
-    ("remote.log.reader.threads", AT_START),
-];
+/// Kafka's check of the cluster-wide default resource: the per-broker keys set there are INVALID_REQUEST naming
+/// them ("Cannot update these configs at default cluster level, broker id must be specified").
+pub fn check_scope(scope: Scope, values: &BTreeMap<String, String>) -> Result<()> {
+    if scope == Scope::Broker {
+        return Ok(());
+    }
+    let per_broker: Vec<String> = values
+        .keys()
+        .filter(|k| kept_no_effect(k).is_some_and(|(_, per_broker)| *per_broker))
+        .cloned()
+        .collect();
+    match per_broker.is_empty() {
+        true => Ok(()),
+        false => Err(Error::PerBrokerConfigs(per_broker)),
+    }
+}
 
 /// A running component that takes some of [`COMPONENT_KEYS`] at run time (Kafka's `BrokerReconfigurable`).
 /// `values` holds the dynamic value of each of its keys that is set (per-broker over default); a key absent
@@ -152,10 +109,10 @@ pub fn as_i64(value: strata_storage::config_def::Value) -> Option<i64> {
     }
 }
 
-/// Whether Kafka and strata change broker key `name` at run time: a log default ([`dynamic_key`]) or a
-/// component's key ([`COMPONENT_KEYS`]).
+/// Whether Kafka changes broker key `name` at run time and strata takes it: a log default ([`dynamic_key`]), a
+/// component's key ([`COMPONENT_KEYS`]) or a key kept with no effect ([`KEPT_NO_EFFECT`]).
 pub fn is_dynamic(name: &str) -> bool {
-    dynamic_key(name).is_some() || COMPONENT_KEYS.contains(&name)
+    dynamic_key(name).is_some() || COMPONENT_KEYS.contains(&name) || kept_no_effect(name).is_some()
 }
 
 /// Which of the two BROKER resources a dynamic config is set on.
@@ -377,6 +334,8 @@ pub fn check_values(values: &BTreeMap<String, String>) -> Result<()> {
             static_only.push(name.clone());
             continue;
         }
+        // A key kept with no effect is checked by Kafka's type (the catalog types it as text).
+        let key = kept_no_effect(name).map_or(key, |(k, _)| k);
         key.parse_value(value)
             .map_err(|e| Error::config(name.clone(), value.clone(), e.to_string()))?;
     }
@@ -451,7 +410,7 @@ mod tests {
             );
             assert!(!e.contains("topic"), "{k}: {e}");
         }
-        let e = check_values(&m(&[("listener.name.x.num.io.threads", "3")]))
+        let e = check_values(&m(&[("listener.name.x.ssl.truststore.type", "PEM")]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("strata cannot"), "{e}");
@@ -507,6 +466,49 @@ mod tests {
             err.config_key().is_some_and(|k| k.starts_with("log.")),
             "{err}"
         );
+    }
+
+    /// Kafka's run-time keys strata keeps with no effect: each a Kafka key strata knows as having no effect,
+    /// checked by Kafka's type; the per-broker ones refused on the cluster-wide default.
+    #[test]
+    fn keys_kept_with_no_effect_are_no_effect_kafka_keys_checked_by_kafkas_type() {
+        for (k, _) in KEPT_NO_EFFECT {
+            let known = crate::config::KAFKA_ONLY_KEYS
+                .iter()
+                .find(|c| c.name == k.name);
+            assert!(
+                known.is_some_and(|c| matches!(c.effect, Effect::NoEffect(_))),
+                "{} is not a no-effect Kafka key",
+                k.name
+            );
+            assert!(!NOT_APPLIED.iter().any(|(n, _)| *n == k.name), "{}", k.name);
+            assert!(is_dynamic(k.name), "{}", k.name);
+        }
+        let ok = m(&[
+            ("sasl.kerberos.min.time.before.relogin", "58000"),
+            ("background.threads", "9"),
+            ("ssl.cipher.suites", "TLS_AES_128_GCM_SHA256"),
+        ]);
+        check_values(&ok).unwrap();
+        check_scope(Scope::Broker, &ok).unwrap();
+        let err = check_scope(Scope::Default, &ok).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Cannot update these configs at default cluster level, broker id must be specified: \
+             [sasl.kerberos.min.time.before.relogin, ssl.cipher.suites]"
+        );
+        check_scope(Scope::Default, &m(&[("background.threads", "9")])).unwrap();
+        for (k, v) in [
+            ("sasl.kerberos.min.time.before.relogin", "abc"),
+            ("background.threads", "0"),
+            ("sasl.login.refresh.window.factor", "2.0"),
+        ] {
+            let err = check_values(&m(&[(k, v)])).unwrap_err();
+            assert!(
+                matches!(&err, Error::Config { subject: ConfigSubject::Value { key, .. }, .. } if key == k),
+                "{k}={v}: {err}"
+            );
+        }
     }
 
     #[test]

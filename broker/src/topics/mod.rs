@@ -417,6 +417,7 @@ impl TopicManager {
         validate_only: bool,
     ) -> Result<()> {
         dynamic::check_values(&values)?;
+        dynamic::check_scope(scope, &values)?;
         let _changes = self.topic_changes();
         let (current, old_defaults) = {
             let d = self.dynamic.read();

@@ -91,6 +91,9 @@ public final class Strata implements BeforeAllCallback, AfterAllCallback {
     }
     cmd.add("--override");
     cmd.add("listeners=PLAINTEXT://127.0.0.1:0");
+    // As Kafka's EmbeddedKafka: no wait before a group's first rebalance (strata's default is Kafka's 3000).
+    cmd.add("--override");
+    cmd.add("group.initial.rebalance.delay.ms=0");
     for (String o : overrides) {
       cmd.add("--override");
       cmd.add(o);
