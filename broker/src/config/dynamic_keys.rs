@@ -11,6 +11,7 @@ const AT_START: &str = "strata reads it once at start (restart with the new valu
 /// running, with why: refused by AlterConfigs / IncrementalAlterConfigs on BROKER with that reason.
 pub const NOT_APPLIED: &[(&str, &str)] = &[
     ("num.recovery.threads.per.data.dir", AT_START),
+    ("principal.builder.class", AT_START),
     ("advertised.listeners", AT_START),
     (
         "listener.security.protocol.map",
@@ -52,7 +53,6 @@ pub const NOT_APPLIED: &[(&str, &str)] = &[
 /// Each with whether Kafka takes it per broker only (its `PerBrokerConfigs`, the listener security keys: refused
 /// on the cluster-wide default resource with Kafka's INVALID_REQUEST).
 pub const KEPT_NO_EFFECT: &[(ConfigKey, bool)] = &[
-    (kept("principal.builder.class", Type::String), true),
     (kept("ssl.protocol", Type::String), true),
     (kept("ssl.provider", Type::String), true),
     (kept("ssl.cipher.suites", Type::List), true),
