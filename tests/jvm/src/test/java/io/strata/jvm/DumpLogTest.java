@@ -162,6 +162,9 @@ class DumpLogTest {
     assertTrue(out.contains(txId), out);
     assertTrue(out.contains("\"transactionStatus\":\"CompleteCommit\"")
         && out.contains("\"transactionStatus\":\"CompleteAbort\""), out);
+    // Transaction version 2: value version 1 with the client's transaction version, the epoch bumped per end.
+    assertTrue(out.contains("\"clientTransactionVersion\":2"), out);
+    assertTrue(out.contains("\"producerEpoch\":2"), "two ends, two bumps:\n" + out);
   }
 
   static final String RLMM_FORMATTER =
