@@ -40,7 +40,9 @@ import org.junit.jupiter.api.io.TempDir;
  * (connect-file) on its classpath: a standalone worker moves a file through a topic into another file exactly;
  * a distributed worker ({@code exactly.once.source.support=enabled}) keeps its connectors in compacted
  * config/offset/status topics; after a clean restart they run again from there and carry on where they stopped
- * (the output file exact, nothing twice), and after a SIGKILL mid-stream the topic still holds each line once.
+ * (the output file exact, nothing twice), and after a SIGKILL mid-stream the topic still holds each line once. Two
+ * distributed workers in one group share the connectors' tasks; the one running the source is SIGKILLed and the
+ * other takes its tasks over.
  */
 class ConnectTest {
   @RegisterExtension static Strata strata = new Strata();
@@ -85,14 +87,7 @@ class ConnectTest {
     List<String> lines = lines("before", 0, 400);
     Files.write(in, lines);
     int port = freePort();
-    Path worker = write("distributed.properties", common() + "group.id=" + group
-        + "\nconfig.storage.topic=" + group + "-configs\noffset.storage.topic=" + group + "-offsets"
-        + "\nstatus.storage.topic=" + group + "-status\nconfig.storage.replication.factor=1"
-        + "\noffset.storage.replication.factor=1\nstatus.storage.replication.factor=1"
-        + "\noffset.flush.interval.ms=500\nexactly.once.source.support=enabled\nsession.timeout.ms=6000"
-        + "\nheartbeat.interval.ms=1000\nscheduled.rebalance.max.delay.ms=0\nconsumer.session.timeout.ms=6000"
-        + "\nlisteners=http://127.0.0.1:" + port
-        + "\nrest.advertised.host.name=127.0.0.1\nrest.advertised.port=" + port + "\n");
+    Path worker = distributedConfig("distributed.properties", group, port);
     String base = "http://127.0.0.1:" + port;
     List<String> all = new ArrayList<>(lines);
     try (JvmProcess w = distributed("connect-distributed-1", worker)) {
@@ -148,6 +143,73 @@ class ConnectTest {
         assertEquals("compact", c.get("cleanup.policy").value(), t + " is compacted");
       }
     }
+  }
+
+  @Test
+  void twoDistributedWorkersShareTasksAndOneTakesOverFromAKilledOne() throws Exception {
+    String group = unique("connect-pair");
+    String topic = group + "-data";
+    createTopic(strata, topic, 2, Map.of());
+    Path in = tmp.resolve("in.txt");
+    Path out = tmp.resolve("out.txt");
+    List<String> all = new ArrayList<>(lines("first", 0, 300));
+    Files.write(in, all);
+    int p1 = freePort();
+    int p2 = freePort();
+    Path c1 = distributedConfig("w1.properties", group, p1);
+    Path c2 = distributedConfig("w2.properties", group, p2);
+    String b1 = "http://127.0.0.1:" + p1;
+    String b2 = "http://127.0.0.1:" + p2;
+    try (JvmProcess w1 = distributed("connect-pair-1", c1); JvmProcess w2 = distributed("connect-pair-2", c2)) {
+      awaitRest(b1, w1);
+      awaitRest(b2, w2);
+      put(b1 + "/connectors/file-source/config", "{\"connector.class\":\"FileStreamSource\",\"tasks.max\":\"1\","
+          + "\"file\":\"" + in + "\",\"topic\":\"" + topic + "\"}");
+      put(b1 + "/connectors/file-sink/config", "{\"connector.class\":\"FileStreamSink\",\"tasks.max\":\"2\","
+          + "\"file\":\"" + out + "\",\"topics\":\"" + topic + "\"}");
+      awaitRunning(b2, "file-source", 1, w2);
+      awaitRunning(b2, "file-sink", 2, w2);
+      awaitFileSorted(out, all, w1);
+      // One group of two workers: the connectors and their three tasks are spread over both.
+      String sinkStatus = get(b2 + "/connectors/file-sink/status") + get(b2 + "/connectors/file-source/status");
+      assertTrue(sinkStatus.contains("127.0.0.1:" + p1) && sinkStatus.contains("127.0.0.1:" + p2),
+          "work on both workers: " + sinkStatus);
+      // SIGKILL the worker running the source task; the other takes it over (session timeout, rebalance).
+      boolean firstHasIt = taskWorkers(get(b2 + "/connectors/file-source/status")).contains("127.0.0.1:" + p1);
+      JvmProcess dead = firstHasIt ? w1 : w2;
+      JvmProcess alive = firstHasIt ? w2 : w1;
+      String aliveBase = firstHasIt ? b2 : b1;
+      int alivePort = firstHasIt ? p2 : p1;
+      dead.kill();
+      List<String> more = lines("after-kill", 300, 300);
+      Files.write(in, more, StandardOpenOption.APPEND);
+      all.addAll(more);
+      awaitTopicExact(topic, all);
+      await("every line in " + out, alive, () -> read(out).containsAll(all));
+      String after = get(aliveBase + "/connectors/file-source/status");
+      assertEquals("127.0.0.1:" + alivePort, taskWorkers(after), "the surviving worker runs the source: " + after);
+    }
+  }
+
+  /** The worker ids in the "tasks" part of a connector's status (one task: its worker). */
+  static String taskWorkers(String status) {
+    String tasks = status.substring(status.indexOf("\"tasks\""));
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"worker_id\"\\s*:\\s*\"([^\"]+)\"").matcher(tasks);
+    List<String> ids = new ArrayList<>();
+    while (m.find()) ids.add(m.group(1));
+    return String.join(",", ids);
+  }
+
+  /** A distributed worker of {@code group} (EOS source support, quick failure detection) on REST port {@code port}. */
+  Path distributedConfig(String name, String group, int port) throws IOException {
+    return write(name, common() + "group.id=" + group
+        + "\nconfig.storage.topic=" + group + "-configs\noffset.storage.topic=" + group + "-offsets"
+        + "\nstatus.storage.topic=" + group + "-status\nconfig.storage.replication.factor=1"
+        + "\noffset.storage.replication.factor=1\nstatus.storage.replication.factor=1"
+        + "\noffset.flush.interval.ms=500\nexactly.once.source.support=enabled\nsession.timeout.ms=6000"
+        + "\nheartbeat.interval.ms=1000\nscheduled.rebalance.max.delay.ms=0\nconsumer.session.timeout.ms=6000"
+        + "\nlisteners=http://127.0.0.1:" + port
+        + "\nrest.advertised.host.name=127.0.0.1\nrest.advertised.port=" + port + "\n");
   }
 
   static String common() {
@@ -239,10 +301,14 @@ class ConnectTest {
   }
 
   static void awaitRunning(String base, String connector, JvmProcess w) throws InterruptedException {
-    await(connector + " and its task RUNNING", w, () -> {
+    awaitRunning(base, connector, 1, w);
+  }
+
+  static void awaitRunning(String base, String connector, int tasks, JvmProcess w) throws InterruptedException {
+    await(connector + " and its " + tasks + " task(s) RUNNING", w, () -> {
       try {
         String s = get(base + "/connectors/" + connector + "/status");
-        return s != null && s.replace(" ", "").split("\"state\":\"RUNNING\"", -1).length == 3;
+        return s != null && s.replace(" ", "").split("\"state\":\"RUNNING\"", -1).length == tasks + 2;
       } catch (Exception e) {
         return false;
       }
