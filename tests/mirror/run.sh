@@ -218,7 +218,14 @@ until check local-start "$STRATA_SRC" mm-tiered | awk '{ if ($5 < 5000) bad=1 } 
   sleep 1
 done
 check local-start "$STRATA_SRC" mm-tiered
-ls "$WORK/strata-src/remote" >/dev/null
+# strata's __remote_log_metadata as Kafka's own tool reads it (Kafka's RemoteLogMetadataSerde format, issue 34).
+"$KAFKA" run org.apache.kafka.tools.DumpLogSegments --remote-log-metadata-decoder --files \
+  "$(find "$WORK/strata-src/data" -path '*__remote_log_metadata-*' -name '*.log' | paste -sd,)" >"$WORK/rlmm-dump.txt"
+grep -q "payload: RemoteLogSegmentMetadataUpdate{" "$WORK/rlmm-dump.txt" || die "kafka-dump-log decoded no update"
+! grep -q "Error at offset" "$WORK/rlmm-dump.txt" || die "kafka-dump-log could not decode a record"
+echo "kafka-dump-log --remote-log-metadata-decoder: $(grep -c 'payload: RemoteLogSegmentMetadata{' "$WORK/rlmm-dump.txt") \
+segment records, $(grep -c 'payload: RemoteLogSegmentMetadataUpdate{' "$WORK/rlmm-dump.txt") updates decoded, e.g."
+grep -m2 "payload: " "$WORK/rlmm-dump.txt" | sed 's/^.*payload: /  /'
 
 step "strata -> Kafka: MirrorMaker 2"
 mm2_props "$WORK/s2k.properties" strata kafka "$STRATA_SRC" "$KBS" 'mm-.*' 'mm-.*'
