@@ -394,6 +394,9 @@ async fn ask(c: &mut TcpStream, api: ApiKey) -> (String, Denied) {
             DeleteAclsRequest::default().with_filters(vec![
                 delete_acls_request::DeleteAclsFilter::default()
                     .with_resource_type_filter(1)
+                    .with_resource_name_filter(None)
+                    .with_principal_filter(Some(s("User:nobody")))
+                    .with_host_filter(None)
                     .with_pattern_type_filter(1)
                     .with_operation(1)
                     .with_permission_type(1)
@@ -612,6 +615,9 @@ async fn ask(c: &mut TcpStream, api: ApiKey) -> (String, Denied) {
 
 fn any_acls() -> DescribeAclsRequest {
     DescribeAclsRequest::default()
+        .with_resource_name_filter(None)
+        .with_principal_filter(None)
+        .with_host_filter(None)
         .with_resource_type_filter(1)
         .with_pattern_type_filter(1)
         .with_operation(1)
@@ -640,9 +646,14 @@ const UNCHECKED: &[ApiKey] = &[
 /// What admin sees: the end offset of t-0, the partitions of t, whether t2 and `created` exist, t's retention.ms,
 /// the ACL count, the SCRAM users, g's committed offsets.
 async fn state(admin: &mut TcpStream) -> String {
-    let meta: MetadataResponse = request(admin, ApiKey::Metadata, 12, &MetadataRequest::default())
-        .await
-        .unwrap();
+    let meta: MetadataResponse = request(
+        admin,
+        ApiKey::Metadata,
+        12,
+        &MetadataRequest::default().with_topics(None),
+    )
+    .await
+    .unwrap();
     let mut topics: Vec<String> = meta
         .topics
         .iter()
@@ -806,6 +817,10 @@ fn every_api_is_allowed_or_denied_as_kafka_authorizes_it() {
         assert_eq!(pid.error_code, 0);
 
         let before = state(&mut admin).await;
+        assert!(
+            before.contains("acls 5") && before.contains("offsets [0]") && before.contains("t2:1"),
+            "{before}"
+        );
         let mut bob = login(addr, "bob").await;
         let mut apis = 0;
         let mut cases = 0;

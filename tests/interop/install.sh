@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the interop clients into a local prefix (no system-wide pip/npm changes). Idempotent.
-#   STRATA_INTEROP_PREFIX (default ~/.cache/strata-interop): venv/ with confluent-kafka, kafka-python, aiokafka;
+#   STRATA_INTEROP_PREFIX (default ~/.cache/strata-interop): venv/ with confluent-kafka, kafka-python, aiokafka (and
+#   pytest, which kafka-python's test module imports); kafka-python-src/ (its sdist, for its own ACL test);
 #   node/node_modules/kafkajs and @platformatic/kafka (1.20.0: the last release for node 20; it speaks only Kafka 3.5+'s
 #   newest API versions); franz/franz-check (franz-go, built with go). kcat (Debian's, librdkafka 2.0.2) comes from
 #   apt (see .ci/run).
@@ -14,12 +15,21 @@ if [ ! -x "$PREFIX/venv/bin/python" ]; then
 fi
 if ! "$PREFIX/venv/bin/python" - <<'PYEOF' 2>/dev/null
 import importlib.metadata as m
-want = {"confluent-kafka": "2.16.1", "kafka-python": "3.0.12", "aiokafka": "0.14.0"}
+want = {"confluent-kafka": "2.16.1", "kafka-python": "3.0.12", "aiokafka": "0.14.0", "pytest": "9.2.0"}
 assert all(m.version(k) == v for k, v in want.items())
 PYEOF
 then
   "$PREFIX/venv/bin/pip" install -q --disable-pip-version-check --only-binary=:all: \
-    confluent-kafka==2.16.1 kafka-python==3.0.12 aiokafka==0.14.0
+    confluent-kafka==2.16.1 kafka-python==3.0.12 aiokafka==0.14.0 pytest==9.2.0
+fi
+# kafka-python's own integration tests (its source distribution from PyPI): acls.py runs its
+# test_create_describe_delete_acls against strata's authorizer.
+if [ ! -f "$PREFIX/kafka-python-src/test/integration/test_admin_integration.py" ]; then
+  rm -rf "$PREFIX/kafka-python-src" "$PREFIX/kafka-python-sdist"
+  "$PREFIX/venv/bin/pip" download -q --disable-pip-version-check --no-binary=:all: --no-deps \
+    -d "$PREFIX/kafka-python-sdist" kafka-python==3.0.12
+  mkdir -p "$PREFIX/kafka-python-src"
+  tar xzf "$PREFIX"/kafka-python-sdist/kafka_python-3.0.12.tar.gz -C "$PREFIX/kafka-python-src" --strip-components=1
 fi
 
 mkdir -p "$PREFIX/node"

@@ -6,7 +6,8 @@
 # creates a compacted topic and reads back the latest value per key; confluent-kafka, kafka-python, aiokafka and
 # kafkajs run transactions (commit, abort, offsets in a transaction) checked with read_committed and
 # read_uncommitted consumers; kafka-python 2.0.2 SASL (SaslHandshake v0) when KP2_PYTHON is set; then kcat against a second broker with tiering defaults reads back from the remote tier,
-# byte-identical, with /metrics showing remote fetch bytes. Needs tests/interop/install.sh first. Prints "N passed, M failed"; exits non-zero on a failure.
+# byte-identical, with /metrics showing remote fetch bytes; ACLs with an authorizer: kafka-python's own
+# test_create_describe_delete_acls and confluent-kafka's admin ACL calls with per-principal enforcement. Needs tests/interop/install.sh first. Prints "N passed, M failed"; exits non-zero on a failure.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -160,6 +161,30 @@ kcat_scram_check() {
   kill -TERM "$PID"; wait "$PID"; PID=
 }
 check kcat-scram-sha-256 kcat_scram_check
+
+# ACLs (issue 31): a broker with Kafka's StandardAuthorizer, PLAINTEXT (User:ANONYMOUS, a super user) and
+# SASL_PLAINTEXT with PLAIN users alice and bob: kafka-python's own test_create_describe_delete_acls, and
+# confluent-kafka's admin ACL calls with produce/metadata enforced per principal (tests/interop/acls.py).
+acl_check() {
+  local which=$1 listeners plain sasl_bs
+  RUST_LOG=info "$BIN" --override log.dirs="$WORK/acl-$which" --override http.listener= \
+    --override listeners=PLAINTEXT://127.0.0.1:0,SASL://127.0.0.1:0 \
+    --override listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL:SASL_PLAINTEXT \
+    --override sasl.enabled.mechanisms=PLAIN \
+    --override 'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret" user_bob="bob-secret";' \
+    --override authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer \
+    --override super.users=User:ANONYMOUS 2>"$WORK/acl-$which.log" &
+  PID=$!
+  listeners=$(ready_value "$WORK/acl-$which.log" listeners)
+  [ -n "$listeners" ] || { cat "$WORK/acl-$which.log"; return 1; }
+  plain=$(tr ',' '\n' <<<"$listeners" | grep '^PLAINTEXT://' | sed 's|.*://||')
+  sasl_bs=$(tr ',' '\n' <<<"$listeners" | grep '^SASL://' | sed 's|.*://||')
+  timeout 120 "$PREFIX/venv/bin/python" "$HERE/acls.py" "$plain" "$sasl_bs" "$which" "$PREFIX/kafka-python-src" ||
+    { grep -E 'WARN|ERROR' "$WORK/acl-$which.log" | tail -10; kill -9 "$PID"; PID=; return 1; }
+  kill -TERM "$PID"; wait "$PID"; PID=
+}
+check kafka-python-acls acl_check kafka-python
+check confluent-acls acl_check confluent
 
 # Secured listeners with every client: SSL with a client certificate required, SASL_SSL with PLAIN, SCRAM-SHA-256
 # and SCRAM-SHA-512, SASL_PLAINTEXT with PLAIN. Certificates are made here with the openssl CLI (v3, with SANs).
