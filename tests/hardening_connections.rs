@@ -203,8 +203,9 @@ async fn at_max_connections_a_new_client_is_served_by_closing_the_longest_idle()
 }
 
 /// Kafka: `queued.max.request.bytes`. Frames hold the budget for the bytes that arrived; a frame that does not
-/// fit in what is left waits until the bytes come back; here they come back when the slow frame holding them is
-/// closed.
+/// fit in what is left waits until the bytes come back; here they come back when the slow frames holding them are
+/// closed. The budget of 4096 is 3584 for every frame and a reserve of 512 for frames of at most 512 bytes: a
+/// large slow frame takes the first (and goes past it), a small slow one most of the reserve.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn request_bytes_being_read_are_bounded_across_connections() {
     let dir = tempfile::tempdir().unwrap();
@@ -218,18 +219,24 @@ async fn request_bytes_being_read_are_bounded_across_connections() {
     )
     .await;
     let addr = broker.local_addr();
-    // Holds at least 3900 of the 4096 bytes: 3900 of its 4000 declared bytes arrived, the rest never will.
+    // Holds the 3584 shared bytes and goes past them: 3900 of its 4000 declared bytes arrived, the rest never will.
     let mut hog = connect(addr).await;
     hog.write_all(&4000i32.to_be_bytes()).await.unwrap();
     hog.write_all(&[0u8; 3900]).await.unwrap();
     let mut probe = connect(addr).await;
     let deadline = Instant::now() + Duration::from_secs(5);
-    // A small request still fits in what is left (poll: the hog's length may not be read yet).
+    // A small request still fits in the reserve (poll: the hog's length may not be read yet).
     while api_versions(&mut probe).await.is_none() {
         assert!(Instant::now() < deadline);
         probe = connect(addr).await;
     }
-    // A 300-byte Metadata does not fit (at most 196 bytes are left) until the hog is closed by the read timeout.
+    // Holds 450 of the 512 reserved bytes: 450 of its 500 declared bytes arrived.
+    let mut small_hog = connect(addr).await;
+    small_hog.write_all(&500i32.to_be_bytes()).await.unwrap();
+    small_hog.write_all(&[0u8; 450]).await.unwrap();
+    // Once it holds them (an ApiVersions after it is answered), at most 62 bytes are left.
+    served(addr).await;
+    // A 300-byte Metadata does not fit until the hogs are closed by the read timeout.
     let mut waiting = connect(addr).await;
     let t0 = Instant::now();
     let req = MetadataRequest::default()
@@ -256,7 +263,138 @@ async fn request_bytes_being_read_are_bounded_across_connections() {
         read_frame(&mut hog).await.is_none(),
         "the slow frame was closed"
     );
+    assert!(
+        read_frame(&mut small_hog).await.is_none(),
+        "the small slow frame was closed"
+    );
     broker.shutdown().await.unwrap();
+}
+
+/// VmRSS of a process, in bytes.
+fn rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS in /proc/<pid>/status");
+    kib * 1024
+}
+
+/// A Metadata and a one-record Produce on `s`, each answered within `bound`.
+async fn metadata_and_produce(s: &mut TcpStream, topic: &'static str, bound: Duration) -> i64 {
+    let req = MetadataRequest::default()
+        .with_topics(Some(vec![MetadataRequestTopic::default()
+            .with_name(Some(TopicName(StrBytes::from_static_str(topic))))]))
+        .with_allow_auto_topic_creation(false);
+    let meta: MetadataResponse =
+        tokio::time::timeout(bound, request(s, ApiKey::Metadata, 12, &req))
+            .await
+            .unwrap_or_else(|_| panic!("Metadata not answered within {bound:?}"))
+            .expect("answered");
+    assert_eq!(meta.topics[0].error_code, 0);
+    let produce = ProduceRequest::default()
+        .with_acks(1)
+        .with_timeout_ms(5000)
+        .with_topic_data(vec![TopicProduceData::default()
+            .with_name(TopicName(StrBytes::from_static_str(topic)))
+            .with_partition_data(vec![PartitionProduceData::default()
+                .with_index(0)
+                .with_records(Some(batch(&[b"small and on time"])))])]);
+    let resp: ProduceResponse =
+        tokio::time::timeout(bound, request(s, ApiKey::Produce, 9, &produce))
+            .await
+            .unwrap_or_else(|_| panic!("Produce not answered within {bound:?}"))
+            .expect("answered");
+    let p = &resp.responses[0].partition_responses[0];
+    assert_eq!(p.error_code, 0);
+    p.base_offset
+}
+
+/// Issue 30, item 1: a dozen connections from the client's own address each declare a `socket.request.max.bytes`
+/// frame, send most of it and stop (together six times `queued.max.request.bytes`). They hold the budget's shared
+/// part (and one goes past it), but the reserve for small frames keeps a normal client's Metadata and Produce
+/// answered within 1 s each, and the broker's RSS grows by about the budget plus one frame, well under the
+/// frames' declared sum. Without the reserve every small request waited for the stalled frames' read timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_requests_keep_flowing_while_a_dozen_max_size_frames_stall() {
+    const FRAME: usize = 16 << 20;
+    const SENT: usize = 15 << 20;
+    const BUDGET: usize = 32 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let (frame, budget) = (FRAME.to_string(), BUDGET.to_string());
+    let broker = common::ChildBroker::spawn_with(
+        dir.path(),
+        0,
+        &[
+            ("socket.request.max.bytes", &frame),
+            ("queued.max.request.bytes", &budget),
+            ("socket.request.read.timeout.ms", "60000"),
+        ],
+    );
+    let addr: SocketAddr = broker.bootstrap.parse().unwrap();
+    common::create_topic(&broker.bootstrap, "reserve", 1).await;
+    let mut client = connect(addr).await;
+    metadata_and_produce(&mut client, "reserve", Duration::from_secs(10)).await;
+    let before = rss(broker.pid());
+
+    let mut attackers = Vec::new();
+    for _ in 0..12 {
+        let mut s = connect(addr).await;
+        attackers.push(tokio::spawn(async move {
+            s.write_all(&(FRAME as i32).to_be_bytes()).await.unwrap();
+            // Blocks once the broker stops reading this socket; the frame is never finished.
+            let _ = s.write_all(&vec![0u8; SENT]).await;
+            std::future::pending::<()>().await;
+        }));
+    }
+    // Wait (bounded) until the stalled frames hold the shared part of the budget.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while rss(broker.pid()) < before + (BUDGET as u64) * 3 / 4 {
+        assert!(
+            Instant::now() < deadline,
+            "the broker read {} MiB of the stalled frames in 30 s",
+            (rss(broker.pid()).saturating_sub(before)) >> 20
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let bound = Duration::from_secs(1);
+    let mut last = 0;
+    for round in 0..10 {
+        let t0 = Instant::now();
+        let offset = metadata_and_produce(&mut client, "reserve", bound).await;
+        assert_eq!(offset, round + 1, "every produce written once");
+        // A new connection (ApiVersions first, as clients do) is served too.
+        let mut fresh = connect(addr).await;
+        assert!(
+            tokio::time::timeout(bound, api_versions(&mut fresh))
+                .await
+                .is_ok(),
+            "a new connection's ApiVersions not answered within {bound:?}"
+        );
+        last = offset;
+        assert!(t0.elapsed() < 3 * bound, "{:?}", t0.elapsed());
+    }
+    assert_eq!(last, 10);
+
+    let grown = rss(broker.pid()).saturating_sub(before);
+    let declared = 12 * FRAME as u64;
+    eprintln!(
+        "RSS grew {} MiB with {} MiB declared, budget {} MiB",
+        grown >> 20,
+        declared >> 20,
+        BUDGET >> 20
+    );
+    assert!(
+        grown < (BUDGET + FRAME) as u64 + (16 << 20),
+        "RSS grew {} MiB: more than the budget plus one frame (and slack)",
+        grown >> 20
+    );
+    for a in &attackers {
+        a.abort();
+    }
+    assert!(broker.terminate());
 }
 
 /// Kafka: `queued.max.request.bytes` bounds the bytes of request frames being read, not the lengths they declare

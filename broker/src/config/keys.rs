@@ -417,8 +417,9 @@ strata_storage::config_keys! {
         "queued.max.request.bytes",
         Type::Long,
         "request-frame bytes being read across all connections, reserved as they arrive (-1 = unbounded; at least \
-         socket.request.max.bytes); one frame at a time may finish past it (as Kafka's memory pool), frames before \
-         SASL authentication (at most 512 KiB) are not counted",
+         socket.request.max.bytes); one eighth is reserved for frames of at most 1 MiB, so stalled large frames \
+         cannot starve small requests; one frame at a time may finish past it (as Kafka's memory pool), frames \
+         before SASL authentication (at most 512 KiB) are not counted",
     )
     .default_doc("200 MiB, at least socket.request.max.bytes");
     /// `max.partitions.per.request`.

@@ -27,7 +27,8 @@ use tracing::{debug, info, warn};
 use crate::broker::request::{self, RequestContext};
 use crate::broker::Broker;
 use crate::dispatch;
-use crate::network::limits::{ConnState, Registered, RequestBudget};
+use crate::network::budget::{Held, RequestBudget};
+use crate::network::limits::{ConnState, Registered};
 use crate::network::low_water::LowWater;
 use crate::security::sasl::{Completed, Session, Step};
 use crate::security::ListenerSecurity;
@@ -111,10 +112,11 @@ async fn read_frame<R: AsyncBufReadExt + Unpin>(
             // Grow geometrically (bounded by the frame), so the copies stay linear and the buffer at most
             // about twice what arrived.
             let cap = (buf.len() + take).max(buf.capacity() * 2).min(n);
-            if let Some(budget) = limits.budget.as_ref().filter(|_| held.overdraft.is_none()) {
+            if let Some(budget) = limits.budget.as_ref().filter(|_| !held.past_budget()) {
                 let want = (cap - buf.capacity()) as u32;
-                held.grow(budget, want, &mut deadline, limits.read_timeout)
-                    .await?;
+                held.grow(budget, n, want, &mut deadline)
+                    .await
+                    .map_err(|_| FrameError::TooSlow(limits.read_timeout))?;
             }
             buf.reserve_exact(cap - buf.len());
         }
@@ -148,73 +150,6 @@ async fn read_length<R: AsyncBufReadExt + Unpin>(
         return Err(FrameError::BadLength(n));
     }
     Ok(Some(n as usize))
-}
-
-/// A frame's share of `queued.max.request.bytes` (and the overdraft, if it went past the budget), given back
-/// when dropped: once the request is handled.
-#[derive(Debug, Default)]
-struct Held {
-    permit: Option<OwnedSemaphorePermit>,
-    /// Taken when this frame goes past the budget (see RequestBudget::overdraft); kept until it is handled.
-    overdraft: Option<tokio::sync::OwnedMutexGuard<()>>,
-}
-
-impl Held {
-    /// Takes `want` more bytes from `budget` for the growing frame, or the overdraft. Waiting while the frame
-    /// holds nothing moves `deadline` on (the broker's doing, not the peer's); otherwise it counts.
-    async fn grow(
-        &mut self,
-        budget: &RequestBudget,
-        want: u32,
-        deadline: &mut tokio::time::Instant,
-        read_timeout: Duration,
-    ) -> Result<(), FrameError> {
-        let more = match budget.bytes.clone().try_acquire_many_owned(want) {
-            Ok(p) => p,
-            Err(_) if self.permit.is_none() => {
-                // Holding none: waiting does not count against the read timeout.
-                let waiting = tokio::time::Instant::now();
-                let p = budget.bytes.clone().acquire_many_owned(want).await;
-                *deadline += waiting.elapsed();
-                p.expect("never closed")
-            }
-            // None left while this frame holds some: past the budget if no other frame is.
-            Err(_) => match budget.overdraft.clone().try_lock_owned() {
-                Ok(g) => {
-                    self.overdraft = Some(g);
-                    return Ok(());
-                }
-                Err(_) => {
-                    // The bytes, or the overdraft once the frame past the budget is handled (whichever
-                    // comes first; a waiter parked on the bytes alone could wait for bytes that only
-                    // come back when it finishes).
-                    let wait = budget.bytes.clone().acquire_many_owned(want);
-                    let token = budget.overdraft.clone().lock_owned();
-                    let first = async {
-                        tokio::select! {
-                            p = wait => Ok(p.expect("never closed")),
-                            g = token => Err(g),
-                        }
-                    };
-                    match tokio::time::timeout_at(*deadline, first)
-                        .await
-                        .map_err(|_| FrameError::TooSlow(read_timeout))?
-                    {
-                        Ok(p) => p,
-                        Err(g) => {
-                            self.overdraft = Some(g);
-                            return Ok(());
-                        }
-                    }
-                }
-            },
-        };
-        match &mut self.permit {
-            Some(h) => h.merge(more),
-            None => self.permit = Some(more),
-        }
-        Ok(())
-    }
 }
 
 /// Why the wait for the next request ended without one.
@@ -693,7 +628,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_frame_waits_for_the_bytes_budget_before_it_is_allocated() {
-        let shared = Arc::new(RequestBudget::new(30));
+        let shared = Arc::new(RequestBudget::split(30, 0, 0));
         let budget = shared.bytes.clone();
         let held = budget.clone().acquire_many_owned(20).await.unwrap();
         let l = FrameLimits {
@@ -722,7 +657,7 @@ mod tests {
     /// past the budget and is read at once; the other follows once the first is handled.
     #[tokio::test]
     async fn frames_holding_parts_of_the_budget_do_not_wait_on_each_other() {
-        let shared = Arc::new(RequestBudget::new(30));
+        let shared = Arc::new(RequestBudget::split(30, 0, 0));
         let l = FrameLimits {
             budget: Some(shared.clone()),
             read_timeout: Duration::from_secs(3),
@@ -777,7 +712,7 @@ mod tests {
     /// each in turn goes past the budget once the one before is handled, none waits for its read timeout.
     #[tokio::test]
     async fn frames_waiting_for_more_than_comes_back_take_the_overdraft_in_turn() {
-        let shared = Arc::new(RequestBudget::new(30));
+        let shared = Arc::new(RequestBudget::split(30, 0, 0));
         let l = FrameLimits {
             budget: Some(shared.clone()),
             read_timeout: Duration::from_secs(5),
@@ -834,7 +769,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_declared_length_reserves_only_the_bytes_that_arrived() {
-        let shared = Arc::new(RequestBudget::new(1000));
+        let shared = Arc::new(RequestBudget::split(1000, 0, 0));
         let budget = shared.bytes.clone();
         let l = FrameLimits {
             budget: Some(shared.clone()),

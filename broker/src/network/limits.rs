@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{listeners::parse_ip_overrides, BrokerConfig};
 use crate::error::{Error, Result};
+use crate::network::budget::RequestBudget;
 use crate::topics::dynamic::{as_i64, value_or, Reconfigurable};
 
 /// What the registry and the connection's own task share about one connection.
@@ -79,29 +80,6 @@ pub(crate) struct Connections {
     max_connections: Arc<Semaphore>,
     /// `queued.max.request.bytes`; `None` when unbounded (-1).
     request_bytes: Option<Arc<RequestBudget>>,
-}
-
-/// `queued.max.request.bytes`: the bytes of request frames being read across all connections, reserved as they
-/// arrive, and the one frame at a time that may finish past it.
-#[derive(Debug)]
-pub(crate) struct RequestBudget {
-    /// The budget, one permit per byte.
-    pub(crate) bytes: Arc<Semaphore>,
-    /// Held by the frame that goes past the budget: a frame that holds part of the budget and finds none left
-    /// takes it (if free) and reads the rest of its frame without waiting, as Kafka's non-strict memory pool lets
-    /// one request dip below zero. Frames that each hold part of the budget can then never wait on each other
-    /// until their read timeout; the bytes in flight stay below the budget plus one frame.
-    pub(crate) overdraft: Arc<tokio::sync::Mutex<()>>,
-}
-
-impl RequestBudget {
-    /// A budget of `bytes`.
-    pub(crate) fn new(bytes: usize) -> Self {
-        RequestBudget {
-            bytes: Arc::new(Semaphore::new(bytes.min(Semaphore::MAX_PERMITS))),
-            overdraft: Arc::new(tokio::sync::Mutex::new(())),
-        }
-    }
 }
 
 /// The connection limits AlterConfigs may change at run time.

@@ -1,7 +1,8 @@
 //! The network layer: the per-connection loop (framing, the request budget of `queued.max.request.bytes`, in-order
-//! responses) in [`connection`], the connection limits per listener and per IP in [`limits`], and `SO_RCVLOWAT`
+//! responses) in [`connection`], the budget's parts (a reserve for small frames) in [`budget`], the connection limits per listener and per IP in [`limits`], and `SO_RCVLOWAT`
 //! while a large frame arrives in [`low_water`].
 
+pub(crate) mod budget;
 pub(crate) mod connection;
 pub(crate) mod limits;
 #[allow(unsafe_code)] // setsockopt(SO_RCVLOWAT), its only use in this crate
