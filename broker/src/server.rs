@@ -280,7 +280,11 @@ fn open_storage(config: &BrokerConfig) -> Result<(Arc<LogManager>, Arc<TopicRegi
     lm.recovery_threads_per_data_dir = config.recovery_threads_per_data_dir;
     lm.producer_id_expiration_ms = config.producer_id_expiration_ms;
     let logs = Arc::new(LogManager::open(lm)?);
-    let (registry, meta_dir) = topics::open_registry(config, &logs)?;
+    let (registry, meta_dir, next_producer_id) = topics::open_registry(config, &logs)?;
+    if let Some(next) = next_producer_id {
+        // An adopted Kafka dir: ids continue above what Kafka's controller handed out.
+        crate::txn::producer_ids::ProducerIdManager::raise_floor(&meta_dir, config.node_id, next)?;
+    }
     Ok((logs, registry, meta_dir))
 }
 

@@ -403,7 +403,7 @@ fn put_cstr(b: &mut BytesMut, s: Option<&str>) {
 }
 
 /// `Some(None)` for null, `None` for garbage.
-fn get_cstr(b: &mut Bytes) -> Option<Option<String>> {
+pub(super) fn get_cstr(b: &mut Bytes) -> Option<Option<String>> {
     let n = get_uvarint(b)?;
     if n == 0 {
         return Some(None);

@@ -205,7 +205,12 @@ pub fn decode_value(mut v: Bytes) -> Option<OffsetEntry> {
     } else {
         -1
     };
-    let metadata = get_str(&mut v)?;
+    // Version 4 (Kafka 4.x) is flexible: a compact metadata string, tagged fields (the topic id) last, not read.
+    let metadata = if version >= 4 {
+        super::consumer_record::get_cstr(&mut v)?.unwrap_or_default()
+    } else {
+        get_str(&mut v)?
+    };
     let commit_timestamp = if v.remaining() >= 8 { v.get_i64() } else { -1 };
     Some(OffsetEntry {
         offset,

@@ -3,6 +3,7 @@
 //! manager and, when tiering is on, the [`TieringHooks`]; it knows nothing above it (committed offsets of a
 //! deleted topic are the group coordinator's, removed by the broker after [`TopicManager::delete_topic`]).
 
+pub mod adopt;
 pub mod cleaner;
 mod create;
 pub mod dynamic;
@@ -39,19 +40,34 @@ pub fn is_internal(name: &str) -> bool {
 /// absent. Partition logs of topics the registry does not know: with no registry anywhere in `log.dirs`, start-up
 /// is refused (serving a partial view — topics missing, auto-create colliding with their dirs — would be worse
 /// than stopping; the dir holding the registry was probably left out of `log.dirs`); with a registry they are
-/// reported (a topic deleted while the broker crashed) and set aside ([`set_aside_stray_logs`]). Blocking.
-/// Returns the registry and the metadata dir.
+/// reported (a topic deleted while the broker crashed) and set aside ([`set_aside_stray_logs`]). A log dir Apache
+/// Kafka wrote (no registry, Kafka's `__cluster_metadata-0`) is adopted ([`adopt`]). Blocking.
+/// Returns the registry, the metadata dir and, for an adopted Kafka dir, the next producer id Kafka's controller
+/// would have handed out.
 pub fn open_registry(
     config: &BrokerConfig,
     logs: &LogManager,
-) -> Result<(Arc<TopicRegistry>, PathBuf)> {
+) -> Result<(Arc<TopicRegistry>, PathBuf, Option<i64>)> {
     let meta_dir = metadata_dir(&config.log_dirs)?;
     if meta_dir != config.log_dirs[0] {
         info!(dir = %meta_dir.display(), "topic registry found in a log dir other than the first of log.dirs");
     }
     // Checked before a missing registry is created (opening writes the file).
+    let mut next_producer_id = None;
     let registry = if meta_dir.join(REGISTRY_FILE).exists() {
         let registry = TopicRegistry::open(&meta_dir)?;
+        check_logs_have_topics(logs, &meta_dir, Some(&registry))?;
+        set_aside_stray_logs(logs, &registry)?;
+        registry
+    } else if let Some(kafka_metadata) = config
+        .log_dirs
+        .iter()
+        .find_map(|d| adopt::metadata_log_dir(d))
+    {
+        let (topics, next) = adopt::adopt(logs, &meta_dir, &kafka_metadata)?;
+        next_producer_id = next;
+        let registry =
+            TopicRegistry::create_with(&meta_dir, adopt::kafka_cluster_id(&meta_dir), topics)?;
         check_logs_have_topics(logs, &meta_dir, Some(&registry))?;
         set_aside_stray_logs(logs, &registry)?;
         registry
@@ -59,7 +75,7 @@ pub fn open_registry(
         check_logs_have_topics(logs, &meta_dir, None)?;
         TopicRegistry::open(&meta_dir)?
     };
-    Ok((Arc::new(registry), meta_dir))
+    Ok((Arc::new(registry), meta_dir, next_producer_id))
 }
 
 fn check_logs_have_topics(

@@ -157,6 +157,26 @@ impl TopicRegistry {
         Ok(reg)
     }
 
+    /// Creates the registry of `dir` (which has none) holding `topics`, with `cluster_id` when given (an adopted
+    /// Kafka log dir keeps its cluster id). Blocking.
+    pub fn create_with(
+        dir: &Path,
+        cluster_id: Option<String>,
+        topics: BTreeMap<String, TopicMeta>,
+    ) -> Result<Self> {
+        let path = dir.join(REGISTRY_FILE);
+        if path.exists() {
+            return Err(Error::TopicExists(path.display().to_string()));
+        }
+        let reg = TopicRegistry {
+            path,
+            cluster_id: cluster_id.unwrap_or_else(|| cluster_id_from(Uuid::new_v4())),
+            topics: RwLock::new(topics),
+        };
+        reg.persist(&reg.topics.read())?;
+        Ok(reg)
+    }
+
     /// The cluster id (persisted with the registry).
     pub fn cluster_id(&self) -> &str {
         &self.cluster_id

@@ -76,6 +76,17 @@ impl ProducerIdManager {
         })
     }
 
+    /// Records that ids below `next` were handed out elsewhere (an adopted Kafka log dir: its controller's next
+    /// producer id), unless the recorded block already goes past it. Blocking.
+    pub fn raise_floor(meta_dir: &Path, broker: i32, next: i64) -> Result<()> {
+        let m = Self::open(meta_dir, broker, next)?;
+        let at = m.state.lock().next;
+        if at == next && next > 0 {
+            m.record(next - 1, next)?;
+        }
+        Ok(())
+    }
+
     /// A producer id never handed out before. Records a new block first when the current one is used up
     /// (blocking I/O then); if that write fails no id is handed out.
     pub fn generate(&self) -> Result<i64> {

@@ -83,3 +83,26 @@ fn garbage_keys_are_skipped() {
     assert_eq!(decode_key(Bytes::from_static(&[0, 2, 0])), None);
     assert_eq!(decode_key(Bytes::from_static(&[0])), None);
 }
+
+/// The value Kafka 4.4 wrote for a commit of offset 100 (flexible version 4: compact metadata, the topic id as
+/// tagged field 0), taken from a `__consumer_offsets` segment Kafka wrote.
+#[test]
+fn reads_kafka_4_flexible_version_4_values() {
+    let mut v = vec![0x00, 0x04];
+    v.extend_from_slice(&100i64.to_be_bytes());
+    v.extend_from_slice(&(-1i32).to_be_bytes());
+    v.push(0x01); // metadata "" (compact: length + 1)
+    v.extend_from_slice(&0x0000_01a2_43fd_1dd1i64.to_be_bytes());
+    v.extend_from_slice(&[0x01, 0x00, 0x10]); // one tagged field: tag 0, 16 bytes
+    v.extend_from_slice(&[0xa9; 16]);
+    let e = decode_value(Bytes::from(v)).expect("decodes");
+    assert_eq!(
+        (
+            e.offset,
+            e.leader_epoch,
+            e.metadata.as_str(),
+            e.commit_timestamp
+        ),
+        (100, -1, "", 0x0000_01a2_43fd_1dd1)
+    );
+}
