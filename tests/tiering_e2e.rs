@@ -350,6 +350,8 @@ fn strata_remote_ls_and_verify_print_segments_of_a_stopped_broker() {
         "{online_out} {}",
         String::from_utf8_lossy(&online.stderr)
     );
+    let online_records = strata_remote(&["remote", "ls", "--topic", "cli", "--records"], &args);
+    let online_records = String::from_utf8_lossy(&online_records.stdout).into_owned();
     // An unknown topic while the broker runs: the broker's answer, not the locked dir of an offline fallback.
     let unknown = strata_remote(&["remote", "ls", "--topic", "nosuch"], &args);
     let err = String::from_utf8_lossy(&unknown.stderr);
@@ -371,6 +373,20 @@ fn strata_remote_ls_and_verify_print_segments_of_a_stopped_broker() {
         online_out, out,
         "strata remote ls through the API differs from the offline listing"
     );
+    // --records: the metadata records (stored in Kafka's RemoteLogMetadataSerde format) rendered as JSON.
+    let records = strata_remote(&["remote", "ls", "--topic", "cli", "--records"], &args);
+    let records = String::from_utf8_lossy(&records.stdout).into_owned();
+    for want in [
+        "__remote_log_metadata-",
+        r#"{"version":1,"type":"segment","#,
+        r#""type":"segment_update""#,
+        r#""state":"COPY_SEGMENT_FINISHED""#,
+        r#""topic":"cli""#,
+    ] {
+        assert!(records.contains(want), "{want} in {records}");
+    }
+    assert!(!records.contains("undecodable"), "{records}");
+    assert_eq!(online_records, records, "--records online and offline");
 
     let verify = strata_remote(&["remote", "verify"], &args);
     let out = String::from_utf8_lossy(&verify.stdout);
