@@ -584,11 +584,16 @@ fn announce_http(h: &HttpServer, config: &BrokerConfig, security: &[Arc<Listener
         .filter(|s| s.protocol != "PLAINTEXT")
         .map(|s| s.name.as_str())
         .collect();
-    if !secured.is_empty() {
-        tracing::warn!(http = %h.local_addr(), secured = ?secured,
+    let authorizer = !config
+        .config_values()
+        .value(&crate::config::keys::AUTHORIZER_CLASS_NAME)
+        .trim()
+        .is_empty();
+    if !secured.is_empty() || authorizer {
+        tracing::warn!(http = %h.local_addr(), secured = ?secured, authorizer,
             loopback_only = h.local_addr().ip().is_loopback(),
-            "http.listener (console, /api/v1, /metrics) has no authentication or TLS: whoever reaches it \
-             reads and writes every topic; bind it to 127.0.0.1 or turn it off (http.listener=)");
+            "http.listener (console, /api/v1, /metrics) has no authentication or TLS and is not subject to ACLs: \
+             whoever reaches it reads and writes every topic; bind it to 127.0.0.1 or turn it off (http.listener=)");
     }
 }
 

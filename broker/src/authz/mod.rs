@@ -129,13 +129,12 @@ impl Authorizer {
                 None => true,
             }
         });
-        if denied {
-            false
-        } else if allowed {
-            true
-        } else {
-            !any && self.allow_if_no_acl
+        let ok = !denied && (allowed || (!any && self.allow_if_no_acl));
+        if !ok {
+            tracing::debug!(principal = who.principal, host = who.host, operation = %op, resource_type = %rt,
+                resource = name, deny_acl = denied, "authorization denied");
         }
+        ok
     }
 
     /// Whether `who` may do `op` on the cluster.
