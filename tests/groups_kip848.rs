@@ -107,6 +107,11 @@ async fn range_assignor_and_regex_subscriptions() {
     assert_eq!(x.join(&[], None, Some("sticky")).await.error_code, 112);
     let r = x.join(&[], Some("orders-.*"), Some("range")).await;
     assert_eq!(r.error_code, 0);
+    assert!(
+        x.owned.is_empty(),
+        "the regex resolves after the joining heartbeat"
+    );
+    assert_eq!(x.beat().await.error_code, 0);
     assert_eq!(x.owned.len(), 4, "both orders topics, not payments");
     let d = describe(addr, "g-re").await;
     let m = &d.groups[0].members[0];
@@ -124,6 +129,34 @@ async fn range_assignor_and_regex_subscriptions() {
     server.shutdown().await.unwrap();
 }
 
+/// Kafka 4.x resolves a regex new to the group asynchronously (librdkafka's 0045 counts on it): the joining
+/// heartbeat's target holds the listed topics only, a later heartbeat brings the regex's topics (a new group
+/// epoch); a regex the group no longer uses is forgotten, so subscribing to it again resolves it again.
+#[tokio::test]
+async fn a_new_regex_is_resolved_after_the_heartbeat_that_brought_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_broker_with(dir.path(), BROKER).await;
+    let bs = bootstrap(&server);
+    create_topic(&bs, "re-1", 4).await;
+    create_topic(&bs, "re-2", 4).await;
+    create_topic(&bs, "plain-a", 2).await;
+    let addr = server.local_addr();
+    for round in 0..2 {
+        let mut x = Cgh::new(addr, "g-async").await;
+        let r = x.join(&["plain-a"], Some("re-.*"), None).await;
+        assert_eq!(r.error_code, 0);
+        assert_eq!(x.owned.len(), 2, "round {round}: the listed topic first");
+        let epoch = r.member_epoch;
+        let r = x.beat().await;
+        assert!(r.member_epoch > epoch, "round {round}: a new group epoch");
+        assert_eq!(x.owned.len(), 10, "round {round}: then the regex's topics");
+        // Leaving empties the group: the regex is forgotten and resolved again in the next round.
+        let leave = x.base().with_member_epoch(-1);
+        assert_eq!(x.send(leave).await.error_code, 0);
+    }
+    server.shutdown().await.unwrap();
+}
+
 /// As Kafka 4.4's `TopicRegexResolver` (every topic name in the metadata image, no internal-topic filter): a regex
 /// naming `__consumer_offsets` gets it assigned (franz-go's Test848RegexBrokerResolves checks this against Kafka).
 #[tokio::test]
@@ -137,6 +170,7 @@ async fn a_regex_subscription_matches_internal_topics_as_kafka_does() {
         .join(&[], Some("orders-eu|__consumer_offsets"), None)
         .await;
     assert_eq!(r.error_code, 0);
+    assert_eq!(x.beat().await.error_code, 0, "the regex resolved");
     let d = describe(addr, "g-re-internal").await;
     let names: BTreeSet<String> = d.groups[0].members[0]
         .assignment

@@ -106,6 +106,11 @@ pub struct ConsumerGroup {
     pub assignor: String,
     /// The subscribed topics' partition counts the target was computed from.
     pub topics_seen: BTreeMap<String, i32>,
+    /// The regexes resolved against the topics. Kafka 4.x resolves a regex new to the group asynchronously,
+    /// after the heartbeat that brought it: until then the target holds the members' listed topics only, and
+    /// the regex's topics come with a later heartbeat (a new group epoch). A regex no member subscribes to any
+    /// more is forgotten.
+    pub resolved_regexes: BTreeSet<String>,
 }
 
 impl ConsumerGroup {
@@ -130,13 +135,32 @@ impl ConsumerGroup {
         self.members.values().any(|m| subscribes(m, topic))
     }
 
-    /// Every topic some member subscribes to (by name or regex) among `topics`.
+    /// Every topic some member subscribes to (by name or a resolved regex) among `topics`.
     fn subscribed(&self, topics: &BTreeMap<String, i32>) -> BTreeMap<String, i32> {
+        let resolved = |m: &ConsumerMember, topic: &str| {
+            m.regex
+                .as_ref()
+                .is_some_and(|r| self.resolved_regexes.contains(r) && regex_matches(r, topic))
+        };
         topics
             .iter()
-            .filter(|(t, _)| self.members.values().any(|m| subscribes(m, t)))
+            .filter(|(t, _)| {
+                self.members
+                    .values()
+                    .any(|m| m.topics.iter().any(|x| x == *t) || resolved(m, t))
+            })
             .map(|(t, n)| (t.clone(), *n))
             .collect()
+    }
+
+    /// Kafka's asynchronous regex resolution, done after each heartbeat: the regexes the members subscribe to
+    /// are resolved from now on (a new one counts from the group's next heartbeat); the others are forgotten.
+    pub fn resolve_regexes(&mut self) {
+        self.resolved_regexes = self
+            .members
+            .values()
+            .filter_map(|m| m.regex.clone())
+            .collect();
     }
 
     /// Recomputes the target assignment if the members, subscriptions or subscribed topics changed.
@@ -260,7 +284,9 @@ impl ConsumerGroup {
             .unwrap_or_else(|| default_assignor.to_string());
         self.refresh_target(topics, &assignor, bumped);
         self.reconcile(&member_id, hb.owned.as_ref(), now);
-        Ok(self.answer_for(&member_id).expect("member present"))
+        let answer = self.answer_for(&member_id).expect("member present");
+        self.resolve_regexes();
+        Ok(answer)
     }
 
     /// A heartbeat with epoch 0: a new member joins (bumping the group epoch, returned true), a static member
@@ -423,6 +449,12 @@ impl ConsumerGroup {
         if self.members.remove(member_id).is_some() {
             self.target.remove(member_id);
             self.epoch += 1;
+            let used: BTreeSet<&String> = self
+                .members
+                .values()
+                .filter_map(|m| m.regex.as_ref())
+                .collect();
+            self.resolved_regexes.retain(|r| used.contains(r));
         }
     }
 

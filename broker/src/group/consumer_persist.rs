@@ -201,6 +201,8 @@ pub fn group_from_records(
         .into_iter()
         .filter(|(id, _)| g.members.contains_key(id))
         .collect();
+    // The stored target already holds what the members' regexes resolved to (Kafka keeps the resolutions).
+    g.resolve_regexes();
     for m in g.members.values_mut() {
         let target = g.target.get(&m.id);
         let revoking = m.assigned.iter().any(|(t, ps)| {
