@@ -82,7 +82,8 @@ async fn a_consumer_heartbeat_whose_records_cannot_be_written_is_refused_and_und
     let refused = b.join(&["ks"], None, None).await;
     assert_eq!(
         (refused.error_code, refused.member_epoch),
-        (UNKNOWN_SERVER_ERROR, -1)
+        (UNKNOWN_SERVER_ERROR, 0),
+        "an error answer leaves member_epoch at its default, as Kafka's does"
     );
     assert_eq!(
         members(addr, "g-store").await,

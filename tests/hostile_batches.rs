@@ -246,7 +246,8 @@ fn produce_req(records: Bytes) -> ProduceRequest {
                 .with_records(Some(records))])])
 }
 
-/// ListOffsets for `timestamp` (-1 = latest): (error, offset, timestamp).
+/// ListOffsets v7 (the first to take MAX_TIMESTAMP, -3) for `timestamp` (-1 = latest): (error, offset,
+/// timestamp).
 async fn list_offsets(s: &mut tokio::net::TcpStream, timestamp: i64) -> (i16, i64, i64) {
     let req = ListOffsetsRequest::default()
         .with_replica_id(BrokerId(-1))
@@ -255,7 +256,7 @@ async fn list_offsets(s: &mut tokio::net::TcpStream, timestamp: i64) -> (i16, i6
             .with_partitions(vec![ListOffsetsPartition::default()
                 .with_partition_index(0)
                 .with_timestamp(timestamp)])]);
-    let r: ListOffsetsResponse = request(s, ApiKey::ListOffsets, 5, &req)
+    let r: ListOffsetsResponse = request(s, ApiKey::ListOffsets, 7, &req)
         .await
         .expect("ListOffsets answered");
     let p = &r.topics[0].partitions[0];
