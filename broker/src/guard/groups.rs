@@ -2,8 +2,10 @@
 //! Heartbeat, LeaveGroup and ConsumerGroupHeartbeat READ on the group (ConsumerGroupHeartbeat also DESCRIBE on
 //! every subscribed topic); OffsetCommit READ on the group and each topic; OffsetFetch DESCRIBE on the group and each
 //! topic (a fetch of every committed topic shows only those); OffsetDelete DELETE on the group and READ on each
-//! topic; DescribeGroups and ConsumerGroupDescribe DESCRIBE per group (with authorized operations); ListGroups
-//! lists only groups the principal may DESCRIBE (all with DESCRIBE on the cluster); DeleteGroups DELETE per group.
+//! topic; DescribeGroups and ConsumerGroupDescribe DESCRIBE per group (with authorized operations; a consumer group
+//! whose members' assignments name a topic the principal may not DESCRIBE is TOPIC_AUTHORIZATION_FAILED with no
+//! members); ListGroups lists only groups the principal may DESCRIBE (all with DESCRIBE on the cluster);
+//! DeleteGroups DELETE per group.
 
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
@@ -207,8 +209,16 @@ impl Guarded for ConsumerGroupDescribeRequest {
         });
         self.group_ids = ok;
         Guard::then(self, move |r: &mut ConsumerGroupDescribeResponse| {
-            for g in r.groups.iter_mut().filter(|_| ops) {
-                g.authorized_operations = cx.operations(ResourceType::Group, &g.group_id);
+            for g in r.groups.iter_mut() {
+                if !describable_assignments(&cx, g) {
+                    *g = consumer_group_describe_response::DescribedGroup::default()
+                        .with_group_id(std::mem::take(&mut g.group_id))
+                        .with_error_code(topic_denied())
+                        .with_error_message(Some(StrBytes::from_static_str(HIDDEN_TOPICS)))
+                        .with_authorized_operations(i32::MIN);
+                } else if ops {
+                    g.authorized_operations = cx.operations(ResourceType::Group, &g.group_id);
+                }
             }
             r.groups.extend(no.into_iter().map(|g| {
                 let (code, message) = denied(Error::GroupAuthorizationFailed(g.to_string()));
@@ -220,6 +230,27 @@ impl Guarded for ConsumerGroupDescribeRequest {
             }))
         })
     }
+}
+
+/// Kafka's message for a described group whose members' assignments name a topic the principal may not DESCRIBE.
+const HIDDEN_TOPICS: &str =
+    "The group has described topic(s) that the client is not authorized to describe.";
+
+/// Whether the principal may DESCRIBE every topic in the group's members' assignments and target assignments
+/// (Kafka's `handleConsumerGroupDescribe`: otherwise the group is answered TOPIC_AUTHORIZATION_FAILED, no members).
+fn describable_assignments(
+    cx: &Check,
+    g: &consumer_group_describe_response::DescribedGroup,
+) -> bool {
+    g.members
+        .iter()
+        .flat_map(|m| {
+            m.assignment
+                .topic_partitions
+                .iter()
+                .chain(&m.target_assignment.topic_partitions)
+        })
+        .all(|tp| cx.topic(Describe, &tp.topic_name))
 }
 
 impl Guarded for ListGroupsRequest {
