@@ -18,6 +18,7 @@ use kafka_protocol::protocol::StrBytes;
 use tokio::net::TcpStream;
 
 const DESCRIBE: i8 = 8;
+const READ: i8 = 3;
 const TOPIC: i8 = 2;
 const GROUP: i8 = 3;
 
@@ -202,5 +203,64 @@ async fn consumer_group_describe_hides_groups_with_undescribable_assigned_topics
         i32::MIN,
         "operations asked for"
     );
+    server.shutdown().await.unwrap();
+}
+
+/// The topic names of a described member's assignment and target assignment.
+fn assigned_names(
+    g: &consumer_group_describe_response::DescribedGroup,
+) -> (Vec<String>, Vec<String>) {
+    let names = |a: &consumer_group_describe_response::Assignment| {
+        a.topic_partitions
+            .iter()
+            .map(|t| t.topic_name.to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(g.members.len(), 1, "{g:?}");
+    (
+        names(&g.members[0].assignment),
+        names(&g.members[0].target_assignment),
+    )
+}
+
+/// Kafka 4.x's `GroupMetadataManager` resolves a regex subscription to the topics the member's principal may
+/// DESCRIBE only (`filterTopicDescribeAuthorizedTopics`): alice, subscribed to `orders-.*` with DESCRIBE on
+/// `orders-eu` alone, is never given `orders-us`; once she may DESCRIBE it, her next heartbeats bring it.
+#[tokio::test]
+async fn a_regex_subscription_resolves_to_describable_topics_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, addr) = start(dir.path()).await;
+    let mut admin = login(addr, "admin").await;
+    create_topics(&mut admin, &["orders-eu", "orders-us", "other"]).await;
+    allow(
+        &mut admin,
+        "User:alice",
+        &[(GROUP, "rg", READ), (TOPIC, "orders-eu", DESCRIBE)],
+    )
+    .await;
+
+    let mut m = member(login(addr, "alice").await, "rg");
+    let r = m.join(&[], Some("orders-.*"), None).await;
+    assert_eq!(r.error_code, 0, "{r:?}");
+    beat_until_owns(&mut m, 1).await;
+    // A few more heartbeats: the regex stays resolved to orders-eu alone.
+    for _ in 0..5 {
+        let r = m.beat().await;
+        assert_eq!(r.error_code, 0, "{r:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(m.owned.len(), 1, "{:?}", m.owned);
+    let g = describe(&mut admin, "rg").await;
+    assert_eq!(
+        assigned_names(&g),
+        (vec!["orders-eu".to_string()], vec!["orders-eu".to_string()]),
+        "{g:?}"
+    );
+
+    allow(&mut admin, "User:alice", &[(TOPIC, "orders-us", DESCRIBE)]).await;
+    beat_until_owns(&mut m, 2).await;
+    let g = describe(&mut admin, "rg").await;
+    let both = vec!["orders-eu".to_string(), "orders-us".to_string()];
+    assert_eq!(assigned_names(&g), (both.clone(), both), "{g:?}");
     server.shutdown().await.unwrap();
 }

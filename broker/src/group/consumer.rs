@@ -36,6 +36,8 @@ pub struct Heartbeat {
     pub subscribed_topic_regex: Option<String>,
     /// Server assignor (None = unchanged).
     pub server_assignor: Option<String>,
+    /// With an authorizer: the topics the member's regex may resolve to (those its principal may DESCRIBE).
+    pub regex_topics: Option<BTreeSet<String>>,
     /// Partitions the member owns (None = unchanged).
     pub owned: Option<Assignment>,
     /// Client id.
@@ -76,6 +78,9 @@ pub struct ConsumerMember {
     pub topics: Vec<String>,
     /// Subscribed regex (RE2/J syntax; matched with Rust's `regex`).
     pub regex: Option<String>,
+    /// With an authorizer: the topics its regex may resolve to, as of its last heartbeat (Kafka's
+    /// `filterTopicDescribeAuthorizedTopics`); None = every match.
+    pub regex_topics: Option<BTreeSet<String>>,
     /// Preferred server assignor.
     pub assignor: Option<String>,
     /// Rebalance timeout (ms).
@@ -140,7 +145,7 @@ impl ConsumerGroup {
         let resolved = |m: &ConsumerMember, topic: &str| {
             m.regex
                 .as_ref()
-                .is_some_and(|r| self.resolved_regexes.contains(r) && regex_matches(r, topic))
+                .is_some_and(|r| self.resolved_regexes.contains(r) && regex_resolves(m, r, topic))
         };
         topics
             .iter()
@@ -418,6 +423,7 @@ impl ConsumerGroup {
         if let Some(a) = hb.server_assignor.take() {
             m.assignor = Some(a);
         }
+        m.regex_topics = hb.regex_topics.take();
         changed
     }
 
@@ -434,6 +440,7 @@ impl ConsumerGroup {
                 previous_epoch: -1,
                 topics: Vec::new(),
                 regex: None,
+                regex_topics: None,
                 assignor: None,
                 rebalance_timeout_ms: hb.rebalance_timeout_ms.max(0),
                 assigned: Assignment::new(),
@@ -527,13 +534,25 @@ impl ConsumerGroup {
 
 fn subscribes(m: &ConsumerMember, topic: &str) -> bool {
     m.topics.iter().any(|t| t == topic)
-        || m.regex.as_deref().is_some_and(|r| regex_matches(r, topic))
+        || m.regex
+            .as_deref()
+            .is_some_and(|r| regex_resolves(m, r, topic))
+}
+
+/// Whether `m`'s regex `re` resolves to `topic`: it matches, and the member's principal may DESCRIBE it.
+fn regex_resolves(m: &ConsumerMember, re: &str, topic: &str) -> bool {
+    m.regex_topics.as_ref().is_none_or(|ts| ts.contains(topic)) && regex_matches(re, topic)
 }
 
 /// Whether `topic` fully matches `re` (Kafka matches the whole name). Internal topics match too: Kafka's
 /// `TopicRegexResolver` matches every topic name in the metadata image, `__consumer_offsets` included.
 fn regex_matches(re: &str, topic: &str) -> bool {
-    regex::Regex::new(&format!("^(?:{re})$")).is_ok_and(|r| r.is_match(topic))
+    full_match(re).is_some_and(|r| r.is_match(topic))
+}
+
+/// `re` matching whole topic names, if it compiles.
+pub(crate) fn full_match(re: &str) -> Option<regex::Regex> {
+    regex::Regex::new(&format!("^(?:{re})$")).ok()
 }
 
 fn flatten(a: &Assignment) -> BTreeSet<(String, i32)> {

@@ -163,6 +163,7 @@ pub fn group_from_records(
                         previous_epoch: -1,
                         topics: m.subscribed_topic_names,
                         regex: m.subscribed_topic_regex,
+                        regex_topics: None,
                         assignor: m.server_assignor,
                         rebalance_timeout_ms: m.rebalance_timeout_ms.max(0),
                         assigned: Assignment::new(),

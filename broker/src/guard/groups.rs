@@ -1,6 +1,7 @@
 //! Group APIs (`KafkaApis`): FindCoordinator DESCRIBE on the group or transactional id; JoinGroup, SyncGroup,
 //! Heartbeat, LeaveGroup and ConsumerGroupHeartbeat READ on the group (ConsumerGroupHeartbeat also DESCRIBE on
-//! every subscribed topic); OffsetCommit READ on the group and each topic; OffsetFetch DESCRIBE on the group and each
+//! every subscribed topic; its regex resolves to describable topics only: [`super::regex_topics`]); OffsetCommit READ
+//! on the group and each topic; OffsetFetch DESCRIBE on the group and each
 //! topic (a fetch of every committed topic shows only those); OffsetDelete DELETE on the group and READ on each
 //! topic; DescribeGroups and ConsumerGroupDescribe DESCRIBE per group (with authorized operations; a consumer group
 //! whose members' assignments name a topic the principal may not DESCRIBE is TOPIC_AUTHORIZATION_FAILED with no

@@ -152,6 +152,29 @@ where
     }
 }
 
+/// With an authorizer: of `topics`, those `regex` matches that the requesting principal may DESCRIBE (Kafka's
+/// `filterTopicDescribeAuthorizedTopics` on a KIP-848 regex subscription); None without one.
+pub(crate) fn regex_topics<'a>(
+    broker: &Broker,
+    regex: &regex::Regex,
+    topics: impl IntoIterator<Item = &'a String>,
+) -> Option<std::collections::BTreeSet<String>> {
+    let authz = broker.authorizer()?;
+    let (principal, host) = request::requester();
+    let who = Requester {
+        principal: &principal,
+        host: &host,
+    };
+    Some(
+        topics
+            .into_iter()
+            .filter(|t| regex.is_match(t))
+            .filter(|t| authz.authorize(who, AclOperation::Describe, ResourceType::Topic, t))
+            .cloned()
+            .collect(),
+    )
+}
+
 /// Splits `items` into those `allowed` keeps and the others, each in order.
 fn split<T>(items: Vec<T>, mut allowed: impl FnMut(&T) -> bool) -> (Vec<T>, Vec<T>) {
     items.into_iter().partition(|t| allowed(t))

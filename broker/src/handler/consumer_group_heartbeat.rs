@@ -1,7 +1,7 @@
 //! ConsumerGroupHeartbeat (key 68, KIP-848): joins, heartbeats and leaves a consumer group; the answer carries
 //! the member's epoch and, when it changed, its assignment (by topic id).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use kafka_protocol::messages::consumer_group_heartbeat_response::{Assignment, TopicPartitions};
@@ -13,7 +13,7 @@ use super::sb;
 use crate::broker::Broker;
 use crate::error::GroupError;
 use crate::error_code;
-use crate::group::consumer::Heartbeat;
+use crate::group::consumer::{full_match, Heartbeat};
 
 /// Kafka's request checks (INVALID_REQUEST), made before the group is looked at; the member id to use (v0
 /// makes one for a joining member).
@@ -40,6 +40,32 @@ fn checked_member_id(
         return Err(GroupError::InvalidHeartbeat("RackId can't be empty".into()));
     }
     Ok(member_id)
+}
+
+/// With an authorizer, the topics the member's regex (this heartbeat's, else the one it subscribed with) may
+/// resolve to: those its principal may DESCRIBE, as Kafka 4.x filters a resolved regex with the authorizer.
+fn regex_topics(
+    broker: &Broker,
+    req: &ConsumerGroupHeartbeatRequest,
+    member_id: &str,
+    topics: &BTreeMap<String, i32>,
+) -> Option<BTreeSet<String>> {
+    broker.authorizer()?;
+    let regex = match &req.subscribed_topic_regex {
+        Some(r) => Some(r.to_string()),
+        None => broker
+            .groups()
+            .with_consumer_group(&req.group_id.0, |g| {
+                g.members.get(member_id).and_then(|m| m.regex.clone())
+            })
+            .flatten(),
+    };
+    let regex = regex.filter(|r| !r.is_empty())?;
+    // A regex that does not compile is refused before the group is touched; it resolves to nothing.
+    let Some(re) = full_match(&regex) else {
+        return Some(BTreeSet::new());
+    };
+    crate::guard::regex_topics(broker, &re, topics.keys())
 }
 
 /// Answers ConsumerGroupHeartbeat.
@@ -75,6 +101,7 @@ pub async fn handle(
             })
             .collect()
     });
+    let regex_topics = regex_topics(broker, &req, &member_id, &counts);
     let hb = Heartbeat {
         group_id: req.group_id.0.to_string(),
         member_id,
@@ -87,6 +114,7 @@ pub async fn handle(
             .map(|ts| ts.into_iter().map(|t| t.0.to_string()).collect()),
         subscribed_topic_regex: req.subscribed_topic_regex.map(|s| s.to_string()),
         server_assignor: req.server_assignor.map(|s| s.to_string()),
+        regex_topics,
         owned,
         client_id: h
             .client_id
