@@ -157,6 +157,86 @@ async fn a_new_regex_is_resolved_after_the_heartbeat_that_brought_it() {
     server.shutdown().await.unwrap();
 }
 
+/// Kafka 4.4 computes a new target off the heartbeat path (`group.consumer.assignor.offload.enable`): the
+/// heartbeat that changes a member's subscription is answered from the current target (no revocation yet, the
+/// group is Assigning), a later one revokes and then assigns. librdkafka's 0045 (subscribe, unsubscribe,
+/// subscribe at once) lost its assignment for good when that answer started a revocation. A member that left
+/// (-1) and rejoins with epoch 0 and the same member id gets its new subscription's partitions.
+#[tokio::test]
+async fn a_subscription_change_is_assigned_after_the_heartbeat_that_brought_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_broker_with(dir.path(), BROKER).await;
+    let bs = bootstrap(&server);
+    for t in ["sub-1", "sub-2", "sub-3"] {
+        create_topic(&bs, t, 4).await;
+    }
+    let addr = server.local_addr();
+    let mut x = Cgh::new(addr, "g-resub").await;
+    let r = x.join(&["sub-1"], None, None).await;
+    assert_eq!((r.error_code, r.member_epoch), (0, 1));
+    assert_eq!(x.owned.len(), 4);
+    let first = x.owned.clone();
+
+    let change = x
+        .base()
+        .with_subscribed_topic_names(Some(vec![kafka_protocol::messages::TopicName(s("sub-2"))]));
+    let r = x.send(change).await;
+    assert_eq!(r.error_code, 0);
+    assert_eq!(r.member_epoch, 1, "the member keeps its epoch");
+    assert!(
+        r.assignment.is_none(),
+        "no new assignment in the answer to the changing heartbeat: {:?}",
+        r.assignment
+    );
+    assert_eq!(
+        describe(addr, "g-resub").await.groups[0]
+            .group_state
+            .as_str(),
+        "Assigning"
+    );
+
+    // Later heartbeats: sub-1 revoked (same epoch), then sub-2 with a new epoch.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut saw_revocation = false;
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "sub-2 never assigned: {:?}",
+            x.owned
+        );
+        let r = x.beat().await;
+        assert_eq!(r.error_code, 0);
+        saw_revocation |= x.owned.is_empty();
+        if x.owned.len() == 4 && x.owned.is_disjoint(&first) {
+            assert!(r.member_epoch > 1, "a new epoch for the new target");
+            break;
+        }
+    }
+    assert!(saw_revocation, "sub-1 revoked before sub-2 came");
+
+    // Leave, then rejoin at once with the same member id and another subscription.
+    let second = x.owned.clone();
+    let leave = x.base().with_member_epoch(-1);
+    let r = x.send(leave).await;
+    assert_eq!((r.error_code, r.member_epoch), (0, -1));
+    x.owned.clear();
+    let r = x.join(&["sub-3"], None, None).await;
+    assert_eq!(r.error_code, 0);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while x.owned.len() < 4 {
+        assert!(Instant::now() < deadline, "the rejoined member got nothing");
+        assert_eq!(x.beat().await.error_code, 0);
+    }
+    assert!(x.owned.is_disjoint(&first) && x.owned.is_disjoint(&second));
+    assert_eq!(
+        describe(addr, "g-resub").await.groups[0]
+            .group_state
+            .as_str(),
+        "Stable"
+    );
+    server.shutdown().await.unwrap();
+}
+
 /// As Kafka 4.4's `TopicRegexResolver` (every topic name in the metadata image, no internal-topic filter): a regex
 /// naming `__consumer_offsets` gets it assigned (franz-go's Test848RegexBrokerResolves checks this against Kafka).
 #[tokio::test]

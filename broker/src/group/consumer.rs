@@ -270,6 +270,8 @@ impl ConsumerGroup {
         now: Instant,
     ) -> Result<HeartbeatAnswer, GroupError> {
         let member_id = hb.member_id.clone();
+        // A target left behind the group epoch (a deferred subscription change) is computed now.
+        let behind = self.assignment_epoch != self.epoch;
         let mut bumped = match hb.member_epoch {
             0 => self.join(&hb, now)?,
             -1 | -2 => return self.leave(&hb, member_id, topics),
@@ -278,16 +280,24 @@ impl ConsumerGroup {
                 false
             }
         };
+        let mut deferred = false;
         if self.update_member(&member_id, &mut hb, now) && !bumped {
             self.epoch += 1;
             bumped = true;
+            // Kafka 4.4 computes the new target off the heartbeat path (group.consumer.assignor.offload.enable,
+            // default true): the heartbeat that changes a member's subscription is answered from the current
+            // target (the group is Assigning), a later heartbeat gets the new one. Answering it at once made
+            // librdkafka start a revocation that an unsubscribe and resubscribe right after it raced with.
+            deferred = hb.member_epoch > 0;
         }
         let assignor = self
             .members
             .values()
             .find_map(|m| m.assignor.clone())
             .unwrap_or_else(|| default_assignor.to_string());
-        self.refresh_target(topics, &assignor, bumped);
+        if !deferred {
+            self.refresh_target(topics, &assignor, bumped || behind);
+        }
         self.reconcile(&member_id, hb.owned.as_ref(), now);
         let answer = self.answer_for(&member_id).expect("member present");
         self.resolve_regexes();

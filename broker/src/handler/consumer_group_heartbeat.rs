@@ -123,6 +123,11 @@ pub async fn handle(
             .unwrap_or_default(),
         client_host: crate::broker::request::peer_host(),
     };
+    tracing::debug!(
+        group = %hb.group_id, member = %hb.member_id, epoch = hb.member_epoch,
+        topics = ?hb.subscribed_topic_names, regex = ?hb.subscribed_topic_regex, owned = ?hb.owned,
+        "ConsumerGroupHeartbeat"
+    );
     // Kafka appends the heartbeat's records before answering it; a failed write undoes the heartbeat.
     let b = broker.clone();
     let answered = super::blocking(move || Ok(b.groups().consumer_heartbeat(hb, &counts))).await;
@@ -130,6 +135,7 @@ pub async fn handle(
         Ok(a) => a,
         Err(e) => return refuse(crate::error_code::group_store_failed(&req.group_id.0, &e)),
     };
+    tracing::debug!(group = %req.group_id.0, answer = ?answered, "ConsumerGroupHeartbeat answer");
     match answered {
         Err(e) => refuse(e),
         Ok(a) => {
