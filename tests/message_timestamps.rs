@@ -10,16 +10,12 @@ mod common;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use bytes::{Bytes, BytesMut};
-use common::raw::{connect, request};
-use kafka_protocol::indexmap::IndexMap;
-use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
+use bytes::Bytes;
+use common::raw::{connect, create_topic_with, keyed_batch, request};
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
-use kafka_protocol::records::{
-    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-};
+use kafka_protocol::records::Compression;
 use tokio::net::TcpStream;
 
 const HOUR: i64 = 3_600_000;
@@ -32,67 +28,13 @@ fn now_ms() -> i64 {
         .as_millis() as i64
 }
 
+/// One keyless v2 batch with one record per timestamp, `codec` compressed.
+fn batch_with(timestamps: &[i64], codec: Compression) -> Bytes {
+    keyed_batch(&vec![false; timestamps.len()], timestamps, codec)
+}
+
 fn s(v: &str) -> StrBytes {
     StrBytes::from_string(v.to_string())
-}
-
-/// One v2 batch with one record per timestamp (the header's base timestamp is the first one's), `codec`
-/// compressed.
-fn batch_with(timestamps: &[i64], codec: Compression) -> Bytes {
-    let records: Vec<Record> = timestamps
-        .iter()
-        .enumerate()
-        .map(|(i, ts)| Record {
-            transactional: false,
-            control: false,
-            delete_horizon: false,
-            partition_leader_epoch: 0,
-            producer_id: -1,
-            producer_epoch: -1,
-            timestamp_type: TimestampType::Creation,
-            offset: i as i64,
-            // -1, 0, 1, ...: one batch (kafka-protocol's encoder splits where offset - sequence changes).
-            sequence: i as i32 - 1,
-            timestamp: *ts,
-            key: None,
-            value: Some(Bytes::from(format!("v{i}"))),
-            headers: IndexMap::new(),
-        })
-        .collect();
-    let mut buf = BytesMut::new();
-    let opts = RecordEncodeOptions {
-        version: 2,
-        compression: codec,
-    };
-    RecordBatchEncoder::encode(&mut buf, records.iter(), &opts).expect("encode");
-    buf.freeze()
-}
-
-async fn create(conn: &mut TcpStream, topic: &str, configs: &[(&str, &str)]) {
-    let req = CreateTopicsRequest::default()
-        .with_timeout_ms(5000)
-        .with_topics(vec![CreatableTopic::default()
-            .with_name(TopicName(s(topic)))
-            .with_num_partitions(1)
-            .with_replication_factor(1)
-            .with_configs(
-                configs
-                    .iter()
-                    .map(|(k, v)| {
-                        CreatableTopicConfig::default()
-                            .with_name(s(k))
-                            .with_value(Some(s(v)))
-                    })
-                    .collect(),
-            )]);
-    let resp: CreateTopicsResponse = request(conn, ApiKey::CreateTopics, 7, &req)
-        .await
-        .expect("CreateTopics answered");
-    assert_eq!(
-        resp.topics[0].error_code, 0,
-        "create {topic}: {:?}",
-        resp.topics[0]
-    );
 }
 
 /// Produces `records` to partition 0 of `topic` (v11): (error code, error message then each record error as
@@ -145,7 +87,7 @@ async fn a_record_outside_the_before_or_after_bound_is_invalid_timestamp_and_not
     let dir = tempfile::tempdir().unwrap();
     let h = common::start_broker(dir.path()).await;
     let mut conn = connect(h.local_addr()).await;
-    create(
+    create_topic_with(
         &mut conn,
         "ts",
         &[("message.timestamp.before.max.ms", "3600000")],
@@ -209,7 +151,7 @@ async fn log_append_time_topics_take_any_producer_timestamp() {
     let dir = tempfile::tempdir().unwrap();
     let h = common::start_broker(dir.path()).await;
     let mut conn = connect(h.local_addr()).await;
-    create(
+    create_topic_with(
         &mut conn,
         "lat",
         &[
@@ -250,8 +192,8 @@ async fn a_producer_marked_log_append_time_batch_is_invalid_timestamp_and_nothin
     let dir = tempfile::tempdir().unwrap();
     let h = common::start_broker(dir.path()).await;
     let mut conn = connect(h.local_addr()).await;
-    create(&mut conn, "ct", &[]).await;
-    create(
+    create_topic_with(&mut conn, "ct", &[]).await;
+    create_topic_with(
         &mut conn,
         "lat",
         &[("message.timestamp.type", "LogAppendTime")],
@@ -294,8 +236,8 @@ async fn broker_defaults_and_the_deprecated_difference_key_bound_topics_without_
     )
     .await;
     let mut conn = connect(h.local_addr()).await;
-    create(&mut conn, "plain", &[]).await;
-    create(
+    create_topic_with(&mut conn, "plain", &[]).await;
+    create_topic_with(
         &mut conn,
         "own",
         &[("message.timestamp.after.max.ms", "7200000")],

@@ -10,17 +10,13 @@ mod common;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use bytes::{Bytes, BytesMut};
-use common::raw::{connect, request};
-use kafka_protocol::indexmap::IndexMap;
-use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
+use bytes::Bytes;
+use common::raw::{connect, create_topic_with, keyed_batch, request};
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_protocol::messages::produce_response::PartitionProduceResponse;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
-use kafka_protocol::records::{
-    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-};
+use kafka_protocol::records::Compression;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::producer::FutureRecord;
 use tokio::net::TcpStream;
@@ -37,61 +33,6 @@ fn now_ms() -> i64 {
         .duration_since(UNIX_EPOCH)
         .expect("clock after 1970")
         .as_millis() as i64
-}
-
-/// One v2 batch: record `i` has a key when `keys[i]` and timestamp `timestamps[i]`.
-fn batch(keys: &[bool], timestamps: &[i64], codec: Compression) -> Bytes {
-    let records: Vec<Record> = keys
-        .iter()
-        .zip(timestamps)
-        .enumerate()
-        .map(|(i, (k, ts))| Record {
-            transactional: false,
-            control: false,
-            delete_horizon: false,
-            partition_leader_epoch: -1,
-            producer_id: -1,
-            producer_epoch: -1,
-            timestamp_type: TimestampType::Creation,
-            offset: i as i64,
-            // kafka-protocol starts a new batch where offset - sequence changes: keep it constant.
-            sequence: i as i32 - 1,
-            timestamp: *ts,
-            key: k.then(|| Bytes::from(format!("k{i}"))),
-            value: Some(Bytes::from(format!("v{i}"))),
-            headers: IndexMap::new(),
-        })
-        .collect();
-    let mut buf = BytesMut::new();
-    let opts = RecordEncodeOptions {
-        version: 2,
-        compression: codec,
-    };
-    RecordBatchEncoder::encode(&mut buf, records.iter(), &opts).expect("encode");
-    buf.freeze()
-}
-
-async fn create(conn: &mut TcpStream, topic: &str, configs: &[(&str, &str)]) {
-    let req = CreateTopicsRequest::default()
-        .with_timeout_ms(5000)
-        .with_topics(vec![CreatableTopic::default()
-            .with_name(TopicName(s(topic)))
-            .with_num_partitions(1)
-            .with_replication_factor(1)
-            .with_configs(
-                configs
-                    .iter()
-                    .map(|(k, v)| {
-                        CreatableTopicConfig::default()
-                            .with_name(s(k))
-                            .with_value(Some(s(v)))
-                    })
-                    .collect(),
-            )]);
-    let resp: CreateTopicsResponse = request(conn, ApiKey::CreateTopics, 7, &req)
-        .await
-        .expect("CreateTopics answered");
-    assert_eq!(resp.topics[0].error_code, 0, "{:?}", resp.topics[0]);
 }
 
 async fn produce(
@@ -135,7 +76,7 @@ async fn keyless_records_on_a_compacted_topic_are_each_named_with_kafkas_message
     let dir = tempfile::tempdir().unwrap();
     let h = common::start_broker(dir.path()).await;
     let mut conn = connect(h.local_addr()).await;
-    create(&mut conn, "cmp", &[("cleanup.policy", "compact")]).await;
+    create_topic_with(&mut conn, "cmp", &[("cleanup.policy", "compact")]).await;
     let now = now_ms();
     // 100 records, every tenth without a key (indexes 5, 15, ..., 95).
     let keys: Vec<bool> = (0..100).map(|i| i % 10 != 5).collect();
@@ -149,7 +90,13 @@ async fn keyless_records_on_a_compacted_topic_are_each_named_with_kafkas_message
     let expected: Vec<(i32, String)> = (0..10).map(|i| keyless(i * 10 + 5)).collect();
     for codec in [Compression::None, Compression::Gzip, Compression::Zstd] {
         for version in [8, 11] {
-            let p = produce(&mut conn, version, "cmp", batch(&keys, &[now; 100], codec)).await;
+            let p = produce(
+                &mut conn,
+                version,
+                "cmp",
+                keyed_batch(&keys, &[now; 100], codec),
+            )
+            .await;
             assert_eq!(p.error_code, INVALID_RECORD, "{codec:?} v{version}: {p:?}");
             assert_eq!(named(&p), expected, "{codec:?} v{version}");
             let shown: Vec<String> = expected[..3]
@@ -176,7 +123,7 @@ async fn keyless_records_on_a_compacted_topic_are_each_named_with_kafkas_message
         &mut conn,
         7,
         "cmp",
-        batch(&keys, &[now; 100], Compression::None),
+        keyed_batch(&keys, &[now; 100], Compression::None),
     )
     .await;
     assert_eq!((p.error_code, p.record_errors.len()), (INVALID_RECORD, 0));
@@ -185,7 +132,7 @@ async fn keyless_records_on_a_compacted_topic_are_each_named_with_kafkas_message
         &mut conn,
         11,
         "cmp",
-        batch(&[true; 3], &[now; 3], Compression::None),
+        keyed_batch(&[true; 3], &[now; 3], Compression::None),
     )
     .await;
     assert_eq!((p.error_code, p.base_offset), (0, 0), "{p:?}");
@@ -202,7 +149,7 @@ async fn timestamps_out_of_range_are_named_per_record_with_keys_checked_first() 
     let h = common::start_broker(dir.path()).await;
     let mut conn = connect(h.local_addr()).await;
     let hour = 3_600_000;
-    create(
+    create_topic_with(
         &mut conn,
         "ts",
         &[
@@ -211,7 +158,7 @@ async fn timestamps_out_of_range_are_named_per_record_with_keys_checked_first() 
         ],
     )
     .await;
-    create(
+    create_topic_with(
         &mut conn,
         "both",
         &[
@@ -225,7 +172,7 @@ async fn timestamps_out_of_range_are_named_per_record_with_keys_checked_first() 
         &mut conn,
         11,
         "ts",
-        batch(
+        keyed_batch(
             &[true; 5],
             &[now, 1000, now, now + 24 * hour, -1],
             Compression::None,
@@ -254,7 +201,7 @@ async fn timestamps_out_of_range_are_named_per_record_with_keys_checked_first() 
         &mut conn,
         11,
         "both",
-        batch(
+        keyed_batch(
             &[false, true, true, false],
             &[now, 1000, now, 1000],
             Compression::Lz4,
@@ -293,7 +240,7 @@ async fn librdkafka_fails_the_named_records_as_invalid_and_the_others_as_their_b
     let dir = tempfile::tempdir().unwrap();
     let h = common::start_broker(dir.path()).await;
     let mut conn = connect(h.local_addr()).await;
-    create(&mut conn, "cmp", &[("cleanup.policy", "compact")]).await;
+    create_topic_with(&mut conn, "cmp", &[("cleanup.policy", "compact")]).await;
     let boot = common::bootstrap(&h);
     // One batch of 100: linger long enough for all of them, no retries.
     let producer = common::producer(

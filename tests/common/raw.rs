@@ -134,6 +134,69 @@ pub fn batch_at(values: &[&[u8]], ts0: i64) -> Bytes {
     buf.freeze()
 }
 
+/// One v2 batch, `codec` compressed: record `i` has value `v{i}`, timestamp `timestamps[i]` and key `k{i}` when
+/// `keys[i]` (one batch: sequences `-1, 0, 1, ...` as in [`batch_at`]).
+pub fn keyed_batch(keys: &[bool], timestamps: &[i64], codec: Compression) -> Bytes {
+    let records: Vec<Record> = keys
+        .iter()
+        .zip(timestamps)
+        .enumerate()
+        .map(|(i, (k, ts))| Record {
+            transactional: false,
+            control: false,
+            delete_horizon: false,
+            partition_leader_epoch: 0,
+            producer_id: -1,
+            producer_epoch: -1,
+            timestamp_type: TimestampType::Creation,
+            offset: i as i64,
+            sequence: i as i32 - 1,
+            timestamp: *ts,
+            key: k.then(|| Bytes::from(format!("k{i}"))),
+            value: Some(Bytes::from(format!("v{i}"))),
+            headers: IndexMap::new(),
+        })
+        .collect();
+    let mut buf = BytesMut::new();
+    let opts = RecordEncodeOptions {
+        version: 2,
+        compression: codec,
+    };
+    RecordBatchEncoder::encode(&mut buf, records.iter(), &opts).expect("encode");
+    buf.freeze()
+}
+
+/// Creates `topic` (one partition) with `configs` through CreateTopics v7, asserting it was created.
+pub async fn create_topic_with(s: &mut TcpStream, topic: &str, configs: &[(&str, &str)]) {
+    use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
+    use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse, TopicName};
+    let str = |v: &str| StrBytes::from_string(v.to_string());
+    let req = CreateTopicsRequest::default()
+        .with_timeout_ms(5000)
+        .with_topics(vec![CreatableTopic::default()
+            .with_name(TopicName(str(topic)))
+            .with_num_partitions(1)
+            .with_replication_factor(1)
+            .with_configs(
+                configs
+                    .iter()
+                    .map(|(k, v)| {
+                        CreatableTopicConfig::default()
+                            .with_name(str(k))
+                            .with_value(Some(str(v)))
+                    })
+                    .collect(),
+            )]);
+    let resp: CreateTopicsResponse = request(s, ApiKey::CreateTopics, 7, &req)
+        .await
+        .expect("CreateTopics answered");
+    assert_eq!(
+        resp.topics[0].error_code, 0,
+        "create {topic}: {:?}",
+        resp.topics[0]
+    );
+}
+
 /// `batch_at` with a fixed base timestamp.
 pub fn batch(values: &[&[u8]]) -> Bytes {
     batch_at(values, 1_700_000_000_000)
