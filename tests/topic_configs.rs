@@ -5,8 +5,7 @@
 
 mod common;
 
-use common::raw::{connect, request};
-use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
+use common::raw::{connect, create_topic_request, request};
 use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
 use kafka_protocol::messages::describe_configs_response::DescribeConfigsResourceResult;
 use kafka_protocol::messages::*;
@@ -19,34 +18,20 @@ fn sb(s: &str) -> StrBytes {
     StrBytes::from_string(s.to_string())
 }
 
-fn create(topic: &str, configs: &[(&str, &str)]) -> CreateTopicsRequest {
-    CreateTopicsRequest::default()
-        .with_timeout_ms(5000)
-        .with_topics(vec![CreatableTopic::default()
-            .with_name(TopicName(sb(topic)))
-            .with_num_partitions(1)
-            .with_replication_factor(1)
-            .with_configs(
-                configs
-                    .iter()
-                    .map(|(k, v)| {
-                        CreatableTopicConfig::default()
-                            .with_name(sb(k))
-                            .with_value(Some(sb(v)))
-                    })
-                    .collect(),
-            )])
-}
-
 /// CreateTopics v7 of one topic: (error code, message).
 async fn create_one(
     s: &mut tokio::net::TcpStream,
     topic: &str,
     configs: &[(&str, &str)],
 ) -> (i16, String) {
-    let r: CreateTopicsResponse = request(s, ApiKey::CreateTopics, 7, &create(topic, configs))
-        .await
-        .unwrap();
+    let r: CreateTopicsResponse = request(
+        s,
+        ApiKey::CreateTopics,
+        7,
+        &create_topic_request(topic, configs),
+    )
+    .await
+    .unwrap();
     let t = &r.topics[0];
     (
         t.error_code,

@@ -166,12 +166,15 @@ pub fn keyed_batch(keys: &[bool], timestamps: &[i64], codec: Compression) -> Byt
     buf.freeze()
 }
 
-/// Creates `topic` (one partition) with `configs` through CreateTopics v7, asserting it was created.
-pub async fn create_topic_with(s: &mut TcpStream, topic: &str, configs: &[(&str, &str)]) {
+/// A CreateTopics request for `topic` (one partition, replication factor 1) with `configs`.
+pub fn create_topic_request(
+    topic: &str,
+    configs: &[(&str, &str)],
+) -> kafka_protocol::messages::CreateTopicsRequest {
     use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
-    use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse, TopicName};
+    use kafka_protocol::messages::{CreateTopicsRequest, TopicName};
     let str = |v: &str| StrBytes::from_string(v.to_string());
-    let req = CreateTopicsRequest::default()
+    CreateTopicsRequest::default()
         .with_timeout_ms(5000)
         .with_topics(vec![CreatableTopic::default()
             .with_name(TopicName(str(topic)))
@@ -186,7 +189,13 @@ pub async fn create_topic_with(s: &mut TcpStream, topic: &str, configs: &[(&str,
                             .with_value(Some(str(v)))
                     })
                     .collect(),
-            )]);
+            )])
+}
+
+/// Creates `topic` (one partition) with `configs` through CreateTopics v7, asserting it was created.
+pub async fn create_topic_with(s: &mut TcpStream, topic: &str, configs: &[(&str, &str)]) {
+    use kafka_protocol::messages::CreateTopicsResponse;
+    let req = create_topic_request(topic, configs);
     let resp: CreateTopicsResponse = request(s, ApiKey::CreateTopics, 7, &req)
         .await
         .expect("CreateTopics answered");
