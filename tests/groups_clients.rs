@@ -96,6 +96,26 @@ fn owned(m: &Member) -> BTreeSet<Tp> {
         .unwrap_or_default()
 }
 
+/// Closes a (dynamic) member as an application closing its consumer would, without the close racing a rebalance:
+/// rust-rdkafka's `Drop` closes through librdkafka's close queue and serves a rebalance that lands meanwhile by
+/// calling `rd_kafka_assign`, which never returns once the group handler is terminating (the churn test hung there
+/// in CI, stack in `BaseConsumer::drop` -> `rd_kafka_assign`; a client-side race, as likely against Kafka). So the
+/// member first unsubscribes (revoke + LeaveGroup) and is polled until it owns nothing, and the drop runs on a
+/// thread of its own so that the members still polled here never wait on it.
+fn leave(m: Member) {
+    m.unsubscribe();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !owned(&m).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "a leaving member still owns {:?} after 10 s",
+            owned(&m)
+        );
+        let _ = m.poll(Duration::from_millis(20));
+    }
+    std::thread::spawn(move || drop(m));
+}
+
 /// Polls every member until `done` holds (panics after `limit`); returns the records each consumed.
 fn poll_until(
     members: &[&Member],
@@ -166,7 +186,7 @@ async fn cooperative_members_joining_and_leaving_revoke_only_partitions_that_mov
         }
         while members.len() > 1 {
             let (gone, _) = members.pop().unwrap();
-            drop(gone);
+            leave(gone);
             let before: Vec<usize> = members.iter().map(|(_, r)| r.count()).collect();
             let all: Vec<&Member> = members.iter().map(|(m, _)| m).collect();
             let left = all.len();
@@ -485,7 +505,7 @@ async fn churn(n: usize, partitions: i32, run: Duration) {
         while started.elapsed() < run {
             poll_all(&members, &mut got);
             if last_churn.elapsed() >= Duration::from_secs(1) {
-                members.remove(0);
+                leave(members.remove(0));
                 members.push(member(&bs2, "churn-g", "churn", &cfg).0);
                 last_churn = Instant::now();
             }
@@ -528,6 +548,7 @@ async fn churn(n: usize, partitions: i32, run: Duration) {
                 missing.len()
             );
         }
+        members.into_iter().for_each(leave);
     })
     .await
     .unwrap();
