@@ -305,6 +305,8 @@ impl VerifyProgress {
 
 fn main() -> anyhow::Result<()> {
     let started = Instant::now();
+    // Crash points named in FAILPOINTS (a `--features failpoints` build only; the crash loop).
+    let _crash_points = strata_storage::failpoint::arm_from_env();
     let args = Args::parse();
     // The inspection commands print their results on stdout; their logs default to warnings only.
     let default_level = if args.command.is_some() {

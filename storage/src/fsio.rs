@@ -44,12 +44,14 @@ pub fn atomic_write(path: &Path, contents: &[u8]) -> Result<()> {
         f.write_all(contents).map_err(io_err(&tmp))?;
         sync_file(&f, &tmp)?;
         drop(f);
+        crate::failpoint::crash_point("fsio.atomic_write.before_rename");
         fs::rename(&tmp, path).map_err(io_err(path))
     })();
     if replaced.is_err() {
         let _ = fs::remove_file(&tmp); // best effort: the error returned is what matters
     }
     replaced?;
+    crate::failpoint::crash_point("fsio.atomic_write.before_dir_sync");
     if let Some(dir) = path.parent() {
         sync_dir(dir)?;
     }

@@ -43,6 +43,7 @@ pub mod cleaner;
 mod config;
 pub mod config_def;
 mod error;
+pub mod failpoint;
 mod file_records;
 mod fsio;
 mod handles;
@@ -67,6 +68,7 @@ pub use config::{
     LogConfig, LogManagerConfig, TimestampType, TopicConfigProvider, TOPIC_CONFIG, TOPIC_KEYS,
 };
 pub use error::{Error, RecordError, Result};
+pub use failpoint::crash_point;
 pub use file_records::{BatchScanError, FileBatchIter, FileRecords};
 pub use fsio::atomic_write;
 pub use index::{OffsetIndex, TimeIndex};

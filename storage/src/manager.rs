@@ -654,6 +654,7 @@ impl LogManager {
             }
             let r = checkpoint::write_offsets(&dir.path().join(RECOVERY_POINT_CHECKPOINT), &rps)
                 .and_then(|_| {
+                    crate::failpoint::crash_point("log_start.checkpoint.before_write");
                     checkpoint::write_offsets(
                         &dir.path().join(LOG_START_OFFSET_CHECKPOINT),
                         &starts,

@@ -335,6 +335,7 @@ impl LogSegment {
     pub(crate) fn append(&mut self, records: &[u8], batches: &[BatchMeta]) -> Result<()> {
         self.touch();
         let start = self.log.append(records)?;
+        crate::failpoint::crash_point("segment.append.before_index");
         if self.rolling_based_timestamp.is_none() {
             self.rolling_based_timestamp = batches.first().map(|b| b.max_timestamp);
         }
@@ -465,7 +466,9 @@ impl LogSegment {
     pub(crate) fn flush(&mut self) -> Result<()> {
         if self.dirty {
             self.log.flush()?;
+            crate::failpoint::crash_point("segment.flush.before_offset_index");
             self.offset_index.flush()?;
+            crate::failpoint::crash_point("segment.flush.before_time_index");
             self.time_index.flush()?;
             self.txn_index.flush()?;
             self.dirty = false;

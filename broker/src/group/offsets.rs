@@ -361,6 +361,7 @@ impl OffsetStore {
             .log(partition)?
             .append_as_leader(buf.freeze(), 0)?
             .first_offset;
+        strata_storage::crash_point("group.txn_offsets.after_append");
         let commits = entries
             .into_iter()
             .enumerate()
@@ -512,7 +513,9 @@ impl OffsetStore {
         let log = out.log(partition)?;
         // One batch per record keeps each batch small; they are appended together.
         let batch = encode_batch(records)?;
+        strata_storage::crash_point("group.offsets.before_append");
         let first = log.append_as_leader(batch, 0)?.first_offset;
+        strata_storage::crash_point("group.offsets.after_append");
         out.appended.notify_waiters();
         Ok((partition, first))
     }

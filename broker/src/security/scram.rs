@@ -287,12 +287,14 @@ impl ScramStore {
 /// Writes `bytes` to a temporary file beside `path`, syncs it, renames it over `path` and syncs the directory.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
+    strata_storage::crash_point("scram.before_write");
     let tmp = path.with_extension("json.tmp");
     let ctx = |what: &str| format!("{what} {}", tmp.display());
     let mut f = std::fs::File::create(&tmp).map_err(|e| Error::io(ctx("creating"), e))?;
     f.write_all(bytes)
         .map_err(|e| Error::io(ctx("writing"), e))?;
     f.sync_all().map_err(|e| Error::io(ctx("syncing"), e))?;
+    strata_storage::crash_point("scram.before_rename");
     std::fs::rename(&tmp, path)
         .map_err(|e| Error::io(format!("renaming to {}", path.display()), e))?;
     if let Some(dir) = path.parent() {

@@ -173,6 +173,7 @@ impl DynamicConfigs {
     pub fn persist(&self, dir: &Path) -> Result<()> {
         let bytes = serde_json::to_vec_pretty(self)
             .map_err(|e| Error::io("encoding the dynamic broker configs", e.into()))?;
+        strata_storage::crash_point("dynamic_config.before_write");
         Ok(strata_storage::atomic_write(&file_path(dir), &bytes)?)
     }
 

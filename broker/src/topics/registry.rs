@@ -284,6 +284,7 @@ impl TopicRegistry {
         };
         let bytes = serde_json::to_vec_pretty(&file)
             .map_err(|e| Error::io("encoding the topic registry", e.into()))?;
+        strata_storage::crash_point("registry.before_write");
         Ok(strata_storage::atomic_write(&self.path, &bytes)?)
     }
 }

@@ -189,7 +189,9 @@ impl TransactionCoordinator {
             )),
             &[],
         );
+        strata_storage::crash_point("txn.state.before_append");
         log.append_as_leader(b.build(), 0)?;
+        strata_storage::crash_point("txn.state.after_append");
         Ok(())
     }
 
@@ -589,6 +591,7 @@ impl TransactionCoordinator {
                 | TransactionState::PrepareAbort
                 | TransactionState::PrepareEpochFence
         ));
+        strata_storage::crash_point("txn.markers.before_first");
         for (topic, partition) in &meta.partitions {
             // A partition deleted meanwhile gets no marker (Kafka drops markers of unknown partitions too).
             let log = match self.parts.logs.log(topic, *partition) {
@@ -600,6 +603,7 @@ impl TransactionCoordinator {
                 Err(e) => return Err(e),
             };
             log.append_transaction_marker(kind, meta.producer_id, meta.producer_epoch, 0, 0)?;
+            strata_storage::crash_point("txn.markers.after_each");
             self.parts.logs.marker_written(
                 topic,
                 *partition,
@@ -608,6 +612,7 @@ impl TransactionCoordinator {
             );
         }
         self.parts.appended.notify_waiters();
+        strata_storage::crash_point("txn.markers.before_complete");
         let mut next = meta.clone();
         next.complete(now_ms());
         self.persist(&next)?;

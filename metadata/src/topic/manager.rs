@@ -599,10 +599,12 @@ impl Inner {
         let mut touched = Vec::with_capacity(by_partition.len());
         for (p, builder) in by_partition {
             let log = &self.logs[p as usize];
+            strata_storage::crash_point("rlmm.before_append");
             log.append_as_leader(builder.build(), LEADER_EPOCH)
                 .map_err(|e| storage(log.topic_partition(), "append to", e))?;
             touched.push(log);
         }
+        strata_storage::crash_point("rlmm.before_flush");
         let flush = |log: &Arc<UnifiedLog>| {
             log.flush()
                 .map_err(|e| storage(log.topic_partition(), "flush", e))

@@ -37,6 +37,19 @@ pub enum CrashPoint {
     Swapped,
 }
 
+impl CrashPoint {
+    /// The name of the crash point (`strata_storage::failpoint`) at this step of the swap.
+    fn name(self) -> &'static str {
+        match self {
+            Self::CleanedWritten => "cleaner.swap.cleaned_written",
+            Self::SwapRenamed => "cleaner.swap.swap_renamed",
+            Self::FirstOldDeleted => "cleaner.swap.first_old_deleted",
+            Self::AllOldDeleted => "cleaner.swap.all_old_deleted",
+            Self::Swapped => "cleaner.swap.swapped",
+        }
+    }
+}
+
 /// A non-active segment as the cleaner sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct SegmentInfo {
@@ -183,6 +196,7 @@ impl UnifiedLog {
         }
         let dir = self.dir().to_path_buf();
         let stop = |at: CrashPoint| -> Result<()> {
+            crate::failpoint::crash_point(at.name());
             if crash == Some(at) {
                 return Err(Error::Storage {
                     dir: dir.clone(),

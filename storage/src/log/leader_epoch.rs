@@ -30,6 +30,7 @@ impl LeaderEpochCache {
     }
 
     fn persist(&self) -> Result<()> {
+        crate::failpoint::crash_point("leader_epoch.checkpoint.before_write");
         checkpoint::write_leader_epochs(&self.path, &self.entries)
     }
 

@@ -74,6 +74,7 @@ impl LocalLog {
         let new_base = self.log_end_offset();
         let segment = LogSegment::create(&self.dir, new_base, &self.config, now_ms, &self.handles)?;
         self.segments.add(segment);
+        crate::failpoint::crash_point("log.roll.before_dir_sync");
         fsio::sync_dir(&self.dir)?;
         self.recovery_point = self.recovery_point.max(new_base);
         Ok(())

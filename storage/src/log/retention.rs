@@ -150,6 +150,7 @@ impl UnifiedLog {
         for base in &to_delete {
             let mut seg = st.local.segments.remove(*base).expect("listed above");
             let files = seg.rename_to_deleted().map_err(|e| self.poison(e))?;
+            crate::failpoint::crash_point("log.retention.after_rename_deleted");
             tracing::info!(tp = %self.topic_partition(), base_offset = base, next_offset = seg.next_offset(),
                 size = seg.size_in_bytes(), "deleting segment by retention");
             st.local

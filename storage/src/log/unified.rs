@@ -327,10 +327,13 @@ impl UnifiedLog {
         let new_base = st.log_end_offset();
         let old = st.active_mut();
         old.on_become_inactive().map_err(|e| self.poison(e))?;
+        crate::failpoint::crash_point("log.roll.before_flush");
         old.flush().map_err(|e| self.poison(e))?;
+        crate::failpoint::crash_point("log.roll.before_producer_snapshot");
         let snapshot = producer::write_snapshot(&self.dir, new_base, &st.producers)
             .map_err(|e| self.poison(e))?;
         let rolled = rolled_segment(st.active(), Some(snapshot));
+        crate::failpoint::crash_point("log.roll.before_new_segment");
         st.local.roll(now_ms).map_err(|e| self.poison(e))?;
         tracing::debug!(tp = %self.tp, base_offset = rolled.base_offset, next_offset = new_base, "rolled segment");
         Ok(Some(rolled))

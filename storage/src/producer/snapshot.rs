@@ -134,6 +134,7 @@ pub(crate) fn write_snapshot(
     state: &ProducerStateManager,
 ) -> Result<PathBuf> {
     let path = names::offset_file(dir, offset, SNAPSHOT_SUFFIX);
+    crate::failpoint::crash_point("producer.snapshot.before_write");
     fsio::atomic_write(&path, &encode(state))?;
     Ok(path)
 }

@@ -204,6 +204,7 @@ async fn copy_attempt(
         .add_remote_log_segment_metadata(meta.clone())
         .await
         .map_err(Error::meta("add COPY_SEGMENT_STARTED"))?;
+    strata_storage::crash_point("rlm.copy.after_started");
     inner.metrics.copy_requested(topic);
     tracing::debug!(tp = %tip.topic_partition, start = meta.start_offset, end = meta.end_offset,
         size = meta.segment_size_in_bytes, "copying segment");
@@ -240,11 +241,13 @@ async fn copy_attempt(
         inner.broker_id,
     );
     update.custom_metadata = custom;
+    strata_storage::crash_point("rlm.copy.before_finished");
     if let Err(e) = inner.rlmm.update_remote_log_segment_metadata(update).await {
         inner.metrics.copy_failed(topic);
         clean_failed_attempt(inner, meta).await;
         return Err(Error::meta("update COPY_SEGMENT_FINISHED")(e));
     }
+    strata_storage::crash_point("rlm.copy.after_finished");
     log.update_highest_offset_in_remote_storage(meta.end_offset);
     inner
         .metrics

@@ -156,6 +156,7 @@ pub(crate) async fn delete_segment(inner: &Inner, s: &RemoteLogSegmentMetadata) 
             .await
             .map_err(Error::meta("update DELETE_SEGMENT_STARTED"))?;
     }
+    strata_storage::crash_point("rlm.delete.after_started");
     inner.metrics.delete_requested(topic);
     if let Err(e) = inner
         .timed("delete", inner.rsm.delete_log_segment_data(s))
@@ -169,6 +170,7 @@ pub(crate) async fn delete_segment(inner: &Inner, s: &RemoteLogSegmentMetadata) 
             cache.invalidate(&(s.remote_log_segment_id.id, t)).await;
         }
     }
+    strata_storage::crash_point("rlm.delete.before_finished");
     inner
         .rlmm
         .update_remote_log_segment_metadata(update(RemoteLogSegmentState::DeleteSegmentFinished))

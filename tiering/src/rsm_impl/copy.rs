@@ -245,6 +245,7 @@ async fn upload_log(
         writer.write(stored).await?;
     }
     let stored_size = writer.finish().await?;
+    strata_storage::crash_point("rsm.upload.after_object");
     Ok(UploadedLog {
         original_size,
         stored_sizes,

@@ -244,7 +244,9 @@ impl RemoteStorageManager for ObjectStoreRsm {
 pub(crate) async fn delete_keys(store: &dyn ObjectStore, keys: &SegmentKeys) -> Result<()> {
     for key in keys.all() {
         match store.delete(&key).await {
-            Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => {
+                strata_storage::crash_point("rsm.delete.after_object")
+            }
             Err(e) => return Err(Error::store("delete", &key, e)),
         }
     }
