@@ -1131,10 +1131,10 @@ fn refused_client_certificate_log(
     line
 }
 
-/// A self-signed client certificate listed in the truststore (`openssl req -x509` makes it CA:TRUE; Java accepts
-/// it) is refused by rustls as a CA used as an end entity: the WARN says so and how to make one that works.
+/// A self-signed client certificate listed in the truststore (`openssl req -x509` makes it CA:TRUE, which webpki
+/// refuses as an end entity) is accepted, as Java's PKIX accepts a path that is the trust anchor alone.
 #[test]
-fn a_ca_certificate_used_as_client_certificate_is_refused_with_the_reason_logged() {
+fn a_self_signed_client_certificate_listed_in_the_truststore_is_accepted() {
     let certs = tempfile::tempdir().unwrap();
     let pki = pki(certs.path());
     let key = KeyPair::generate().unwrap();
@@ -1148,7 +1148,60 @@ fn a_ca_certificate_used_as_client_certificate_is_refused_with_the_reason_logged
     );
     std::fs::write(&cert, pinned.pem()).unwrap();
     std::fs::write(&key_file, key.serialize_pem()).unwrap();
-    std::fs::write(&trust, pinned.pem()).unwrap();
+    // Listed beside another anchor, as a truststore usually holds several.
+    let ca_pem = std::fs::read_to_string(&pki.ca).unwrap();
+    std::fs::write(&trust, format!("{ca_pem}{}", pinned.pem())).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let p = |p: &Path| p.display().to_string();
+    let server = p(&pki.server);
+    let trust_s = p(&trust);
+    let b = common::ChildBroker::spawn_with(
+        data.path(),
+        0,
+        &[
+            ("listener.security.protocol.map", "PLAINTEXT:SSL"),
+            ("ssl.keystore.location", &server),
+            ("ssl.client.auth", "required"),
+            ("ssl.truststore.location", &trust_s),
+        ],
+    );
+    let (ca, cert_s, key_s) = (p(&pki.ca), p(&cert), p(&key_file));
+    runtime().block_on(round_trip(
+        &b.bootstrap,
+        "pinned-cert",
+        &[
+            ("security.protocol", "ssl"),
+            ("ssl.ca.location", &ca),
+            ("ssl.certificate.location", &cert_s),
+            ("ssl.key.location", &key_s),
+        ],
+    ));
+    assert!(b.terminate());
+}
+
+/// A CA certificate used as a client certificate that is not itself in the truststore (here a CA issued by the
+/// truststore's CA) is refused by rustls as a CA used as an end entity: the WARN says so and how to fix it.
+#[test]
+fn an_unlisted_ca_certificate_used_as_client_certificate_is_refused_with_the_reason_logged() {
+    let certs = tempfile::tempdir().unwrap();
+    let pki = pki(certs.path());
+    let root_key = KeyPair::generate().unwrap();
+    let mut root = CertificateParams::default();
+    root.distinguished_name.push(DnType::CommonName, "root CA");
+    root.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let root = root.self_signed(&root_key).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let mut params = CertificateParams::new(vec!["sub-ca-client".into()]).unwrap();
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let sub_ca = params.signed_by(&key, &root, &root_key).unwrap();
+    let (cert, key_file, trust) = (
+        certs.path().join("sub-ca.pem"),
+        certs.path().join("sub-ca-key.pem"),
+        certs.path().join("trust.pem"),
+    );
+    std::fs::write(&cert, sub_ca.pem()).unwrap();
+    std::fs::write(&key_file, key.serialize_pem()).unwrap();
+    std::fs::write(&trust, root.pem()).unwrap();
     let p = |p: &Path| p.display().to_string();
     let line = refused_client_certificate_log(
         &pki,

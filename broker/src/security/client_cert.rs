@@ -1,8 +1,9 @@
 //! Client certificates: v3 ones checked by rustls's webpki verifier unchanged, X.509 v1 ones (what Kafka's own
 //! documentation makes with `openssl x509 -req ... -CAcreateserial` and no `-extfile`, which Java accepts and
-//! webpki refuses) checked against the same truststore by [`super::x509_v1`]. One refusal is explained: a CA
-//! certificate (a self-signed `openssl req -x509` one) used as a client certificate; the handshake error, logged
-//! at WARN with the peer, says why and how to fix it.
+//! webpki refuses) checked against the same truststore by [`super::x509_v1`]. A CA certificate used as a client
+//! certificate (webpki's CaUsedAsEndEntity) is accepted when it is itself a trust anchor of the truststore (a
+//! pinned self-signed `openssl req -x509` one, as Java accepts); otherwise the handshake error, logged at WARN
+//! with the peer, says why and how to fix it.
 
 use std::sync::Arc;
 
@@ -17,12 +18,12 @@ use rustls::{
 
 use super::x509_v1;
 
-/// What the broker logs for a CA certificate used as a client certificate (webpki's CaUsedAsEndEntity: a
-/// self-signed `openssl req -x509` certificate listed in the truststore, which Java accepts).
+/// What the broker logs for a CA certificate used as a client certificate that is not itself in the truststore
+/// (webpki's CaUsedAsEndEntity; a self-signed one listed in the truststore is accepted, as Java does).
 pub const CA_AS_CLIENT_HINT: &str =
-    "client certificate is a CA certificate (basicConstraints CA:TRUE, as `openssl req -x509` makes); strata \
-     (rustls) accepts only end-entity client certificates: make one with basicConstraints=CA:FALSE signed by a CA \
-     of the truststore";
+    "client certificate is a CA certificate (basicConstraints CA:TRUE) that is not itself in the truststore; \
+     strata (rustls) accepts a CA certificate as a client certificate only when the truststore lists it (a pinned \
+     self-signed one): make one with basicConstraints=CA:FALSE signed by a CA of the truststore, or list it";
 
 /// A refusal explained (rustls prints it with `Debug` in its handshake error: both say it).
 struct Explained(&'static str);
@@ -103,18 +104,24 @@ impl ClientCertVerifier for ClientCerts {
             )
             .map(|()| ClientCertVerified::assertion());
         }
-        self.webpki
+        match self
+            .webpki
             .verify_client_cert(end_entity, intermediates, now)
-            .map_err(|e| {
-                if format!("{e:?}").contains("CaUsedAsEndEntity") {
-                    // rustls sends certificate_unknown for it (the alert of CertificateError::Other).
-                    rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(
-                        Arc::new(Explained(CA_AS_CLIENT_HINT)),
-                    )))
-                } else {
-                    e
-                }
-            })
+        {
+            Err(e) if format!("{e:?}").contains("CaUsedAsEndEntity") => {
+                // A self-signed certificate listed in the truststore is accepted, as Java does; any other CA
+                // certificate is refused with the reason (rustls sends certificate_unknown for it: the alert of
+                // CertificateError::Other).
+                x509_v1::verify_trust_anchor_itself(end_entity, &self.roots, &self.algs, now)
+                    .map(|()| ClientCertVerified::assertion())
+                    .map_err(|_| {
+                        rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(
+                            Arc::new(Explained(CA_AS_CLIENT_HINT)),
+                        )))
+                    })
+            }
+            other => other,
+        }
     }
 
     fn verify_tls12_signature(

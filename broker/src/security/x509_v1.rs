@@ -341,6 +341,45 @@ pub fn verify_end_entity(
     search.to_anchor(&ee, 0)
 }
 
+/// Accepts a client certificate that is itself a trust anchor of `roots` (the same subject and key: a self-signed
+/// certificate, `openssl req -x509` or keytool's `-genkeypair`, listed in the truststore), valid at `now` and
+/// signed by its own key, as Java's PKIX validator does (the path is the anchor alone). webpki refuses it when it
+/// says CA:TRUE (CaUsedAsEndEntity); no other certificate is accepted here, and nothing is relaxed for
+/// certificates that chain to an anchor: whoever holds an anchor's key could already issue any client
+/// certificate.
+pub fn verify_trust_anchor_itself(
+    end_entity: &CertificateDer<'_>,
+    roots: &RootCertStore,
+    algs: &WebPkiSupportedAlgorithms,
+    now: UnixTime,
+) -> Result<(), rustls::Error> {
+    let ee = Parsed::new(end_entity)?;
+    let listed = roots.roots.iter().any(|a| {
+        a.subject.as_ref() == ee.subject
+            && a.name_constraints.is_none()
+            && webpki::spki_for_anchor(a).as_ref() == ee.spki
+    });
+    if !listed {
+        return Err(rustls::Error::InvalidCertificate(
+            CertificateError::UnknownIssuer,
+        ));
+    }
+    if ee.sig_alg != ee.inner_sig_alg || ee.issuer != ee.subject {
+        return Err(refused(
+            "a trust anchor used as a client certificate must be self-signed",
+        ));
+    }
+    ee.check_validity(now, "client certificate")?;
+    let search = Search {
+        intermediates: Vec::new(),
+        roots,
+        algs,
+        now,
+        signatures_left: Cell::new(1),
+    };
+    search.signed_by(&ee, ee.spki)
+}
+
 /// The SubjectPublicKeyInfo of a certificate (tag and length included).
 pub fn spki(cert: &[u8]) -> Result<Vec<u8>, rustls::Error> {
     Parsed::new(cert).map(|p| p.spki.to_vec())
@@ -634,5 +673,21 @@ mod tests {
         p.sign("client", "v1-root", None).unwrap();
         verify(&p, "client", &[], &["v1-root"], UnixTime::now()).unwrap();
         assert!(verify(&p, "client", &[], &["root"], UnixTime::now()).is_err());
+    }
+
+    #[test]
+    fn a_client_certificate_that_is_a_listed_anchor_is_accepted_while_valid() {
+        let Some(p) = pki() else { return };
+        p.ca("other").unwrap();
+        let algs = rustls::crypto::aws_lc_rs::default_provider().signature_verification_algorithms;
+        let anchor = |leaf: &str, roots: &[&str], now| {
+            verify_trust_anchor_itself(&p.der(leaf), &p.roots(roots), &algs, now)
+        };
+        anchor("root", &["other", "root"], UnixTime::now()).unwrap();
+        assert!(anchor("root", &["other"], UnixTime::now()).is_err());
+        assert!(anchor("root", &["root"], days_from_now(31)).is_err());
+        // A certificate issued by an anchor is not an anchor itself.
+        p.sign("leaf", "root", None).unwrap();
+        assert!(anchor("leaf", &["root"], UnixTime::now()).is_err());
     }
 }
