@@ -1,165 +1,217 @@
 #!/usr/bin/env bash
-# strata against Apache Kafka 4.4 on the same machine, one after the other, with the same clients (issue 33 item 2):
-# Kafka's own perf tools (org.apache.kafka.tools.ProducerPerformance / ConsumerPerformance through
-# bench/kafka/kafka.sh run). Not a test.
+# strata against Apache Kafka 4.4 on the same machine with the same clients (issue 33 item 2). Not a test.
 #
-#   bench/vs-kafka.sh [small|full]      (default small: three rows, a few minutes)
+#   bench/vs-kafka.sh [small|full|smoke]   the throughput/latency/CPU matrix (default small)
+#   bench/vs-kafka-restart.sh              restart with 10,000 partitions, clean and after SIGKILL
+#   bench/vs-kafka-tiered.sh               tiered: Kafka's RemoteLogManager (filesystem RSM) vs strata's fs tier
 #
-# Per row (partitions, record size, acks, compression): produce throughput (as fast as the tool goes), consume
-# throughput (everything produced, from the beginning), produce latency p50/p99/p99.9 at a fixed rate of half
-# Kafka's maximum for that row, and the broker's CPU seconds (utime + stime from /proc/PID/stat) per GB produced and
-# consumed. Per broker: start-to-serving time (launch to the listener accepting), RSS after the rows and its peak
-# (VmRSS / VmHWM). `uptime` load is recorded beside the figures: the machine is shared.
+# Both brokers run at once (Kafka 4.4 KRaft combined mode from bench/kafka/kafka.sh; strata release build), each
+# with a PLAINTEXT and a SASL_SSL (PLAIN, one PKCS12 keystore) listener; every row runs on Kafka and then on strata,
+# so load from the shared machine hits both alike. Rows: partitions, record size, acks, compression, protocol;
+# `full` = {1,12} x {100 B, 1 KiB} x {acks 1, all} x {none, lz4, zstd} over PLAINTEXT (24 rows) plus 4 SASL_SSL rows;
+# `small` = 3 PLAINTEXT rows and 1 SASL_SSL row; `smoke` = 2 tiny rows (checks that the script works).
+# Per row and client (CLIENTS, default "java rdkafka"):
+#   java     Kafka 4.4's ProducerPerformance (as fast as it goes; linger.ms=5, batch.size=262144) and
+#            ConsumerPerformance (everything, from the beginning); then produce latency p50/p99/p99.9 at a fixed rate
+#            of half Kafka's maximum of the row (linger.ms=0, LAT_SECONDS), the same rate for strata
+#   rdkafka  librdkafka's rdkafka_performance -P (random partition per message; linger.ms=5, batch.size=1000000)
+#            and -C -G (a fresh group, from the earliest offset)
+# CPU s/GB = the broker's utime+stime (/proc/PID/stat) over the produce and consume runs / (bytes produced +
+# consumed, uncompressed). Per broker: launch to serving (port accepting; Kafka: its "started" log line too), and
+# RSS (VmRSS after all rows, VmHWM = peak). `uptime` load is printed with every row: the machine is shared.
 #
-# Knobs: STRATA_BIN (default: cargo build --release, then target/release/strata), COUNT (records per throughput
-# run; default 300000 for 100 B, 100000 for 1 KiB), LAT_SECONDS (10, length of the fixed-rate run), OUT (a
-# markdown file to append the table to; default: stdout only). Data goes to a temp dir, removed at exit.
+# Knobs: STRATA_BIN (default: cargo build --release, target/release/strata), RDPERF (rdkafka_performance; default:
+# bench/kafka/rdkafka-perf.sh builds it), COUNT_SCALE (1: 300,000 x 100 B / 100,000 x 1 KiB per run; 0.5 halves),
+# LAT_SECONDS (10), CLIENTS, OUT (a markdown file to append the tables to), STOP_AT (a `date -d` time: rows not
+# started by then are skipped and left out of the tables). Data under a temp dir, removed at exit.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-KAFKA="$ROOT/bench/kafka/kafka.sh"
 MATRIX=${1:-small}
 LAT_SECONDS=${LAT_SECONDS:-10}
+CLIENTS=${CLIENTS:-java rdkafka}
 WORK=$(mktemp -d)
-STRATA_PID=""
-cleanup() {
-  [ -n "$STRATA_PID" ] && kill "$STRATA_PID" 2>/dev/null || true
-  "$KAFKA" stop "$WORK/kafka" >/dev/null 2>&1 || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+# shellcheck source=bench/kafka/common.sh
+. "$ROOT/bench/kafka/common.sh"
+trap 'common_cleanup; rm -rf "$WORK"' EXIT
 
 case "$MATRIX" in
-  small) ROWS=("1 100 1 none" "12 1024 all lz4" "12 1024 all zstd") ;;
+  smoke) ROWS=("1 100 1 none plain" "12 1024 all zstd sasl"); COUNT_SCALE=${COUNT_SCALE:-0.05}; LAT_SECONDS=2 ;;
+  small) ROWS=("1 100 1 none plain" "12 1024 all lz4 plain" "12 1024 all zstd plain" "12 1024 1 none sasl") ;;
   full)
     ROWS=()
     for p in 1 12; do for s in 100 1024; do for a in 1 all; do for c in none lz4 zstd; do
-      ROWS+=("$p $s $a $c")
-    done; done; done; done ;;
-  *) echo "usage: $0 [small|full]" >&2; exit 2 ;;
+      ROWS+=("$p $s $a $c plain")
+    done; done; done; done
+    ROWS+=("1 100 1 none sasl" "1 1024 1 none sasl" "12 100 1 none sasl" "12 1024 all lz4 sasl") ;;
+  *) echo "usage: $0 [small|full|smoke]" >&2; exit 2 ;;
 esac
+COUNT_SCALE=${COUNT_SCALE:-1}
 
-if [ -z "${STRATA_BIN:-}" ]; then
-  (cd "$ROOT" && cargo build --release -q -p strata-broker --bin strata)
-  STRATA_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/strata"
-fi
-cp "$STRATA_BIN" "$WORK/strata" # a shared target dir may be rebuilt meanwhile
+strata_bin
 "$KAFKA" install >/dev/null
+case " $CLIENTS " in *" rdkafka "*) rdperf_bin ;; esac
+tls_material
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-rss_kib() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
-tool() { "$KAFKA" run "$@" 2>/dev/null; }
+count_for() { awk -v s="$1" -v k="$COUNT_SCALE" 'BEGIN {printf "%d", (s == 100 ? 300000 : 100000) * k}'; }
 
-start_kafka() { # port -> sets PID, START_MS
-  local out
-  out=$("$KAFKA" start "$WORK/kafka" "$1")
-  START_MS=$(echo "$out" | awk '/^ready/ {print $3}')
-  PID=$(cat "$WORK/kafka/kafka.pid")
-}
-start_strata() { # port -> sets PID, START_MS
-  local t0 deadline
-  mkdir -p "$WORK/strata-data"
-  t0=$(now_ms)
-  "$WORK/strata" --override "log.dirs=$WORK/strata-data" --override "listeners=PLAINTEXT://127.0.0.1:$1" \
-    --override http.listener= --override remote.log.storage.system.enable=false >"$WORK/strata.log" 2>&1 &
-  STRATA_PID=$!
-  PID=$STRATA_PID
-  deadline=$((t0 + 60000))
-  until port_open "$1"; do
-    [ "$(now_ms)" -lt "$deadline" ] || { tail "$WORK/strata.log" >&2; exit 1; }
-    sleep 0.02
-  done
-  START_MS=$(($(now_ms) - t0))
-}
-
-# One row against the broker at $BS (PID $PID): prints "prodMB/s prodRec/s consMB/s p50 p99 p999 cpu_s_per_GB".
-run_row() { # parts size acks codec rate
-  local parts=$1 size=$2 acks=$3 codec=$4 rate=$5 t count c0 c1 prod cons lat lcount
-  count=${COUNT:-$([ "$size" = 100 ] && echo 300000 || echo 100000)}
-  t="vs-p$parts-s$size-a$acks-$codec-$RANDOM"
-  tool org.apache.kafka.tools.TopicCommand --bootstrap-server "$BS" --create --topic "$t" --partitions "$parts" \
-    --replication-factor 1 >/dev/null
+# java_row BS proto parts size acks codec rate topic -> "prodMB/s prodRec/s consMB/s p50 p99 p999 cpu_s/GB"
+java_row() {
+  local bs=$1 proto=$2 parts=$3 size=$4 acks=$5 codec=$6 rate=$7 t=$8 count c0 c1 prod cons lat sec=()
+  count=$(count_for "$size")
+  [ "$proto" = sasl ] && sec=(--command-config "$WORK/tls/client.properties")
   c0=$(cpu_ticks "$PID")
   prod=$(tool org.apache.kafka.tools.ProducerPerformance --topic "$t" --num-records "$count" --record-size "$size" \
-    --throughput -1 --producer-props "bootstrap.servers=$BS" "acks=$acks" "compression.type=$codec" \
+    --throughput -1 "${sec[@]}" --producer-props "bootstrap.servers=$bs" "acks=$acks" "compression.type=$codec" \
     linger.ms=5 batch.size=262144 | tail -1)
-  cons=$(tool org.apache.kafka.tools.ConsumerPerformance --bootstrap-server "$BS" --topic "$t" --messages "$count" \
-    --timeout 60000 | tail -1)
+  [ "$proto" = sasl ] && sec=(--command-config "$WORK/tls/client.properties")
+  cons=$(tool org.apache.kafka.tools.ConsumerPerformance --bootstrap-server "$bs" --topic "$t" --messages "$count" \
+    --timeout 60000 "${sec[@]}" | tail -1)
   c1=$(cpu_ticks "$PID")
-  # The fixed rate: half of this run's maximum when none is given (Kafka's rows); strata's rows get Kafka's.
   [ -n "$rate" ] || rate=$(echo "$prod" | sed -E 's/.* ([0-9.]+) records\/sec.*/\1/' | awk '{printf "%d", $1 / 2}')
-  lcount=$((rate * LAT_SECONDS))
-  lat=$(tool org.apache.kafka.tools.ProducerPerformance --topic "$t" --num-records "$lcount" --record-size "$size" \
-    --throughput "$rate" --producer-props "bootstrap.servers=$BS" "acks=$acks" "compression.type=$codec" \
-    linger.ms=0 | tail -1)
-  # "N records sent, R records/sec (M MB/sec), ..." ; consumer CSV: start, end, MB, MB.sec, nMsg, nMsg.sec, ...
-  local pmb cmb p50 p99 p999 gb
-  pmb=$(echo "$prod" | sed -E 's/.*\(([0-9.]+) MB\/sec\).*/\1/')
-  cmb=$(echo "$cons" | awk -F', *' '{print $4}')
-  p50=$(echo "$lat" | sed -E 's/.* ([0-9]+) ms 50th.*/\1/')
-  p99=$(echo "$lat" | sed -E 's/.* ([0-9]+) ms 99th.*/\1/')
-  p999=$(echo "$lat" | sed -E 's/.* ([0-9]+) ms 99.9th.*/\1/')
-  gb=$(awk -v n="$count" -v s="$size" 'BEGIN {print 2 * n * s / 1e9}')
-  echo "$pmb $rate $cmb $p50 $p99 $p999 $(awk -v t=$((c1 - c0)) -v g="$gb" 'BEGIN {printf "%.1f", t / 100 / g}')"
+  [ "$proto" = sasl ] && sec=(--command-config "$WORK/tls/client.properties")
+  lat=$(tool org.apache.kafka.tools.ProducerPerformance --topic "$t" --num-records "$((rate * LAT_SECONDS))" \
+    --record-size "$size" --throughput "$rate" "${sec[@]}" --producer-props "bootstrap.servers=$bs" "acks=$acks" \
+    "compression.type=$codec" linger.ms=0 | tail -1)
+  # "N records sent, R records/sec (M MB/sec), ..."; consumer CSV: start, end, MB, MB.sec, nMsg, nMsg.sec, ...
+  local pmb cmb p50 p99 p999
+  pmb=$(echo "$prod" | sed -nE 's/.*\(([0-9.]+) MB\/sec\).*/\1/p')
+  cmb=$(echo "$cons" | awk -F', *' 'NF > 4 {print $4}')
+  p50=$(echo "$lat" | sed -nE 's/.* ([0-9]+) ms 50th.*/\1/p')
+  p99=$(echo "$lat" | sed -nE 's/.* ([0-9]+) ms 99th.*/\1/p')
+  p999=$(echo "$lat" | sed -nE 's/.* ([0-9]+) ms 99.9th.*/\1/p')
+  echo "${pmb:--} $rate ${cmb:--} ${p50:--} ${p99:--} ${p999:--} $(cpu_per_gb $((c1 - c0)) "$count" "$size")"
 }
 
-declare -A K S
-RATE=()
-bench() { # broker
-  local port i
-  port=$(free_port)
-  BS="127.0.0.1:$port"
-  "start_$1" "$port"
-  eval "$1_START=$START_MS"
-  for i in "${!ROWS[@]}"; do
-    read -r parts size acks codec <<<"${ROWS[$i]}"
-    local rate=${RATE[$i]:-}
-    local r
-    r=$(run_row "$parts" "$size" "$acks" "$codec" "$rate")
-    if [ "$1" = kafka ]; then
-      K[$i]=$r
-      RATE[$i]=$(echo "$r" | awk '{print $2}')
-    else
-      S[$i]=$r
-    fi
-    echo "$1 ${ROWS[$i]}: $r" >&2
-  done
-  eval "$1_RSS=$(($(rss_kib "$PID" VmRSS) / 1024))"
-  eval "$1_HWM=$(($(rss_kib "$PID" VmHWM) / 1024))"
-  if [ "$1" = kafka ]; then "$KAFKA" stop "$WORK/kafka" >/dev/null; else kill "$STRATA_PID"; wait "$STRATA_PID" || true; STRATA_PID=""; fi
+cpu_per_gb() { awk -v t="$1" -v n="$2" -v s="$3" 'BEGIN {printf "%.1f", t / 100 / (2 * n * s / 1e9)}'; }
+# rdkafka_performance -u prints a table; the last data row holds the totals (msgs/s in column 7/6, MB/s in 8/7).
+rd_produce_mb() { awk -F'|' '/^\|/ && $2+0 > 0 {b=$8} END {gsub(/ /,"",b); print b}'; }
+rd_consume_mb() { awk -F'|' '/^\|/ && $2+0 > 0 {b=$7} END {gsub(/ /,"",b); print b}'; }
+
+# rdkafka_row BS proto parts size acks codec topic -> "prodMB/s consMB/s cpu_s/GB"
+rdkafka_row() {
+  local bs=$1 proto=$2 size=$4 acks=$5 codec=$6 t=$7 count c0 c1 pmb cmb sec=()
+  count=$(count_for "$size")
+  [ "$proto" = sasl ] && sec=("${RDKAFKA_SASL[@]}")
+  c0=$(cpu_ticks "$PID")
+  pmb=$("$RDPERF" -P -t "$t" -b "$bs" -s "$size" -c "$count" -a "$([ "$acks" = all ] && echo -1 || echo "$acks")" \
+    -z "$codec" -q -u -X linger.ms=5 -X batch.size=1000000 -X queue.buffering.max.messages=1000000 "${sec[@]}" \
+    2>/dev/null | rd_produce_mb)
+  cmb=$(timeout 120 "$RDPERF" -C -G "g-$t" -t "$t" -b "$bs" -c "$count" -q -u "${sec[@]}" 2>/dev/null | rd_consume_mb)
+  c1=$(cpu_ticks "$PID")
+  echo "${pmb:--} ${cmb:--} $(cpu_per_gb $((c1 - c0)) "$count" "$size")"
 }
 
-LOAD0=$(uptime | sed 's/.*load average: //')
+# create_topics BS "topic parts" ...: with confluent-kafka's AdminClient when the interop venv has it (one process for
+# all rows), else one TopicCommand per topic.
+PY=${PY:-${STRATA_INTEROP_PREFIX:-$HOME/.cache/strata-interop}/venv/bin/python}
+create_topics() {
+  local bs=$1 tp
+  shift
+  if [ -x "$PY" ] && "$PY" -c 'import confluent_kafka' 2>/dev/null; then
+    "$PY" - "$bs" "$@" <<'PYEOF'
+import sys
+from confluent_kafka.admin import AdminClient, NewTopic
+a = AdminClient({"bootstrap.servers": sys.argv[1]})
+ts = [NewTopic(t.split()[0], int(t.split()[1]), 1) for t in sys.argv[2:]]
+for f in a.create_topics(ts, request_timeout=120).values():
+    f.result(120)
+PYEOF
+  else
+    for tp in "$@"; do
+      tool org.apache.kafka.tools.TopicCommand --bootstrap-server "$bs" --create --topic "${tp% *}" \
+        --partitions "${tp#* }" --replication-factor 1 >/dev/null
+    done
+  fi
+}
+topic_name() { echo "vs-$1-p$2-s$3-a$4-$5-$6"; } # client parts size acks codec proto
+
+say "load $(load); starting Kafka and strata"
+KP=$(free_port); KS=$(free_port); SP=$(free_port); SS=$(free_port)
+LOAD0=$(load)
 T0=$(date -u +%H:%M)
-bench kafka
-bench strata
-LOAD1=$(uptime | sed 's/.*load average: //')
+start_kafka "$KP" "$KS" "$WORK/kafka"
+KPID=$PID
+KSTART=$START_MS
+start_strata "$SP" "$SS" "$WORK/strata-data" --override remote.log.storage.system.enable=false
+SPID=$PID
+SSTART=$START_MS
+say "started: Kafka ${KSTART} ms, strata ${SSTART} ms"
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b + 0 == 0) print "-"; else printf "%.3g", a / b}'; }
+TOPICS=()
+for row in "${ROWS[@]}"; do
+  read -r parts size acks codec proto <<<"$row"
+  for client in $CLIENTS; do TOPICS+=("$(topic_name "$client" "$parts" "$size" "$acks" "$codec" "$proto") $parts"); done
+done
+create_topics "127.0.0.1:$KP" "${TOPICS[@]}"
+create_topics "127.0.0.1:$SP" "${TOPICS[@]}"
+STOP_EPOCH=$([ -n "${STOP_AT:-}" ] && date -d "$STOP_AT" +%s || echo 9999999999)
+declare -A JK JS RK RS ROWLOAD
+DONE_ROWS=()
+for i in "${!ROWS[@]}"; do
+  if [ "$(date +%s)" -ge "$STOP_EPOCH" ]; then say "STOP_AT reached: rows from ${ROWS[$i]} on not run"; break; fi
+  DONE_ROWS+=("$i")
+  read -r parts size acks codec proto <<<"${ROWS[$i]}"
+  ROWLOAD[$i]=$(load)
+  for client in $CLIENTS; do
+    rate=""
+    for b in kafka strata; do
+      if [ $b = kafka ]; then PID=$KPID; port=$KP; sport=$KS; else PID=$SPID; port=$SP; sport=$SS; fi
+      bs=127.0.0.1:$([ "$proto" = sasl ] && echo "$sport" || echo "$port")
+      t=$(topic_name "$client" "$parts" "$size" "$acks" "$codec" "$proto")
+      if [ "$client" = java ]; then
+        r=$(java_row "$bs" "$proto" "$parts" "$size" "$acks" "$codec" "$rate" "$t")
+        [ $b = kafka ] && { JK[$i]=$r; rate=$(echo "$r" | awk '{print $2}'); } || JS[$i]=$r
+      else
+        r=$(rdkafka_row "$bs" "$proto" "$parts" "$size" "$acks" "$codec" "$t")
+        [ $b = kafka ] && RK[$i]=$r || RS[$i]=$r
+      fi
+      say "load $(load); $client $b ${ROWS[$i]}: $r"
+    done
+  done
+done
+KRSS=$(($(rss_kib "$KPID" VmRSS) / 1024)); KHWM=$(($(rss_kib "$KPID" VmHWM) / 1024))
+SRSS=$(($(rss_kib "$SPID" VmRSS) / 1024)); SHWM=$(($(rss_kib "$SPID" VmHWM) / 1024))
+LOAD1=$(load)
+
 {
   echo "## strata vs Apache Kafka 4.4 (issue 33 item 2), $(date -u +%F) $T0–$(date -u +%H:%M) UTC, \`bench/vs-kafka.sh $MATRIX\`"
   echo
-  echo "Same clients for both (Kafka 4.4's ProducerPerformance / ConsumerPerformance), one broker after the other on"
-  echo "loopback; $("$WORK/strata" --version 2>/dev/null | head -1), release build (STRATA_BIN=${STRATA_BIN}), tree at commit $(git -C "$ROOT" rev-parse --short HEAD)."
-  echo "Load average (1/5/15 min) before: $LOAD0; after: $LOAD1 (2 cores shared with other builds: figures are noisy)."
-  echo "Ratios are strata / Kafka (throughput: higher is better; latency, CPU: lower is better). Latency at a fixed"
-  echo "rate of half Kafka's maximum for the row, linger.ms=0, ${LAT_SECONDS} s."
+  echo "Both brokers up at once, each row on Kafka then on strata; $("$WORK/strata" --version 2>/dev/null | head -1)"
+  echo "release build, tree at commit $(git -C "$ROOT" rev-parse --short HEAD); COUNT_SCALE=$COUNT_SCALE (1 = 300,000 x 100 B or"
+  echo "100,000 x 1 KiB per run), latency at half Kafka's maximum for ${LAT_SECONDS} s. Load average (1/5/15 min) before:"
+  echo "$LOAD0; after: $LOAD1; per row below. Ratios are strata / Kafka (throughput: higher is better; latency, CPU:"
+  echo "lower is better). Rows run: ${#DONE_ROWS[@]} of ${#ROWS[@]}."
   echo
-  echo "| partitions | size | acks | codec | produce MB/s K / S (ratio) | consume MB/s K / S (ratio) | p50 ms K / S | p99 ms K / S | p99.9 ms K / S | CPU s/GB K / S (ratio) |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
-  for i in "${!ROWS[@]}"; do
-    read -r parts size acks codec <<<"${ROWS[$i]}"
-    read -r kp _ kc k50 k99 k999 kcpu <<<"${K[$i]}"
-    read -r sp _ sc s50 s99 s999 scpu <<<"${S[$i]}"
-    echo "| $parts | $size | $acks | $codec | $kp / $sp ($(ratio "$sp" "$kp")) | $kc / $sc ($(ratio "$sc" "$kc")) | $k50 / $s50 | $k99 / $s99 | $k999 / $s999 | $kcpu / $scpu ($(ratio "$scpu" "$kcpu")) |"
-  done
-  echo
-  echo "| broker | start to serving ms | RSS after the rows MiB | peak RSS MiB |"
+  if [[ " $CLIENTS " = *" java "* ]]; then
+    echo "Kafka's Java perf tools:"
+    echo
+    echo "| parts | size | acks | codec | proto | load | produce MB/s K / S (ratio) | consume MB/s K / S (ratio) | p50 ms K / S | p99 ms K / S | p99.9 ms K / S | CPU s/GB K / S (ratio) |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    for i in "${DONE_ROWS[@]}"; do
+      read -r parts size acks codec proto <<<"${ROWS[$i]}"
+      read -r kp _ kc k50 k99 k999 kcpu <<<"${JK[$i]}"
+      read -r sp _ sc s50 s99 s999 scpu <<<"${JS[$i]}"
+      echo "| $parts | $size | $acks | $codec | $proto | ${ROWLOAD[$i]%% *} | $kp / $sp ($(ratio "$sp" "$kp")) | $kc / $sc ($(ratio "$sc" "$kc")) | $k50 / $s50 | $k99 / $s99 | $k999 / $s999 | $kcpu / $scpu ($(ratio "$scpu" "$kcpu")) |"
+    done
+    echo
+  fi
+  if [[ " $CLIENTS " = *" rdkafka "* ]]; then
+    echo "librdkafka's rdkafka_performance:"
+    echo
+    echo "| parts | size | acks | codec | proto | produce MB/s K / S (ratio) | consume MB/s K / S (ratio) | CPU s/GB K / S (ratio) |"
+    echo "|---|---|---|---|---|---|---|---|"
+    for i in "${DONE_ROWS[@]}"; do
+      read -r parts size acks codec proto <<<"${ROWS[$i]}"
+      read -r kp kc kcpu <<<"${RK[$i]}"
+      read -r sp sc scpu <<<"${RS[$i]}"
+      echo "| $parts | $size | $acks | $codec | $proto | $kp / $sp ($(ratio "$sp" "$kp")) | $kc / $sc ($(ratio "$sc" "$kc")) | $kcpu / $scpu ($(ratio "$scpu" "$kcpu")) |"
+    done
+    echo
+  fi
+  echo "| broker | launch to serving ms | RSS after the rows MiB | peak RSS MiB |"
   echo "|---|---|---|---|"
-  echo "| Kafka 4.4 | $kafka_START | $kafka_RSS | $kafka_HWM |"
-  echo "| strata | $strata_START | $strata_RSS | $strata_HWM |"
-  echo "| ratio | $(ratio "$strata_START" "$kafka_START") | $(ratio "$strata_RSS" "$kafka_RSS") | $(ratio "$strata_HWM" "$kafka_HWM") |"
+  echo "| Kafka 4.4 | $KSTART | $KRSS | $KHWM |"
+  echo "| strata | $SSTART | $SRSS | $SHWM |"
+  echo "| ratio | $(ratio "$SSTART" "$KSTART") | $(ratio "$SRSS" "$KRSS") | $(ratio "$SHWM" "$KHWM") |"
   echo
 } | tee -a "${OUT:-/dev/null}"

@@ -11,6 +11,8 @@
 #   kafka.sh stop DIR                      stop the broker started in DIR (SIGTERM, then SIGKILL after a deadline)
 #   kafka.sh classpath                     print the classpath (for Kafka's tools: java -cp "$(kafka.sh classpath)" ...)
 #   kafka.sh run CLASS ARGS...             run a Kafka class (e.g. org.apache.kafka.tools.ProducerPerformance)
+#   kafka.sh rsm                           compile rsm/FsRemoteStorageManager.java (a filesystem RemoteStorageManager
+#                                          for Kafka's RemoteLogManager; needs javac) into the cache, on the classpath
 #
 # Environment: KAFKA_VERSION (4.4.0), STRATA_KAFKA_CACHE (~/.cache/strata-kafka), KAFKA_HEAP_OPTS (-Xms256m -Xmx1g),
 # KAFKA_START_TIMEOUT (seconds, 90), KAFKA_STOP_TIMEOUT (seconds, 30), KAFKA_LOG_LEVEL (INFO).
@@ -46,7 +48,17 @@ install() {
 
 classpath() {
   [ -f "$stamp" ] || die "Kafka $version is not installed; run: $0 install"
-  echo "$libs/*"
+  if [ -f "$cache/rsm/fs-rsm.jar" ]; then echo "$libs/*:$cache/rsm/fs-rsm.jar"; else echo "$libs/*"; fi
+}
+
+rsm() {
+  install
+  local src="$here/rsm/FsRemoteStorageManager.java" out="$cache/rsm"
+  if [ -f "$out/fs-rsm.jar" ] && [ "$out/fs-rsm.jar" -nt "$src" ]; then return 0; fi
+  command -v javac >/dev/null || die "javac not found (apt-get install openjdk-17-jdk-headless)"
+  rm -rf "$out" && mkdir -p "$out/classes"
+  javac -d "$out/classes" -cp "$libs/*" "$src" || die "compiling $src failed"
+  jar cf "$out/fs-rsm.jar.tmp" -C "$out/classes" . && mv "$out/fs-rsm.jar.tmp" "$out/fs-rsm.jar"
 }
 
 free_port() {
@@ -222,5 +234,6 @@ case "$cmd" in
   stop) stop "$@" ;;
   classpath) classpath ;;
   run) run "$@" ;;
-  *) die "usage: $0 install | start DIR PORT [CONTROLLER_PORT] [key=value ...] | stop DIR | classpath | run CLASS ARGS..." ;;
+  rsm) rsm ;;
+  *) die "usage: $0 install | rsm | start DIR PORT [CONTROLLER_PORT] [key=value ...] | stop DIR | classpath | run CLASS ARGS..." ;;
 esac
