@@ -9,7 +9,11 @@
 # consumer (kcat) reads the marker back from that partition: the broker serves every partition it had, not just
 # its port. Also printed: launch until the port accepts, and the broker's RSS once serving.
 # Knobs: STRATA_BIN, PARTS, TOPICS, RECORDS, OUT (markdown file to append to). Data in a temp dir, removed at exit.
+# Kafka gets KAFKA_START_TIMEOUT=900 and KAFKA_STOP_TIMEOUT=600 unless set: with 10,000 partitions on a loaded
+# machine its clean shutdown and its log loading take minutes, and kafka.sh's defaults (30 s, 90 s) would turn the
+# clean stop into a SIGKILL or fail the start.
 set -euo pipefail
+export KAFKA_START_TIMEOUT=${KAFKA_START_TIMEOUT:-900} KAFKA_STOP_TIMEOUT=${KAFKA_STOP_TIMEOUT:-600}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PARTS=${PARTS:-10000}
 TOPICS=${TOPICS:-10}
