@@ -588,6 +588,41 @@ fn a_crash_at_each_step_of_the_swap_recovers_old_or_new_never_a_mix() {
     }
 }
 
+/// A crash after the `.cleaned` → `.swap` rename of a group of several segments: recovery completes the swap,
+/// deleting the replaced segments' files, and the later pass over index files without a `.log` must not fail on
+/// the ones already gone (the start failed with "No such file or directory" before; found by tests/crash_loop.rs).
+#[test]
+fn a_crash_after_the_swap_rename_of_a_multi_segment_group_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = open(dir.path());
+    let topic_id = uuid::Uuid::new_v4();
+    let log = manager
+        .get_or_create_log(&tp(), topic_id, compact_config(1 << 20))
+        .unwrap();
+    for _ in 0..3 {
+        overwrite(&log, 5, 2, 5, now());
+        log.roll().unwrap();
+    }
+    overwrite(&log, 5, 1, 5, now()); // active segment
+    let expected = latest(&read_all(&log));
+    let cleaner = cleaner(&manager);
+    cleaner.crash_at(Some(CrashPoint::SwapRenamed));
+    assert!(cleaner.clean_once().is_err());
+    drop((cleaner, log, manager)); // the process dies
+    let manager = open(dir.path());
+    let log = manager
+        .get_or_create_log(&tp(), topic_id, compact_config(1 << 20))
+        .unwrap();
+    assert_eq!(latest(&read_all(&log)), expected);
+    let pdir = dir.path().join("compacted-0");
+    assert!(files_ending(&pdir, ".swap").is_empty());
+    assert_eq!(
+        files_ending(&pdir, ".log").len(),
+        2,
+        "the group swapped in, the active segment"
+    );
+}
+
 /// Control batches (transaction markers) are kept whole by the cleaner until transactions are indexed; their
 /// key parses as Kafka's control record key.
 #[test]

@@ -194,7 +194,12 @@ fn remove_orphan_indexes(others: &[(String, PathBuf)], bases: &[i64]) -> Result<
         .any(|base| bases.binary_search(&base).is_err());
         if orphan {
             tracing::info!(file = %path.display(), "removing index without a log file");
-            remove(path)?;
+            match std::fs::remove_file(path) {
+                // Already removed with its segment: a completed swap deletes the files of the segments it
+                // replaced, and `others` was listed before (the crash loop found the start failing on it).
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                r => r.map_err(io_err(path))?,
+            }
         }
     }
     Ok(())
