@@ -43,6 +43,10 @@ pub(crate) struct ProducerEntry {
     pub(crate) batches: VecDeque<BatchMetadata>,
     pub(crate) coordinator_epoch: i32,
     pub(crate) current_txn_first_offset: i64,
+    /// The max timestamp of its last batch or transaction marker (Kafka's `lastTimestamp`; -1 before any): what
+    /// DescribeProducers reports and expiration goes by. A marker of a bumped epoch (transactions v2) clears the
+    /// batches but sets this, so the producer is not forgotten at the next expiration check.
+    pub(crate) last_timestamp: i64,
 }
 
 impl ProducerEntry {
@@ -52,6 +56,7 @@ impl ProducerEntry {
             batches: VecDeque::new(),
             coordinator_epoch: -1,
             current_txn_first_offset: -1,
+            last_timestamp: -1,
         }
     }
     fn last_seq(&self) -> i32 {
@@ -328,7 +333,7 @@ impl ProducerStateManager {
                 producer_id: *pid,
                 producer_epoch: e.epoch,
                 last_sequence: e.last_seq(),
-                last_timestamp: e.batches.back().map_or(-1, |b| b.timestamp),
+                last_timestamp: e.last_timestamp,
                 coordinator_epoch: e.coordinator_epoch,
                 current_txn_start_offset: e.current_txn_first_offset,
             })
@@ -343,8 +348,8 @@ impl ProducerStateManager {
         let before = self.producers.len();
         // A producer with an open transaction is kept (Kafka's `isProducerExpired`).
         self.producers.retain(|_, e| {
-            let last = e.batches.back().map_or(i64::MIN, |b| b.timestamp);
-            e.current_txn_first_offset >= 0 || now_ms.saturating_sub(last) < expiration_ms
+            e.current_txn_first_offset >= 0
+                || now_ms.saturating_sub(e.last_timestamp) < expiration_ms
         });
         before - self.producers.len()
     }
@@ -370,6 +375,7 @@ fn apply(
     }
     if batch.is_control() {
         let kind = marker_type(batch)?;
+        entry.last_timestamp = batch.max_timestamp();
         if let Some(coordinator_epoch) = marker_coordinator_epoch(batch) {
             entry.coordinator_epoch = coordinator_epoch;
         }
@@ -385,6 +391,7 @@ fn apply(
     if batch.is_transactional() && entry.current_txn_first_offset < 0 {
         entry.current_txn_first_offset = base_offset;
     }
+    entry.last_timestamp = batch.max_timestamp();
     if batch.base_sequence() < 0 {
         return None;
     }
@@ -526,6 +533,43 @@ mod tests {
             append(&mut m, &batch(9, 0, 1, 1, 50)),
             Ok(SequenceCheck::Duplicate(_))
         ));
+    }
+
+    /// A transactions-v2 COMMIT marker of a bumped epoch clears the producer's batches; the producer keeps the
+    /// marker's timestamp (Kafka's `lastTimestamp`), so it is reported with it, does not expire at the next check
+    /// and stays in the snapshot with its new epoch.
+    #[test]
+    fn a_bumped_epoch_marker_keeps_the_producer_and_its_timestamp() {
+        let now = 5 * PRODUCER_ID_EXPIRATION_MS;
+        let mut m = ProducerStateManager::new();
+        let mut b = RecordBatchBuilder::new()
+            .producer(3, 0, 0)
+            .transactional(true)
+            .base_offset(0);
+        b.append(now - 10, None, Some(b"x"), &[]);
+        append(&mut m, &RecordBatch::new(b.build()).unwrap()).unwrap();
+        let marker =
+            RecordBatch::new(build_marker(ControlRecordType::Commit, 3, 1, 0, now)).unwrap();
+        let mut pending = HashMap::new();
+        assert!(m.update_pending(&mut pending, &marker, 1).is_some());
+        m.commit(pending);
+        let want = ActiveProducer {
+            producer_id: 3,
+            producer_epoch: 1,
+            last_sequence: -1,
+            last_timestamp: now,
+            coordinator_epoch: 0,
+            current_txn_start_offset: -1,
+        };
+        assert_eq!(m.active_producers(), vec![want]);
+        assert_eq!(m.remove_expired(now + 1, PRODUCER_ID_EXPIRATION_MS), 0);
+        let back =
+            snapshot::decode(std::path::Path::new("x.snapshot"), &snapshot::encode(&m)).unwrap();
+        assert_eq!(back.active_producers(), vec![want]);
+        assert_eq!(
+            m.remove_expired(now + PRODUCER_ID_EXPIRATION_MS, PRODUCER_ID_EXPIRATION_MS),
+            1
+        );
     }
 
     #[test]

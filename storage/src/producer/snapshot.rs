@@ -10,8 +10,8 @@
 //!
 //! As in Kafka, only each producer's last batch is stored; the log after the snapshot offset is replayed on load.
 //! `currentTxnFirstOffset` (-1 when none) keeps a producer's open transaction across restarts, so the last stable
-//! offset is known without reading the log; a producer with an open transaction but no batch is written with
-//! lastSequence = lastOffset = -1.
+//! offset is known without reading the log; a producer with no batch (an open transaction's, or one whose
+//! batches a transactions-v2 marker of a bumped epoch cleared) is written with lastSequence = lastOffset = -1.
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
@@ -25,10 +25,9 @@ const ENTRY_SIZE: usize = 46;
 
 /// Serializes the state.
 pub(crate) fn encode(state: &ProducerStateManager) -> Vec<u8> {
-    let mut entries: Vec<_> = state
-        .entries()
-        .filter(|(_, e)| !e.batches.is_empty() || e.current_txn_first_offset >= 0)
-        .collect();
+    // Every producer, as Kafka writes them: one whose batches a bumped epoch's marker cleared keeps its epoch
+    // and last timestamp.
+    let mut entries: Vec<_> = state.entries().collect();
     entries.sort_by_key(|(pid, _)| **pid);
     let mut out = Vec::with_capacity(10 + ENTRY_SIZE * entries.len());
     out.extend_from_slice(&VERSION.to_be_bytes());
@@ -48,7 +47,7 @@ pub(crate) fn encode(state: &ProducerStateManager) -> Vec<u8> {
         out.extend_from_slice(&last.last_seq.to_be_bytes());
         out.extend_from_slice(&last.last_offset.to_be_bytes());
         out.extend_from_slice(&((last.last_offset - last.first_offset) as i32).to_be_bytes());
-        out.extend_from_slice(&last.timestamp.to_be_bytes());
+        out.extend_from_slice(&e.last_timestamp.to_be_bytes());
         out.extend_from_slice(&e.coordinator_epoch.to_be_bytes());
         out.extend_from_slice(&e.current_txn_first_offset.to_be_bytes());
     }
@@ -119,6 +118,7 @@ pub(crate) fn decode(path: &Path, b: &[u8]) -> Result<ProducerStateManager> {
                 },
                 coordinator_epoch: i32_at(34),
                 current_txn_first_offset: i64_at(38),
+                last_timestamp: timestamp,
             },
         )
     });
@@ -252,6 +252,7 @@ mod tests {
                 batches: VecDeque::new(),
                 coordinator_epoch: 1,
                 current_txn_first_offset: 7,
+                last_timestamp: 3,
             },
         );
         let back = decode(Path::new("x.snapshot"), &encode(&m)).unwrap();
