@@ -54,3 +54,16 @@ pub use server::{Server, ServerOptions};
 pub fn decode_request_for_fuzzing(frame: bytes::Bytes) -> bool {
     dispatch::decode_only(frame)
 }
+
+pub use network::replay::Replay;
+
+/// Serves `input` as one PLAINTEXT connection's byte stream (4-byte length, request header, body; any number of
+/// frames) through the connection's frame reader and the request dispatch, each request bounded by `per_request`;
+/// for the fuzz targets in `fuzz/` and their smoke test. Never panics, whatever `input` holds.
+pub async fn serve_bytes_for_fuzzing(
+    broker: &std::sync::Arc<Broker>,
+    input: &[u8],
+    per_request: std::time::Duration,
+) -> Replay {
+    network::replay::serve_bytes(broker, input, per_request).await
+}

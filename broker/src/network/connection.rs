@@ -51,11 +51,11 @@ const FRAME_READ_BUFFER: usize = 64 * 1024;
 /// SaslServerAuthenticator fails the authentication on a larger one).
 const SASL_MAX_RECEIVE_SIZE: usize = 512 * 1024;
 /// The smallest request: api key + version + correlation id + client id length.
-const MIN_REQUEST: usize = 10;
+pub(super) const MIN_REQUEST: usize = 10;
 
 /// Why a frame could not be read.
 #[derive(Debug)]
-enum FrameError {
+pub(super) enum FrameError {
     /// A length below the smallest request header (or below 0 for a raw SASL token) or above the maximum.
     BadLength(i32),
     /// The frame did not arrive in full within `socket.request.read.timeout.ms` of its first byte.
@@ -66,18 +66,18 @@ enum FrameError {
 
 /// What bounds the reading of one frame.
 #[derive(Debug, Clone)]
-struct FrameLimits {
+pub(super) struct FrameLimits {
     /// The smallest frame: a request header, or nothing for a raw SASL token.
-    min: usize,
+    pub(super) min: usize,
     /// `socket.request.max.bytes` (before SASL authentication at most [`SASL_MAX_RECEIVE_SIZE`]).
-    max: usize,
+    pub(super) max: usize,
     /// `socket.request.read.timeout.ms`: from the first byte to the last (waiting for the bytes budget aside).
-    read_timeout: Duration,
+    pub(super) read_timeout: Duration,
     /// `queued.max.request.bytes` shared by every connection (`None` = unbounded, and for frames before SASL
     /// authentication, which Kafka too reads outside its memory pool: they are at most 512 KiB each).
-    budget: Option<Arc<RequestBudget>>,
+    pub(super) budget: Option<Arc<RequestBudget>>,
     /// The socket's receive low-water mark, raised while a large frame arrives.
-    low_water: Option<Arc<LowWater>>,
+    pub(super) low_water: Option<Arc<LowWater>>,
 }
 
 /// Reads one frame whose first byte is available or awaited, all of it within `read_timeout`. The frame's
@@ -88,7 +88,7 @@ struct FrameLimits {
 /// the frame past the budget is handled) and reads the rest without the budget, so frames that together fill the
 /// budget mid-way finish one after another. `Ok(None)` on a clean end of stream between frames. Not cancel-safe: a cancelled read leaves the stream
 /// mid-frame, so the caller closes the connection.
-async fn read_frame<R: AsyncBufReadExt + Unpin>(
+pub(super) async fn read_frame<R: AsyncBufReadExt + Unpin>(
     rd: &mut R,
     limits: &FrameLimits,
 ) -> Result<Option<(Bytes, Held)>, FrameError> {
