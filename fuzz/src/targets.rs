@@ -29,8 +29,11 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 use strata_broker::{Broker, Server};
 
-/// The topics every broker of the harness has: (name, partitions, configs).
-pub const TOPICS: [(&str, i32, &[(&str, &str)]); 3] = [
+/// A topic the harness creates: (name, partitions, configs).
+pub type TopicSpec = (&'static str, i32, &'static [(&'static str, &'static str)]);
+
+/// The topics every broker of the harness has.
+pub const TOPICS: [TopicSpec; 3] = [
     ("fuzz-a", 3, &[]),
     (
         "fuzz-lat",
