@@ -105,6 +105,14 @@ impl RecordBatch {
         Ok(found)
     }
 
+    /// [`RecordBatch::validate_for_append`] alone, for the per-batch validation benchmark
+    /// (`benches/validate.rs`): the record checks of one batch with a fresh decompression budget.
+    #[doc(hidden)]
+    pub fn validate_records_for_bench(&self) -> Result<()> {
+        let mut budget = super::MAX_DECOMPRESSED_RECORDS_BYTES;
+        self.validate_for_append(&mut budget).map(|_| ())
+    }
+
     /// Checks what Kafka's `LogValidator` checks before a leader append: the record count matches the offset
     /// delta, and every record is well formed (compressed batches are decompressed for this, streaming; see
     /// the module doc for the checks). `budget` is the most decompressed bytes still allowed for this append
