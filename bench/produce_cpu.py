@@ -3,14 +3,18 @@
 
 Each run starts a fresh broker from one of the given binaries (release builds; its own temporary log dir, only
 `listeners` and `log.dirs` overridden so older builds start too), produces MESSAGES uncompressed 100-byte records
-to one partition with confluent-kafka (librdkafka; acks=1, linger.ms=5, batch.size=1000000), then consumes them
-all from the beginning, and stops the broker and deletes its data. The broker's CPU seconds (utime + stime from
+to one partition with librdkafka's `rdkafka_performance` (acks=1, linger.ms=5, batch.size=1000000: a client fast
+enough to fill its batches, as a Python loop is not), then consumes them all from the beginning with it, and
+stops the broker and deletes its data. The broker's CPU seconds (utime + stime from
 /proc/PID/stat) are taken around each phase. Rounds run every binary once, rotating which goes first. Prints each
 run with the load average, then per binary the medians of produce and consume CPU seconds and records/s.
+`PROFILE=DIR` records the broker with `perf record -g` during each produce phase (DIR/NAME-ROUND.perf).
 
   bench/produce_cpu.py [-n MESSAGES] [-r ROUNDS] [-s SIZE] NAME=BINARY [NAME=BINARY ...]
 
-Needs the Python venv of tests/interop/install.sh (confluent-kafka). Not a test.
+Needs rdkafka_performance (../shared/testing/build-rdkafka-perf.sh; RDKAFKA_PERF=path, default
+~/.cache/strata-kafka/rdkafka_performance) and confluent-kafka (tests/interop/install.sh's venv) to create the
+topic. Not a test.
 """
 import argparse
 import os
@@ -21,21 +25,23 @@ import subprocess
 import tempfile
 import time
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Producer
+
+PERF = os.environ.get("RDKAFKA_PERF", os.path.expanduser("~/.cache/strata-kafka/rdkafka_performance"))
 
 
 def start(binary):
     d = tempfile.mkdtemp(prefix="strata-cpu-bench-")
+    log = open(os.path.join(d, "broker.log"), "w+")
     p = subprocess.Popen(
-        [binary, "--override", "listeners=PLAINTEXT://127.0.0.1:0", "--override", f"log.dirs={d}"],
-        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env={**os.environ, "RUST_LOG": "warn,strata=info"})
+        [binary, "--override", "listeners=PLAINTEXT://127.0.0.1:0", "--override", f"log.dirs={d}/data"],
+        stderr=log, stdout=subprocess.DEVNULL, env={**os.environ, "RUST_LOG": "warn,strata=info"})
     deadline = time.time() + 30
-    for line in p.stderr:
-        m = re.search(r"bootstrap\.servers=(\S+)", line)
+    while time.time() < deadline:
+        m = re.search(r"bootstrap\.servers=(\S+)", open(log.name).read())
         if m:
             return p, m.group(1), d
-        if time.time() > deadline:
-            break
+        time.sleep(0.05)
     p.kill()
     raise SystemExit(f"{binary} did not print its bootstrap address")
 
@@ -45,38 +51,32 @@ def cpu(pid):
     return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run(binary, n, size):
+def run(binary, n, size, profile=None):
     p, bs, d = start(binary)
     try:
         topic = "cpu-bench"
-        payload = b"x" * size
-        pr = Producer({"bootstrap.servers": bs, "acks": "1", "linger.ms": "5", "batch.size": 1000000,
-                       "compression.type": "none", "queue.buffering.max.messages": 1000000})
-        # Metadata + topic auto-creation before the clock starts.
-        pr.produce(topic, payload)
+        # Topic auto-creation and the client's metadata before the clock starts.
+        pr = Producer({"bootstrap.servers": bs, "acks": "1"})
+        pr.produce(topic, b"x" * size)
         assert pr.flush(30) == 0
+        perf = None
+        if profile:
+            perf = subprocess.Popen(["perf", "record", "-q", "-g", "-F", "999", "-p", str(p.pid), "-o", profile],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(0.5)
         c0, t0 = cpu(p.pid), time.time()
-        for _ in range(n - 1):
-            while True:
-                try:
-                    pr.produce(topic, payload)
-                    break
-                except BufferError:
-                    pr.poll(0.001)
-        assert pr.flush(120) == 0
+        subprocess.run([PERF, "-P", "-t", topic, "-b", bs, "-s", str(size), "-c", str(n), "-a", "1", "-q",
+                        "-X", "linger.ms=5", "-X", "batch.size=1000000", "-X", "compression.codec=none",
+                        "-X", "queue.buffering.max.messages=1000000"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
         tp, cp = time.time() - t0, cpu(p.pid) - c0
-        co = Consumer({"bootstrap.servers": bs, "group.id": "cpu-bench", "auto.offset.reset": "earliest",
-                       "enable.auto.commit": False})
-        co.assign([TopicPartition(topic, 0, 0)])
-        got = 0
+        if perf:
+            perf.send_signal(2)
+            perf.wait(60)
         c0, t0 = cpu(p.pid), time.time()
-        while got < n:
-            for m in co.consume(10000, 1.0):
-                assert m.error() is None, m.error()
-                got += 1
-            assert time.time() - t0 < 300, "consume stalled"
+        subprocess.run([PERF, "-C", "-t", topic, "-p", "0", "-b", bs, "-o", "beginning", "-c", str(n), "-q"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
         tc, cc = time.time() - t0, cpu(p.pid) - c0
-        co.close()
         return cp, n / tp, cc, n / tc
     finally:
         p.terminate()
@@ -97,7 +97,8 @@ def main():
         order = bins[r % len(bins):] + bins[:r % len(bins)]
         for name, binary in order:
             load = os.getloadavg()[0]
-            cp, rp, cc, rc = run(binary, a.n, a.s)
+            prof = os.environ.get("PROFILE")
+            cp, rp, cc, rc = run(binary, a.n, a.s, prof and os.path.join(prof, f"{name}-{r}.perf"))
             res[name].append((cp, rp, cc, rc))
             print(f"round {r} {name:8s} load {load:5.2f}  produce {cp:.2f} CPU-s {rp:9.0f} rec/s  "
                   f"consume {cc:.2f} CPU-s {rc:9.0f} rec/s", flush=True)

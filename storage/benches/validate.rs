@@ -27,11 +27,16 @@ fn batch(count: usize, value_len: usize) -> Bytes {
 fn bench_validate(c: &mut Criterion) {
     let mut g = c.benchmark_group("validate");
     g.measurement_time(Duration::from_secs(4));
-    for (name, bytes) in [("9000x100B", batch(9000, 100)), ("15x1KiB", batch(15, 1070))] {
+    for (name, bytes) in [
+        ("9000x100B", batch(9000, 100)),
+        ("15x1KiB", batch(15, 1070)),
+    ] {
         g.throughput(Throughput::Bytes(bytes.len() as u64));
-        g.bench_with_input(BenchmarkId::new("crc_and_header", name), &bytes, |b, bytes| {
-            b.iter(|| RecordBatch::new(bytes.clone()).unwrap())
-        });
+        g.bench_with_input(
+            BenchmarkId::new("crc_and_header", name),
+            &bytes,
+            |b, bytes| b.iter(|| RecordBatch::new(bytes.clone()).unwrap()),
+        );
         let parsed = RecordBatch::new(bytes.clone()).unwrap();
         g.bench_with_input(BenchmarkId::new("records", name), &parsed, |b, batch| {
             b.iter(|| batch.validate_records_for_bench().unwrap())

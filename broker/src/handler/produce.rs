@@ -156,29 +156,49 @@ fn one_v2_batch(records: &[u8]) -> std::result::Result<(), String> {
 }
 
 /// The producer of the transactional batches in `records`, if any (they all carry the same one: a client
-/// request holds one producer's batches); a control batch is refused. Malformed batches are left to the log's
-/// validation.
+/// request holds one producer's batches); a control batch is refused. Malformed batches, and batches whose CRC
+/// does not hold, are left to the log's validation: what is read here stops at the first of them, as the log's
+/// own walk does.
+///
+/// The headers are read without summing the CRC (the log sums it once when it validates the batches); only a
+/// batch that decides something (control, or the first transactional one) has its CRC, and those of the batches
+/// before it, checked here.
 fn transactional_producer(
     topic: &str,
     partition: i32,
     records: &Bytes,
 ) -> Result<Option<(i64, i16)>> {
     let mut producer = None;
-    for batch in RecordBatch::iter(records) {
+    // Batches [0, crc_checked) hold their CRC.
+    let mut crc_checked = 0;
+    for (i, batch) in RecordBatch::iter_unchecked_crc(records).enumerate() {
         let Ok(batch) = batch else {
             break;
         };
+        if !(batch.is_control() || batch.is_transactional() && producer.is_none()) {
+            continue;
+        }
+        if !crcs_hold(records, crc_checked, i) {
+            break;
+        }
+        crc_checked = i + 1;
         if batch.is_control() {
             return Err(Error::ControlBatchFromClient {
                 topic: topic.to_string(),
                 partition,
             });
         }
-        if batch.is_transactional() && producer.is_none() {
-            producer = Some((batch.producer_id(), batch.producer_epoch()));
-        }
+        producer = Some((batch.producer_id(), batch.producer_epoch()));
     }
     Ok(producer)
+}
+
+/// Whether the batches of `records` at positions `from..=through` all hold their CRC.
+fn crcs_hold(records: &Bytes, from: usize, through: usize) -> bool {
+    RecordBatch::iter_unchecked_crc(records)
+        .take(through + 1)
+        .skip(from)
+        .all(|b| b.is_ok_and(|b| b.ensure_valid_crc().is_ok()))
 }
 
 fn append(
@@ -342,4 +362,48 @@ pub async fn handle(
         })
         .collect();
     ProduceResponse::default().with_responses(responses)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use strata_storage::RecordBatchBuilder;
+
+    fn batch(transactional: bool, control: bool) -> Vec<u8> {
+        let mut b = RecordBatchBuilder::new()
+            .producer(7, 3, 0)
+            .transactional(transactional)
+            .control(control);
+        b.append(1, Some(b"k"), Some(b"v"), &[]);
+        b.build().to_vec()
+    }
+
+    fn crc_broken(mut b: Vec<u8>) -> Vec<u8> {
+        *b.last_mut().expect("bytes") ^= 1;
+        b
+    }
+
+    #[test]
+    fn the_producer_is_read_only_from_batches_whose_crc_holds() {
+        let (plain, txn, ctrl) = (batch(false, false), batch(true, false), batch(true, true));
+        let read = |parts: &[&[u8]]| transactional_producer("t", 0, &Bytes::from(parts.concat()));
+        assert_eq!(read(&[&plain]).expect("plain"), None);
+        assert_eq!(read(&[&plain, &txn]).expect("txn"), Some((7, 3)));
+        assert!(matches!(
+            read(&[&plain, &ctrl]),
+            Err(Error::ControlBatchFromClient { .. })
+        ));
+        // A batch whose CRC fails, and what follows it, are left to the log's validation.
+        assert_eq!(read(&[&crc_broken(txn.clone())]).expect("bad txn"), None);
+        assert_eq!(read(&[&crc_broken(ctrl.clone())]).expect("bad ctrl"), None);
+        assert_eq!(
+            read(&[&crc_broken(plain.clone()), &txn]).expect("bad first"),
+            None
+        );
+        assert_eq!(read(&[&crc_broken(plain), &ctrl]).expect("bad first"), None);
+        assert_eq!(
+            read(&[&txn, &crc_broken(ctrl)]).expect("txn first"),
+            Some((7, 3))
+        );
+    }
 }

@@ -1,6 +1,7 @@
 //! Zigzag varints as used inside v2 records (protobuf style).
 
 /// Reads a zigzag varint (up to 5 bytes); returns the value and the bytes consumed.
+#[inline(always)]
 pub(crate) fn read_varint(b: &[u8]) -> Option<(i32, usize)> {
     let (v, n) = read_unsigned(b, 5)?;
     let v = v as u32;
@@ -8,12 +9,30 @@ pub(crate) fn read_varint(b: &[u8]) -> Option<(i32, usize)> {
 }
 
 /// Reads a zigzag varlong (up to 10 bytes); returns the value and the bytes consumed.
+#[inline(always)]
 pub(crate) fn read_varlong(b: &[u8]) -> Option<(i64, usize)> {
     let (v, n) = read_unsigned(b, 10)?;
     Some((((v >> 1) as i64) ^ -((v & 1) as i64), n))
 }
 
+/// One- and two-byte values (nulls, lengths and deltas below 8 Ki) are what records are made of: they take the
+/// straight-line branches, longer ones the loop. `max_len` is at least 5.
+#[inline(always)]
 fn read_unsigned(b: &[u8], max_len: usize) -> Option<(u64, usize)> {
+    let first = *b.first()?;
+    if first & 0x80 == 0 {
+        return Some((first as u64, 1));
+    }
+    if let Some(&second) = b.get(1) {
+        if second & 0x80 == 0 {
+            return Some((((first & 0x7f) as u64) | ((second as u64) << 7), 2));
+        }
+    }
+    read_unsigned_long(b, max_len)
+}
+
+#[inline]
+fn read_unsigned_long(b: &[u8], max_len: usize) -> Option<(u64, usize)> {
     let mut value = 0u64;
     for (i, &byte) in b.iter().take(max_len).enumerate() {
         value |= ((byte & 0x7f) as u64) << (7 * i);
@@ -64,5 +83,16 @@ mod tests {
         write_varint(&mut out, 1);
         assert_eq!(out, [0x01, 0x02]);
         assert_eq!(read_varint(&[0x80, 0x80]), None);
+        assert_eq!(read_varint(&[0x80]), None);
+        // Every length of encoding, through the one- and two-byte branches and the loop.
+        for v in [63, 64, 8191, -8192, 8192, 1 << 20, 1 << 27] {
+            let mut out = Vec::new();
+            write_varint(&mut out, v);
+            assert_eq!(read_varint(&out), Some((v, out.len())));
+            assert_eq!(read_varint(&out[..out.len() - 1]), None, "{v} cut short");
+        }
+        // A sixth byte is not a varint's, a tenth continuation not a varlong's.
+        assert_eq!(read_varint(&[0xff, 0xff, 0xff, 0xff, 0xff, 0x01]), None);
+        assert_eq!(read_varlong(&[0xff; 11]), None);
     }
 }

@@ -59,14 +59,41 @@ pub(crate) fn walk(
         count: batch.records_count(),
     };
     if codec == Compression::None {
-        let mut r = Reader::new(data, ctx, usize::MAX, exact_offsets);
-        return r.walk(&mut visit);
+        return walk_uncompressed(data, ctx, exact_offsets, &mut visit);
     }
     let src = compression::decompressed(codec, data, *budget).map_err(|e| ctx.io(e, *budget))?;
     let mut r = Reader::new(src, ctx, *budget, exact_offsets);
     let res = r.walk(&mut visit);
     *budget -= r.read.min(*budget);
     res
+}
+
+/// [`walk`] of an uncompressed batch: every record lies whole in `data`, so each is parsed from the slice by
+/// [`record_in_window`] in one tight loop (this runs for every record of every plain produce). At the first
+/// record it refuses, or at bytes after the last, the byte-wise [`Reader`] takes over from that record and names
+/// the fault, exactly as a walk through the reader alone would.
+fn walk_uncompressed(
+    data: &[u8],
+    ctx: Ctx,
+    exact_offsets: bool,
+    visit: &mut impl FnMut(RecordMeta) -> ControlFlow<()>,
+) -> Result<()> {
+    let mut order = DeltaOrder::first(exact_offsets);
+    let mut pos = 0;
+    for index in 0..ctx.count {
+        let Some((meta, used)) = record_in_window(&data[pos..], index, usize::MAX, order) else {
+            return Reader::resume(&data[pos..], ctx, order, index).walk(visit);
+        };
+        pos += used;
+        order = order.after(meta.offset_delta);
+        if visit(meta).is_break() {
+            return Ok(());
+        }
+    }
+    if pos != data.len() {
+        return Reader::resume(&data[pos..], ctx, order, ctx.count).walk(visit);
+    }
+    Ok(())
 }
 
 /// The record-level reads of a batch: they walk its records.
@@ -212,6 +239,7 @@ impl Ctx {
 /// Parses one whole, well-formed record (length prefix included) at the start of `window`: its meta and the bytes
 /// it takes, or `None` if it does not fit in `window`, exceeds `budget_left`, or breaks any rule (the byte-wise
 /// reader then says which). Accepts exactly what [`Reader::record`]'s byte-wise path accepts.
+#[inline(always)]
 fn record_in_window(
     window: &[u8],
     index: i32,
@@ -237,7 +265,9 @@ struct RecordSpans {
     value: Option<(usize, usize)>,
 }
 
-/// [`record_in_window`] with the positions of the record's fields.
+/// [`record_in_window`] with the positions of the record's fields. Inlined into its two callers: it runs once
+/// per record on every append.
+#[inline(always)]
 fn record_spans_in_window(
     window: &[u8],
     index: i32,
@@ -258,22 +288,8 @@ fn record_spans_in_window(
     if !order.accepts(offset_delta, index) {
         return None;
     }
-    // The span of a nullable field (None when null).
-    let nullable = |pos: &mut usize| -> Option<Option<(usize, usize)>> {
-        let (l, m) = varint::read_varint(body.get(*pos..)?)?;
-        *pos += m;
-        if l < -1 {
-            return None;
-        }
-        if l >= 0 {
-            let start = *pos;
-            *pos = pos.checked_add(l as usize).filter(|&e| e <= body.len())?;
-            return Some(Some((n + start, n + *pos)));
-        }
-        Some(None)
-    };
-    let key = nullable(&mut pos)?;
-    let value = nullable(&mut pos)?;
+    let key = nullable_span(body, &mut pos, n)?;
+    let value = nullable_span(body, &mut pos, n)?;
     let has_key = key.is_some();
     let (headers, m) = varint::read_varint(body.get(pos..)?)?;
     pos += m;
@@ -289,7 +305,7 @@ fn record_spans_in_window(
         pos = pos
             .checked_add(key_len as usize)
             .filter(|&e| e <= body.len())?;
-        nullable(&mut pos)?;
+        nullable_span(body, &mut pos, n)?;
     }
     if pos != body.len() {
         return None;
@@ -306,6 +322,24 @@ fn record_spans_in_window(
         key,
         value,
     })
+}
+
+/// The span of the nullable field (varint length, -1 for null, then the bytes) at `*pos` of `body`, `None` when
+/// null, as positions shifted by `shift` (where `body` starts in the window); moves `*pos` past it. `None` (outer)
+/// for a length below -1 or bytes running past `body`.
+#[inline(always)]
+fn nullable_span(body: &[u8], pos: &mut usize, shift: usize) -> Option<Option<(usize, usize)>> {
+    let (l, m) = varint::read_varint(body.get(*pos..)?)?;
+    *pos += m;
+    if l < -1 {
+        return None;
+    }
+    if l >= 0 {
+        let start = *pos;
+        *pos = pos.checked_add(l as usize).filter(|&e| e <= body.len())?;
+        return Some(Some((shift + start, shift + *pos)));
+    }
+    Some(None)
 }
 
 /// One record of a batch with its bytes, for the log cleaner (see [`walk_records`]).
@@ -413,6 +447,14 @@ enum DeltaOrder {
 }
 
 impl DeltaOrder {
+    /// The order before a batch's first record.
+    fn first(exact_offsets: bool) -> Self {
+        if exact_offsets {
+            DeltaOrder::Exact
+        } else {
+            DeltaOrder::Increasing(-1)
+        }
+    }
     fn accepts(self, delta: i32, index: i32) -> bool {
         match self {
             DeltaOrder::Exact => delta == index,
@@ -444,11 +486,7 @@ struct Reader<R> {
 impl<R: BufRead> Reader<R> {
     fn new(src: R, ctx: Ctx, limit: usize, exact_offsets: bool) -> Self {
         Self {
-            order: if exact_offsets {
-                DeltaOrder::Exact
-            } else {
-                DeltaOrder::Increasing(-1)
-            },
+            order: DeltaOrder::first(exact_offsets),
             src,
             ctx,
             read: 0,
@@ -458,8 +496,19 @@ impl<R: BufRead> Reader<R> {
         }
     }
 
+    /// A reader of the records from record `index` on, `src` starting at that record, `order` what the records
+    /// before it left (an uncompressed batch, so no decompression budget).
+    fn resume(src: R, ctx: Ctx, order: DeltaOrder, index: i32) -> Self {
+        Self {
+            order,
+            index,
+            ..Self::new(src, ctx, usize::MAX, false)
+        }
+    }
+
+    /// Reads the records from `self.index` on (the first, for a new reader), then checks that nothing follows.
     fn walk(&mut self, visit: &mut impl FnMut(RecordMeta) -> ControlFlow<()>) -> Result<()> {
-        for index in 0..self.ctx.count {
+        for index in self.index..self.ctx.count {
             self.index = index;
             let meta = self.record()?;
             if visit(meta).is_break() {
