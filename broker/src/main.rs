@@ -149,19 +149,19 @@ fn load(args: &Args, env: impl IntoIterator<Item = (String, String)>) -> anyhow:
     Ok((broker, tiering, temp))
 }
 
-async fn shutdown_signal() {
+/// SIGTERM or SIGINT. Both handlers are installed when this is called, not when the future is first polled: it is
+/// called before the ready line, so a SIGTERM sent right after that line (a test harness, a supervisor) is always
+/// a clean shutdown, never the default disposition that kills the process.
+fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     use tokio::signal::unix::{signal, SignalKind};
-    let mut term = match signal(SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-            return;
+    let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
+    Ok(async move {
+        tokio::select! {
+            _ = int.recv() => info!("SIGINT received"),
+            _ = term.recv() => info!("SIGTERM received"),
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => info!("SIGINT received"),
-        _ = term.recv() => info!("SIGTERM received"),
-    }
+    })
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -365,6 +365,7 @@ fn main() -> anyhow::Result<()> {
                 std::process::exit(1);
             }
         };
+        let signals = shutdown_signal()?;
         let (host, port) = server.broker().advertised();
         let listeners: Vec<String> = server
             .broker()
@@ -381,7 +382,7 @@ fn main() -> anyhow::Result<()> {
             startup_ms = started.elapsed().as_millis() as u64,
             "strata ready: bootstrap.servers={host}:{port}"
         );
-        let stopped = server.run_until(shutdown_signal()).await;
+        let stopped = server.run_until(signals).await;
         if let Some(t) = ephemeral {
             let dir = t.path().display().to_string();
             match t.close() {
