@@ -3,9 +3,8 @@
 //! (TOPIC_AUTHORIZATION_FAILED, no members), and a regex subscription resolves only to topics the member's principal
 //! may DESCRIBE.
 
-#[path = "groups/cgh.rs"]
-mod cgh;
-mod common;
+use crate::groups::cgh;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;

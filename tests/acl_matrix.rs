@@ -4,7 +4,7 @@
 //! bob's answer carries Kafka's authorization error (or, for the listing APIs, leaves the resource out) and changes
 //! nothing; alice's carries none. The counts are printed (`matrix: N APIs, M cases`).
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 

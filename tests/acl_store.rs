@@ -3,7 +3,7 @@
 //! `User:ANONYMOUS` (its Metadata shows only the topics it may describe, with Kafka's authorized-operations bits),
 //! and start-up refuses an authorizer or principal builder class strata does not have, naming the key.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

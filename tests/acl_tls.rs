@@ -5,7 +5,7 @@
 //! writes nothing. The setup goes through a PLAINTEXT listener, whose `User:ANONYMOUS` is the super user here.
 //! Certificates are generated with rcgen.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

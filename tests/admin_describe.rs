@@ -3,7 +3,7 @@
 //! reports `log.retention.hours=168` (DEFAULT_CONFIG) and `log.retention.minutes=null` on a broker given neither,
 //! and the given value in its own unit otherwise.
 
-mod common;
+use crate::common;
 
 use common::raw::{connect, request};
 use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;

@@ -5,7 +5,7 @@
 //! leader and leads) and UNKNOWN_TOPIC_OR_PARTITION (3) for unknown ones (Kafka's
 //! `ReplicationControlManager.electLeader`).
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -4,7 +4,7 @@
 //! (KIP-516, UNKNOWN_TOPIC_ID = 100 for an id no topic has) and authorized operations as a Kafka broker without
 //! an authorizer reports them (every operation `AclEntry.supportedOperations` lists).
 
-mod common;
+use crate::common;
 
 use bytes::{Buf, BufMut, BytesMut};
 use common::raw::{batch, connect, read_frame, request, send_frame};

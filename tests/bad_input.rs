@@ -2,7 +2,7 @@
 //! The broker answers with a Kafka error where Kafka does, otherwise closes the connection, keeps serving
 //! everyone else, and writes nothing from a rejected request.
 
-mod common;
+use crate::common;
 
 use common::raw::{batch, connect, read_frame, request, send_frame};
 

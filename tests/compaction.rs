@@ -3,7 +3,7 @@
 //! latest value of each key; keyless records are refused; bad cleaner values are refused; a restart keeps the
 //! cleaned log.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! Log compaction with the built `strata` binary: SIGKILL while the cleaner runs, in a loop; every restart keeps
 //! each key's latest acknowledged value and no offset twice (Kafka's `.cleaned` → `.swap` protocol).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! and transactional offset commits (TxnOffsetCommit) follow Kafka's cleaner rules for transactional data: an open
 //! transaction is never cleaned (it stays above the last stable offset), an aborted one's records go.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

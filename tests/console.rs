@@ -3,7 +3,7 @@
 //! records and group lag, and the Strimzi-named metrics (`kafka_server_brokertopicmetrics_messagesin_total`, ...)
 //! must match; a deleted topic's series disappear. Also: served without tiering, a taken port is only a warning,
 //! the page is embedded (no CDN), bad API input gets a clear error.
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;

@@ -3,7 +3,7 @@
 //! uploads and deletes locally, and the same page (never reloaded) shows the topic, its remote segments with their
 //! offsets and states, and the `__remote_log_metadata` records. A screenshot is kept as
 //! `target/console-screenshot.png`.
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

@@ -17,7 +17,7 @@
 //! `tests/crash_loop.sh`, which builds the failpoints binary): `CRASH_LOOP_KILLS` kills (default 100), crash
 //! points round-robin interleaved with SIGKILLs; it prints the kills per crash point and the losses.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{BufRead, BufReader};

@@ -16,5 +16,5 @@ cp "$TARGET/debug/strata" "$BIN"
 trap 'rm -rf "$(dirname "$BIN")"' EXIT
 start=$(date +%s)
 STRATA_BIN="$BIN" CRASH_LOOP_KILLS="$KILLS" CRASH_LOOP_FAILPOINTS=1 CRASH_LOOP_SEED="$SEED" \
-  cargo test --test crash_loop -- --ignored --exact crash_loop --nocapture
+  cargo test --test it -- --ignored --exact crash_loop::crash_loop --nocapture
 echo "crash loop: $KILLS kills in $(( $(date +%s) - start )) s"

@@ -3,7 +3,7 @@
 //! `<topic>-<p>.<uuid>-delete` and removed by a background task (Kafka's `LogManager.asyncDelete`), and a topic
 //! re-created with the same name right away starts empty.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

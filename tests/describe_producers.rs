@@ -4,7 +4,7 @@
 //! Kafka's `ProducerStateManager` reports them; a topic or partition the broker does not have is
 //! UNKNOWN_TOPIC_OR_PARTITION (3) for that partition, as Kafka.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -6,7 +6,7 @@
 //! default). Keys Kafka does not change at run time are INVALID_REQUEST ("Cannot update these configs
 //! dynamically"), bad values INVALID_CONFIG naming key and value, and nothing is applied then.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -6,7 +6,7 @@
 //! with the reason, those that change nothing on strata are kept and described with no effect; DescribeConfigs of the cluster default resource (`""`) lists only the dynamic defaults set, as Kafka's
 //! `ConfigHelper`.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

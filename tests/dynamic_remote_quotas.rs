@@ -4,7 +4,7 @@
 //! once (a copy waiting on the quota is released when it is lifted), are listed by DescribeConfigs with sources
 //! DYNAMIC_BROKER_CONFIG / DYNAMIC_DEFAULT_BROKER_CONFIG and not read-only, and are applied again after a restart.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! End-to-end: the broker in-process on 127.0.0.1:0, librdkafka (rdkafka crate) as the client.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::time::Duration;

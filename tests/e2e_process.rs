@@ -1,6 +1,6 @@
 //! End-to-end with the built `strata` binary as a child process: start-up, SIGTERM, SIGKILL under load.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};

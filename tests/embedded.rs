@@ -3,7 +3,7 @@
 //! temporary data dir; a broker with `data_dir` keeps its records across a restart; a bad property is refused
 //! naming it.
 
-mod common;
+use crate::common;
 
 use std::net::TcpStream;
 use std::time::{Duration, Instant};

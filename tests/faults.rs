@@ -6,7 +6,7 @@
 //! deleted locally only once copied) and a remote fetch outage holds a consumer of tiered data until cleared; bad
 //! fault requests get HTTP 400 naming the bad value; `strata --ephemeral` leaves no directory behind after SIGTERM.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::SocketAddr;

@@ -5,9 +5,8 @@
 //! group sets its overrides as Kafka 4.4 does (checked, kept across restarts, described as GROUP_CONFIG), and the
 //! consumer keys take effect for the group's KIP-848 members.
 
-#[path = "groups/cgh.rs"]
-mod cgh;
-mod common;
+use crate::groups::cgh;
+use crate::common;
 
 use common::raw::{connect, request};
 use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;

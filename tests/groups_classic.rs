@@ -2,9 +2,8 @@
 //! LeaveGroup / OffsetCommit in each group state, static membership (KIP-345), KIP-394 member ids, the rebalance
 //! timeout, `group.max.size`, and groups surviving a broker restart (group metadata in `__consumer_offsets`).
 
-mod common;
-#[path = "groups/raw.rs"]
-mod group_raw;
+use crate::common;
+use crate::groups::raw as group_raw;
 
 use std::time::{Duration, Instant};
 

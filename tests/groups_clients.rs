@@ -2,7 +2,7 @@
 //! rebalancing, members stalled past `max.poll.interval.ms`, static members coming and going, and a broker
 //! restart under running consumers.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};

@@ -2,11 +2,9 @@
 //! revocation before assignment, assignors, regex subscriptions, the two protocols side by side) and with
 //! librdkafka consumers (`group.protocol=consumer`).
 
-#[path = "groups/cgh.rs"]
-mod cgh;
-mod common;
-#[path = "groups/raw.rs"]
-mod group_raw;
+use crate::groups::cgh;
+use crate::common;
+use crate::groups::raw as group_raw;
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};

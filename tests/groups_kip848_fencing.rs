@@ -2,7 +2,7 @@
 //! application does not give up the partitions it is asked to revoke is fenced once its rebalance timeout
 //! (`max.poll.interval.ms`) passes, and the other member takes over and consumes every record.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};

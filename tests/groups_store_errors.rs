@@ -4,11 +4,9 @@
 //! reverts to its last written state. The write failure is real: `__consumer_offsets`' `max.message.bytes` is
 //! lowered below the size of any group record, then restored.
 
-#[path = "groups/cgh.rs"]
-mod cgh;
-mod common;
-#[path = "groups/raw.rs"]
-mod group_raw;
+use crate::groups::cgh;
+use crate::common;
+use crate::groups::raw as group_raw;
 
 use std::collections::BTreeMap;
 

@@ -6,7 +6,7 @@
 //! connection so a new client is served. Limits are lowered here through overrides; every wait polls with a
 //! deadline.
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

@@ -4,7 +4,7 @@
 //! any of its ids. Without that, a new idempotent producer given a reused id has its first batch answered as a
 //! duplicate of the old producer's (error 0, the old offset) and never stored.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::time::Duration;

@@ -8,7 +8,7 @@
 //! A registry that lists partitions that do not exist (a crash mid-creation, a hand edit) is repaired at
 //! start-up instead of stopping it.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -6,7 +6,7 @@
 //!
 //! Kafka keeps segment descriptors open and relies on a large `ulimit -n`; strata bounds them with
 //! `log.max.open.files` (default: half the soft limit), closing idle segment files and unmapping idle indexes.
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;

@@ -9,7 +9,7 @@
 //! served, that a fetch returns only the earlier data, and that the broker's peak RSS grew far less than any of the
 //! bombs would need.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::time::Duration;

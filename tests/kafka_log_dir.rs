@@ -5,10 +5,10 @@
 //! the group's offsets, the producers' state (DescribeProducers as Kafka answered it) and the transactional id
 //! (its next epoch) carried over, and new producer ids above Kafka's.
 //!
-//! Needs `java` 17+ and `mvn` as tests/differential.rs does (Kafka's jars from Maven Central, cached);
+//! Needs `java` 17+ and `mvn` as tests/differential_kafka.rs does (Kafka's jars from Maven Central, cached);
 //! `STRATA_DIFFERENTIAL=off` skips it, saying so.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

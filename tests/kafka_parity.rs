@@ -1,4 +1,4 @@
-//! Answers that the differential tests (tests/differential.rs) found differing from Kafka 4.4 and that now match,
+//! Answers that the differential tests (tests/differential_kafka.rs) found differing from Kafka 4.4 and that now match,
 //! checked here without Kafka: null aborted transactions for read_uncommitted fetches (an empty list for unknown
 //! partitions), INVALID_TOPIC_EXCEPTION for Metadata of an invalid name, UNKNOWN_TOPIC_ID for Produce v13 with the
 //! nil id, an empty config list in CreateTopics errors, INVALID_GROUP_ID for an empty group id in Heartbeat /
@@ -9,7 +9,7 @@
 //! twice in one CreateTopics, CreatePartitions past the per-request limit (POLICY_VIOLATION), OffsetForLeaderEpoch
 //! of a future epoch (undefined), ConsumerGroupHeartbeat with an empty group id and SyncGroup v5 without protocol.
 
-mod common;
+use crate::common;
 
 use common::raw::{batch, connect, request};
 use kafka_protocol::messages::create_topics_request::CreatableTopic;

@@ -3,7 +3,7 @@
 //! unknown-key / bad-value policy (Kafka starts on a key it does not know; strata warns naming the closest known
 //! key, but stops on a typo in its own namespaces and on a bad value of a key it uses).
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

@@ -6,7 +6,7 @@
 //! (`api.version.request=false`, `broker.version.fallback`) produces v0/v1 messages that a current consumer reads,
 //! and reads what a current producer wrote.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //! (golden bytes where the answer is fixed). Older Sarama commits with OffsetCommit v1; Kafka 3.9 without
 //! ZooKeeper answers OffsetCommit v0 / OffsetFetch v0 (ZooKeeper-stored offsets) UNSUPPORTED_VERSION.
 
-mod common;
+use crate::common;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use common::raw::{batch, connect, read_frame, request, send_frame};

@@ -3,7 +3,7 @@
 //! `MetadataResponse` lists the brokers' endpoints for the request's listener name; `advertised.listeners` gives
 //! that endpoint per listener name).
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! component within 255 bytes), be deleted without a trace (the delete-rename cuts the topic as Kafka's
 //! `LocalLog.logDeleteDirName` does), and a topic created again under the name must never serve the old records,
 //! also after a restart.
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

@@ -6,7 +6,7 @@
 //! checked. The broker defaults are `log.message.timestamp.{before,after}.max.ms`; the deprecated
 //! `message.timestamp.difference.max.ms` (Kafka 3.x) applies where those are left at their defaults.
 
-mod common;
+use crate::common;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

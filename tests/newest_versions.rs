@@ -4,7 +4,7 @@
 //! version and checked. (No registry-installable client that speaks only the newest versions was available:
 //! kafka-python, kafkajs and aiokafka negotiate older versions.)
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

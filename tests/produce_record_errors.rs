@@ -6,7 +6,7 @@
 //! batch is appended. librdkafka fails the named records with INVALID_RECORD and the others with its own
 //! `_INVALID_DIFFERENT_RECORD`.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

@@ -2,7 +2,7 @@
 //! ListOffsets specs, empty record sets, FindCoordinator forms, DeleteRecords, CreateTopics validate-only,
 //! OffsetForLeaderEpoch and DescribeCluster.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! topic, offset metadata limits and group id checks, replica assignments of CreateTopics / CreatePartitions, and
 //! DescribeConfigs sources.
 
-mod common;
+use crate::common;
 
 use common::raw::{connect, request};
 use kafka_protocol::messages::create_topics_request::CreatableTopic;

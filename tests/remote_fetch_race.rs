@@ -10,7 +10,7 @@
 //! The race is made deterministic by a remote reader that runs the retention step itself (raising the log start,
 //! as remote retention does) between the handler's range check and its answer, then fails as the tier does.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

@@ -4,7 +4,7 @@
 //! token: empty (a 4-byte zero length) for PLAIN's success, the server-first and server-final messages for
 //! SCRAM. Wrong credentials close the connection without an answer. kafka-python <= 2.0.2 logs in this way.
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 

@@ -5,7 +5,7 @@
 //! `connections.max.reauth.ms` shortens the session, and a server callback handler strata does not implement stops
 //! start-up naming the key.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

@@ -4,7 +4,7 @@
 //! re-authentication is closed at its next request, and a re-authentication may not change the principal or the
 //! mechanism (Kafka's SaslServerAuthenticator).
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -5,7 +5,7 @@
 //! remote tier) byte-identical. The Azure run uses the tiered-storage section of a Kafka + Aiven deployment
 //! unchanged (tests/fixtures/aiven-tiered-storage.properties: backend class, Azure keys, RSA key pairs for
 //! encryption, compression, disk chunk cache settings).
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! create a tiered topic → produce → expect segments offloaded and local copies deleted → consume from offset 0
 //! (served from the remote tier) byte-identical → ListOffsets -4 / -5 / timestamp → `/metrics` →
 //! `__remote_log_metadata` readable → restart → consume again → `strata remote ls/verify` on the stopped broker.
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};

@@ -7,7 +7,7 @@
 //! metadata partition is rewritten offline with the same records in the old JSON form (and the RLMM snapshot,
 //! which would skip the replay, removed).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! consumer resets by `auto.offset.reset`; strata answered KAFKA_STORAGE_ERROR, which clients retry forever (a
 //! consumer stalled below the high watermark with no error). The other segments stay readable.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! with delete.on.disable, re-enable), DeleteTopics cleaning the remote tier, the strata-only broker default
 //! `log.remote.storage.enable`, exact timestamp lookups inside compressed remote batches, and a missing remote
 //! object answered UNKNOWN_SERVER_ERROR. librdkafka (rdkafka crate) and raw requests; filesystem backend.
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -10,7 +10,7 @@
 //! retention.ms expires old segments from the bucket (deletes refused, restart, then done), -2 and time lookups
 //! start at the new log start, `offsets_for_times` finds records inside remote segments; a segment larger than a
 //! part goes up as a multipart upload; encrypted + compressed segments hold no plaintext in the bucket.
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 //! made by Kafka's documented openssl recipe served, their chain still verified. Certificates are generated here
 //! with rcgen (the v1 ones with the openssl CLI).
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

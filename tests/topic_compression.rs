@@ -4,7 +4,7 @@
 //! attributes are read back with a raw Fetch, and every record is read back (zstd batches decoded with
 //! kafka-protocol's decoder: the librdkafka these tests link has no libzstd).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! key (with Kafka's "did you mean"), and DescribeConfigs reports each key's type, synonyms and documentation as
 //! Kafka's `ConfigHelper` does.
 
-mod common;
+use crate::common;
 
 use common::raw::{connect, create_topic_request, request};
 use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;

@@ -4,7 +4,7 @@
 //! coordinator's answers to bad requests are Kafka's codes with nothing written; a transaction past its timeout
 //! is aborted by the broker. librdkafka's transactional producer is in `transactions_clients.rs`.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! a zombie fenced by a newer producer with the same `transactional.id`, and consume-transform-produce with the
 //! consumer's offsets sent to the transaction.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

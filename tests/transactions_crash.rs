@@ -4,7 +4,7 @@
 //! `transactional.id` (fencing its former self, whose open transaction is aborted) and finishes. The output holds
 //! every input exactly once.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! aborted transactions read from the remote indexes, so a consumer reading from offset 0 after the local segments
 //! were deleted gets exactly the committed records.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

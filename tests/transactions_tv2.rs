@@ -5,7 +5,7 @@
 //! epochs and a newer producer get Kafka's codes; the state survives a restart (`__transaction_state` value
 //! version 1). The Java client's use of it is in tests/jvm (TransactionsTest).
 
-mod common;
+use crate::common;
 
 use common::raw::{connect, request};
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};

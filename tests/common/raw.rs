@@ -33,10 +33,11 @@ pub async fn send_frame(s: &mut TcpStream, body: &[u8]) {
     s.write_all(&f).await.expect("write");
 }
 
-/// Reads one response frame; `None` if the broker closed the connection.
+/// Reads one response frame; `None` if the broker closed the connection. Waits at most 60 s for it: a debug build
+/// on a loaded 2-core machine takes ~20 s to answer a Metadata request naming 100,000 topics to auto-create.
 pub async fn read_frame(s: &mut TcpStream) -> Option<Bytes> {
     let mut len = [0u8; 4];
-    match tokio::time::timeout(Duration::from_secs(20), s.read_exact(&mut len))
+    match tokio::time::timeout(Duration::from_secs(60), s.read_exact(&mut len))
         .await
         .expect("no hang")
     {

@@ -3,7 +3,7 @@
 //!
 //! v3+ carries the client's software name and version (KIP-511); each must match Kafka's pattern
 //! `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`, else the answer is INVALID_REQUEST, as Kafka's: with the table at
-//! v3, without it from v4 (what Kafka 4.4 answers, found by tests/differential.rs).
+//! v3, without it from v4 (what Kafka 4.4 answers, found by tests/differential_kafka.rs).
 
 use std::sync::Arc;
 

@@ -7,9 +7,8 @@
 //! Kafka comes from Maven Central (`kafka.sh install`, cached under `~/.cache/strata-kafka`); when it cannot be
 //! fetched or started the test fails. `STRATA_DIFFERENTIAL=off` skips it, saying so.
 
-mod common;
-#[path = "differential/mod.rs"]
-mod differential;
+use crate::common;
+use crate::differential;
 
 use std::time::Instant;
 
