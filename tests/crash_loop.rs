@@ -340,41 +340,17 @@ fn assign_stored<C: rdkafka::consumer::ConsumerContext>(c: &BaseConsumer<C>) {
     c.assign(&tpl).unwrap();
 }
 
-/// Records the watching group's acknowledged commits (an asynchronous commit: a synchronous one waits for a
-/// coordinator without a bound while the broker is down).
-struct WatchContext(Arc<Mutex<Acked>>);
-
-impl rdkafka::client::ClientContext for WatchContext {}
-
-impl rdkafka::consumer::ConsumerContext for WatchContext {
-    fn commit_callback(
-        &self,
-        result: rdkafka::error::KafkaResult<()>,
-        offsets: &TopicPartitionList,
-    ) {
-        if let Err(e) = result {
-            if std::env::var_os("CRASH_LOOP_VERBOSE").is_some() {
-                eprintln!("watch: commit failed: {e}");
-            }
-            return;
-        }
-        let mut a = self.0.lock().unwrap();
-        for e in offsets.elements() {
-            if let (Offset::Offset(o), None) = (e.offset(), e.error().err()) {
-                let w = a.watch.entry(e.partition()).or_insert(o);
-                *w = (*w).max(o);
-            }
-        }
-    }
-}
-
-/// A group consuming `plain` and committing every few messages.
+/// A group consuming `plain` and committing every few messages. The commits are asynchronous (a synchronous one
+/// waits for a coordinator without a bound while the broker is down) and rust-rdkafka's `BaseConsumer` never
+/// hands their results to `ConsumerContext::commit_callback` (it drops librdkafka's OffsetCommit events from the
+/// main queue), so what the broker acknowledged is read back with a bounded OffsetFetch after each commit: an
+/// offset the broker answered with must never go back.
 fn watch(bootstrap: String, stop: Arc<AtomicBool>, acked: Arc<Mutex<Acked>>) {
-    let c: BaseConsumer<WatchContext> = config(&bootstrap)
+    let c: BaseConsumer = config(&bootstrap)
         .set("group.id", WATCH_GROUP)
         .set("auto.offset.reset", "earliest")
         .set("enable.auto.commit", "false")
-        .create_with_context(WatchContext(acked))
+        .create()
         .unwrap();
     assign_stored(&c);
     let mut since = 0;
@@ -396,7 +372,21 @@ fn watch(bootstrap: String, stop: Arc<AtomicBool>, acked: Arc<Mutex<Acked>>) {
             tpl.add_partition_offset(PLAIN, *p, Offset::Offset(*o))
                 .unwrap();
         }
-        let _ = c.commit(&tpl, rdkafka::consumer::CommitMode::Async);
+        if c.commit(&tpl, rdkafka::consumer::CommitMode::Async)
+            .is_err()
+        {
+            continue;
+        }
+        let Ok(stored) = c.committed(Duration::from_secs(2)) else {
+            continue;
+        };
+        let mut a = acked.lock().unwrap();
+        for e in stored.elements() {
+            if let (Offset::Offset(o), Ok(())) = (e.offset(), e.error()) {
+                let w = a.watch.entry(e.partition()).or_insert(o);
+                *w = (*w).max(o);
+            }
+        }
     }
 }
 
