@@ -3,8 +3,8 @@
 //! (TOPIC_AUTHORIZATION_FAILED, no members), and a regex subscription resolves only to topics the member's principal
 //! may DESCRIBE.
 
-use crate::groups::cgh;
 use crate::common;
+use crate::groups::cgh;
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;

@@ -5,8 +5,8 @@
 //! group sets its overrides as Kafka 4.4 does (checked, kept across restarts, described as GROUP_CONFIG), and the
 //! consumer keys take effect for the group's KIP-848 members.
 
-use crate::groups::cgh;
 use crate::common;
+use crate::groups::cgh;
 
 use common::raw::{connect, request};
 use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;

@@ -2,8 +2,8 @@
 //! revocation before assignment, assignors, regex subscriptions, the two protocols side by side) and with
 //! librdkafka consumers (`group.protocol=consumer`).
 
-use crate::groups::cgh;
 use crate::common;
+use crate::groups::cgh;
 use crate::groups::raw as group_raw;
 
 use std::collections::BTreeSet;

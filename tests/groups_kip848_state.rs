@@ -2,8 +2,8 @@
 //! restart (members continue with their epochs and partitions, the group stays a `consumer` group), members that
 //! do not revoke within their rebalance timeout fenced, OffsetFetch v9 member checks and `group.consumer.max.size`.
 
-use crate::groups::cgh;
 use crate::common;
+use crate::groups::cgh;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};

@@ -4,8 +4,8 @@
 //! reverts to its last written state. The write failure is real: `__consumer_offsets`' `max.message.bytes` is
 //! lowered below the size of any group record, then restored.
 
-use crate::groups::cgh;
 use crate::common;
+use crate::groups::cgh;
 use crate::groups::raw as group_raw;
 
 use std::collections::BTreeMap;
