@@ -174,10 +174,9 @@ mod kafka_uuid_tests {
     }
 }
 
-/// Writes `partition.metadata` atomically.
-pub(crate) fn write_partition_metadata(path: &Path, topic_id: Uuid) -> Result<()> {
-    let text = format!("version: 0\ntopic_id: {}\n", kafka_uuid_string(topic_id));
-    fsio::atomic_write(path, text.as_bytes())
+/// The contents of a `partition.metadata` naming `topic_id`.
+pub(crate) fn partition_metadata_text(topic_id: Uuid) -> String {
+    format!("version: 0\ntopic_id: {}\n", kafka_uuid_string(topic_id))
 }
 
 /// Reads `partition.metadata`; None if absent.
@@ -238,7 +237,7 @@ mod tests {
         assert_eq!(parse_kafka_uuid(&id.to_string()), Some(id));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("partition.metadata");
-        write_partition_metadata(&path, id).unwrap();
+        fsio::atomic_write(&path, partition_metadata_text(id).as_bytes()).unwrap();
         assert_eq!(read_partition_metadata(&path).unwrap(), Some(id));
     }
 

@@ -15,6 +15,7 @@ pub const CRASH_POINTS: &[&str] = &[
     "segment.flush.before_time_index",
     "log.roll.before_flush",
     "log.roll.before_producer_snapshot",
+    "log.create.before_sync",
     "log.roll.before_new_segment",
     "log.roll.before_dir_sync",
     "producer.snapshot.before_write",

@@ -24,10 +24,43 @@ pub(crate) fn sync_file(file: &File, path: &Path) -> Result<()> {
     file.sync_data().map_err(io_err(path))
 }
 
-/// `fsync` of a directory, making renames and creations in it durable.
+/// `fsync` of a directory, making renames and creations in it durable (or of a file, opened read-only by path).
 pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
     let f = File::open(dir).map_err(io_err(dir))?;
     sync_file(&f, dir)
+}
+
+/// fsyncs every path (files or directories), up to `threads` at a time (concurrent fsyncs share the file
+/// system's journal commits). On failures, the index (in `paths`) and error of one of them; every path is
+/// synced or tried either way.
+pub(crate) fn sync_paths<'a>(
+    paths: impl Iterator<Item = &'a Path>,
+    threads: usize,
+) -> Result<(), (usize, crate::Error)> {
+    let paths: Vec<&Path> = paths.collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = parking_lot::Mutex::new(None);
+    #[cfg(test)]
+    let fail = FAIL_FSYNC.with(|f| f.get());
+    std::thread::scope(|scope| {
+        for _ in 0..threads.clamp(1, paths.len().max(1)) {
+            scope.spawn(|| {
+                #[cfg(test)]
+                FAIL_FSYNC.with(|f| f.set(fail));
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(path) = paths.get(i) else { break };
+                    if let Err(e) = sync_dir(path) {
+                        failed.lock().get_or_insert((i, e));
+                    }
+                }
+            });
+        }
+    });
+    match failed.into_inner() {
+        Some(f) => Err(f),
+        None => Ok(()),
+    }
 }
 
 /// Replaces `path` atomically with `contents`: write `path.tmp`, fsync, rename over `path`, fsync the directory.

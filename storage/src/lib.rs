@@ -73,7 +73,7 @@ pub use file_records::{BatchScanError, FileBatchIter, FileRecords};
 pub use fsio::atomic_write;
 pub use index::{OffsetIndex, TimeIndex};
 pub use log::{FetchDataInfo, LogAppendInfo, RollListener, RolledSegment, UnifiedLog};
-pub use manager::LogManager;
+pub use manager::{LogManager, NewLogs};
 pub use partition::{TopicIdPartition, TopicPartition};
 pub use producer::ActiveProducer;
 pub use record::{RecordBatch, RecordBatchBuilder, MAX_DECOMPRESSED_RECORDS_BYTES};

@@ -234,6 +234,9 @@ impl TopicManager {
     ) -> Result<()> {
         let first = partitions.start;
         let internal = name == CONSUMER_OFFSETS || name == REMOTE_LOG_METADATA;
+        // Made durable together below, before the caller writes the registry: one pass of fsyncs, not one
+        // round per partition (a 2,000-partition topic otherwise waits on some 8,000 fsyncs in a row).
+        let mut new = strata_storage::NewLogs::default();
         for p in partitions {
             let tp = TopicPartition::new(name, p);
             if !internal && self.log_manager().get_log(&tp).is_some() {
@@ -247,11 +250,27 @@ impl TopicManager {
                     return Err(e.into());
                 }
             }
-            if let Err(e) = self.log_manager().get_or_create_log(&tp, id, cfg.clone()) {
+            if let Err(e) =
+                self.log_manager()
+                    .get_or_create_log_deferred(&tp, id, cfg.clone(), &mut new)
+            {
                 warn!(topic = name, partition = p, error = %e, "creating a partition failed; removing the ones made");
                 self.remove_logs(name, first..p);
                 return Err(e.into());
             }
+        }
+        // Only logs made here are removed on failure (an internal topic's reused logs stay).
+        let made: Vec<i32> = new
+            .partitions()
+            .filter(|tp| tp.topic == name)
+            .map(|tp| tp.partition)
+            .collect();
+        if let Err(e) = self.log_manager().sync_new_logs(new) {
+            warn!(topic = name, error = %e, "syncing the new partitions failed; removing them");
+            for p in made {
+                self.remove_logs(name, p..p + 1);
+            }
+            return Err(e.into());
         }
         Ok(())
     }

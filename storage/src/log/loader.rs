@@ -40,6 +40,9 @@ pub(crate) struct LoadParams {
     pub(crate) log_dir: Arc<LogDir>,
     pub(crate) listeners: Arc<RollListeners>,
     pub(crate) clean_shutdown: bool,
+    /// Whether loading ends with an fsync of `dir` (false for a log just created: its creator syncs it, see
+    /// `LogManager::sync_new_logs`).
+    pub(crate) sync_dir: bool,
     pub(crate) recovery_point: i64,
     pub(crate) log_start_offset: Option<i64>,
     /// Whether `config` is the topic's real config (from the provider or the caller), so a non-tiered one may
@@ -264,7 +267,9 @@ fn load_segments(p: &LoadParams, bases: &[i64]) -> Result<LoadedSegments> {
     for seg in segments.iter_mut() {
         seg.flush()?;
     }
-    fsio::sync_dir(&p.dir)?;
+    if p.sync_dir {
+        fsio::sync_dir(&p.dir)?;
+    }
     Ok(LoadedSegments {
         segments,
         recovered_from,

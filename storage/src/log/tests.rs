@@ -92,3 +92,66 @@ fn a_planned_read_returns_the_bytes_of_a_segment_deleted_meanwhile() {
     // The read still returns exactly what was there when it was planned.
     assert_eq!(planned.read().unwrap(), expected);
 }
+
+#[test]
+fn deferred_log_creation_fsyncs_nothing_until_sync_new_logs() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = uuid::Uuid::new_v4();
+    let m = LogManager::open(LogManagerConfig::new(vec![dir.path().to_path_buf()])).unwrap();
+    let mut new = crate::NewLogs::default();
+    // Every fsync fails: creating the logs must not need one (they are synced in one pass afterwards).
+    FAIL_FSYNC.with(|f| f.set(true));
+    let made: Result<Vec<_>, _> = (0..40)
+        .map(|p| {
+            m.get_or_create_log_deferred(
+                &TopicPartition::new("many", p),
+                id,
+                LogConfig::default(),
+                &mut new,
+            )
+        })
+        .collect();
+    FAIL_FSYNC.with(|f| f.set(false));
+    made.unwrap();
+    assert_eq!(new.len(), 40);
+    assert!(!m.is_log_dir_offline(dir.path()));
+    m.sync_new_logs(new).unwrap();
+    m.shutdown().unwrap();
+    drop(m);
+    let m = LogManager::open(LogManagerConfig::new(vec![dir.path().to_path_buf()])).unwrap();
+    let logs = m.all_logs();
+    assert_eq!(logs.len(), 40);
+    assert!(logs.iter().all(|l| l.topic_id() == id));
+}
+
+#[test]
+fn failed_sync_of_new_logs_poisons_the_log_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = LogManager::open(LogManagerConfig::new(vec![dir.path().to_path_buf()])).unwrap();
+    let mut new = crate::NewLogs::default();
+    for p in 0..3 {
+        let tp = TopicPartition::new("t", p);
+        m.get_or_create_log_deferred(&tp, uuid::Uuid::new_v4(), LogConfig::default(), &mut new)
+            .unwrap();
+    }
+    FAIL_FSYNC.with(|f| f.set(true));
+    let err = m.sync_new_logs(new).unwrap_err();
+    FAIL_FSYNC.with(|f| f.set(false));
+    assert!(matches!(err, Error::Io { .. }), "{err}");
+    assert!(m.is_log_dir_offline(dir.path()));
+}
+
+#[test]
+fn get_or_create_log_is_durable_on_return() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = LogManager::open(LogManagerConfig::new(vec![dir.path().to_path_buf()])).unwrap();
+    FAIL_FSYNC.with(|f| f.set(true));
+    let made = m.get_or_create_log(
+        &TopicPartition::new("t", 0),
+        uuid::Uuid::new_v4(),
+        LogConfig::default(),
+    );
+    FAIL_FSYNC.with(|f| f.set(false));
+    assert!(made.is_err());
+    assert!(m.is_log_dir_offline(dir.path()));
+}

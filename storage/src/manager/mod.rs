@@ -15,9 +15,10 @@ use crate::names::{
     self, CLEAN_SHUTDOWN_MARKER, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT,
 };
 use crate::progress::Progress;
-use crate::{
-    checkpoint, fsio, Error, LogConfig, LogManagerConfig, Result, TopicPartition, UnifiedLog,
-};
+
+mod create;
+use crate::{checkpoint, fsio, Error, LogManagerConfig, Result, TopicPartition, UnifiedLog};
+pub use create::NewLogs;
 
 /// All partition logs of the broker. Thread-safe; share it behind an `Arc`.
 pub struct LogManager {
@@ -110,21 +111,6 @@ fn read_checkpoint_or_empty(path: &Path) -> BTreeMap<TopicPartition, i64> {
             BTreeMap::new()
         }
     }
-}
-
-/// Creates the partition dir of `tp` in `log_dir` with its `partition.metadata`; a failure poisons `log_dir`.
-fn create_partition_dir(log_dir: &LogDir, tp: &TopicPartition, topic_id: Uuid) -> Result<PathBuf> {
-    let dir = log_dir.path().join(names::partition_dir_name(tp));
-    let created = (|| {
-        std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
-        checkpoint::write_partition_metadata(&dir.join(names::PARTITION_METADATA), topic_id)?;
-        fsio::sync_dir(log_dir.path())
-    })();
-    if let Err(e) = created {
-        log_dir.poison(&e);
-        return Err(e);
-    }
-    Ok(dir)
 }
 
 /// What [`LogManager::open`] hands every log it loads.
@@ -266,6 +252,7 @@ impl Opening<'_> {
             log_dir: state.log_dir.clone(),
             listeners: self.listeners.clone(),
             clean_shutdown: state.clean,
+            sync_dir: true,
             now_ms: self.now,
             handles: self.handles.clone(),
         }
@@ -345,115 +332,6 @@ impl LogManager {
         let mut v: Vec<_> = logs.values().cloned().collect();
         v.sort_by(|a, b| a.topic_partition().cmp(b.topic_partition()));
         v
-    }
-
-    /// The partition's log, created (in the least loaded healthy dir, with `partition.metadata` holding the topic
-    /// id) if absent. For an existing log, `config` replaces its config; a different non-nil topic id is
-    /// [`Error::InconsistentTopicId`].
-    pub fn get_or_create_log(
-        &self,
-        tp: &TopicPartition,
-        topic_id: Uuid,
-        config: LogConfig,
-    ) -> Result<Arc<UnifiedLog>> {
-        config.validate()?;
-        let _guard = self.create_lock.lock();
-        if let Some(log) = self.get_log(tp).filter(|l| {
-            // A closed log still listed is one whose delete failed to rename its dir: a new topic's log sets it
-            // aside (or fails with the rename's error) instead of refusing forever.
-            !(l.is_closed() && l.topic_id() != topic_id)
-        }) {
-            if !log.topic_id().is_nil() && !topic_id.is_nil() && log.topic_id() != topic_id {
-                return Err(Error::InconsistentTopicId {
-                    tp: tp.clone(),
-                    existing: log.topic_id(),
-                    requested: topic_id,
-                });
-            }
-            log.update_config(config)?;
-            return Ok(log);
-        }
-        if self.shut_down.load(Ordering::SeqCst) {
-            return Err(Error::Storage {
-                dir: self.config.log_dirs[0].clone(),
-                reason: "log manager is shut down".into(),
-            });
-        }
-        if self.get_log(tp).is_some() {
-            self.rename_away_locked(tp, &names::stray_dir_name(tp), |aside| {
-                tracing::warn!(%tp, %topic_id, aside = %aside.display(),
-                    "the closed log of a failed delete was set aside as stray before creating the log");
-            })?;
-        }
-        let log_dir = self.next_log_dir()?;
-        self.set_aside_leftover_dirs(tp, topic_id)?;
-        let dir = create_partition_dir(&log_dir, tp, topic_id)?;
-        let log = Arc::new(load_log(LoadParams {
-            tp: tp.clone(),
-            topic_id,
-            dir,
-            config,
-            log_dir: log_dir.clone(),
-            listeners: self.listeners.clone(),
-            clean_shutdown: true,
-            recovery_point: 0,
-            log_start_offset: None,
-            config_is_authoritative: true,
-            now_ms: now_ms(),
-            handles: self.handles.clone(),
-        })?);
-        register(&self.handles, &log);
-        tracing::info!(%tp, %topic_id, dir = %log_dir.path().display(), "created log");
-        self.logs.write().insert(tp.clone(), log.clone());
-        Ok(log)
-    }
-
-    /// Kafka's `nextLogDirs`: the healthy dir with the fewest partitions ([`Error::Storage`] if every dir is
-    /// offline).
-    fn next_log_dir(&self) -> Result<Arc<LogDir>> {
-        // Partitions per dir (one dir, the usual case, needs no count: this runs for every partition created,
-        // and counting walks every log).
-        let mut counts = vec![0usize; self.dirs.len()];
-        if self.dirs.len() > 1 {
-            let logs = self.logs.read();
-            for log in logs.values() {
-                if let Some(i) = self.dirs.iter().position(|d| d.path() == log.log_dir()) {
-                    counts[i] += 1;
-                }
-            }
-        }
-        self.dirs
-            .iter()
-            .zip(counts)
-            .filter(|(d, _)| !d.is_poisoned())
-            .min_by_key(|(_, n)| *n)
-            .map(|(d, _)| d.clone())
-            .ok_or_else(|| Error::Storage {
-                dir: self.config.log_dirs[0].clone(),
-                reason: "every log dir is offline".into(),
-            })
-    }
-
-    /// A dir of this partition that no loaded log owns (a delete that failed half-way, a copy by hand) holds
-    /// another topic's data, or data of unknown origin: never adopt it — a new topic would serve the old
-    /// records. It is renamed aside as stray (kept, never loaded), as Kafka does with a log whose topic id
-    /// does not match.
-    fn set_aside_leftover_dirs(&self, tp: &TopicPartition, topic_id: Uuid) -> Result<()> {
-        for d in &self.dirs {
-            let leftover = d.path().join(names::partition_dir_name(tp));
-            if leftover.exists() {
-                let on_disk =
-                    checkpoint::read_partition_metadata(&leftover.join(names::PARTITION_METADATA))
-                        .ok()
-                        .flatten();
-                let aside = d.path().join(names::stray_dir_name(tp));
-                std::fs::rename(&leftover, &aside).map_err(io_err(&leftover))?;
-                fsio::sync_dir(d.path())?;
-                tracing::warn!(%tp, %topic_id, leftover_topic_id = ?on_disk, aside = %aside.display(),
-                    "a partition dir no loaded log owns was set aside as stray before creating the log");
-            }
-        }
-        Ok(())
     }
 
     /// The partition's log, if present.
