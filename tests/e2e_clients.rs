@@ -778,3 +778,71 @@ fn topic_config_overrides_survive_restart() {
     assert_eq!(cfg.max_message_bytes, 4096);
     rt.block_on(broker.shutdown()).unwrap();
 }
+
+/// Kafka 4.4's ranges: retention.bytes takes any long (negative = unlimited), max.message.bytes starts at 0,
+/// which refuses every batch with MESSAGE_TOO_LARGE.
+#[test]
+fn kafka_config_ranges_retention_bytes_negative_and_max_message_bytes_zero() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let broker = rt.block_on(start_broker(dir.path()));
+    let bs = bootstrap(&broker);
+    let opts = AdminOptions::new();
+    rt.block_on(async {
+        let admin = admin(&bs);
+        let res = admin
+            .create_topics(
+                &[rdkafka::admin::NewTopic::new(
+                    "ranges",
+                    1,
+                    rdkafka::admin::TopicReplication::Fixed(1),
+                )
+                .set("retention.bytes", "-2")
+                .set("max.message.bytes", "0")],
+                &opts,
+            )
+            .await
+            .unwrap();
+        assert!(matches!(res.as_slice(), [Ok(_)]), "{res:?}");
+        let res = admin
+            .alter_configs(
+                &[AlterConfig::new(ResourceSpecifier::Topic("ranges"))
+                    .set("retention.bytes", "-7")
+                    .set("max.message.bytes", "0")],
+                &opts,
+            )
+            .await
+            .unwrap();
+        assert!(matches!(res.as_slice(), [Ok(_)]), "{res:?}");
+    });
+    let cfg = broker.broker().topics().log("ranges", 0).unwrap().config();
+    assert_eq!((cfg.retention_bytes, cfg.max_message_bytes), (-7, 0));
+    let p = producer(&bs, &[("message.timeout.ms", "10000")]);
+    let sent = rt.block_on(p.send(
+        FutureRecord::to("ranges").key("k").payload("v"),
+        Duration::from_secs(10),
+    ));
+    assert!(
+        matches!(
+            &sent,
+            Err((
+                rdkafka::error::KafkaError::MessageProduction(
+                    rdkafka::types::RDKafkaErrorCode::MessageSizeTooLarge
+                ),
+                _
+            ))
+        ),
+        "{sent:?}"
+    );
+    assert_eq!(
+        broker
+            .broker()
+            .topics()
+            .log("ranges", 0)
+            .unwrap()
+            .log_end_offset(),
+        0
+    );
+    drop(p);
+    rt.block_on(broker.shutdown()).unwrap();
+}

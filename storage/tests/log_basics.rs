@@ -92,6 +92,14 @@ fn bad_batches_are_rejected_and_nothing_is_stored() {
         log.append_as_leader(sized_batch(1, 200, 0), 0),
         Err(Error::RecordTooLarge { max: 100, .. })
     ));
+    // Kafka's range starts at 0, which refuses every batch, the smallest included.
+    let mut cfg = strata_storage::LogConfig::default();
+    cfg.max_message_bytes = 0;
+    log.update_config(cfg).unwrap();
+    assert!(matches!(
+        log.append_as_leader(sized_batch(1, 0, 0), 0),
+        Err(Error::RecordTooLarge { max: 0, .. })
+    ));
     assert_eq!(log.log_end_offset(), 0);
     assert_eq!(log.size_in_bytes(), 0);
 }

@@ -67,6 +67,28 @@ fn size_retention_keeps_the_newest_segments_within_the_limit() {
 }
 
 #[test]
+fn any_negative_retention_bytes_is_unlimited_locally_and_in_total() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open_manager(dir.path());
+    // Kafka accepts any long for retention.bytes; below zero there is no size limit. local.retention.bytes=-2
+    // ("as retention.bytes") then means unlimited too, not a limit of -2 bytes.
+    let mut cfg = LogConfig::default();
+    cfg.retention_bytes = -2;
+    cfg.validate().unwrap();
+    let log = ten_segments(&m, cfg.clone());
+    m.run_retention(0).unwrap();
+    assert_eq!(log.number_of_segments(), 11);
+    cfg.remote_storage_enable = true;
+    cfg.local_retention_bytes = -2;
+    cfg.validate().unwrap();
+    log.update_config(cfg).unwrap();
+    log.update_highest_offset_in_remote_storage(19);
+    m.run_retention(0).unwrap();
+    assert_eq!(log.number_of_segments(), 11);
+    assert_eq!(log.local_log_start_offset(), 0);
+}
+
+#[test]
 fn tiered_segments_leave_disk_only_once_in_remote_storage() {
     let dir = tempfile::tempdir().unwrap();
     let m = open_manager(dir.path());

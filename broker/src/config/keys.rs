@@ -108,7 +108,7 @@ strata_storage::config_keys! {
     pub LOG_RETENTION_BYTES: i64 = ConfigKey::new(
         "log.retention.bytes",
         Type::Long,
-        "size retention per partition (-1 = unlimited)",
+        "size retention per partition (negative = unlimited)",
     )
     .default_from(topic::RETENTION_BYTES.def);
     /// `log.local.retention.ms`.

@@ -202,6 +202,13 @@ fn topic_defaults_come_from_the_topic_tables_broker_properties() {
         Some(strata_storage::record::Compression::Zstd)
     );
     assert_eq!(BrokerConfig::default().log, LogConfig::default());
+    // Kafka 4.4's ranges: log.retention.bytes any long (negative = unlimited), message.max.bytes from 0.
+    let c = BrokerConfig::from_properties(&props(&[
+        ("log.retention.bytes", "-2"),
+        ("message.max.bytes", "0"),
+    ]))
+    .unwrap();
+    assert_eq!((c.log.retention_bytes, c.log.max_message_bytes), (-2, 0));
     let err = BrokerConfig::from_properties(&props(&[("log.segment.bytes", "10")])).unwrap_err();
     assert!(err.to_string().contains("log.segment.bytes"), "{err}");
 }

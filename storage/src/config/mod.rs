@@ -122,13 +122,14 @@ pub struct LogConfig {
     pub segment_index_bytes: u32,
     /// Kafka: `retention.ms`. Default: 7 days; -1 = unlimited. Total (local + remote) time retention.
     pub retention_ms: i64,
-    /// Kafka: `retention.bytes`. Default: -1 (unlimited). Total (local + remote) size retention.
+    /// Kafka: `retention.bytes`. Default: -1 (unlimited; any negative value is). Total (local + remote) size
+    /// retention.
     pub retention_bytes: i64,
     /// Kafka: `local.retention.ms`. Default: -2 (= `retention.ms`). Local time retention on tiered topics.
     pub local_retention_ms: i64,
     /// Kafka: `local.retention.bytes`. Default: -2 (= `retention.bytes`). Local size retention on tiered topics.
     pub local_retention_bytes: i64,
-    /// Kafka: `max.message.bytes`. Default: 1048588. Largest accepted batch.
+    /// Kafka: `max.message.bytes`. Default: 1048588. Largest accepted batch (0: none is).
     pub max_message_bytes: u32,
     /// Kafka: `message.timestamp.type`. Default: CreateTime.
     pub message_timestamp_type: TimestampType,
@@ -272,7 +273,8 @@ impl LogConfig {
     /// the Kafka property and the bad value.
     pub fn validate(&self) -> Result<()> {
         self.validate_keys()?;
-        // Kafka: local retention must not exceed total retention (unless total is unlimited).
+        // Kafka: local retention must not exceed total retention (unless total is unlimited: -1 for
+        // retention.ms, any negative value for retention.bytes).
         let (local_ms, local_bytes) = (
             self.effective_local_retention_ms(),
             self.effective_local_retention_bytes(),
@@ -284,7 +286,7 @@ impl LogConfig {
                 &format!("must not exceed retention.ms {}", self.retention_ms),
             ));
         }
-        if self.retention_bytes != -1 && (local_bytes == -1 || local_bytes > self.retention_bytes) {
+        if self.retention_bytes >= 0 && (local_bytes == -1 || local_bytes > self.retention_bytes) {
             return Err(invalid(
                 "local.retention.bytes",
                 self.local_retention_bytes,
@@ -396,7 +398,8 @@ impl LogConfig {
         }
     }
 
-    /// `local.retention.bytes`, with -2 resolved to `retention.bytes`.
+    /// `local.retention.bytes`, with -2 resolved to `retention.bytes` (so a negative result, whatever its value,
+    /// means no local size limit: `retention.bytes=-2` is unlimited, not "inherit").
     pub fn effective_local_retention_bytes(&self) -> i64 {
         if self.local_retention_bytes == -2 {
             self.retention_bytes

@@ -107,9 +107,9 @@ pub mod keys {
             .validator(Validator::AtLeast(1))
             .server_default(&[syn("log.cleaner.max.compaction.lag.ms")]);
         /// `max.message.bytes`.
-        pub MAX_MESSAGE_BYTES: i32 = ConfigKey::new("max.message.bytes", Type::Int, "largest record batch accepted")
+        pub MAX_MESSAGE_BYTES: i32 = ConfigKey::new("max.message.bytes", Type::Int, "largest record batch accepted (0 refuses every batch, as Kafka does)")
             .default("1048588")
-            .validator(Validator::Between(1, i32::MAX as i64))
+            .validator(Validator::AtLeast(0))
             .server_default(&[syn("message.max.bytes")]);
         // Kafka 3.x keys removed in 4.0 that older tools still send.
         /// `message.downconversion.enable`.
@@ -171,9 +171,9 @@ pub mod keys {
             .default("false")
             .server_default(&[syn("log.remote.storage.enable")]);
         /// `retention.bytes`.
-        pub RETENTION_BYTES: i64 = ConfigKey::new("retention.bytes", Type::Long, "size retention per partition, local plus remote (-1 = none)")
+        // Kafka validates no range: any negative value means no size limit.
+        pub RETENTION_BYTES: i64 = ConfigKey::new("retention.bytes", Type::Long, "size retention per partition, local plus remote (negative = none)")
             .default("-1")
-            .validator(Validator::AtLeast(-1))
             .server_default(&[syn("log.retention.bytes")]);
         /// `retention.ms`.
         pub RETENTION_MS: i64 = ConfigKey::new("retention.ms", Type::Long, "time retention, local plus remote (-1 = none)")
@@ -511,6 +511,36 @@ mod tests {
         let v = topic_values(&defaults, &overrides(&[("preallocate", "TRUE")])).unwrap();
         assert!(v.bool("preallocate") && v.is_explicit("preallocate"));
         assert_eq!(v.source("retention.ms"), Source::Default);
+    }
+
+    #[test]
+    fn ranges_are_kafkas_any_retention_bytes_and_max_message_bytes_from_zero() {
+        let d = LogConfig::default();
+        // Kafka 4.4 validates no range for retention.bytes (negative = unlimited) and max.message.bytes >= 0.
+        for v in ["-2", "-7", "-9223372036854775808"] {
+            let c = topic_log_config(&d, &overrides(&[("retention.bytes", v)])).unwrap();
+            assert_eq!(c.retention_bytes.to_string(), v);
+        }
+        let c = topic_log_config(&d, &overrides(&[("max.message.bytes", "0")])).unwrap();
+        assert_eq!(c.max_message_bytes, 0);
+        // A local size limit under an unlimited total one is fine, as Kafka accepts it.
+        let c = topic_log_config(
+            &d,
+            &overrides(&[("retention.bytes", "-2"), ("local.retention.bytes", "100")]),
+        )
+        .unwrap();
+        assert_eq!(c.effective_local_retention_bytes(), 100);
+        // What Kafka refuses stays refused.
+        for (k, v) in [
+            ("max.message.bytes", "-1"),
+            ("retention.ms", "-2"),
+            ("local.retention.bytes", "-3"),
+        ] {
+            let err = topic_log_config(&d, &overrides(&[(k, v)]))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(k) && err.contains(v), "{err}");
+        }
     }
 
     #[test]

@@ -184,6 +184,13 @@ pub fn cases() -> Vec<Case> {
             })),
     );
     out.push(
+        Case::new("produce/range-max-message-bytes-zero")
+            .topic("t", 1, &[("max.message.bytes", "0")])
+            .then(step(ApiKey::Produce, 9, |c| {
+                produce(c, "t", 0, batch(1), false)
+            })),
+    );
+    out.push(
         Case::new("produce/empty-records")
             .topic("t", 1, &[])
             .then(step(ApiKey::Produce, 9, |c| {

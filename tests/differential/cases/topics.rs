@@ -136,6 +136,33 @@ pub fn cases() -> Vec<Case> {
             false,
         ));
     }
+    // Config ranges at their edges: Kafka 4.4 takes any long for retention.bytes and max.message.bytes from 0,
+    // and refuses retention.ms below -1 and local.retention.bytes below -2.
+    for (name, configs) in [
+        ("retention-bytes-minus-2", &[("retention.bytes", "-2")][..]),
+        (
+            "retention-bytes-min-long",
+            &[("retention.bytes", "-9223372036854775808")],
+        ),
+        (
+            "retention-bytes-minus-2-local-100",
+            &[("retention.bytes", "-2"), ("local.retention.bytes", "100")],
+        ),
+        ("max-message-bytes-zero", &[("max.message.bytes", "0")]),
+        ("max-message-bytes-minus-1", &[("max.message.bytes", "-1")]),
+        ("retention-ms-minus-2", &[("retention.ms", "-2")]),
+        (
+            "local-retention-bytes-minus-3",
+            &[("local.retention.bytes", "-3")],
+        ),
+    ] {
+        out.push(create_case(
+            &format!("range/{name}"),
+            7,
+            move |c| create(c.topic("t"), 1, 1, configs),
+            false,
+        ));
+    }
     out.push(Case::new("create/exists").topic("t", 1, &[]).then(step(
         ApiKey::CreateTopics,
         7,
