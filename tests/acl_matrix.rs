@@ -609,6 +609,15 @@ async fn ask(c: &mut TcpStream, api: ApiKey) -> (String, Denied) {
             ConsumerGroupDescribeRequest::default().with_group_ids(vec![GroupId(s("g"))]),
             Code(GROUP)
         ),
+        ApiKey::DescribeTopicPartitions => go!(
+            DescribeTopicPartitionsRequest,
+            DescribeTopicPartitionsResponse,
+            0,
+            DescribeTopicPartitionsRequest::default().with_topics(vec![
+                describe_topic_partitions_request::TopicRequest::default().with_name(t.clone())
+            ]),
+            Code(TOPIC)
+        ),
         other => panic!("no matrix case for {other:?}"),
     }
 }
@@ -880,6 +889,172 @@ fn every_api_is_allowed_or_denied_as_kafka_authorizes_it() {
             "matrix: {apis} APIs checked ({} served, {} unchecked as in Kafka), {cases} cases",
             apis + UNCHECKED.len(),
             UNCHECKED.len()
+        );
+        server.shutdown().await.unwrap();
+    });
+}
+
+/// DescribeTopicPartitions as a principal allowed to DESCRIBE only some topics (Kafka's
+/// `DescribeTopicPartitionsRequestHandler`): named topics it may not describe are TOPIC_AUTHORIZATION_FAILED with the
+/// nil id; listing every topic leaves them out before the partition limit counts, so the next page starts at a
+/// topic it may see; a cursor on a denied topic starts the others at partition 0.
+#[test]
+fn describe_topic_partitions_answers_only_describable_topics() {
+    use describe_topic_partitions_request::{Cursor, TopicRequest};
+    common::runtime().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let owned = props(dir.path());
+        let extra: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let server = common::start_broker_with(dir.path(), &extra).await;
+        let addr = server.local_addrs()[0];
+        let mut admin = login(addr, "admin").await;
+        let names = ["dtp-a", "dtp-b", "dtp-c"];
+        let created: CreateTopicsResponse = request(
+            &mut admin,
+            ApiKey::CreateTopics,
+            5,
+            &CreateTopicsRequest::default()
+                .with_timeout_ms(5000)
+                .with_topics(
+                    names
+                        .iter()
+                        .map(|n| {
+                            create_topics_request::CreatableTopic::default()
+                                .with_name(TopicName(s(n)))
+                                .with_num_partitions(2)
+                                .with_replication_factor(1)
+                        })
+                        .collect(),
+                ),
+        )
+        .await
+        .unwrap();
+        assert!(
+            created.topics.iter().all(|t| t.error_code == 0),
+            "{created:?}"
+        );
+        // bob may DESCRIBE (8) dtp-a and dtp-c, not dtp-b.
+        let r: CreateAclsResponse = request(
+            &mut admin,
+            ApiKey::CreateAcls,
+            2,
+            &CreateAclsRequest::default().with_creations(vec![
+                grant("User:bob", 2, "dtp-a", 8),
+                grant("User:bob", 2, "dtp-c", 8),
+            ]),
+        )
+        .await
+        .unwrap();
+        assert!(r.results.iter().all(|x| x.error_code == 0), "{r:?}");
+        let mut bob = login(addr, "bob").await;
+        let ask = |topics: &[&str], limit: i32, cursor: Option<(&str, i32)>| {
+            DescribeTopicPartitionsRequest::default()
+                .with_topics(
+                    topics
+                        .iter()
+                        .map(|n| TopicRequest::default().with_name(TopicName(s(n))))
+                        .collect(),
+                )
+                .with_response_partition_limit(limit)
+                .with_cursor(cursor.map(|(t, p)| {
+                    Cursor::default()
+                        .with_topic_name(TopicName(s(t)))
+                        .with_partition_index(p)
+                }))
+        };
+        // (name, error, partitions) of each answered topic, in order, and the next cursor.
+        type Page = (Vec<(String, i16, Vec<i32>)>, Option<(String, i32)>);
+        fn page(r: &DescribeTopicPartitionsResponse) -> Page {
+            (
+                r.topics
+                    .iter()
+                    .map(|t| {
+                        let name = t.name.as_ref().map(|n| n.0.to_string()).unwrap_or_default();
+                        let parts = t.partitions.iter().map(|p| p.partition_index).collect();
+                        (name, t.error_code, parts)
+                    })
+                    .collect(),
+                r.next_cursor
+                    .as_ref()
+                    .map(|c| (c.topic_name.0.to_string(), c.partition_index)),
+            )
+        }
+        let entry = |n: &str, e: i16, p: &[i32]| (n.to_string(), e, p.to_vec());
+
+        // Every topic, 3 partitions a page: dtp-b is not counted.
+        let all: DescribeTopicPartitionsResponse = request(
+            &mut bob,
+            ApiKey::DescribeTopicPartitions,
+            0,
+            &ask(&[], 3, Some(("dtp-", 0))),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            page(&all),
+            (
+                vec![entry("dtp-a", 0, &[0, 1]), entry("dtp-c", 0, &[0])],
+                Some(("dtp-c".into(), 1))
+            ),
+            "{all:?}"
+        );
+        // DESCRIBE is all bob may do on dtp-a (bit 8).
+        assert_eq!(all.topics[0].topic_authorized_operations, 1 << 8, "{all:?}");
+        assert!(all.topics[0].partitions[0].eligible_leader_replicas == Some(vec![]));
+
+        // Named: dtp-b is denied, after the others, with the nil id.
+        let named: DescribeTopicPartitionsResponse = request(
+            &mut bob,
+            ApiKey::DescribeTopicPartitions,
+            0,
+            &ask(&["dtp-c", "dtp-b", "dtp-a"], 2000, None),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            page(&named),
+            (
+                vec![
+                    entry("dtp-a", 0, &[0, 1]),
+                    entry("dtp-c", 0, &[0, 1]),
+                    entry("dtp-b", TOPIC, &[]),
+                ],
+                None
+            ),
+            "{named:?}"
+        );
+        assert!(named.topics[2].topic_id.is_nil(), "{named:?}");
+
+        // A cursor on the denied topic: the others start at partition 0.
+        let cursor: DescribeTopicPartitionsResponse = request(
+            &mut bob,
+            ApiKey::DescribeTopicPartitions,
+            0,
+            &ask(&["dtp-a", "dtp-b", "dtp-c"], 2000, Some(("dtp-b", 1))),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            page(&cursor),
+            (
+                vec![entry("dtp-c", 0, &[0, 1]), entry("dtp-b", TOPIC, &[])],
+                None
+            ),
+            "{cursor:?}"
+        );
+        // Only denied topics named: they alone are answered (an empty list would mean every topic).
+        let only: DescribeTopicPartitionsResponse = request(
+            &mut bob,
+            ApiKey::DescribeTopicPartitions,
+            0,
+            &ask(&["dtp-b"], 2000, None),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            page(&only),
+            (vec![entry("dtp-b", TOPIC, &[])], None),
+            "{only:?}"
         );
         server.shutdown().await.unwrap();
     });

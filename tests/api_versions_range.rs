@@ -136,6 +136,7 @@ fn default_body(api: ApiKey, version: i16) -> Option<Vec<u8>> {
         ApiKey::CreatePartitions => enc!(CreatePartitionsRequest),
         ApiKey::IncrementalAlterConfigs => enc!(IncrementalAlterConfigsRequest),
         ApiKey::DescribeCluster => enc!(DescribeClusterRequest),
+        ApiKey::DescribeTopicPartitions => enc!(DescribeTopicPartitionsRequest),
         ApiKey::DescribeLogDirs => enc!(DescribeLogDirsRequest),
         ApiKey::ListGroups => enc!(ListGroupsRequest),
         ApiKey::DescribeGroups => enc!(DescribeGroupsRequest),
@@ -177,6 +178,7 @@ async fn api_versions_reports_the_table_and_the_newest_kafka_4_versions() {
         (ApiKey::Metadata, 13),
         (ApiKey::DeleteTopics, 6),
         (ApiKey::DescribeCluster, 2),
+        (ApiKey::DescribeTopicPartitions, 0),
     ] {
         let row = listed.iter().find(|(k, _, _)| *k == api as i16).unwrap();
         assert_eq!(row.2, newest, "{api:?}");

@@ -229,6 +229,7 @@ fn decode(api: ApiKey, version: i16, mut buf: Bytes) -> Outcome {
         DeleteGroups => DeleteGroupsResponse,
         IncrementalAlterConfigs => IncrementalAlterConfigsResponse,
         DescribeCluster => DescribeClusterResponse,
+        DescribeTopicPartitions => DescribeTopicPartitionsResponse,
         DescribeLogDirs => DescribeLogDirsResponse,
         OffsetDelete => OffsetDeleteResponse,
         ConsumerGroupHeartbeat => ConsumerGroupHeartbeatResponse,

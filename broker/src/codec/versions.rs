@@ -30,6 +30,8 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DeleteGroups, 0, 2),
     (ApiKey::IncrementalAlterConfigs, 0, 1),
     (ApiKey::DescribeCluster, 0, 2),
+    // KIP-966: Kafka's Admin client describes topics by name with it (crate::handler::describe_topic_partitions).
+    (ApiKey::DescribeTopicPartitions, 0, 0),
     // No client quotas are kept: every filter matches nothing (crate::handler::describe_client_quotas).
     (ApiKey::DescribeClientQuotas, 0, 1),
     (ApiKey::DescribeLogDirs, 0, 4),

@@ -476,6 +476,7 @@ throttled!(
     DeleteRecordsResponse,
     OffsetForLeaderEpochResponse,
     DescribeClusterResponse,
+    DescribeTopicPartitionsResponse,
     DescribeClientQuotasResponse,
     DescribeUserScramCredentialsResponse,
     AlterUserScramCredentialsResponse,

@@ -152,6 +152,20 @@ where
     }
 }
 
+/// With an authorizer: whether the requesting principal may DESCRIBE a topic, for a handler that lists topics it
+/// was not given by name (a request's limits count only what the principal may see); None without one.
+pub(crate) fn topic_filter(broker: &Broker) -> Option<impl Fn(&str) -> bool> {
+    let authz = broker.authorizer()?.clone();
+    let (principal, host) = request::requester();
+    Some(move |topic: &str| {
+        let who = Requester {
+            principal: &principal,
+            host: &host,
+        };
+        authz.authorize(who, AclOperation::Describe, ResourceType::Topic, topic)
+    })
+}
+
 /// With an authorizer: of `topics`, those `regex` matches that the requesting principal may DESCRIBE (Kafka's
 /// `filterTopicDescribeAuthorizedTopics` on a KIP-848 regex subscription); None without one.
 pub(crate) fn regex_topics<'a>(
@@ -159,17 +173,11 @@ pub(crate) fn regex_topics<'a>(
     regex: &regex::Regex,
     topics: impl IntoIterator<Item = &'a String>,
 ) -> Option<std::collections::BTreeSet<String>> {
-    let authz = broker.authorizer()?;
-    let (principal, host) = request::requester();
-    let who = Requester {
-        principal: &principal,
-        host: &host,
-    };
+    let may = topic_filter(broker)?;
     Some(
         topics
             .into_iter()
-            .filter(|t| regex.is_match(t))
-            .filter(|t| authz.authorize(who, AclOperation::Describe, ResourceType::Topic, t))
+            .filter(|t| regex.is_match(t) && may(t))
             .cloned()
             .collect(),
     )

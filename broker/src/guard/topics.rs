@@ -2,7 +2,8 @@
 //! the principal may DESCRIBE (named ones it may not answer TOPIC_AUTHORIZATION_FAILED; auto-creation needs CREATE
 //! on the cluster or the topic), CreateTopics CREATE (cluster or topic; the created topic's configs need
 //! DESCRIBE_CONFIGS), DeleteTopics DELETE, CreatePartitions ALTER, DescribeConfigs DESCRIBE_CONFIGS and
-//! AlterConfigs / IncrementalAlterConfigs ALTER_CONFIGS on the topic, group or cluster the resource names.
+//! AlterConfigs / IncrementalAlterConfigs ALTER_CONFIGS on the topic, group or cluster the resource names,
+//! DescribeTopicPartitions DESCRIBE like Metadata.
 
 use std::collections::HashSet;
 
@@ -76,6 +77,65 @@ impl Guarded for MetadataRequest {
                     .with_topic_id(t.topic_id)
                     .with_topic_authorized_operations(i32::MIN)
             }));
+        })
+    }
+}
+
+/// DescribeTopicPartitions (`DescribeTopicPartitionsRequestHandler`): named topics the principal may not DESCRIBE
+/// are answered TOPIC_AUTHORIZATION_FAILED (nil id, no partitions), after the others; when listing every topic the
+/// handler leaves them out itself ([`super::topic_filter`]), so they do not count against the partition limit.
+impl Guarded for DescribeTopicPartitionsRequest {
+    type Response = DescribeTopicPartitionsResponse;
+    fn guard(mut self, cx: &Check) -> Guard<Self, DescribeTopicPartitionsResponse> {
+        use describe_topic_partitions_response::DescribeTopicPartitionsResponseTopic as Topic;
+        let cx = cx.clone();
+        let cursor = self.cursor.as_ref().map(|c| c.topic_name.0.to_string());
+        let from = cursor.clone().unwrap_or_default();
+        // A cursor whose topic is not named or whose partition is negative is the handler's INVALID_REQUEST,
+        // which names only what was named.
+        let valid_cursor = self.cursor.as_ref().is_none_or(|c| {
+            c.partition_index >= 0 && self.topics.iter().any(|t| t.name == c.topic_name)
+        });
+        let mut refused = Vec::new();
+        if !self.topics.is_empty() && valid_cursor {
+            // Names before the cursor's are never answered, and each name once.
+            let mut seen = HashSet::new();
+            let named: Vec<_> = std::mem::take(&mut self.topics)
+                .into_iter()
+                .filter(|t| t.name.0.as_str() >= from.as_str() && seen.insert(t.name.clone()))
+                .collect();
+            let (ok, no) = split(named, |t| cx.topic(Describe, &t.name));
+            refused = no;
+            if cursor.is_some_and(|c| !ok.iter().any(|t| t.name.0.as_str() == c)) {
+                // The cursor's topic is denied: the others start at partition 0, as on Kafka.
+                self.cursor = None;
+            }
+            self.topics = ok;
+        }
+        let denied: Vec<Topic> = refused
+            .into_iter()
+            .map(|t| {
+                Topic::default()
+                    .with_error_code(topic_denied())
+                    .with_name(Some(t.name))
+            })
+            .collect();
+        if self.topics.is_empty() && !denied.is_empty() {
+            // Nothing left to describe (an empty list would mean every topic).
+            return Guard::Answer(DescribeTopicPartitionsResponse::default().with_topics(denied));
+        }
+        Guard::then(self, move |r: &mut DescribeTopicPartitionsResponse| {
+            // The entries the handler gave operations to (not its INVALID_REQUEST answer) get the principal's.
+            for t in r
+                .topics
+                .iter_mut()
+                .filter(|t| t.topic_authorized_operations != i32::MIN)
+            {
+                if let Some(n) = &t.name {
+                    t.topic_authorized_operations = cx.operations(ResourceType::Topic, n);
+                }
+            }
+            r.topics.extend(denied);
         })
     }
 }

@@ -18,27 +18,61 @@ use crate::broker::Broker;
 use crate::error::Error;
 use crate::error_code;
 use crate::topics::NewTopic;
-use crate::topics::{TopicMeta, CONSUMER_OFFSETS, REMOTE_LOG_METADATA};
+use crate::topics::{TopicMeta, CONSUMER_OFFSETS, REMOTE_LOG_METADATA, TRANSACTION_STATE};
+
+/// What this broker answers for every partition of its topics, in Metadata and DescribeTopicPartitions: it leads
+/// each one, at leader epoch 0, and is its only replica and in-sync replica.
+pub(crate) struct PartitionState {
+    pub leader: BrokerId,
+    pub leader_epoch: i32,
+    pub replicas: Vec<BrokerId>,
+    pub isr: Vec<BrokerId>,
+}
+
+/// The state of every partition of this broker (see [`PartitionState`]).
+pub(crate) fn partition_state(broker: &Broker) -> PartitionState {
+    let node = BrokerId(broker.config().node_id);
+    PartitionState {
+        leader: node,
+        leader_epoch: 0,
+        replicas: vec![node],
+        isr: vec![node],
+    }
+}
+
+/// Whether a topic is answered as internal: the ones strata keeps apart ([`TopicMeta::internal`]) and
+/// `__transaction_state`, as Kafka's `Topic.isInternal` (registries written before it was marked did not mark it).
+pub(crate) fn is_internal(name: &str, meta: &TopicMeta) -> bool {
+    meta.internal || name == TRANSACTION_STATE
+}
 
 /// The response entry of one existing topic.
 pub(crate) fn topic_entry(broker: &Broker, name: &str, meta: &TopicMeta) -> MetadataResponseTopic {
-    let node = BrokerId(broker.config().node_id);
     MetadataResponseTopic::default()
         .with_name(Some(TopicName(sb(name))))
         .with_topic_id(meta.id)
-        .with_is_internal(meta.internal)
+        .with_is_internal(is_internal(name, meta))
         .with_partitions(
             (0..meta.partitions)
                 .map(|p| {
+                    let s = partition_state(broker);
                     MetadataResponsePartition::default()
                         .with_partition_index(p)
-                        .with_leader_id(node)
-                        .with_leader_epoch(0)
-                        .with_replica_nodes(vec![node])
-                        .with_isr_nodes(vec![node])
+                        .with_leader_id(s.leader)
+                        .with_leader_epoch(s.leader_epoch)
+                        .with_replica_nodes(s.replicas)
+                        .with_isr_nodes(s.isr)
                 })
                 .collect(),
         )
+}
+
+/// Shows `__remote_log_metadata` (written by the metadata plane, not created through the registry) once its logs
+/// exist, before a request that lists every topic or names it is answered.
+pub(crate) fn show_remote_log_metadata(broker: &Broker) {
+    if let Err(e) = broker.topics().register_internal_topic(REMOTE_LOG_METADATA) {
+        warn!(error = %e, "registering {REMOTE_LOG_METADATA} failed");
+    }
 }
 
 /// The topic a request names by `name` (requests before the topic-id versions) or by `id` (KIP-516 versions,
@@ -109,9 +143,7 @@ async fn answer(broker: &Arc<Broker>, version: i16, req: MetadataRequest) -> Met
             .is_some_and(|n| n.0.as_str() == REMOTE_LOG_METADATA)
     });
     if all || wants_rlm {
-        if let Err(e) = broker.topics().register_internal_topic(REMOTE_LOG_METADATA) {
-            warn!(error = %e, "registering {REMOTE_LOG_METADATA} failed");
-        }
+        show_remote_log_metadata(broker);
     }
     if all {
         resp.topics = broker

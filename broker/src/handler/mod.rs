@@ -19,6 +19,7 @@ pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
+pub mod describe_topic_partitions;
 pub mod describe_transactions;
 pub mod elect_leaders;
 pub mod end_txn;

@@ -203,6 +203,14 @@ impl TopicRegistry {
             .collect()
     }
 
+    /// The names of the topics from `first` on (inclusive), sorted.
+    pub fn names_from(&self, first: &str) -> Vec<String> {
+        self.read()
+            .range::<str, _>((std::ops::Bound::Included(first), std::ops::Bound::Unbounded))
+            .map(|(n, _)| n.clone())
+            .collect()
+    }
+
     /// Adds a topic; `TopicExists` if the name is taken.
     pub fn create(&self, name: &str, meta: TopicMeta) -> Result<()> {
         let mut topics = self.write();

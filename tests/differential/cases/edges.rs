@@ -51,6 +51,7 @@ pub fn default_body(api: ApiKey, version: i16) -> Option<Vec<u8>> {
         DeleteGroups => DeleteGroupsRequest,
         IncrementalAlterConfigs => IncrementalAlterConfigsRequest,
         DescribeCluster => DescribeClusterRequest,
+        DescribeTopicPartitions => DescribeTopicPartitionsRequest,
         DescribeLogDirs => DescribeLogDirsRequest,
         OffsetDelete => OffsetDeleteRequest,
         ConsumerGroupHeartbeat => ConsumerGroupHeartbeatRequest,

@@ -3,6 +3,7 @@
 mod data;
 mod edges;
 mod groups;
+mod topic_partitions;
 mod topics;
 mod txn_v2;
 
@@ -14,6 +15,7 @@ use super::case::Case;
 pub fn all(strata: &[(ApiKey, i16, i16)], kafka: &[(ApiKey, i16, i16)]) -> Vec<Case> {
     let mut out = edges::cases(strata, kafka);
     out.extend(topics::cases());
+    out.extend(topic_partitions::cases());
     out.extend(data::cases());
     out.extend(groups::cases());
     out.extend(txn_v2::cases());

@@ -26,8 +26,10 @@ import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicCollection;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.TopicPartitionReplica;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.acl.AccessControlEntry;
@@ -235,6 +237,35 @@ class AdminTest {
     assertEquals(t, byId.name());
     assertInstanceOf(UnknownTopicOrPartitionException.class,
         fails(admin.describeTopics(List.of(unique("missing"))).allTopicNames()));
+  }
+
+  /**
+   * describeTopics by name goes through DescribeTopicPartitions (KIP-966) when the broker advertises it: the client
+   * pages with the cursor (here two partitions a response), and each partition carries empty ELR lists, not the
+   * null ones of the Metadata fallback.
+   */
+  @Test
+  void describeTopicsPagesThroughDescribeTopicPartitions() throws Exception {
+    String t = topic(5);
+    String other = topic(1);
+    Map<String, TopicDescription> d = ok(admin.describeTopics(List.of(t, other),
+        new DescribeTopicsOptions().partitionSizeLimitPerResponse(2).includeAuthorizedOperations(true))
+        .allTopicNames());
+    TopicDescription desc = d.get(t);
+    assertEquals(List.of(0, 1, 2, 3, 4),
+        desc.partitions().stream().map(TopicPartitionInfo::partition).toList(), desc.toString());
+    assertEquals(1, d.get(other).partitions().size());
+    for (TopicPartitionInfo p : desc.partitions()) {
+      assertEquals(1, p.leader().id(), p.toString());
+      assertEquals(List.of(1), p.replicas().stream().map(Node::id).toList(), p.toString());
+      assertEquals(List.of(1), p.isr().stream().map(Node::id).toList(), p.toString());
+      assertEquals(List.of(), p.elr(), "empty ELR from DescribeTopicPartitions: " + p);
+      assertEquals(List.of(), p.lastKnownElr(), p.toString());
+    }
+    assertTrue(desc.authorizedOperations().contains(AclOperation.DESCRIBE), desc.toString());
+    assertInstanceOf(UnknownTopicOrPartitionException.class,
+        fails(admin.describeTopics(List.of(unique("missing")),
+            new DescribeTopicsOptions().partitionSizeLimitPerResponse(1)).allTopicNames()));
   }
 
   @Test

@@ -84,6 +84,8 @@ class ToolsTest {
     String d = ok(TOPICS, "--bootstrap-server", bs(), "--describe", "--topic", t).out();
     assertTrue(d.contains("PartitionCount: 2") && d.contains("retention.ms=3600000"), d);
     assertTrue(d.contains("Leader: 1") && d.contains("Replicas: 1") && d.contains("Isr: 1"), d);
+    // From DescribeTopicPartitions (KIP-966): the ELR lists are empty, as Kafka prints them, not N/A (Metadata).
+    assertTrue(d.contains("Elr: \tLastKnownElr: ") && !d.contains("N/A"), d);
     ok(TOPICS, "--bootstrap-server", bs(), "--alter", "--topic", t, "--partitions", "3");
     assertTrue(ok(TOPICS, "--bootstrap-server", bs(), "--describe", "--topic", t).out().contains("PartitionCount: 3"));
     // Partitions cannot shrink: the tool reports Kafka's error and exits 1.
