@@ -483,12 +483,14 @@ fn churn(bootstrap: String, cycle: usize, stop: Arc<AtomicBool>, acked: Arc<Mute
         let value = (1_048_588 + cycle * 10 + i).to_string();
         let cfg = AlterConfig::new(ResourceSpecifier::Broker(1)).set("message.max.bytes", &value);
         let _ = rt.block_on(admin.alter_configs([&cfg], &opts));
-        let _ = rt.block_on(upsert_scram(addr, &format!("user{}", i % 3)));
+        // A new password each time: an upsertion equal to the stored credential writes nothing.
+        let password = (cycle * 6 + i) as u8;
+        let _ = rt.block_on(upsert_scram(addr, &format!("user{}", i % 3), password));
         std::thread::sleep(Duration::from_millis(300));
     }
 }
 
-async fn upsert_scram(addr: std::net::SocketAddr, user: &str) -> Option<()> {
+async fn upsert_scram(addr: std::net::SocketAddr, user: &str, password: u8) -> Option<()> {
     use kafka_protocol::messages::alter_user_scram_credentials_request::ScramCredentialUpsertion;
     use kafka_protocol::messages::{
         AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse, ApiKey,
@@ -503,7 +505,7 @@ async fn upsert_scram(addr: std::net::SocketAddr, user: &str) -> Option<()> {
         .with_mechanism(1)
         .with_iterations(4096)
         .with_salt(bytes::Bytes::from_static(b"0123456789abcdef"))
-        .with_salted_password(bytes::Bytes::from(vec![7u8; 32]));
+        .with_salted_password(bytes::Bytes::from(vec![password; 32]));
     let req = AlterUserScramCredentialsRequest::default().with_upsertions(vec![up]);
     let _: AlterUserScramCredentialsResponse = tokio::time::timeout(
         Duration::from_secs(3),
@@ -795,7 +797,14 @@ fn plan(kills: usize, failpoints: bool, seed: u64) -> Vec<Kill> {
         rng ^= rng << 17;
         rng % n
     };
-    let points = strata_storage::failpoint::CRASH_POINTS;
+    // CRASH_LOOP_ONLY=prefix[,prefix...]: only the crash points named so (e.g. `scram.,registry.`).
+    let only = std::env::var("CRASH_LOOP_ONLY").unwrap_or_default();
+    let points: Vec<&'static str> = strata_storage::failpoint::CRASH_POINTS
+        .iter()
+        .copied()
+        .filter(|p| only.is_empty() || only.split(',').any(|o| p.starts_with(o)))
+        .collect();
+    assert!(!points.is_empty(), "CRASH_LOOP_ONLY={only} names no crash point");
     let mut fp = 0;
     (0..kills)
         .map(|i| {

@@ -5,6 +5,7 @@
 # round-robin interleaved with SIGKILLs at random moments, all under load, with the checks after each restart.
 # Prints the kills per crash point and the problems found; exits non-zero on any.
 #   tests/crash_loop.sh [KILLS] [SEED]
+# CRASH_LOOP_ONLY=prefix[,prefix...] (e.g. scram.,registry.) limits the crash points to those named so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KILLS=${1:-100}
