@@ -804,7 +804,10 @@ fn plan(kills: usize, failpoints: bool, seed: u64) -> Vec<Kill> {
         .copied()
         .filter(|p| only.is_empty() || only.split(',').any(|o| p.starts_with(o)))
         .collect();
-    assert!(!points.is_empty(), "CRASH_LOOP_ONLY={only} names no crash point");
+    assert!(
+        !points.is_empty(),
+        "CRASH_LOOP_ONLY={only} names no crash point"
+    );
     let mut fp = 0;
     (0..kills)
         .map(|i| {
