@@ -24,6 +24,8 @@ const WHY11: &str = "quotas and throttling: not implemented in strata";
 const WHY12: &str = "metrics reporters: strata serves its metrics on http.listener";
 const WHY13: &str = "server-side policies: strata has no pluggable policies";
 const WHY14: &str = "no counterpart in strata (single-node broker)";
+const WHY15: &str =
+    "fixed at Kafka's default: DescribeTopicPartitions answers at most 2000 partitions per response";
 
 /// Kafka broker keys strata accepts with no effect.
 #[rustfmt::skip]
@@ -135,7 +137,7 @@ pub const KAFKA_ONLY_KEYS: &[ConfigKey] = &[
     no("log.segment.delete.delay.ms", Type::String, "Delay before deleting a file from disk.", WHY9),
     no("max.connection.creation.rate", Type::String, "Broker-wide new connections/sec limit (listener-prefixable).", WHY11),
     no("max.incremental.fetch.session.cache.slots", Type::String, "Max incremental fetch sessions cached.", WHY14),
-    no("max.request.partition.size.limit", Type::String, "Max partitions served in one request.", WHY14),
+    no("max.request.partition.size.limit", Type::String, "Max partitions served in one request.", WHY15),
     no("metadata.log.dir", Type::String, "Directory for the KRaft metadata log; default = first log.dirs entry.", WHY0),
     no("metadata.log.max.record.bytes.between.snapshots", Type::String, "Bytes of new metadata records that trigger a snapshot.", WHY0),
     no("metadata.log.max.snapshot.interval.ms", Type::String, "Max time before a new metadata snapshot when there are new records (0 disables).", WHY0),
