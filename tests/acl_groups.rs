@@ -61,30 +61,6 @@ async fn login(addr: SocketAddr, user: &str) -> TcpStream {
     c
 }
 
-async fn create_topics(admin: &mut TcpStream, names: &[&str]) {
-    let r: CreateTopicsResponse = request(
-        admin,
-        ApiKey::CreateTopics,
-        5,
-        &CreateTopicsRequest::default()
-            .with_timeout_ms(5000)
-            .with_topics(
-                names
-                    .iter()
-                    .map(|n| {
-                        create_topics_request::CreatableTopic::default()
-                            .with_name(TopicName(s(n)))
-                            .with_num_partitions(1)
-                            .with_replication_factor(1)
-                    })
-                    .collect(),
-            ),
-    )
-    .await
-    .unwrap();
-    assert!(r.topics.iter().all(|t| t.error_code == 0), "{r:?}");
-}
-
 /// ALLOW `op` on the literal resource `rt` `name` for `who`.
 async fn allow(admin: &mut TcpStream, who: &str, grants: &[(i8, &str, i8)]) {
     let creations = grants
@@ -160,7 +136,7 @@ async fn consumer_group_describe_hides_groups_with_undescribable_assigned_topics
     let dir = tempfile::tempdir().unwrap();
     let (server, addr) = start(dir.path()).await;
     let mut admin = login(addr, "admin").await;
-    create_topics(&mut admin, &["open", "secret"]).await;
+    raw::create_topics(&mut admin, &["open", "secret"], 1).await;
     allow(
         &mut admin,
         "User:alice",
@@ -230,7 +206,7 @@ async fn a_regex_subscription_resolves_to_describable_topics_only() {
     let dir = tempfile::tempdir().unwrap();
     let (server, addr) = start(dir.path()).await;
     let mut admin = login(addr, "admin").await;
-    create_topics(&mut admin, &["orders-eu", "orders-us", "other"]).await;
+    raw::create_topics(&mut admin, &["orders-eu", "orders-us", "other"], 1).await;
     allow(
         &mut admin,
         "User:alice",

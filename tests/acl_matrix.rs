@@ -40,34 +40,6 @@ fn props(dir: &std::path::Path) -> Vec<(&'static str, String)> {
 }
 
 /// A connection authenticated as `user` (password `<user>-secret`).
-/// Creates `names` with `partitions` each through `admin`'s connection; every one must succeed.
-async fn create_topics(admin: &mut TcpStream, names: &[&str], partitions: i32) {
-    let created: CreateTopicsResponse = request(
-        admin,
-        ApiKey::CreateTopics,
-        5,
-        &CreateTopicsRequest::default()
-            .with_timeout_ms(5000)
-            .with_topics(
-                names
-                    .iter()
-                    .map(|n| {
-                        create_topics_request::CreatableTopic::default()
-                            .with_name(TopicName(s(n)))
-                            .with_num_partitions(partitions)
-                            .with_replication_factor(1)
-                    })
-                    .collect(),
-            ),
-    )
-    .await
-    .unwrap();
-    assert!(
-        created.topics.iter().all(|t| t.error_code == 0),
-        "{created:?}"
-    );
-}
-
 async fn login(addr: SocketAddr, user: &str) -> TcpStream {
     let mut c = connect(addr).await;
     let hs = raw::sasl_handshake(&mut c, 1, "PLAIN").await;
@@ -778,7 +750,7 @@ fn every_api_is_allowed_or_denied_as_kafka_authorizes_it() {
         let addr = server.local_addrs()[0];
         let mut admin = login(addr, "admin").await;
         // Setup, as the super user: topics t and t2, alice's grants, a committed offset of g, transactional id x.
-        create_topics(&mut admin, &["t", "t2"], 1).await;
+        raw::create_topics(&mut admin, &["t", "t2"], 1).await;
         let grants: Vec<_> = [
             (2, "t"),
             (3, "g"),
@@ -914,7 +886,7 @@ fn describe_topic_partitions_answers_only_describable_topics() {
         let addr = server.local_addrs()[0];
         let mut admin = login(addr, "admin").await;
         let names = ["dtp-a", "dtp-b", "dtp-c"];
-        create_topics(&mut admin, &names, 2).await;
+        raw::create_topics(&mut admin, &names, 2).await;
         // bob may DESCRIBE (8) dtp-a and dtp-c, not dtp-b.
         let r: CreateAclsResponse = request(
             &mut admin,

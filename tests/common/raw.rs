@@ -207,6 +207,33 @@ pub async fn create_topic_with(s: &mut TcpStream, topic: &str, configs: &[(&str,
     );
 }
 
+/// Creates `names` with `partitions` each (replication factor 1) in one CreateTopics request, asserting every one
+/// was created.
+pub async fn create_topics(s: &mut TcpStream, names: &[&str], partitions: i32) {
+    use kafka_protocol::messages::create_topics_request::CreatableTopic;
+    use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse, TopicName};
+    let req = CreateTopicsRequest::default()
+        .with_timeout_ms(5000)
+        .with_topics(
+            names
+                .iter()
+                .map(|n| {
+                    CreatableTopic::default()
+                        .with_name(TopicName(StrBytes::from_string(n.to_string())))
+                        .with_num_partitions(partitions)
+                        .with_replication_factor(1)
+                })
+                .collect(),
+        );
+    let created: CreateTopicsResponse = request(s, ApiKey::CreateTopics, 5, &req)
+        .await
+        .expect("CreateTopics answered");
+    assert!(
+        created.topics.iter().all(|t| t.error_code == 0),
+        "{created:?}"
+    );
+}
+
 /// `batch_at` with a fixed base timestamp.
 pub fn batch(values: &[&[u8]]) -> Bytes {
     batch_at(values, 1_700_000_000_000)
