@@ -8,7 +8,8 @@ enough to fill its batches, as a Python loop is not), then consumes them all fro
 stops the broker and deletes its data. The broker's CPU seconds (utime + stime from
 /proc/PID/stat) are taken around each phase. Rounds run every binary once, rotating which goes first. Prints each
 run with the load average, then per binary the medians of produce and consume CPU seconds and records/s.
-`PROFILE=DIR` records the broker with `perf record -g` during each produce phase (DIR/NAME-ROUND.perf).
+`PROFILE=DIR` records the broker with `perf record` during each produce phase (DIR/NAME-ROUND.perf);
+`PROFILE_CALLGRAPH=dwarf` unwinds with debug info instead of frame pointers (release builds keep none).
 
   bench/produce_cpu.py [-n MESSAGES] [-r ROUNDS] [-s SIZE] NAME=BINARY [NAME=BINARY ...]
 
@@ -61,7 +62,7 @@ def run(binary, n, size, profile=None):
         assert pr.flush(30) == 0
         perf = None
         if profile:
-            perf = subprocess.Popen(["perf", "record", "-q", "-g", "-F", "999", "-p", str(p.pid), "-o", profile],
+            perf = subprocess.Popen(["perf", "record", "-q", "--call-graph", os.environ.get("PROFILE_CALLGRAPH", "fp"), "-F", "999", "-p", str(p.pid), "-o", profile],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(0.5)
         c0, t0 = cpu(p.pid), time.time()

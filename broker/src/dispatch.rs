@@ -101,7 +101,7 @@ async fn dispatch(
         ApiKey::ApiVersions => call!(api_versions::handle),
         ApiKey::Metadata => call!(metadata::handle),
         ApiKey::Produce => {
-            let req: ProduceRequest = decode(&mut body, version, api)?;
+            let (header, req) = decode_produce(header, body, version)?;
             produce(broker, &header, version, req, fault).await
         }
         ApiKey::Fetch => call!(fetch::handle),
@@ -164,6 +164,18 @@ async fn dispatch(
 /// Produce: answered like every API, except that with acks=0 nothing is sent back and, like Kafka, a partition
 /// error closes the connection so the client notices (it logs the disconnect and refreshes metadata) instead of
 /// losing records silently.
+/// Decodes a Produce request so that nothing but a partition's records views their bytes of the frame (see
+/// [`handler::produce::detach`]).
+fn decode_produce(
+    header: RequestHeader,
+    mut body: Bytes,
+    version: i16,
+) -> Result<(RequestHeader, ProduceRequest), Close> {
+    let req = decode(&mut body, version, ApiKey::Produce)?;
+    drop(body);
+    Ok(handler::produce::detach(header, req))
+}
+
 async fn produce(
     broker: &Arc<Broker>,
     header: &RequestHeader,
@@ -279,6 +291,46 @@ mod tests {
     use super::*;
     use crate::codec::one_line;
     use bytes::{BufMut, BytesMut};
+
+    /// A one-partition produce request's records are the only view of their bytes once decoded, while the header
+    /// and the request are still held (as they are during the append): the log edits them in place, no copy.
+    #[test]
+    fn a_decoded_produce_requests_records_are_not_shared() {
+        use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+        use kafka_protocol::messages::{TopicName, TransactionalId};
+        use kafka_protocol::protocol::{Encodable, StrBytes};
+        let version = 9;
+        let header = RequestHeader::default()
+            .with_request_api_key(ApiKey::Produce as i16)
+            .with_request_api_version(version)
+            .with_correlation_id(7)
+            .with_client_id(Some(StrBytes::from_static_str("client-1")));
+        let req = ProduceRequest::default()
+            .with_acks(1)
+            .with_transactional_id(Some(TransactionalId(StrBytes::from_static_str("tx"))))
+            .with_topic_data(vec![TopicProduceData::default()
+                .with_name(TopicName(StrBytes::from_static_str("t")))
+                .with_partition_data(vec![PartitionProduceData::default()
+                    .with_index(0)
+                    .with_records(Some(Bytes::from_static(&[5; 100])))])]);
+        let mut frame = BytesMut::new();
+        header
+            .encode(&mut frame, ApiKey::Produce.request_header_version(version))
+            .unwrap();
+        req.encode(&mut frame, version).unwrap();
+        let mut body = frame.freeze();
+        let (_, v, header) = decode_header(&mut body).unwrap();
+        let (header, mut req) = decode_produce(header, body, v).unwrap();
+        let records = req.topic_data[0].partition_data[0].records.take().unwrap();
+        assert_eq!(&records[..], &[5; 100]);
+        assert!(
+            records.is_unique(),
+            "the frame is still viewed by another part of the request"
+        );
+        assert_eq!(header.client_id.as_deref(), Some("client-1"));
+        assert_eq!(req.topic_data[0].name.0.as_str(), "t");
+        assert_eq!(req.transactional_id.unwrap().0.as_str(), "tx");
+    }
 
     #[test]
     fn decode_errors_are_one_line() {

@@ -17,7 +17,10 @@ use bytes::Bytes;
 use kafka_protocol::messages::produce_response::{
     BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
 };
-use kafka_protocol::messages::{ProduceRequest, ProduceResponse, RequestHeader};
+use kafka_protocol::messages::{
+    ProduceRequest, ProduceResponse, RequestHeader, TopicName, TransactionalId,
+};
+use kafka_protocol::protocol::StrBytes;
 use strata_storage::{Error as StorageError, RecordBatch};
 use tracing::debug;
 
@@ -25,6 +28,29 @@ use super::{blocking, sb};
 use crate::broker::Broker;
 use crate::error::{Error, Result};
 use crate::error_code;
+
+/// The header and request with their own copies of the strings decoded from the frame (client id, transactional
+/// id, topic names: a few bytes each), so that once the frame itself is dropped a partition's records may be the
+/// only view of their bytes: the log then assigns offsets in them in place instead of copying them (a
+/// one-partition request; with more, all but the last partition appended share the frame and are copied).
+pub(crate) fn detach(
+    mut h: RequestHeader,
+    mut req: ProduceRequest,
+) -> (RequestHeader, ProduceRequest) {
+    let own = |s: &StrBytes| StrBytes::from_string(s.to_string());
+    h.client_id = h.client_id.as_ref().map(own);
+    h.unknown_tagged_fields.clear();
+    req.transactional_id = req.transactional_id.map(|id| TransactionalId(own(&id.0)));
+    req.unknown_tagged_fields.clear();
+    for t in &mut req.topic_data {
+        t.name = TopicName(own(&t.name.0));
+        t.unknown_tagged_fields.clear();
+        for p in &mut t.partition_data {
+            p.unknown_tagged_fields.clear();
+        }
+    }
+    (h, req)
+}
 
 fn failed(topic: &str, partition: i32, e: &Error) -> PartitionProduceResponse {
     // Produce answers a fenced transactional producer INVALID_PRODUCER_EPOCH, as Kafka's verification does.
