@@ -11,7 +11,7 @@
 //! the broker asks of the tier) and [`tiered`] its implementation over `strata-tiering`; [`http`] the console,
 //! JSON API and `/metrics`; [`faults`] injected faults. Left at the top: the composition root ([`server`],
 //! [`broker`]), dispatch, the codec, the error mapping ([`error`], [`error_code`]), the counters every layer
-//! updates ([`metrics`], a leaf). The config reference ([`config::reference`]) is rendered from every table in
+//! updates ([`metrics`], a leaf), returning freed heap pages to the OS ([`heap`], a leaf). The config reference ([`config::reference`]) is rendered from every table in
 //! [`config`], the tiering keys included.
 //!
 //! Components, built bottom-up, each handed what it uses (no module imports one that imports it back; CI checks
@@ -34,6 +34,7 @@ pub mod features;
 pub mod group;
 mod guard;
 pub mod handler;
+pub mod heap;
 pub mod http;
 pub mod metrics;
 mod network;

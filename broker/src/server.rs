@@ -14,7 +14,7 @@
 //! token) → every remaining task ends → logs flushed and the clean-shutdown marker written.
 //!
 //! Serving: a connection semaphore (`max.connections`, making room by closing the longest-idle connection),
-//! per-IP limits, one task per connection, periodic log maintenance.
+//! per-IP limits, one task per connection, periodic log maintenance and heap trimming ([`crate::heap`]).
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -32,6 +32,7 @@ use tracing::{error, info, warn};
 use crate::broker::{shutdown_logs, Broker, Listener, Parts};
 use crate::config::BrokerConfig;
 use crate::error::Result;
+use crate::heap;
 use crate::http::{HttpContext, HttpServer};
 use crate::network::connection;
 use crate::network::limits::Connections;
@@ -183,6 +184,11 @@ fn spawn_maintenance(broker: &Arc<Broker>, tracker: &TaskTracker, cancel: Cancel
             }
         }
     });
+    // Free heap pages back to the OS (glibc keeps what a burst freed in its per-thread arenas; see crate::heap).
+    tracker.spawn(periodic(heap::TRIM_INTERVAL, cancel.clone(), || {
+        heap::trim();
+        Ok(())
+    }));
     // Group sessions and rebalance deadlines.
     let b = broker.clone();
     tracker.spawn(async move {

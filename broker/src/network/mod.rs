@@ -5,6 +5,6 @@
 pub(crate) mod budget;
 pub(crate) mod connection;
 pub(crate) mod limits;
-#[allow(unsafe_code)] // setsockopt(SO_RCVLOWAT), its only use in this crate
+#[allow(unsafe_code)] // setsockopt(SO_RCVLOWAT); the crate's only other unsafe call is crate::heap's malloc_trim
 pub(crate) mod low_water;
 pub(crate) mod replay;
