@@ -5,6 +5,7 @@
 pub(crate) mod budget;
 pub(crate) mod connection;
 pub(crate) mod limits;
-#[allow(unsafe_code)] // setsockopt(SO_RCVLOWAT); the crate's only other unsafe call is crate::heap's malloc_trim
+// setsockopt(SO_RCVLOWAT); the crate's other unsafe call is crate::heap's malloc_trim.
+#[allow(unsafe_code)]
 pub(crate) mod low_water;
 pub(crate) mod replay;
