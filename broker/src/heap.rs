@@ -10,17 +10,22 @@
 //! all chunks with whole free pages" — glibc's `__malloc_trim` takes each arena's lock in turn and `mtrim`
 //! consolidates its fast bins and `madvise(MADV_DONTNEED)`s the whole pages inside every free chunk (plus `sbrk`
 //! shrinking of the main arena's top). Pages stay mapped, so the next burst reuses the same addresses and only
-//! pays a page fault per page it touches again. Capping the arenas instead (`MALLOC_ARENA_MAX=2`) returned as much
-//! but cost ~35 % of 12-partition consume throughput to arena-lock contention; a trim holds each lock for one walk
-//! of its free lists, every [`TRIM_INTERVAL`].
+//! pays a page fault per page it touches again. It adds no lock traffic on the request path: capping the arenas
+//! instead (`MALLOC_ARENA_MAX=2`) cost ~35 % of 12-partition consume throughput to arena-lock contention.
+//!
+//! What it cannot return: the free top of a thread arena's heap (`mtrim` shrinks only the main arena's top), which
+//! shrinks on `free` only past the trim threshold that glibc raises to twice the largest block freed (up to
+//! 64 MiB). After the 24 rdkafka rows of bench/vs-kafka.sh most of strata's RSS is there (bench/RESULTS.md, "RSS",
+//! 2026-12-05: 47–68 MiB with the trim; fixed thresholds, `GLIBC_TUNABLES=glibc.malloc.mmap_threshold=262144:
+//! glibc.malloc.trim_threshold=1048576`, gave 22 MiB but slower 12-partition produce, so they are not set here).
 //!
 //! On other allocators (musl, non-Linux) [`trim`] does nothing and returns false: they return memory their own way.
 
 use std::time::Duration;
 
-/// How often the server trims ([`crate::server`]'s maintenance loops): a broker that went quiet is back near its
-/// idle footprint within this; under load, what one interval frees and takes back costs a page fault per page
-/// (bench/RESULTS.md, "RSS", 2026-12-05: no throughput or CPU difference measured).
+/// How often the server trims ([`crate::server`]'s maintenance loops): a broker that went quiet gives back the
+/// free pages below live blocks within this; under load, what one interval frees and takes back costs a page
+/// fault per page (bench/RESULTS.md, "RSS", 2026-12-05: no throughput difference measured).
 pub const TRIM_INTERVAL: Duration = Duration::from_secs(5);
 
 /// Returns the free whole pages of every malloc arena to the operating system (`malloc_trim(0)`, glibc only).
