@@ -11,13 +11,16 @@ use tracing::Instrument;
 mod inject;
 
 use crate::broker::Broker;
-use crate::codec::{decode, decode_header, encode, versions, Close};
+use crate::codec::{decode, decode_header, encode, encode_referencing, versions, Close, Encoded};
 use crate::handler;
 use inject::{Adjust, Injected};
 
 /// Handles one request frame; `Ok(None)` when Kafka sends no response (Produce with acks=0), `Err` (close the
 /// connection) for a bad frame or an acks=0 produce that failed.
-pub(crate) async fn handle(broker: &Arc<Broker>, mut body: Bytes) -> Result<Option<Bytes>, Close> {
+pub(crate) async fn handle(
+    broker: &Arc<Broker>,
+    mut body: Bytes,
+) -> Result<Option<Encoded>, Close> {
     let (api, version, header) = decode_header(&mut body)?;
 
     if !versions::is_supported(api, version) {
@@ -28,7 +31,7 @@ pub(crate) async fn handle(broker: &Arc<Broker>, mut body: Bytes) -> Result<Opti
                 version,
             };
             let resp = handler::api_versions::response(Some(&unsupported));
-            return encode(&header, api, 0, &resp).map(Some);
+            return encode(&header, api, 0, &resp).map(|b| Some(b.into()));
         }
         return Err(format!("unsupported {api:?} version {version}"));
     }
@@ -43,12 +46,13 @@ pub(crate) async fn handle(broker: &Arc<Broker>, mut body: Bytes) -> Result<Opti
         None
     };
     let result = match fault.as_mut().and_then(|f| f.response.take()) {
-        Some(injected) => injected,
+        Some(injected) => injected.map(|r| r.map(Encoded::from)),
         // Kafka 3.9's oldest versions, below the codec's floor.
         None if versions::below_codec(api, version) => {
             handler::legacy::handle(broker, api, version, header, body)
                 .instrument(span)
                 .await
+                .map(|r| r.map(Encoded::from))
         }
         None => {
             dispatch(broker, api, version, header, body, fault.as_ref())
@@ -84,7 +88,7 @@ async fn dispatch(
     header: RequestHeader,
     mut body: Bytes,
     fault: Option<&Injected>,
-) -> Result<Option<Bytes>, Close> {
+) -> Result<Option<Encoded>, Close> {
     use handler::*;
     macro_rules! call {
         ($handler:path) => {{
@@ -93,7 +97,20 @@ async fn dispatch(
                 crate::guard::guarded(broker, version, req, |req| $handler(broker, &header, req))
                     .await;
             adjust(broker, &mut resp, fault);
-            encode(&header, api, version, &resp).map(Some)
+            encode(&header, api, version, &resp).map(|b| Some(b.into()))
+        }};
+    }
+    // Fetch: the record sets go to the socket as they were read (see `crate::codec::parts`).
+    macro_rules! call_fetch {
+        () => {{
+            let req = decode(&mut body, version, api)?;
+            let mut resp = crate::guard::guarded(broker, version, req, |req| {
+                fetch::handle(broker, &header, req)
+            })
+            .await;
+            adjust(broker, &mut resp, fault);
+            let refs = fetch::record_sets(&resp);
+            encode_referencing(&header, api, version, &resp, refs).map(Some)
         }};
     }
 
@@ -102,9 +119,11 @@ async fn dispatch(
         ApiKey::Metadata => call!(metadata::handle),
         ApiKey::Produce => {
             let (header, req) = decode_produce(header, body, version)?;
-            produce(broker, &header, version, req, fault).await
+            produce(broker, &header, version, req, fault)
+                .await
+                .map(|r| r.map(Encoded::from))
         }
-        ApiKey::Fetch => call!(fetch::handle),
+        ApiKey::Fetch => call_fetch!(),
         ApiKey::ListOffsets => call!(list_offsets::handle),
         ApiKey::InitProducerId => call!(init_producer_id::handle),
         ApiKey::FindCoordinator => call!(find_coordinator::handle),

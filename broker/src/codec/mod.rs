@@ -5,7 +5,13 @@ use bytes::{BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, RequestHeader, ResponseHeader};
 use kafka_protocol::protocol::{Decodable, Encodable};
 
+// `unsafe impl BufMut` (forwarding to `BytesMut`); the crate's other unsafe code is network::low_water's setsockopt
+// and crate::heap's malloc_trim.
+#[allow(unsafe_code)]
+pub mod parts;
 pub mod versions;
+
+pub(crate) use parts::Encoded;
 
 /// The codec's error text on one line (some end in a newline, which would split a log line).
 pub(crate) fn one_line(s: &str) -> String {
@@ -47,6 +53,35 @@ pub(crate) fn encode<T: Encodable>(
     let len = (out.len() - 4) as i32;
     out[..4].copy_from_slice(&len.to_be_bytes());
     Ok(out.freeze())
+}
+
+/// Frames `resp` as [`encode`] does, in parts: each of `refs` (a Fetch response's record sets) the response holds
+/// is a part of its own instead of being copied (see [`parts`]).
+pub(crate) fn encode_referencing<T: Encodable>(
+    header: &RequestHeader,
+    api: ApiKey,
+    version: i16,
+    resp: &T,
+    refs: Vec<Bytes>,
+) -> Result<Encoded, Close> {
+    let failed = |e: anyhow::Error| format!("cannot encode {api:?} v{version} response: {e}");
+    let refs = parts::sort_refs(refs);
+    let head = ResponseHeader::default().with_correlation_id(header.correlation_id);
+    let head_version = api.response_header_version(version);
+    let size = head.compute_size(head_version).map_err(failed)?
+        + resp.compute_size(version).map_err(failed)?;
+    let referenced: usize = refs.iter().map(Bytes::len).sum();
+    let mut out = parts::PartsBuf::new(&refs, (4 + size).saturating_sub(referenced));
+    out.put_i32(i32::try_from(size).map_err(|_| format!("{api:?} response of {size} bytes"))?);
+    head.encode(&mut out, head_version).map_err(failed)?;
+    resp.encode(&mut out, version).map_err(failed)?;
+    if out.len() != 4 + size {
+        return Err(format!(
+            "cannot encode {api:?} v{version} response: {} bytes written, {size} computed",
+            out.len() - 4
+        ));
+    }
+    Ok(out.finish())
 }
 
 /// Decodes a frame's request header: (api, version, header), the body left in `body`.

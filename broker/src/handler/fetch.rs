@@ -262,6 +262,15 @@ async fn read_remote(
     total
 }
 
+/// The record sets of a response, for encoding it without copying them (`crate::codec::parts`).
+pub(crate) fn record_sets(resp: &FetchResponse) -> Vec<Bytes> {
+    resp.responses
+        .iter()
+        .flat_map(|t| t.partitions.iter())
+        .filter_map(|p| p.records.clone())
+        .collect()
+}
+
 /// Answers Fetch.
 pub async fn handle(broker: &Arc<Broker>, h: &RequestHeader, req: FetchRequest) -> FetchResponse {
     // Fetch sessions (KIP-227): strata keeps none. A full fetch (epoch 0 asks for a session, -1 for none) is

@@ -26,6 +26,7 @@ use tracing::{debug, info, warn};
 
 use crate::broker::request::{self, RequestContext};
 use crate::broker::Broker;
+use crate::codec::Encoded;
 use crate::dispatch;
 use crate::network::budget::{Held, RequestBudget};
 use crate::network::limits::{ConnState, Registered};
@@ -427,7 +428,8 @@ struct Responses {
 
 impl Responses {
     /// Queues one response for the writer; false when the connection is closing.
-    async fn queue(&self, resp: Bytes) -> bool {
+    async fn queue(&self, resp: impl Into<Encoded>) -> bool {
+        let resp = resp.into();
         let want = resp.len().clamp(1, RESPONSE_QUEUE_BYTES) as u32;
         let permit = tokio::select! {
             _ = self.close.cancelled() => return false,
@@ -543,7 +545,7 @@ async fn sasl_step(
 }
 
 /// A response waiting for the writer, with its share of [`RESPONSE_QUEUE_BYTES`] (given back once written).
-type Queued = (Bytes, OwnedSemaphorePermit);
+type Queued = (Encoded, OwnedSemaphorePermit);
 
 /// Writes framed responses in order, flushing when the queue runs dry.
 async fn write_loop<W: AsyncWrite + Unpin>(
@@ -553,12 +555,12 @@ async fn write_loop<W: AsyncWrite + Unpin>(
 ) {
     let mut wr = BufWriter::with_capacity(64 * 1024, wr);
     while let Some((first, _permit)) = rx.recv().await {
-        if wr.write_all(&first).await.is_err() {
+        if write_parts(&mut wr, first.parts()).await.is_err() {
             return;
         }
         drop((first, _permit));
         while let Ok((next, _permit)) = rx.try_recv() {
-            if wr.write_all(&next).await.is_err() {
+            if write_parts(&mut wr, next.parts()).await.is_err() {
                 return;
             }
         }
@@ -568,6 +570,43 @@ async fn write_loop<W: AsyncWrite + Unpin>(
         state.touch();
     }
     let _ = wr.shutdown().await;
+}
+
+/// The most parts handed to one `writev`.
+const MAX_IOVECS: usize = 64;
+
+/// Writes a response's parts in order. Parts that fit go through the writer's buffer; a response larger than it
+/// goes to the socket with one vectored write (`writev` on a plain TCP stream) from where its parts are.
+async fn write_parts<W: AsyncWrite + Unpin>(
+    wr: &mut BufWriter<W>,
+    parts: &[Bytes],
+) -> std::io::Result<()> {
+    if let [one] = parts {
+        return wr.write_all(one).await;
+    }
+    let (mut i, mut at) = (0usize, 0usize);
+    while i < parts.len() {
+        let n = {
+            let slices: Vec<std::io::IoSlice<'_>> = std::iter::once(&parts[i][at..])
+                .chain(parts[i + 1..].iter().map(|p| &p[..]))
+                .take(MAX_IOVECS)
+                .map(std::io::IoSlice::new)
+                .collect();
+            wr.write_vectored(&slices).await?
+        };
+        if n == 0 && parts[i..].iter().any(|p| !p.is_empty()) {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        // Advance past the `n` bytes written.
+        let mut n = n;
+        while i < parts.len() && n >= parts[i].len() - at {
+            n -= parts[i].len() - at;
+            i += 1;
+            at = 0;
+        }
+        at += n;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -582,6 +621,30 @@ mod tests {
             budget: None,
             low_water: None,
         }
+    }
+
+    #[tokio::test]
+    async fn a_response_in_parts_arrives_whole_through_short_writes() {
+        // A pipe of 100 bytes takes each vectored write only in part.
+        let (a, mut b) = tokio::io::duplex(100);
+        let parts: Vec<Bytes> = (0..200u32)
+            .map(|i| Bytes::from(vec![i as u8; (i as usize * 37) % 9000]))
+            .collect();
+        let want: Vec<u8> = parts.iter().flat_map(|p| p.iter().copied()).collect();
+        let reader = tokio::spawn(async move {
+            let mut got = Vec::new();
+            b.read_to_end(&mut got).await.unwrap();
+            got
+        });
+        let mut wr = BufWriter::with_capacity(1024, a);
+        write_parts(&mut wr, &parts).await.unwrap();
+        write_parts(&mut wr, &parts[3..4]).await.unwrap();
+        wr.shutdown().await.unwrap();
+        drop(wr);
+        let got = reader.await.unwrap();
+        assert_eq!(got.len(), want.len() + parts[3].len());
+        assert!(got[..want.len()] == want[..], "the parts' bytes in order");
+        assert!(got[want.len()..] == parts[3][..]);
     }
 
     #[tokio::test]

@@ -5,7 +5,8 @@
 pub(crate) mod budget;
 pub(crate) mod connection;
 pub(crate) mod limits;
-// setsockopt(SO_RCVLOWAT); the crate's other unsafe call is crate::heap's malloc_trim.
+// setsockopt(SO_RCVLOWAT); the crate's other unsafe code is crate::heap's malloc_trim and crate::codec::parts'
+// BufMut.
 #[allow(unsafe_code)]
 pub(crate) mod low_water;
 pub(crate) mod replay;

@@ -62,7 +62,7 @@ pub(crate) async fn serve_bytes(
         out.frames += 1;
         let handled = request::scope(cx.clone(), dispatch::handle(broker, frame));
         match tokio::time::timeout(per_request, handled).await {
-            Ok(Ok(Some(resp))) => out.responses.push(resp),
+            Ok(Ok(Some(resp))) => out.responses.push(resp.into_bytes()),
             Ok(Ok(None)) => {}
             Ok(Err(reason)) => {
                 out.closed = Some(reason);
