@@ -184,8 +184,10 @@ fn spawn_maintenance(broker: &Arc<Broker>, tracker: &TaskTracker, cancel: Cancel
             }
         }
     });
-    // Free heap pages back to the OS (glibc keeps what a burst freed in its per-thread arenas; see crate::heap).
+    // Free heap pages back to the OS (glibc keeps what a burst freed in its per-thread arenas; see crate::heap),
+    // and the log's idle read buffers once reads stopped for an interval (strata_storage::buffers).
     tracker.spawn(periodic(heap::TRIM_INTERVAL, cancel.clone(), || {
+        strata_storage::buffers::reads().release_idle();
         heap::trim();
         Ok(())
     }));

@@ -297,10 +297,12 @@ impl PendingRead {
         let Some(file) = self.file.filter(|_| self.len > 0) else {
             return Ok(Bytes::new());
         };
-        let mut buf = vec![0u8; self.len];
-        file.file
-            .read_exact_at(&mut buf, self.pos)
-            .map_err(io_err(&self.path))?;
-        Ok(Bytes::from(buf))
+        let pool = crate::buffers::reads();
+        let mut buf = pool.take_len(self.len);
+        if let Err(e) = file.file.read_exact_at(&mut buf, self.pos) {
+            pool.give_back(buf);
+            return Err(io_err(&self.path)(e));
+        }
+        Ok(pool.into_bytes(buf))
     }
 }

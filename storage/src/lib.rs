@@ -38,6 +38,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod buffers;
 mod checkpoint;
 pub mod cleaner;
 mod config;

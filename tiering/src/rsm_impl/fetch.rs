@@ -12,7 +12,7 @@ use strata_metadata::RemoteLogSegmentMetadata;
 use tokio::sync::Semaphore;
 use uuid::Uuid;
 
-use super::buffers::BufferPool;
+use super::buffers::{self, BufferPool};
 use super::Inner;
 use crate::config::RsmConfig;
 use crate::crypto::ChunkKind;
@@ -63,7 +63,7 @@ impl Caches {
                     .build()
             }),
             prefetch_tasks: Arc::new(Semaphore::new(MAX_PREFETCH_TASKS)),
-            buffers: BufferPool::new(),
+            buffers: buffers::pool(),
         }
     }
 
@@ -237,7 +237,7 @@ async fn get_chunk(
     if matches!(r.payload, GetResultPayload::File(..)) {
         return r.bytes().await;
     }
-    inner.caches.buffers.collect(len, r.into_stream()).await
+    buffers::collect(&inner.caches.buffers, len, r.into_stream()).await
 }
 
 async fn decode(
