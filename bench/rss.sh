@@ -66,7 +66,7 @@ PYEOF
     pmb=$(timeout 120 "$RDPERF" -P -t "$t" -b "127.0.0.1:$port" -s "$size" -c "$count" \
       -a "$([ "$acks" = all ] && echo -1 || echo "$acks")" -z "$codec" -q -u -X linger.ms=5 -X batch.size=1000000 \
       -X queue.buffering.max.messages=1000000 2>/dev/null | rd_produce_mb)
-    cmb=$(timeout 120 "$RDPERF" -C -G "g-$t" -t "$t" -b "127.0.0.1:$port" -c "$count" -q -u 2>/dev/null |
+    cmb=$(timeout 120 "$RDPERF" -C -G "g-$t" -t "$t" -b "127.0.0.1:$port" -c "$count" -q -u -X fetch.queue.backoff.ms=10 2>/dev/null |
       rd_consume_mb)
     c1=$(cpu_ticks "$STRATA_PID")
     echo "row $name | $parts | $size | $acks | $codec | $(load | cut -d' ' -f1) | ${pmb:--} | ${cmb:--} | $(cpu_per_gb $((c1 - c0)) "$count" "$size") |"

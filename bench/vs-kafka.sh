@@ -14,8 +14,11 @@
 #   java     Kafka 4.4's ProducerPerformance (as fast as it goes; linger.ms=5, batch.size=262144) and
 #            ConsumerPerformance (everything, from the beginning); then produce latency p50/p99/p99.9 at a fixed rate
 #            of half Kafka's maximum of the row (linger.ms=0, LAT_SECONDS), the same rate for strata
-#   rdkafka  librdkafka's rdkafka_performance -P (random partition per message; linger.ms=5, batch.size=1000000)
-#            and -C -G (a fresh group, from the earliest offset)
+#   rdkafka  librdkafka's rdkafka_performance -P (keyless: the sticky partitioner; linger.ms=5, batch.size=1000000)
+#            and -C -G (a fresh group, from the earliest offset; fetch.queue.backoff.ms=10: with the default 1000 a
+#            consumer whose queue passed queued.max.messages.kbytes waits a whole second before it fetches again, so
+#            a compressed 12-partition row took 1 s more on whichever broker's partitions the sticky partitioner had
+#            filled less evenly: 0.13-0.28x one run, 1.15-1.3x with 10 ms, 2026-12-05)
 # CPU s/GB = the broker's utime+stime (/proc/PID/stat) over the produce and consume runs / (bytes produced +
 # consumed, uncompressed). Per broker: launch to serving (port accepting; Kafka: its "started" log line too), and
 # RSS (VmRSS after all rows, VmHWM = peak). `uptime` load is printed with every row: the machine is shared.
@@ -98,12 +101,12 @@ rdkafka_row() {
   pmb=$("$RDPERF" -P -t "$t" -b "$bs" -s "$size" -c "$count" -a "$([ "$acks" = all ] && echo -1 || echo "$acks")" \
     -z "$codec" -q -u -X linger.ms=5 -X batch.size=1000000 -X queue.buffering.max.messages=1000000 "${sec[@]}" \
     2>/dev/null | rd_produce_mb)
-  cmb=$(timeout 120 "$RDPERF" -C -G "g-$t" -t "$t" -b "$bs" -c "$count" -q -u "${sec[@]}" 2>/dev/null | rd_consume_mb)
+  cmb=$(timeout 120 "$RDPERF" -C -G "g-$t" -t "$t" -b "$bs" -c "$count" -q -u -X fetch.queue.backoff.ms=10 "${sec[@]}" 2>/dev/null | rd_consume_mb)
   c1=$(cpu_ticks "$PID")
   # More consumes of the same records (fresh groups), outside the CPU window; the row shows the median.
   local runs=("${cmb:-0}") i
   for ((i = 2; i <= CONSUME_RUNS; i++)); do
-    runs+=("$(timeout 120 "$RDPERF" -C -G "g-$t-$i" -t "$t" -b "$bs" -c "$count" -q -u "${sec[@]}" 2>/dev/null |
+    runs+=("$(timeout 120 "$RDPERF" -C -G "g-$t-$i" -t "$t" -b "$bs" -c "$count" -q -u -X fetch.queue.backoff.ms=10 "${sec[@]}" 2>/dev/null |
       rd_consume_mb)")
   done
   cmb=$(printf '%s\n' "${runs[@]}" | sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}')
