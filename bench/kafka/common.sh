@@ -68,7 +68,8 @@ start_kafka() {
   PID=$(cat "$dir/kafka.pid")
 }
 
-# start_strata PORT SASLPORT DATA [--override k=v ...] -> PID, STRATA_PID, START_MS (launch to the port accepting)
+# start_strata PORT SASLPORT DATA [--override k=v ...] -> PID, STRATA_PID, START_MS (launch to the port accepting). As
+# Kafka from kafka.sh, with group.initial.rebalance.delay.ms=0 (a Java consumer measures its group join too).
 start_strata() {
   local port=$1 sport=$2 data=$3 t0 deadline
   shift 3
@@ -79,7 +80,7 @@ start_strata() {
     --override ssl.keystore.type=PKCS12 --override "ssl.keystore.location=$WORK/tls/server.p12" \
     --override ssl.keystore.password=bench-pass --override ssl.key.password=bench-pass \
     --override sasl.enabled.mechanisms=PLAIN --override "sasl.jaas.config=$JAAS_SERVER" \
-    --override http.listener= "$@" >>"$WORK/strata.log" 2>&1 &
+    --override http.listener= --override group.initial.rebalance.delay.ms=0 "$@" >>"$WORK/strata.log" 2>&1 &
   STRATA_PID=$!
   PID=$STRATA_PID
   deadline=$((t0 + 120000))

@@ -135,7 +135,7 @@ pub struct BrokerConfig {
     /// Kafka: `offsets.topic.segment.bytes`. Default: 100 MiB. `segment.bytes` of `__consumer_offsets` at its
     /// creation.
     pub offsets_topic_segment_bytes: i32,
-    /// Kafka: `group.initial.rebalance.delay.ms`. Default: 0 (Kafka: 3000).
+    /// Kafka: `group.initial.rebalance.delay.ms`. Default: 3000, as Kafka.
     pub group_initial_rebalance_delay_ms: u64,
     /// Kafka: `group.min.session.timeout.ms`. Default: 6000.
     pub group_min_session_timeout_ms: i32,
