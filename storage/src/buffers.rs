@@ -150,7 +150,11 @@ mod tests {
         pool.give_back(Vec::with_capacity(100));
         pool.give_back(Vec::with_capacity(10));
         let b = pool.take(50);
-        assert!(b.capacity() >= 100 && b.capacity() < 1000, "{}", b.capacity());
+        assert!(
+            b.capacity() >= 100 && b.capacity() < 1000,
+            "{}",
+            b.capacity()
+        );
         assert_eq!(pool.take(2000).capacity(), 2000, "none fits: a new one");
     }
 
