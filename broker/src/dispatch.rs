@@ -90,27 +90,20 @@ async fn dispatch(
     fault: Option<&Injected>,
 ) -> Result<Option<Encoded>, Close> {
     use handler::*;
+    // `call!(handler)` answers with the response encoded in one buffer; `call!(handler, encoder)` with what
+    // `encoder(&response)` makes of it (Fetch: its record sets referenced, see `crate::codec::parts`).
     macro_rules! call {
-        ($handler:path) => {{
+        ($handler:path) => {
+            call!($handler, |resp| encode(&header, api, version, resp)
+                .map(Encoded::from))
+        };
+        ($handler:path, $encoder:expr) => {{
             let req = decode(&mut body, version, api)?;
             let mut resp =
                 crate::guard::guarded(broker, version, req, |req| $handler(broker, &header, req))
                     .await;
             adjust(broker, &mut resp, fault);
-            encode(&header, api, version, &resp).map(|b| Some(b.into()))
-        }};
-    }
-    // Fetch: the record sets go to the socket as they were read (see `crate::codec::parts`).
-    macro_rules! call_fetch {
-        () => {{
-            let req = decode(&mut body, version, api)?;
-            let mut resp = crate::guard::guarded(broker, version, req, |req| {
-                fetch::handle(broker, &header, req)
-            })
-            .await;
-            adjust(broker, &mut resp, fault);
-            let refs = fetch::record_sets(&resp);
-            encode_referencing(&header, api, version, &resp, refs).map(Some)
+            ($encoder)(&resp).map(Some)
         }};
     }
 
@@ -123,7 +116,9 @@ async fn dispatch(
                 .await
                 .map(|r| r.map(Encoded::from))
         }
-        ApiKey::Fetch => call_fetch!(),
+        ApiKey::Fetch => call!(fetch::handle, |resp| {
+            encode_referencing(&header, api, version, resp, fetch::record_sets(resp))
+        }),
         ApiKey::ListOffsets => call!(list_offsets::handle),
         ApiKey::InitProducerId => call!(init_producer_id::handle),
         ApiKey::FindCoordinator => call!(find_coordinator::handle),
@@ -180,9 +175,6 @@ async fn dispatch(
     }
 }
 
-/// Produce: answered like every API, except that with acks=0 nothing is sent back and, like Kafka, a partition
-/// error closes the connection so the client notices (it logs the disconnect and refreshes metadata) instead of
-/// losing records silently.
 /// Decodes a Produce request so that nothing but a partition's records views their bytes of the frame (see
 /// [`handler::produce::detach`]).
 fn decode_produce(
@@ -195,6 +187,9 @@ fn decode_produce(
     Ok(handler::produce::detach(header, req))
 }
 
+/// Produce: answered like every API, except that with acks=0 nothing is sent back and, like Kafka, a partition
+/// error closes the connection so the client notices (it logs the disconnect and refreshes metadata) instead of
+/// losing records silently.
 async fn produce(
     broker: &Arc<Broker>,
     header: &RequestHeader,

@@ -81,7 +81,8 @@ impl BufferPool {
     pub fn give_back(&self, buf: Vec<u8>) {
         let mut idle = self.idle.lock();
         let held: usize = idle.iter().map(Vec::capacity).sum();
-        if idle.len() < self.max_idle && held + buf.capacity() <= self.max_idle_bytes {
+        if idle.len() < self.max_idle && held.saturating_add(buf.capacity()) <= self.max_idle_bytes
+        {
             idle.push(buf);
         }
     }

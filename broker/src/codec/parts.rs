@@ -57,8 +57,6 @@ impl From<Bytes> for Encoded {
 /// into the current part.
 pub(crate) struct PartsBuf<'a> {
     done: Vec<Bytes>,
-    /// Bytes in `done`.
-    done_len: usize,
     cur: BytesMut,
     /// Sorted by address.
     refs: &'a [Bytes],
@@ -69,7 +67,6 @@ impl<'a> PartsBuf<'a> {
     pub(crate) fn new(refs: &'a [Bytes], capacity: usize) -> Self {
         PartsBuf {
             done: Vec::with_capacity(2 * refs.len() + 1),
-            done_len: 0,
             cur: BytesMut::with_capacity(capacity),
             refs,
         }
@@ -77,7 +74,12 @@ impl<'a> PartsBuf<'a> {
 
     /// The bytes written in total.
     pub(crate) fn len(&self) -> usize {
-        self.done_len + self.cur.len()
+        self.done_len() + self.cur.len()
+    }
+
+    /// Bytes in the finished parts.
+    fn done_len(&self) -> usize {
+        self.done.iter().map(Bytes::len).sum()
     }
 
     pub(crate) fn finish(mut self) -> Encoded {
@@ -105,7 +107,6 @@ impl<'a> PartsBuf<'a> {
         }
         all.extend_from_slice(&self.cur);
         self.cur = all;
-        self.done_len = 0;
     }
 }
 
@@ -137,10 +138,8 @@ unsafe impl BufMut for PartsBuf<'_> {
             if let Some(b) = self.referenced(src).cloned() {
                 if !self.cur.is_empty() {
                     let head = self.cur.split().freeze();
-                    self.done_len += head.len();
                     self.done.push(head);
                 }
-                self.done_len += b.len();
                 self.done.push(b);
                 return;
             }
@@ -155,17 +154,18 @@ impl ByteBufMut for PartsBuf<'_> {
     }
 
     fn seek(&mut self, offset: usize) {
-        if offset < self.done_len {
+        if offset < self.done_len() {
             self.flatten();
         }
-        self.cur.resize(offset - self.done_len, 0);
+        let d = self.done_len();
+        self.cur.resize(offset - d, 0);
     }
 
     fn range(&mut self, r: Range<usize>) -> &mut [u8] {
-        if r.start < self.done_len {
+        if r.start < self.done_len() {
             self.flatten();
         }
-        let d = self.done_len;
+        let d = self.done_len();
         &mut self.cur[r.start - d..r.end - d]
     }
 }

@@ -584,27 +584,20 @@ async fn write_parts<W: AsyncWrite + Unpin>(
     if let [one] = parts {
         return wr.write_all(one).await;
     }
-    let (mut i, mut at) = (0usize, 0usize);
-    while i < parts.len() {
-        let n = {
-            let slices: Vec<std::io::IoSlice<'_>> = std::iter::once(&parts[i][at..])
-                .chain(parts[i + 1..].iter().map(|p| &p[..]))
-                .take(MAX_IOVECS)
-                .map(std::io::IoSlice::new)
-                .collect();
-            wr.write_vectored(&slices).await?
-        };
-        if n == 0 && parts[i..].iter().any(|p| !p.is_empty()) {
+    let mut all: Vec<std::io::IoSlice<'_>> = parts
+        .iter()
+        .filter(|p| !p.is_empty())
+        .map(|p| std::io::IoSlice::new(p))
+        .collect();
+    let mut left = &mut all[..];
+    while !left.is_empty() {
+        let n = wr
+            .write_vectored(&left[..left.len().min(MAX_IOVECS)])
+            .await?;
+        if n == 0 {
             return Err(std::io::ErrorKind::WriteZero.into());
         }
-        // Advance past the `n` bytes written.
-        let mut n = n;
-        while i < parts.len() && n >= parts[i].len() - at {
-            n -= parts[i].len() - at;
-            i += 1;
-            at = 0;
-        }
-        at += n;
+        std::io::IoSlice::advance_slices(&mut left, n);
     }
     Ok(())
 }

@@ -3,7 +3,8 @@
 //! over TLS writes one 16 KiB record per `write`) otherwise costs a wake-up of the broker per write, paid on both
 //! sides of a loopback connection. The low-water mark never exceeds the frame bytes still to come minus what the
 //! layers below the frame reader may already hold, so a read never waits for bytes the client will not send.
-//! One of the broker crate's two `unsafe` calls (the other: `crate::heap`'s `malloc_trim`): the `setsockopt` call.
+//! Holds one of the broker crate's three `unsafe` uses (the others: `crate::heap`'s `malloc_trim` and
+//! `crate::codec::parts`' `BufMut`): the `setsockopt` call.
 
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicI32, Ordering};

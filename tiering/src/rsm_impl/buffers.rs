@@ -9,14 +9,12 @@ use bytes::Bytes;
 use futures::{Stream, StreamExt};
 pub(crate) use strata_storage::buffers::BufferPool;
 
-/// Idle buffers kept for reuse (each about `chunk.size`); more are freed.
+/// Idle buffers kept for reuse (each about `chunk.size`, whatever it is set to); more are freed.
 const MAX_IDLE: usize = 4;
-/// Bytes of idle buffers kept at most (four default chunks).
-const MAX_IDLE_BYTES: usize = 4 * (4 << 20) + 4096;
 
-/// The pool of one RSM's chunk GETs.
+/// The pool of one RSM's chunk GETs, bounded by count only.
 pub(crate) fn pool() -> Arc<BufferPool> {
-    BufferPool::new(MAX_IDLE, MAX_IDLE_BYTES)
+    BufferPool::new(MAX_IDLE, usize::MAX)
 }
 
 /// Collects `body` (`len` bytes expected) into one pooled buffer. Returns what arrived; the caller checks the
