@@ -27,7 +27,9 @@
 # bench/kafka/rdkafka-perf.sh builds it), COUNT_SCALE (1: 300,000 x 100 B / 100,000 x 1 KiB per run; 0.5 halves),
 # CONSUME_RUNS (3: rdkafka consumes each row's records this many times with fresh groups and shows the median MB/s; a
 # 100 B consume is bound by the client's per-message cost and lands on one of two plateaus run to run), LAT_SECONDS (10), CLIENTS, OUT (a markdown file to append the tables to), STOP_AT (a `date -d` time: rows not
-# started by then are skipped and left out of the tables). Data under a temp dir, removed at exit.
+# started by then are skipped and left out of the tables), PIN ("BROKER_CPUS CLIENT_CPUS", e.g. "0 1": every thread
+# of both brokers on BROKER_CPUS and the clients on CLIENT_CPUS, with `taskset`, so a client and a broker never take
+# each other's core; unset, all share the machine). Data under a temp dir, removed at exit.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 MATRIX=${1:-small}
@@ -148,6 +150,16 @@ start_strata "$SP" "$SS" "$WORK/strata-data" --override remote.log.storage.syste
 SPID=$PID
 SSTART=$START_MS
 say "started: Kafka ${KSTART} ms, strata ${SSTART} ms"
+PINNED=""
+if [ -n "${PIN:-}" ]; then
+  read -r BROKER_CPUS CLIENT_CPUS <<<"$PIN"
+  taskset -a -p -c "$BROKER_CPUS" "$KPID" >/dev/null
+  taskset -a -p -c "$BROKER_CPUS" "$SPID" >/dev/null
+  # Clients (rdkafka_performance, the Java tools, the topic creator) start on CLIENT_CPUS from here on.
+  taskset -p -c "$CLIENT_CPUS" $$ >/dev/null
+  PINNED="brokers on CPU $BROKER_CPUS and clients on CPU $CLIENT_CPUS (taskset); "
+  say "pinned: $PINNED"
+fi
 
 TOPICS=()
 for row in "${ROWS[@]}"; do
@@ -195,7 +207,7 @@ LOAD1=$(load)
 {
   echo "## strata vs Apache Kafka 4.4 (issue 33 item 2), $(date -u +%F) $T0–$(date -u +%H:%M) UTC, \`bench/vs-kafka.sh $MATRIX\`"
   echo
-  echo "Both brokers up at once, each row on both (Kafka first for java, alternating for rdkafka); $("$WORK/strata" --version 2>/dev/null | head -1)"
+  echo "Both brokers up at once, each row on both (Kafka first for java, alternating for rdkafka); ${PINNED}$("$WORK/strata" --version 2>/dev/null | head -1)"
   echo "release build, tree at commit $(git -C "$ROOT" rev-parse --short HEAD); COUNT_SCALE=$COUNT_SCALE (1 = 300,000 x 100 B or"
   echo "100,000 x 1 KiB per run), latency at half Kafka's maximum for ${LAT_SECONDS} s; rdkafka consume MB/s the median of ${CONSUME_RUNS} consumes. Load average (1/5/15 min) before:"
   echo "$LOAD0; after: $LOAD1; per row below. Ratios are strata / Kafka (throughput: higher is better; latency, CPU:"

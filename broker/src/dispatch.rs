@@ -97,10 +97,10 @@ async fn dispatch(
             call!($handler, |resp| encode(&header, api, version, resp)
                 .map(Encoded::from))
         };
-        ($handler:path, $encoder:expr) => {{
+        ($handler:expr, $encoder:expr) => {{
             let req = decode(&mut body, version, api)?;
             let mut resp =
-                crate::guard::guarded(broker, version, req, |req| $handler(broker, &header, req))
+                crate::guard::guarded(broker, version, req, |req| ($handler)(broker, &header, req))
                     .await;
             adjust(broker, &mut resp, fault);
             ($encoder)(&resp).map(Some)
@@ -116,9 +116,16 @@ async fn dispatch(
                 .await
                 .map(|r| r.map(Encoded::from))
         }
-        ApiKey::Fetch => call!(fetch::handle, |resp| {
-            encode_referencing(&header, api, version, resp, fetch::record_sets(resp))
-        }),
+        ApiKey::Fetch => {
+            let regions = fetch::Regions::default();
+            call!(
+                |b, h, req| fetch::handle_into(b, h, req, Some(&regions)),
+                |resp| {
+                    let refs = fetch::record_sets(resp, &regions);
+                    encode_referencing(&header, api, version, resp, refs)
+                }
+            )
+        }
         ApiKey::ListOffsets => call!(list_offsets::handle),
         ApiKey::InitProducerId => call!(init_producer_id::handle),
         ApiKey::FindCoordinator => call!(find_coordinator::handle),

@@ -297,12 +297,85 @@ impl PendingRead {
         let Some(file) = self.file.filter(|_| self.len > 0) else {
             return Ok(Bytes::new());
         };
-        let pool = crate::buffers::reads();
-        let mut buf = pool.take_len(self.len);
-        if let Err(e) = file.file.read_exact_at(&mut buf, self.pos) {
-            pool.give_back(buf);
-            return Err(io_err(&self.path)(e));
+        pread_pooled(&file, &self.path, self.pos, self.len)
+    }
+
+    /// The bytes this read would return, cut to `len` (<= its length), as a region of the file to be sent from
+    /// where it is; None for an empty read.
+    pub(crate) fn into_region(self, len: usize) -> Option<FileRegion> {
+        let file = self.file.filter(|_| len > 0)?;
+        Some(FileRegion {
+            file,
+            path: self.path,
+            pos: self.pos,
+            len: len.min(self.len),
+        })
+    }
+}
+
+/// `len` bytes at `pos` into a pooled buffer (see [`crate::buffers::reads`]).
+fn pread_pooled(file: &OpenFile, path: &Path, pos: u64, len: usize) -> Result<Bytes> {
+    let pool = crate::buffers::reads();
+    let mut buf = pool.take_len(len);
+    if let Err(e) = file.file.read_exact_at(&mut buf, pos) {
+        pool.give_back(buf);
+        return Err(io_err(path)(e));
+    }
+    Ok(pool.into_bytes(buf))
+}
+
+/// Whole batches of a segment's `.log`, left where they are: a fetch hands them to the socket with `sendfile`
+/// (Kafka's `FileRecords.writeTo`), so they are not copied through the broker's memory. The bytes never change
+/// (a segment's bytes below its size are never rewritten while the log is open) and the shared descriptor keeps
+/// them readable after retention removes the file.
+#[derive(Debug, Clone)]
+pub struct FileRegion {
+    file: Arc<OpenFile>,
+    path: PathBuf,
+    pos: u64,
+    len: usize,
+}
+
+impl FileRegion {
+    /// The region's length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the region is empty (never, as made by the log).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The region's bytes, read into memory (one `pread`), for a stream `sendfile` cannot write to.
+    pub fn read(&self) -> Result<Bytes> {
+        if self.len == 0 {
+            return Ok(Bytes::new());
         }
-        Ok(pool.into_bytes(buf))
+        pread_pooled(&self.file, &self.path, self.pos, self.len)
+    }
+
+    /// One `sendfile` of the region's bytes from `done` on to `out` (a socket): the bytes it took, as the
+    /// system call returns them (`WouldBlock` when a non-blocking socket is full). A region whose file was cut
+    /// short under it returns `UnexpectedEof` rather than 0, so a caller never waits on it forever.
+    pub fn send_to(&self, out: std::os::fd::BorrowedFd<'_>, done: usize) -> std::io::Result<usize> {
+        let left = self.len.saturating_sub(done);
+        if left == 0 {
+            return Ok(0);
+        }
+        let mut at = self.pos + done as u64;
+        let n = rustix::fs::sendfile(out, &self.file.file, Some(&mut at), left)?;
+        if n == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!(
+                    "{} ends before the {} bytes at {} being sent",
+                    self.path.display(),
+                    self.len,
+                    self.pos
+                ),
+            ));
+        }
+        Ok(n)
     }
 }

@@ -70,10 +70,10 @@ pub use config::{
 };
 pub use error::{Error, RecordError, Result};
 pub use failpoint::crash_point;
-pub use file_records::{BatchScanError, FileBatchIter, FileRecords};
+pub use file_records::{BatchScanError, FileBatchIter, FileRecords, FileRegion};
 pub use fsio::atomic_write;
 pub use index::{OffsetIndex, TimeIndex};
-pub use log::{FetchDataInfo, LogAppendInfo, RollListener, RolledSegment, UnifiedLog};
+pub use log::{FetchDataInfo, LogAppendInfo, LogSlice, RollListener, RolledSegment, UnifiedLog};
 pub use manager::{LogManager, NewLogs};
 pub use partition::{TopicIdPartition, TopicPartition};
 pub use producer::ActiveProducer;

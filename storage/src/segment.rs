@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::file_records::{FileRecords, PendingRead};
+use crate::file_records::{FileRecords, FileRegion, PendingRead};
 use crate::handles::HandleCache;
 use crate::index::{AbortedTxn, OffsetIndex, TimeIndex, TimestampOffset, TransactionIndex};
 use crate::names::{self, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX};
@@ -369,13 +369,15 @@ impl LogSegment {
     /// Plans the read of whole batches from the one containing `offset`, at most `max_bytes` (or the first batch
     /// whole when `min_one_message`), none with base offset >= `max_offset`: the index lookup and header reads
     /// here (under the log's lock), the one data `pread` in [`SegmentRead::read`] (after the lock is released).
-    /// None past the segment's end.
+    /// With `region_from`, a read of at least that many bytes is planned as a [`SegmentRead::Region`] instead:
+    /// its end found from the batch headers here, its bytes never read by the broker. None past the segment's end.
     pub(crate) fn plan_read(
         &self,
         offset: i64,
         max_bytes: usize,
         min_one_message: bool,
         max_offset: Option<i64>,
+        region_from: Option<usize>,
     ) -> Result<Option<SegmentRead>> {
         let Some((pos, first_size, first_base)) = self.translate_offset(offset)? else {
             return Ok(None);
@@ -391,10 +393,54 @@ impl LogSegment {
         if want < first_size {
             return Ok(Some(SegmentRead::Empty));
         }
-        Ok(Some(SegmentRead::Data {
-            read: self.log.read_handle(pos, want)?,
-            max_offset,
-        }))
+        let read = self.log.read_handle(pos, want)?;
+        if let Some(from) = region_from {
+            let limit = pos
+                .saturating_add(want as u64)
+                .min(self.log.size_in_bytes());
+            if limit - pos >= from as u64 {
+                let (end, next_offset) = self.whole_batches_end(pos, limit, max_offset)?;
+                if let Some(region) = read.into_region((end - pos) as usize) {
+                    return Ok(Some(SegmentRead::Region {
+                        region,
+                        next_offset,
+                    }));
+                }
+                return Ok(Some(SegmentRead::Empty));
+            }
+        }
+        Ok(Some(SegmentRead::Data { read, max_offset }))
+    }
+
+    /// Where the whole batches from `pos` (a batch boundary) end at or below `limit`, none with base offset >=
+    /// `max_offset`, and the offset after them (the next batch's base offset, or the segment's next offset at its
+    /// end: Kafka's upper bound for the aborted transactions a read_committed fetch returns). The walk over batch
+    /// headers starts at the offset index's last entry at or below the limit, so it reads a few headers, not all.
+    fn whole_batches_end(
+        &self,
+        pos: u64,
+        limit: u64,
+        max_offset: Option<i64>,
+    ) -> Result<(u64, i64)> {
+        let mut limit = limit;
+        if let Some(m) = max_offset.filter(|m| *m < self.next_offset) {
+            if let Some((at, size, base)) = self.translate_offset(m)? {
+                limit = limit.min(if base >= m { at } else { at + size as u64 });
+            }
+        }
+        let mut at = self
+            .offset_index
+            .lookup_position(limit)?
+            .map_or(pos, |e| (e.position as u64).max(pos));
+        while let Some(h) = self.log.read_header(at)? {
+            let size = batch_size_from_header(&h)? as u64;
+            if at + size > limit {
+                return Ok((at, i64::from_be_bytes(h[0..8].try_into().expect("8"))));
+            }
+            at += size;
+        }
+        // At the segment's end (fewer than a header's bytes after `at` only when the file ends there).
+        Ok((at, self.next_offset))
     }
 
     /// The first record at or after `start_offset` whose timestamp is >= `ts`: (offset, timestamp) (see
@@ -648,13 +694,20 @@ pub(crate) enum SegmentRead {
         read: PendingRead,
         max_offset: Option<i64>,
     },
+    /// Whole batches left in the file, and the offset after them.
+    Region {
+        region: FileRegion,
+        next_offset: i64,
+    },
 }
 
 impl SegmentRead {
     /// Performs the `pread` and keeps whole batches with base offsets below `max_offset`.
     pub(crate) fn read(self) -> Result<Bytes> {
-        let SegmentRead::Data { read, max_offset } = self else {
-            return Ok(Bytes::new());
+        let (read, max_offset) = match self {
+            SegmentRead::Empty => return Ok(Bytes::new()),
+            SegmentRead::Region { region, .. } => return region.read(),
+            SegmentRead::Data { read, max_offset } => (read, max_offset),
         };
         let mut buf = read.read()?;
         let mut end = 0usize;

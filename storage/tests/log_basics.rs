@@ -165,3 +165,61 @@ fn log_survives_clean_restart() {
     let a = log.append_as_leader(batch(1, 5), 4).unwrap();
     assert_eq!(a.first_offset, 20);
 }
+
+#[test]
+fn a_slice_left_in_its_file_is_exactly_what_a_read_returns() {
+    use strata_storage::LogSlice;
+    let dir = tempfile::tempdir().unwrap();
+    let m = open_manager(dir.path());
+    let mut cfg = strata_storage::LogConfig::default();
+    cfg.segment_bytes = 64 * 1024;
+    cfg.index_interval_bytes = 1000;
+    let log = log(&m, cfg);
+    // Batches of varied sizes (1 to 9 records of 40-300 bytes) over several segments.
+    for i in 0..300usize {
+        let n = 1 + i % 9;
+        log.append_as_leader(sized_batch(n, 40 + (i * 37) % 260, 1000 + i as i64), 0)
+            .unwrap();
+    }
+    let end = log.log_end_offset();
+    let mut checked_regions = 0;
+    for offset in (0..end).step_by(97) {
+        for max_bytes in [0usize, 1, 200, 1500, 4096, 20_000, 1 << 20] {
+            for max_offset in [None, Some(offset + 1), Some(offset + 50), Some(end)] {
+                for first in [true, false] {
+                    let want = log
+                        .read(offset, max_bytes, first, max_offset)
+                        .unwrap()
+                        .records;
+                    let got = log
+                        .read_slice(offset, max_bytes, first, max_offset, 0)
+                        .unwrap();
+                    let (bytes, next) = match &got {
+                        LogSlice::Bytes(b) => (b.clone(), None),
+                        LogSlice::File {
+                            region,
+                            next_offset,
+                        } => {
+                            checked_regions += 1;
+                            (region.read().unwrap(), Some(*next_offset))
+                        }
+                    };
+                    let at = (offset, max_bytes, max_offset, first);
+                    assert_eq!(bytes, want, "{at:?}");
+                    assert_eq!(got.len(), want.len(), "{at:?}");
+                    if let Some(next) = next {
+                        // The offset after the slice: the next batch's base offset (no gaps here).
+                        let last = RecordBatch::iter(&want).last().unwrap().unwrap();
+                        assert_eq!(next, last.next_offset(), "{at:?}");
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked_regions > 100, "{checked_regions} regions checked");
+    // A read below the threshold stays in memory.
+    assert!(matches!(
+        log.read_slice(0, 1 << 20, true, None, usize::MAX).unwrap(),
+        LogSlice::Bytes(ref b) if !b.is_empty()
+    ));
+}

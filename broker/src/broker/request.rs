@@ -2,7 +2,8 @@
 //! Set by the connection for the time its request is handled (a task-local, so the handlers' signatures stay one
 //! per API); read by JoinGroup (the member's client host) and by the answers that name the broker's endpoint
 //! (Metadata, FindCoordinator, DescribeCluster), which give the listener the request arrived on, as Kafka does;
-//! and by the authorizer (`crate::guard`), which checks the connection's principal and address.
+//! by the authorizer (`crate::guard`), which checks the connection's principal and address; and by Fetch, which
+//! leaves records in their files only for a connection without TLS.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -16,6 +17,9 @@ pub(crate) struct RequestContext {
     pub listener: usize,
     /// The connection's principal (`User:alice`, `User:ANONYMOUS`; `crate::authz::principal`).
     pub principal: std::sync::Arc<str>,
+    /// Whether responses go to the socket as they are (no TLS), so a Fetch can leave its records in their files
+    /// for `sendfile` (`crate::codec::parts`).
+    pub sendfile: bool,
 }
 
 tokio::task_local! {
@@ -37,6 +41,12 @@ pub(crate) fn peer_host() -> String {
 /// The listener the request being handled arrived on; `None` outside a request.
 pub(crate) fn listener() -> Option<usize> {
     CONTEXT.try_with(|c| c.listener).ok()
+}
+
+/// Whether the request being handled came on a connection that takes file regions (see
+/// [`RequestContext::sendfile`]); false outside a request.
+pub(crate) fn sendfile() -> bool {
+    CONTEXT.try_with(|c| c.sendfile).unwrap_or(false)
 }
 
 /// The principal and client IP address of the request being handled (`User:ANONYMOUS` and `unknown` outside a

@@ -11,7 +11,7 @@ use kafka_protocol::protocol::{Decodable, Encodable};
 pub mod parts;
 pub mod versions;
 
-pub(crate) use parts::Encoded;
+pub(crate) use parts::{Encoded, Part};
 
 /// The codec's error text on one line (some end in a newline, which would split a log line).
 pub(crate) fn one_line(s: &str) -> String {
@@ -56,13 +56,13 @@ pub(crate) fn encode<T: Encodable>(
 }
 
 /// Frames `resp` as [`encode`] does, in parts: each of `refs` (a Fetch response's record sets) the response holds
-/// is a part of its own instead of being copied (see [`parts`]).
+/// is a part of its own instead of being copied, a placeholder's part its file region (see [`parts`]).
 pub(crate) fn encode_referencing<T: Encodable>(
     header: &RequestHeader,
     api: ApiKey,
     version: i16,
     resp: &T,
-    refs: Vec<Bytes>,
+    refs: Vec<parts::Ref>,
 ) -> Result<Encoded, Close> {
     let failed = |e: anyhow::Error| format!("cannot encode {api:?} v{version} response: {e}");
     let refs = parts::sort_refs(refs);
@@ -70,7 +70,7 @@ pub(crate) fn encode_referencing<T: Encodable>(
     let head_version = api.response_header_version(version);
     let size = head.compute_size(head_version).map_err(failed)?
         + resp.compute_size(version).map_err(failed)?;
-    let referenced: usize = refs.iter().map(Bytes::len).sum();
+    let referenced: usize = refs.iter().map(|(b, _)| b.len()).sum();
     let mut out = parts::PartsBuf::new(&refs, (4 + size).saturating_sub(referenced));
     out.put_i32(i32::try_from(size).map_err(|_| format!("{api:?} response of {size} bytes"))?);
     head.encode(&mut out, head_version).map_err(failed)?;
@@ -81,7 +81,8 @@ pub(crate) fn encode_referencing<T: Encodable>(
             out.len() - 4
         ));
     }
-    Ok(out.finish())
+    out.finish()
+        .map_err(|e| format!("cannot encode {api:?} v{version} response: {e}"))
 }
 
 /// Decodes a frame's request header: (api, version, header), the body left in `body`.

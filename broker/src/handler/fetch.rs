@@ -12,11 +12,11 @@ use kafka_protocol::messages::fetch_response::{
 };
 use kafka_protocol::messages::{FetchRequest, FetchResponse, ProducerId, RequestHeader};
 use strata_storage::record::BatchHeader;
-use strata_storage::RecordBatch;
-use strata_storage::UnifiedLog;
+use strata_storage::{FileRegion, LogSlice, RecordBatch, UnifiedLog};
 
 use super::blocking;
 use crate::broker::Broker;
+use crate::codec::parts::Ref;
 use crate::error::{Error, Result};
 use crate::error_code;
 use crate::remote::RemoteLogReader;
@@ -35,22 +35,42 @@ struct Wanted {
 /// A partition to be read from remote storage after the local pass: (topic idx, partition idx, log, offset, budget).
 type RemoteRead = (usize, usize, Arc<UnifiedLog>, i64, usize);
 
-/// Reads every wanted partition once from local logs; returns the response topics, the bytes gathered and the
-/// partitions whose offset is only in remote storage.
+/// Local reads of at least this many bytes are left in their files and sent with `sendfile` (on a connection
+/// without TLS); smaller ones are read into memory, where a `pread` costs less than finding the batches' end
+/// from their headers and a system call of their own.
+const SENDFILE_FROM: usize = 32 * 1024;
+
+/// The record sets a response leaves in their files: each placeholder (see `crate::codec::parts`) and the file
+/// region it stands for, filled by [`handle_into`] for the encoder.
+pub(crate) type Regions = parking_lot::Mutex<Vec<(Bytes, FileRegion)>>;
+
+/// What one local pass gathered: the response topics, the bytes gathered, the partitions whose offset is only
+/// in remote storage, and the record sets left in their files.
+type Gathered = (
+    Vec<Vec<PartitionData>>,
+    usize,
+    Vec<RemoteRead>,
+    Vec<(Bytes, FileRegion)>,
+);
+
+/// Reads every wanted partition once from local logs; with `sendfile`, large reads stay in their files.
 fn read_all(
     broker: &Broker,
     wanted: &[Vec<Wanted>],
     max_bytes: usize,
     read_committed: bool,
-) -> (Vec<Vec<PartitionData>>, usize, Vec<RemoteRead>) {
+    sendfile: bool,
+) -> Gathered {
     let mut total = 0usize;
     let mut remote = Vec::new();
+    let mut regions = Vec::new();
     let mut out = Vec::with_capacity(wanted.len());
     for (ti, topic) in wanted.iter().enumerate() {
         let mut parts = Vec::with_capacity(topic.len());
         for (pi, w) in topic.iter().enumerate() {
             let budget = w.max_bytes.min(max_bytes.saturating_sub(total));
-            let (data, tiered) = read_one(broker, w, budget, total == 0, read_committed);
+            let files = sendfile.then_some(&mut regions);
+            let (data, tiered) = read_one(broker, w, budget, total == 0, read_committed, files);
             if let Some(log) = tiered {
                 remote.push((ti, pi, log, w.offset, budget.max(1)));
             }
@@ -59,15 +79,17 @@ fn read_all(
         }
         out.push(parts);
     }
-    (out, total, remote)
+    (out, total, remote, regions)
 }
 
+/// Reads one partition from its local log (`regions`: where a read left in its file goes, when it may).
 fn read_one(
     broker: &Broker,
     w: &Wanted,
     budget: usize,
     first: bool,
     read_committed: bool,
+    regions: Option<&mut Vec<(Bytes, FileRegion)>>,
 ) -> (PartitionData, Option<Arc<UnifiedLog>>) {
     // Kafka answers a read_uncommitted fetch, and a failed read, with null aborted transactions (the codec's
     // default is an empty list); read_committed reads fill them in below.
@@ -108,14 +130,17 @@ fn read_one(
         {
             return Ok((empty, Some(log)));
         }
-        let data = log.read(w.offset, budget, first, Some(upper))?;
+        let (records, next_offset) = read_local(&log, w.offset, budget, first, upper, regions)?;
         let base = if read_committed {
             // Headers only: these bytes are this log's own, checked on append (a CRC pass here cost every
-            // read_committed consumer — librdkafka's default — a pass over every byte it fetched).
-            let end = RecordBatch::iter_unchecked_crc(&data.records)
-                .filter_map(|b| b.ok())
-                .last()
-                .map_or(w.offset, |b| b.next_offset());
+            // read_committed consumer — librdkafka's default — a pass over every byte it fetched). A read left
+            // in its file knows the offset after it.
+            let end = next_offset.unwrap_or_else(|| {
+                RecordBatch::iter_unchecked_crc(&records)
+                    .filter_map(|b| b.ok())
+                    .last()
+                    .map_or(w.offset, |b| b.next_offset())
+            });
             // By first offset: the `.txnindex` lists them in marker order, and kafkajs consumes the list front
             // to back expecting first offsets in order (it showed aborted records otherwise).
             let mut aborted = log.collect_aborted(w.offset, end)?;
@@ -132,7 +157,7 @@ fn read_one(
         } else {
             base
         };
-        Ok((base.with_records(Some(data.records)), None))
+        Ok((base.with_records(Some(records)), None))
     })();
     match result {
         Ok(p) => p,
@@ -156,6 +181,34 @@ fn read_one(
             }
             (p, None)
         }
+    }
+}
+
+/// Reads whole batches from `offset` below `upper`: in memory, or (with `regions`, when large enough) left in the
+/// file with a placeholder for the response and the offset after them.
+fn read_local(
+    log: &UnifiedLog,
+    offset: i64,
+    budget: usize,
+    first: bool,
+    upper: i64,
+    regions: Option<&mut Vec<(Bytes, FileRegion)>>,
+) -> Result<(Bytes, Option<i64>)> {
+    let Some(regions) = regions else {
+        return Ok((log.read(offset, budget, first, Some(upper))?.records, None));
+    };
+    match log.read_slice(offset, budget, first, Some(upper), SENDFILE_FROM)? {
+        LogSlice::Bytes(b) => Ok((b, None)),
+        LogSlice::File {
+            region,
+            next_offset,
+        } => match crate::codec::parts::placeholder(regions.len(), region.len()) {
+            Some(ph) => {
+                regions.push((ph.clone(), region));
+                Ok((ph, Some(next_offset)))
+            }
+            None => Ok((region.read()?, Some(next_offset))),
+        },
     }
 }
 
@@ -262,17 +315,38 @@ async fn read_remote(
     total
 }
 
-/// The record sets of a response, for encoding it without copying them (`crate::codec::parts`).
-pub(crate) fn record_sets(resp: &FetchResponse) -> Vec<Bytes> {
-    resp.responses
+/// The record sets of a response, for encoding it without copying them, and the file regions its placeholders
+/// stand for (`crate::codec::parts`).
+pub(crate) fn record_sets(resp: &FetchResponse, regions: &Regions) -> Vec<Ref> {
+    let mut refs: Vec<Ref> = resp
+        .responses
         .iter()
         .flat_map(|t| t.partitions.iter())
         .filter_map(|p| p.records.clone())
-        .collect()
+        .filter(|b| !crate::codec::parts::is_placeholder(b))
+        .map(|b| (b, None))
+        .collect();
+    refs.extend(
+        std::mem::take(&mut *regions.lock())
+            .into_iter()
+            .map(|(ph, region)| (ph, Some(region))),
+    );
+    refs
 }
 
-/// Answers Fetch.
+/// Answers Fetch with every record set in memory.
 pub async fn handle(broker: &Arc<Broker>, h: &RequestHeader, req: FetchRequest) -> FetchResponse {
+    handle_into(broker, h, req, None).await
+}
+
+/// Answers Fetch; with `regions`, on a connection that takes them, large local reads stay in their files: the
+/// response holds placeholders for them, and `regions` what they stand for (the encoder must swap them in).
+pub(crate) async fn handle_into(
+    broker: &Arc<Broker>,
+    h: &RequestHeader,
+    req: FetchRequest,
+    regions: Option<&Regions>,
+) -> FetchResponse {
     // Fetch sessions (KIP-227): strata keeps none. A full fetch (epoch 0 asks for a session, -1 for none) is
     // answered sessionless (session id 0), which tells the client to send full fetches from then on; an
     // incremental fetch (epoch > 0) names a session that does not exist, as Kafka answers for an evicted one.
@@ -289,10 +363,15 @@ pub async fn handle(broker: &Arc<Broker>, h: &RequestHeader, req: FetchRequest) 
         .map(|t| (t.topic.clone(), t.topic_id))
         .collect();
     let wanted = Arc::new(wanted(broker, h.request_api_version, &req));
-    let partitions = match read_until_ready(broker, &wanted, Limits::of(&req)).await {
-        Ok(parts) => parts,
-        Err(e) => return FetchResponse::default().with_error_code(error_code::code(&e)),
-    };
+    let sendfile = regions.is_some() && crate::broker::request::sendfile();
+    let (partitions, files) =
+        match read_until_ready(broker, &wanted, Limits::of(&req), sendfile).await {
+            Ok(read) => read,
+            Err(e) => return FetchResponse::default().with_error_code(error_code::code(&e)),
+        };
+    if let Some(regions) = regions {
+        *regions.lock() = files;
+    }
     respond(broker, names, &wanted, partitions)
 }
 
@@ -349,12 +428,14 @@ impl Limits {
 }
 
 /// Reads the wanted partitions (local logs, then remote storage) until `min_bytes` arrived, a partition failed,
-/// the deadline passed or the broker shuts down; woken by appends in between.
+/// the deadline passed or the broker shuts down; woken by appends in between. Returns them with the record sets
+/// left in their files (with `sendfile`).
 async fn read_until_ready(
     broker: &Arc<Broker>,
     wanted: &Arc<Vec<Vec<Wanted>>>,
     limits: Limits,
-) -> Result<Vec<Vec<PartitionData>>> {
+    sendfile: bool,
+) -> Result<(Vec<Vec<PartitionData>>, Vec<(Bytes, FileRegion)>)> {
     let Limits {
         max_bytes,
         min_bytes,
@@ -369,8 +450,8 @@ async fn read_until_ready(
         notified.as_mut().enable();
         let b = broker.clone();
         let w = wanted.clone();
-        let (mut parts, mut total, remote) =
-            blocking(move || Ok(read_all(&b, &w, max_bytes, read_committed))).await?;
+        let (mut parts, mut total, remote, files) =
+            blocking(move || Ok(read_all(&b, &w, max_bytes, read_committed, sendfile))).await?;
         if !remote.is_empty() {
             total += read_remote(broker, &mut parts, remote, read_committed).await;
         }
@@ -381,7 +462,7 @@ async fn read_until_ready(
             || Instant::now() >= deadline
             || cancel.is_cancelled()
         {
-            return Ok(parts);
+            return Ok((parts, files));
         }
         tokio::select! {
             _ = &mut notified => {}

@@ -26,7 +26,7 @@ use tracing::{debug, info, warn};
 
 use crate::broker::request::{self, RequestContext};
 use crate::broker::Broker;
-use crate::codec::Encoded;
+use crate::codec::{Encoded, Part};
 use crate::dispatch;
 use crate::network::budget::{Held, RequestBudget};
 use crate::network::limits::{ConnState, Registered};
@@ -301,8 +301,9 @@ async fn serve_stream<R, W>(
     conn: Registered,
 ) where
     R: AsyncRead + Unpin + Send + 'static,
-    W: AsyncWrite + Unpin + Send + 'static,
+    W: ResponseStream + Send + 'static,
 {
+    let sendfile = wr.tcp().is_some();
     let mut rd = BufReader::with_capacity(FRAME_READ_BUFFER, rd);
     let (tx, rx) = mpsc::channel::<Queued>(RESPONSE_QUEUE);
     let state = conn.state().clone();
@@ -352,6 +353,7 @@ async fn serve_stream<R, W>(
             peer,
             listener,
             principal: principal.clone(),
+            sendfile,
         };
         match request::scope(cx, dispatch::handle(&broker, frame)).await {
             Ok(Some(resp)) => {
@@ -547,8 +549,28 @@ async fn sasl_step(
 /// A response waiting for the writer, with its share of [`RESPONSE_QUEUE_BYTES`] (given back once written).
 type Queued = (Encoded, OwnedSemaphorePermit);
 
+/// Where responses are written: a plain TCP stream also takes a [`Part::File`] with `sendfile`; a stream with TLS
+/// in between gets the region's bytes read into memory (Fetch leaves no records in their files for it).
+pub(crate) trait ResponseStream: AsyncWrite + Unpin {
+    /// The TCP stream `sendfile` can write to, when nothing is in between.
+    fn tcp(&self) -> Option<&TcpStream> {
+        None
+    }
+}
+
+impl ResponseStream for tokio::net::tcp::OwnedWriteHalf {
+    fn tcp(&self) -> Option<&TcpStream> {
+        Some(self.as_ref())
+    }
+}
+
+impl<T: AsyncRead + AsyncWrite> ResponseStream for tokio::io::WriteHalf<T> {}
+
+#[cfg(test)]
+impl ResponseStream for tokio::io::DuplexStream {}
+
 /// Writes framed responses in order, flushing when the queue runs dry.
-async fn write_loop<W: AsyncWrite + Unpin>(
+async fn write_loop<W: ResponseStream>(
     wr: W,
     mut rx: mpsc::Receiver<Queued>,
     state: Arc<ConnState>,
@@ -575,11 +597,36 @@ async fn write_loop<W: AsyncWrite + Unpin>(
 /// The most parts handed to one `writev`.
 const MAX_IOVECS: usize = 64;
 
-/// Writes a response's parts in order. Parts that fit go through the writer's buffer; a response larger than it
-/// goes to the socket with one vectored write (`writev` on a plain TCP stream) from where its parts are.
-async fn write_parts<W: AsyncWrite + Unpin>(
+/// Writes a response's parts in order: runs of parts in memory as [`write_mem`] does, file regions with
+/// [`send_region`].
+async fn write_parts<W: ResponseStream>(
     wr: &mut BufWriter<W>,
-    parts: &[Bytes],
+    parts: &[Part],
+) -> std::io::Result<()> {
+    let mut rest = parts;
+    while !rest.is_empty() {
+        let mem: Vec<&Bytes> = rest
+            .iter()
+            .map_while(|p| match p {
+                Part::Mem(b) => Some(b),
+                Part::File(_) => None,
+            })
+            .collect();
+        write_mem(wr, &mem).await?;
+        rest = &rest[mem.len()..];
+        if let Some((Part::File(region), after)) = rest.split_first() {
+            send_region(wr, region).await?;
+            rest = after;
+        }
+    }
+    Ok(())
+}
+
+/// Writes parts in memory. Parts that fit go through the writer's buffer; more than it holds go to the socket
+/// with one vectored write (`writev` on a plain TCP stream) from where they are.
+async fn write_mem<W: AsyncWrite + Unpin>(
+    wr: &mut BufWriter<W>,
+    parts: &[&Bytes],
 ) -> std::io::Result<()> {
     if let [one] = parts {
         return wr.write_all(one).await;
@@ -602,6 +649,34 @@ async fn write_parts<W: AsyncWrite + Unpin>(
     Ok(())
 }
 
+/// Writes a file region: with `sendfile` from the page cache to a plain TCP socket (after what the writer has
+/// buffered), else read into memory first.
+async fn send_region<W: ResponseStream>(
+    wr: &mut BufWriter<W>,
+    region: &strata_storage::FileRegion,
+) -> std::io::Result<()> {
+    if wr.get_ref().tcp().is_none() {
+        let bytes = region.read().map_err(std::io::Error::other)?;
+        return wr.write_all(&bytes).await;
+    }
+    wr.flush().await?;
+    let Some(tcp) = wr.get_ref().tcp() else {
+        return Err(std::io::ErrorKind::Unsupported.into());
+    };
+    let mut done = 0;
+    while done < region.len() {
+        tcp.writable().await?;
+        match tcp.try_io(tokio::io::Interest::WRITABLE, || {
+            region.send_to(std::os::fd::AsFd::as_fd(tcp), done)
+        }) {
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -620,10 +695,11 @@ mod tests {
     async fn a_response_in_parts_arrives_whole_through_short_writes() {
         // A pipe of 100 bytes takes each vectored write only in part.
         let (a, mut b) = tokio::io::duplex(100);
-        let parts: Vec<Bytes> = (0..200u32)
+        let bytes: Vec<Bytes> = (0..200u32)
             .map(|i| Bytes::from(vec![i as u8; (i as usize * 37) % 9000]))
             .collect();
-        let want: Vec<u8> = parts.iter().flat_map(|p| p.iter().copied()).collect();
+        let want: Vec<u8> = bytes.iter().flat_map(|p| p.iter().copied()).collect();
+        let parts: Vec<Part> = bytes.iter().cloned().map(Part::Mem).collect();
         let reader = tokio::spawn(async move {
             let mut got = Vec::new();
             b.read_to_end(&mut got).await.unwrap();
@@ -635,9 +711,96 @@ mod tests {
         wr.shutdown().await.unwrap();
         drop(wr);
         let got = reader.await.unwrap();
-        assert_eq!(got.len(), want.len() + parts[3].len());
+        assert_eq!(got.len(), want.len() + bytes[3].len());
         assert!(got[..want.len()] == want[..], "the parts' bytes in order");
-        assert!(got[want.len()..] == parts[3][..]);
+        assert!(got[want.len()..] == bytes[3][..]);
+    }
+
+    /// Writes `parts` to a TCP connection on loopback (a slow reader: `sendfile` meets a full socket) and returns
+    /// what the peer read.
+    async fn through_tcp<W>(
+        parts: Vec<Part>,
+        wrap: impl FnOnce(tokio::net::tcp::OwnedWriteHalf) -> W,
+    ) -> Vec<u8>
+    where
+        W: ResponseStream + Send + 'static,
+    {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let reader = tokio::spawn(async move {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut got = Vec::new();
+            let mut buf = vec![0u8; 7000];
+            loop {
+                let n = s.read(&mut buf).await.unwrap();
+                if n == 0 {
+                    return got;
+                }
+                got.extend_from_slice(&buf[..n]);
+                tokio::task::yield_now().await;
+            }
+        });
+        let (_rd, wr) = TcpStream::connect(addr).await.unwrap().into_split();
+        let mut wr = BufWriter::with_capacity(1024, wrap(wr));
+        write_parts(&mut wr, &parts).await.unwrap();
+        wr.flush().await.unwrap();
+        wr.shutdown().await.unwrap();
+        drop(wr);
+        tokio::time::timeout(Duration::from_secs(30), reader)
+            .await
+            .expect("the peer read everything within 30 s")
+            .unwrap()
+    }
+
+    /// An `AsyncWrite` with no TCP stream `sendfile` could use (as a TLS stream).
+    struct NoSendfile(tokio::net::tcp::OwnedWriteHalf);
+
+    impl AsyncWrite for NoSendfile {
+        fn poll_write(
+            mut self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+            buf: &[u8],
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            std::pin::Pin::new(&mut self.0).poll_write(cx, buf)
+        }
+        fn poll_flush(
+            mut self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::pin::Pin::new(&mut self.0).poll_flush(cx)
+        }
+        fn poll_shutdown(
+            mut self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::pin::Pin::new(&mut self.0).poll_shutdown(cx)
+        }
+    }
+
+    impl ResponseStream for NoSendfile {}
+
+    #[tokio::test]
+    async fn file_regions_go_out_with_sendfile_between_parts_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        // About 3 MiB, more than loopback's socket buffers take at once.
+        let (bytes, region) = crate::codec::parts::tests::region(dir.path(), 30_000);
+        let head = Bytes::from_static(b"head");
+        let tail = Bytes::from(vec![3u8; 5000]);
+        let parts = vec![
+            Part::Mem(head.clone()),
+            Part::File(region.clone()),
+            Part::Mem(tail.clone()),
+            Part::File(region),
+        ];
+        let mut want = head.to_vec();
+        want.extend_from_slice(&bytes);
+        want.extend_from_slice(&tail);
+        want.extend_from_slice(&bytes);
+        let got = through_tcp(parts.clone(), |w| w).await;
+        assert_eq!(got.len(), want.len());
+        assert!(got == want, "sendfile: the bytes in order");
+        let got = through_tcp(parts, NoSendfile).await;
+        assert!(got == want, "read into memory: the same bytes");
     }
 
     #[tokio::test]

@@ -49,6 +49,7 @@ pub(crate) async fn serve_bytes(
         peer: SocketAddr::from((Ipv4Addr::LOCALHOST, 40000)),
         listener: 0,
         principal: Arc::from(crate::authz::principal::ANONYMOUS),
+        sendfile: false,
     };
     loop {
         let frame = match read_frame(&mut rd, &limits).await {
@@ -62,7 +63,13 @@ pub(crate) async fn serve_bytes(
         out.frames += 1;
         let handled = request::scope(cx.clone(), dispatch::handle(broker, frame));
         match tokio::time::timeout(per_request, handled).await {
-            Ok(Ok(Some(resp))) => out.responses.push(resp.into_bytes()),
+            Ok(Ok(Some(resp))) => match resp.into_bytes() {
+                Ok(b) => out.responses.push(b),
+                Err(e) => {
+                    out.closed = Some(format!("cannot read the response's records: {e}"));
+                    return out;
+                }
+            },
             Ok(Ok(None)) => {}
             Ok(Err(reason)) => {
                 out.closed = Some(reason);

@@ -76,6 +76,16 @@ impl OffsetIndex {
         )
     }
 
+    /// The greatest entry with position <= `position` (a batch boundary at or below it); None when there is none.
+    pub fn lookup_position(&self, position: u64) -> Result<Option<OffsetPosition>> {
+        let pos = |e: &[u8]| u32::from_be_bytes(e[4..8].try_into().expect("4")) as i64;
+        let target = i64::try_from(position).unwrap_or(i64::MAX);
+        match self.file.largest_lower_bound(target, pos)? {
+            Some(n) => Ok(Some(self.parse(self.file.entry(n)?))),
+            None => Ok(None),
+        }
+    }
+
     /// Appends an entry. Offsets must increase; a non-increasing one is ignored (as Kafka's does on the same
     /// offset) unless it goes backwards, which is a bug reported as an error.
     pub fn append(&mut self, offset: i64, position: u32) -> Result<()> {

@@ -88,6 +88,7 @@ impl LocalLog {
         max_bytes: usize,
         min_one_message: bool,
         max_offset: Option<i64>,
+        region_from: Option<usize>,
     ) -> Result<SegmentRead> {
         for seg in self.segments.starting_at(offset) {
             if let Some(read) = seg.plan_read(
@@ -95,6 +96,7 @@ impl LocalLog {
                 max_bytes,
                 min_one_message,
                 max_offset,
+                region_from,
             )? {
                 return Ok(read);
             }

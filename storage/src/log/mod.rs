@@ -47,6 +47,35 @@ pub struct FetchDataInfo {
     pub records: Bytes,
 }
 
+/// What [`UnifiedLog::read_slice`] returns: whole batches read into memory, or left in their file.
+#[derive(Debug, Clone)]
+pub enum LogSlice {
+    /// Read (a small read, or nothing); empty when nothing.
+    Bytes(Bytes),
+    /// Left in the segment file, to be sent from there.
+    File {
+        /// The batches' bytes in the file.
+        region: crate::FileRegion,
+        /// The offset after the last of them (the next batch's base offset).
+        next_offset: i64,
+    },
+}
+
+impl LogSlice {
+    /// Bytes in the slice.
+    pub fn len(&self) -> usize {
+        match self {
+            LogSlice::Bytes(b) => b.len(),
+            LogSlice::File { region, .. } => region.len(),
+        }
+    }
+
+    /// Whether the slice holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// A segment that is no longer active, as tiering sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RolledSegment {

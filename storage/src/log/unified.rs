@@ -11,14 +11,14 @@ use uuid::Uuid;
 use super::leader_epoch::LeaderEpochCache;
 use super::local_log::LocalLog;
 use super::{
-    now_ms, validator, FetchDataInfo, LogAppendInfo, LogDir, RollListeners, RolledSegment,
+    now_ms, validator, FetchDataInfo, LogAppendInfo, LogDir, LogSlice, RollListeners, RolledSegment,
 };
 use crate::handles::ReleaseHandles;
 use crate::index::AbortedTxn;
 use crate::names::{self, SNAPSHOT_SUFFIX};
 use crate::producer::{self, CompletedTxn, ProducerEntry, ProducerStateManager, SequenceCheck};
 use crate::record::ControlRecordType;
-use crate::segment::LogSegment;
+use crate::segment::{LogSegment, SegmentRead};
 use crate::{Error, LogConfig, Result, TimestampType, TopicPartition};
 
 /// Mutable state behind the log's lock.
@@ -391,27 +391,66 @@ impl UnifiedLog {
         min_one_message: bool,
         max_offset: Option<i64>,
     ) -> Result<FetchDataInfo> {
-        let planned = {
-            let st = self.read_state();
-            st.local.handles.touch(&self.last_used);
-            let (start, end) = (st.local_log_start_offset(), st.log_end_offset());
-            if offset < start || offset > end {
-                return Err(Error::OffsetOutOfRange {
-                    tp: self.tp.clone(),
-                    offset,
-                    log_start: start,
-                    log_end: end,
-                });
-            }
-            st.local
-                .plan_read(offset, max_bytes, min_one_message, max_offset)?
-        };
+        let planned = self.plan_read(offset, max_bytes, min_one_message, max_offset, None)?;
         // The data `pread` runs without the lock, so appends and retention do not wait for it: bytes already in
         // a segment never change, and a segment deleted meanwhile stays readable through the shared handle
         // (its data is then below the log start, as if the read had finished just before the deletion).
         Ok(FetchDataInfo {
             records: planned.read()?,
         })
+    }
+
+    /// [`UnifiedLog::read`], leaving a read of at least `region_from` bytes in its file: a [`LogSlice::File`] of
+    /// exactly the whole batches `read` would return, for the caller to send with `sendfile` (the batches' ends
+    /// come from their headers, read here, not from their bytes).
+    pub fn read_slice(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        min_one_message: bool,
+        max_offset: Option<i64>,
+        region_from: usize,
+    ) -> Result<LogSlice> {
+        match self.plan_read(
+            offset,
+            max_bytes,
+            min_one_message,
+            max_offset,
+            Some(region_from),
+        )? {
+            SegmentRead::Region {
+                region,
+                next_offset,
+            } => Ok(LogSlice::File {
+                region,
+                next_offset,
+            }),
+            planned => Ok(LogSlice::Bytes(planned.read()?)),
+        }
+    }
+
+    /// Checks `offset` against the local log's range and plans its read under the lock.
+    fn plan_read(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        min_one_message: bool,
+        max_offset: Option<i64>,
+        region_from: Option<usize>,
+    ) -> Result<SegmentRead> {
+        let st = self.read_state();
+        st.local.handles.touch(&self.last_used);
+        let (start, end) = (st.local_log_start_offset(), st.log_end_offset());
+        if offset < start || offset > end {
+            return Err(Error::OffsetOutOfRange {
+                tp: self.tp.clone(),
+                offset,
+                log_start: start,
+                log_end: end,
+            });
+        }
+        st.local
+            .plan_read(offset, max_bytes, min_one_message, max_offset, region_from)
     }
 
     /// The log start offset (lowest offset a consumer may fetch, locally or remotely).
