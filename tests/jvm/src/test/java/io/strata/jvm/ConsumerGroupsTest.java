@@ -154,7 +154,12 @@ class ConsumerGroupsTest {
     // the take-over adds two; close revokes what is held.
     assertEquals(List.of("assigned:4", "revoked:2", "assigned:0", "assigned:0", "assigned:2", "revoked:4"),
         ra.events);
-    assertEquals(List.of("assigned:2", "revoked:2"), rb.events);
+    // The joining member gets nothing in the first round (the two partitions are still the first member's). Whether
+    // it sees that round depends on a race between the two clients, as on Kafka: its SyncGroup either completes
+    // before the first member, having revoked, rejoins ("assigned:0") or meets the next rebalance (no callback).
+    List<String> b = rb.events.isEmpty() || !rb.events.get(0).equals("assigned:0")
+        ? rb.events : rb.events.subList(1, rb.events.size());
+    assertEquals(List.of("assigned:2", "revoked:2"), b, "second member: " + rb.events);
   }
 
   @Test
