@@ -371,14 +371,13 @@ impl LogSegment {
     /// here (under the log's lock), the one data `pread` in [`SegmentRead::read`] (after the lock is released).
     /// With `region_from`, a read of at least that many bytes is planned as a [`SegmentRead::Region`] instead:
     /// its end found from the batch headers here, its bytes never read by the broker. None past the segment's end.
-    pub(crate) fn plan_read(
-        &self,
-        offset: i64,
-        max_bytes: usize,
-        min_one_message: bool,
-        max_offset: Option<i64>,
-        region_from: Option<usize>,
-    ) -> Result<Option<SegmentRead>> {
+    pub(crate) fn plan_read(&self, offset: i64, bounds: ReadBounds) -> Result<Option<SegmentRead>> {
+        let ReadBounds {
+            max_bytes,
+            min_one_message,
+            max_offset,
+            region_from,
+        } = bounds;
         let Some((pos, first_size, first_base)) = self.translate_offset(offset)? else {
             return Ok(None);
         };
@@ -682,6 +681,17 @@ impl LogSegment {
     pub(crate) fn file_records(&self) -> &FileRecords {
         &self.log
     }
+}
+
+/// What a read asks for besides its offset (see `UnifiedLog::read` and `UnifiedLog::read_slice`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ReadBounds {
+    pub(crate) max_bytes: usize,
+    pub(crate) min_one_message: bool,
+    /// No batch with a base offset at or past it.
+    pub(crate) max_offset: Option<i64>,
+    /// A read of at least this many bytes is left in its file.
+    pub(crate) region_from: Option<usize>,
 }
 
 /// A read planned by [`LogSegment::plan_read`].

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::segments::LogSegments;
 use crate::handles::HandleCache;
-use crate::segment::{LogSegment, SegmentRead};
+use crate::segment::{LogSegment, ReadBounds, SegmentRead};
 use crate::{fsio, LogConfig, Result};
 
 /// The local segments and their bookkeeping; lives behind the `UnifiedLog`'s lock.
@@ -82,22 +82,9 @@ impl LocalLog {
 
     /// Plans the read of whole batches from the segment holding `offset` (see `UnifiedLog::read`); the caller
     /// checked the range, and performs the `pread` with [`SegmentRead::read`] after releasing the lock.
-    pub(crate) fn plan_read(
-        &self,
-        offset: i64,
-        max_bytes: usize,
-        min_one_message: bool,
-        max_offset: Option<i64>,
-        region_from: Option<usize>,
-    ) -> Result<SegmentRead> {
+    pub(crate) fn plan_read(&self, offset: i64, bounds: ReadBounds) -> Result<SegmentRead> {
         for seg in self.segments.starting_at(offset) {
-            if let Some(read) = seg.plan_read(
-                offset.max(seg.base_offset()),
-                max_bytes,
-                min_one_message,
-                max_offset,
-                region_from,
-            )? {
+            if let Some(read) = seg.plan_read(offset.max(seg.base_offset()), bounds)? {
                 return Ok(read);
             }
         }

@@ -77,7 +77,15 @@ fn a_planned_read_returns_the_bytes_of_a_segment_deleted_meanwhile() {
     let planned = log
         .read_state()
         .local
-        .plan_read(0, 1 << 20, true, None, None)
+        .plan_read(
+            0,
+            crate::segment::ReadBounds {
+                max_bytes: 1 << 20,
+                min_one_message: true,
+                max_offset: None,
+                region_from: None,
+            },
+        )
         .unwrap();
     // Meanwhile every segment holding the data is deleted and its files removed.
     log.append_as_leader(batch(), 0).unwrap();

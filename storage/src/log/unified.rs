@@ -18,7 +18,7 @@ use crate::index::AbortedTxn;
 use crate::names::{self, SNAPSHOT_SUFFIX};
 use crate::producer::{self, CompletedTxn, ProducerEntry, ProducerStateManager, SequenceCheck};
 use crate::record::ControlRecordType;
-use crate::segment::{LogSegment, SegmentRead};
+use crate::segment::{LogSegment, ReadBounds, SegmentRead};
 use crate::{Error, LogConfig, Result, TimestampType, TopicPartition};
 
 /// Mutable state behind the log's lock.
@@ -391,7 +391,15 @@ impl UnifiedLog {
         min_one_message: bool,
         max_offset: Option<i64>,
     ) -> Result<FetchDataInfo> {
-        let planned = self.plan_read(offset, max_bytes, min_one_message, max_offset, None)?;
+        let planned = self.plan_read(
+            offset,
+            ReadBounds {
+                max_bytes,
+                min_one_message,
+                max_offset,
+                region_from: None,
+            },
+        )?;
         // The data `pread` runs without the lock, so appends and retention do not wait for it: bytes already in
         // a segment never change, and a segment deleted meanwhile stays readable through the shared handle
         // (its data is then below the log start, as if the read had finished just before the deletion).
@@ -411,13 +419,13 @@ impl UnifiedLog {
         max_offset: Option<i64>,
         region_from: usize,
     ) -> Result<LogSlice> {
-        match self.plan_read(
-            offset,
+        let bounds = ReadBounds {
             max_bytes,
             min_one_message,
             max_offset,
-            Some(region_from),
-        )? {
+            region_from: Some(region_from),
+        };
+        match self.plan_read(offset, bounds)? {
             SegmentRead::Region {
                 region,
                 next_offset,
@@ -430,14 +438,7 @@ impl UnifiedLog {
     }
 
     /// Checks `offset` against the local log's range and plans its read under the lock.
-    fn plan_read(
-        &self,
-        offset: i64,
-        max_bytes: usize,
-        min_one_message: bool,
-        max_offset: Option<i64>,
-        region_from: Option<usize>,
-    ) -> Result<SegmentRead> {
+    fn plan_read(&self, offset: i64, bounds: ReadBounds) -> Result<SegmentRead> {
         let st = self.read_state();
         st.local.handles.touch(&self.last_used);
         let (start, end) = (st.local_log_start_offset(), st.log_end_offset());
@@ -449,8 +450,7 @@ impl UnifiedLog {
                 log_end: end,
             });
         }
-        st.local
-            .plan_read(offset, max_bytes, min_one_message, max_offset, region_from)
+        st.local.plan_read(offset, bounds)
     }
 
     /// The log start offset (lowest offset a consumer may fetch, locally or remotely).
