@@ -160,6 +160,92 @@ async fn per_ip_limit_closes_the_extra_connection_while_others_are_served() {
     broker.shutdown().await.unwrap();
 }
 
+/// A client that sends a Fetch for 16 MiB and stops reading (its receive buffer 4 KiB): the response, sent from the
+/// log file, stalls on the full socket. Once it has made no progress for `connections.max.idle.ms` the broker closes
+/// the connection and frees what it held (here its slot under `max.connections.per.ip` = 1, so a new connection is
+/// served again), instead of waiting on the socket forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_stops_reading_a_large_fetch_is_closed_after_the_idle_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::start_broker_with(
+        dir.path(),
+        &[
+            ("connections.max.idle.ms", "500"),
+            ("max.connections.per.ip", "1"),
+        ],
+    )
+    .await;
+    let addr = broker.local_addr();
+    let topic = "stalled-reader";
+    let value = vec![b'v'; 1000];
+    {
+        let mut s = served(addr).await;
+        let meta = MetadataRequest::default()
+            .with_topics(Some(vec![MetadataRequestTopic::default()
+                .with_name(Some(TopicName(StrBytes::from_static_str(topic))))]))
+            .with_allow_auto_topic_creation(true);
+        let _: MetadataResponse = request(&mut s, ApiKey::Metadata, 12, &meta).await.unwrap();
+        let values: Vec<&[u8]> = (0..128).map(|_| &value[..]).collect();
+        let records = batch(&values);
+        for _ in 0..128 {
+            let produce = ProduceRequest::default()
+                .with_acks(1)
+                .with_timeout_ms(5000)
+                .with_topic_data(vec![TopicProduceData::default()
+                    .with_name(TopicName(StrBytes::from_static_str(topic)))
+                    .with_partition_data(vec![PartitionProduceData::default()
+                        .with_index(0)
+                        .with_records(Some(records.clone()))])]);
+            let r: ProduceResponse = request(&mut s, ApiKey::Produce, 9, &produce)
+                .await
+                .expect("answered");
+            assert_eq!(r.responses[0].partition_responses[0].error_code, 0);
+        }
+    }
+    let served_again = |what: &'static str| async move {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let mut s = connect(addr).await;
+            if api_versions(&mut s).await.is_some() {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{what}");
+        }
+    };
+    served_again("the producer's slot is not freed").await;
+
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stalled = socket.connect(addr).await.unwrap();
+    let fetch = FetchRequest::default()
+        .with_max_wait_ms(0)
+        .with_max_bytes(64 << 20)
+        .with_topics(vec![fetch_request::FetchTopic::default()
+            .with_topic(TopicName(StrBytes::from_static_str(topic)))
+            .with_partitions(vec![fetch_request::FetchPartition::default()
+                .with_partition(0)
+                .with_fetch_offset(0)
+                .with_partition_max_bytes(64 << 20)])]);
+    common::raw::send_request(&mut stalled, ApiKey::Fetch, 11, &fetch).await;
+    // Without the bound the stalled connection keeps the only slot and every new connection is closed at once.
+    served_again("the stalled reader's connection still holds its slot").await;
+    // The stalled client got part of the response, then the close.
+    let mut got = 0usize;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match tokio::time::timeout(Duration::from_secs(10), stalled.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => break,
+            Ok(Ok(n)) => got += n,
+            Err(_) => panic!("the stalled connection is still open after 10 s without data"),
+        }
+    }
+    assert!(
+        got < 128 * 128 * 1000,
+        "only part of the 16 MB response: {got} bytes"
+    );
+    broker.shutdown().await.unwrap();
+}
+
 /// At `max.connections` (default 1000) idle sockets must not lock new clients out: the longest-idle connection
 /// is closed to make room (that busy connections are skipped is a unit test in `connection_limits.rs`: which
 /// connection has read its request is not observable from here without sleeping).

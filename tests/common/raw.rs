@@ -56,6 +56,15 @@ pub async fn request<Req: Encodable, Resp: Decodable>(
     version: i16,
     req: &Req,
 ) -> Option<Resp> {
+    send_request(s, api, version, req).await;
+    let mut resp = read_frame(s).await?;
+    let header = ResponseHeader::decode(&mut resp, api.response_header_version(version)).unwrap();
+    assert_eq!(header.correlation_id, 7);
+    Some(Resp::decode(&mut resp, version).expect("decodable response"))
+}
+
+/// Sends `req` as `api` v`version` (correlation id 7) without reading the response.
+pub async fn send_request<Req: Encodable>(s: &mut TcpStream, api: ApiKey, version: i16, req: &Req) {
     let mut body = BytesMut::new();
     RequestHeader::default()
         .with_request_api_key(api as i16)
@@ -66,10 +75,6 @@ pub async fn request<Req: Encodable, Resp: Decodable>(
         .unwrap();
     req.encode(&mut body, version).unwrap();
     send_frame(s, &body).await;
-    let mut resp = read_frame(s).await?;
-    let header = ResponseHeader::decode(&mut resp, api.response_header_version(version)).unwrap();
-    assert_eq!(header.correlation_id, 7);
-    Some(Resp::decode(&mut resp, version).expect("decodable response"))
 }
 
 /// SaslHandshake v`version` for `mechanism` (panics if the connection closed first).

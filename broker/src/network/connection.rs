@@ -369,7 +369,7 @@ async fn serve_stream<R, W>(
         }
     }
     drop(responses);
-    let _ = writer.await;
+    finish_writing(writer, &state, idle).await;
     drop(conn);
     let principal = sasl
         .as_ref()
@@ -549,6 +549,40 @@ async fn sasl_step(
 /// A response waiting for the writer, with its share of [`RESPONSE_QUEUE_BYTES`] (given back once written).
 type Queued = (Encoded, OwnedSemaphorePermit);
 
+/// How long a writer still busy when the broker closes the connection may go without progress before it is
+/// stopped.
+const CLOSE_GRACE: Duration = Duration::from_secs(1);
+
+/// Lets the writer send what is queued once no more requests will be read, as long as it makes progress: a peer
+/// that stopped reading (no response finished for `connections.max.idle.ms`, or for [`CLOSE_GRACE`] once the broker
+/// closes the connection) gets its connection closed instead of holding it, its queued responses and the log files
+/// they send from, forever (Kafka's idle expiry counts a stalled write as idle too).
+async fn finish_writing(
+    mut writer: tokio::task::JoinHandle<()>,
+    state: &ConnState,
+    idle: Duration,
+) {
+    let close = state.close_token().clone();
+    loop {
+        let limit = if close.is_cancelled() {
+            idle.min(CLOSE_GRACE)
+        } else {
+            idle
+        };
+        let left = limit.saturating_sub(state.idle_for());
+        if left.is_zero() {
+            writer.abort();
+            let _ = writer.await;
+            return;
+        }
+        tokio::select! {
+            _ = &mut writer => return,
+            _ = close.cancelled(), if !close.is_cancelled() => {}
+            _ = tokio::time::sleep(left) => {}
+        }
+    }
+}
+
 /// Where responses are written: a plain TCP stream also takes a [`Part::File`] with `sendfile`; a stream with TLS
 /// in between gets the region's bytes read into memory (Fetch leaves no records in their files for it).
 pub(crate) trait ResponseStream: AsyncWrite + Unpin {
@@ -577,11 +611,15 @@ async fn write_loop<W: ResponseStream>(
 ) {
     let mut wr = BufWriter::with_capacity(64 * 1024, wr);
     while let Some((first, _permit)) = rx.recv().await {
+        // Writing counts as activity from its start (and again once flushed): the idle clock measures a write
+        // that makes no progress.
+        state.touch();
         if write_parts(&mut wr, first.parts()).await.is_err() {
             return;
         }
         drop((first, _permit));
         while let Ok((next, _permit)) = rx.try_recv() {
+            state.touch();
             if write_parts(&mut wr, next.parts()).await.is_err() {
                 return;
             }
