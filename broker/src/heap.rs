@@ -63,30 +63,39 @@ mod tests {
     fn trim_returns_the_pages_a_burst_freed_below_a_live_block() {
         const BLOCK: usize = 64 * 1024; // below the mmap threshold: served from the thread's arena
         const BURST: usize = 96 * 1024 * 1024;
-        // On a thread of its own, as a tokio worker or a blocking thread: its own arena (or a shared one).
-        let (kept, trimmed) = std::thread::spawn(|| {
-            let before = rss_anon();
-            let blocks: Vec<Vec<u8>> = (0..BURST / BLOCK).map(|i| vec![i as u8; BLOCK]).collect();
-            // A live block above the burst: the heap cannot shrink from its top when the burst is freed.
-            let live = vec![1u8; 512];
-            drop(blocks);
-            let kept = rss_anon().saturating_sub(before);
-            assert!(trim(), "malloc_trim released nothing");
-            let trimmed = rss_anon().saturating_sub(before);
-            drop(live);
-            (kept, trimmed)
-        })
-        .join()
-        .expect("burst thread");
-        // Without the trim the freed burst stays resident (the case this module is for) ...
-        assert!(
-            kept >= BURST as u64 * 3 / 4,
-            "freed burst not resident before the trim: {kept} bytes above the start"
-        );
-        // ... and the trim gives it back (other tests of this binary allocate meanwhile: a margin of a quarter).
-        assert!(
-            trimmed <= BURST as u64 / 4,
-            "{trimmed} bytes of a {BURST}-byte freed burst still resident after the trim (before it: {kept})"
-        );
+        // Brokers started by other tests of this binary trim every 5 s (`crate::server`'s maintenance): one that
+        // lands between the burst's free and the first measurement leaves nothing to show. Such a run is
+        // repeated (a few times at most); the trim's own effect is checked in a run where the burst stayed.
+        let mut seen = Vec::new();
+        for _ in 0..5 {
+            // On a thread of its own, as a tokio worker or a blocking thread: its own arena (or a shared one).
+            let (kept, trimmed) = std::thread::spawn(|| {
+                let before = rss_anon();
+                let blocks: Vec<Vec<u8>> =
+                    (0..BURST / BLOCK).map(|i| vec![i as u8; BLOCK]).collect();
+                // A live block above the burst: the heap cannot shrink from its top when the burst is freed.
+                let live = vec![1u8; 512];
+                drop(blocks);
+                let kept = rss_anon().saturating_sub(before);
+                assert!(trim(), "malloc_trim released nothing");
+                let trimmed = rss_anon().saturating_sub(before);
+                drop(live);
+                (kept, trimmed)
+            })
+            .join()
+            .expect("burst thread");
+            seen.push(kept);
+            // Without the trim the freed burst stays resident (the case this module is for) ...
+            if kept >= BURST as u64 * 3 / 4 {
+                // ... and the trim gives it back (other tests of this binary allocate meanwhile: a margin of a
+                // quarter).
+                assert!(
+                    trimmed <= BURST as u64 / 4,
+                    "{trimmed} bytes of a {BURST}-byte freed burst still resident after the trim (before it: {kept})"
+                );
+                return;
+            }
+        }
+        panic!("freed burst not resident before the trim in any of 5 runs: {seen:?} bytes above the start");
     }
 }

@@ -399,7 +399,8 @@ strata_storage::config_keys! {
     pub CONNECTIONS_MAX_IDLE_MS: i64 = ConfigKey::new(
         "connections.max.idle.ms",
         Type::Long,
-        "close a connection with no request received nor response written for this long",
+        "close a connection with no request received nor response written for this long (a response the client \
+         stopped reading counts as no progress)",
     )
     .default("600000")
     .validator(Validator::AtLeast(1));
