@@ -35,6 +35,19 @@ async fn served(addr: SocketAddr) -> TcpStream {
     s
 }
 
+/// Connects until a new connection is served (one over a per-IP limit is closed at once), failing with `what`
+/// after `limit`.
+async fn served_within(addr: SocketAddr, limit: Duration, what: &str) {
+    let deadline = Instant::now() + limit;
+    loop {
+        let mut s = connect(addr).await;
+        if api_versions(&mut s).await.is_some() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{what}");
+    }
+}
+
 /// Waits (bounded) until the broker closes `s`; returns how long that took.
 async fn closed_within(s: &mut TcpStream, limit: Duration) -> Duration {
     let t0 = Instant::now();
@@ -146,17 +159,12 @@ async fn per_ip_limit_closes_the_extra_connection_while_others_are_served() {
 
     // Once one closes, there is room again (the broker notices the close; poll with a deadline).
     drop(a);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let mut s = connect(addr).await;
-        if api_versions(&mut s).await.is_some() {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no room after a connection closed"
-        );
-    }
+    served_within(
+        addr,
+        Duration::from_secs(10),
+        "no room after a connection closed",
+    )
+    .await;
     broker.shutdown().await.unwrap();
 }
 
@@ -202,17 +210,8 @@ async fn a_client_that_stops_reading_a_large_fetch_is_closed_after_the_idle_time
             assert_eq!(r.responses[0].partition_responses[0].error_code, 0);
         }
     }
-    let served_again = |what: &'static str| async move {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let mut s = connect(addr).await;
-            if api_versions(&mut s).await.is_some() {
-                return;
-            }
-            assert!(Instant::now() < deadline, "{what}");
-        }
-    };
-    served_again("the producer's slot is not freed").await;
+    let bound = Duration::from_secs(20);
+    served_within(addr, bound, "the producer's slot is not freed").await;
 
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
     socket.set_recv_buffer_size(4096).unwrap();
@@ -228,7 +227,12 @@ async fn a_client_that_stops_reading_a_large_fetch_is_closed_after_the_idle_time
                 .with_partition_max_bytes(64 << 20)])]);
     common::raw::send_request(&mut stalled, ApiKey::Fetch, 11, &fetch).await;
     // Without the bound the stalled connection keeps the only slot and every new connection is closed at once.
-    served_again("the stalled reader's connection still holds its slot").await;
+    served_within(
+        addr,
+        bound,
+        "the stalled reader's connection still holds its slot",
+    )
+    .await;
     // The stalled client got part of the response, then the close.
     let mut got = 0usize;
     let mut buf = vec![0u8; 1 << 20];
