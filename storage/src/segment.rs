@@ -427,6 +427,10 @@ impl LogSegment {
                 limit = limit.min(if base >= m { at } else { at + size as u64 });
             }
         }
+        if limit >= self.log.size_in_bytes() {
+            // The rest of the segment: its end is a batch boundary, and the offset after it is known.
+            return Ok((self.log.size_in_bytes(), self.next_offset));
+        }
         let mut at = self
             .offset_index
             .lookup_position(limit)?
@@ -438,7 +442,7 @@ impl LogSegment {
             }
             at += size;
         }
-        // At the segment's end (fewer than a header's bytes after `at` only when the file ends there).
+        // Fewer than a header's bytes after `at`: the file ends there.
         Ok((at, self.next_offset))
     }
 

@@ -91,11 +91,9 @@ impl Encoded {
     }
 
     /// The response as one buffer (copied when it is in more than one part; file regions read).
-    pub(crate) fn into_bytes(mut self) -> strata_storage::Result<Bytes> {
-        if let [Part::Mem(_)] = self.parts[..] {
-            if let Some(Part::Mem(b)) = self.parts.pop() {
-                return Ok(b);
-            }
+    pub(crate) fn into_bytes(self) -> strata_storage::Result<Bytes> {
+        if let [Part::Mem(b)] = &self.parts[..] {
+            return Ok(b.clone());
         }
         let mut out = BytesMut::with_capacity(self.len());
         for p in &self.parts {
@@ -127,8 +125,9 @@ pub(crate) struct PartsBuf<'a> {
     cur: BytesMut,
     /// Sorted by address.
     refs: &'a [Ref],
-    /// A placeholder that is not among `refs` was written (a bug: encoding fails rather than send zeros).
-    stray_placeholder: bool,
+    /// Why the parts cannot be sent: a placeholder not among `refs` was written (a bug), or a file region could
+    /// not be read while flattening; the encoding fails rather than send zeros.
+    failure: Option<&'static str>,
 }
 
 impl<'a> PartsBuf<'a> {
@@ -138,7 +137,7 @@ impl<'a> PartsBuf<'a> {
             done: Vec::with_capacity(2 * refs.len() + 1),
             cur: BytesMut::with_capacity(capacity),
             refs,
-            stray_placeholder: false,
+            failure: None,
         }
     }
 
@@ -154,8 +153,8 @@ impl<'a> PartsBuf<'a> {
 
     /// The parts; Err when a placeholder was written that stands for no file region.
     pub(crate) fn finish(mut self) -> Result<Encoded, &'static str> {
-        if self.stray_placeholder {
-            return Err("a record set placeholder without its file region");
+        if let Some(why) = self.failure {
+            return Err(why);
         }
         if !self.cur.is_empty() || self.done.is_empty() {
             self.done.push(Part::Mem(self.cur.freeze()));
@@ -181,9 +180,8 @@ impl<'a> PartsBuf<'a> {
                 Part::Mem(b) => all.extend_from_slice(&b),
                 Part::File(r) => match r.read() {
                     Ok(b) => all.extend_from_slice(&b),
-                    // Counted as a stray placeholder: the encoding fails.
                     Err(_) => {
-                        self.stray_placeholder = true;
+                        self.failure = Some("a file region could not be read");
                         all.resize(all.len() + r.len(), 0);
                     }
                 },
@@ -232,7 +230,7 @@ unsafe impl BufMut for PartsBuf<'_> {
                 return;
             }
             if is_placeholder(src) {
-                self.stray_placeholder = true;
+                self.failure = Some("a record set placeholder without its file region");
             }
         }
         self.cur.extend_from_slice(src);

@@ -643,15 +643,12 @@ async fn write_parts<W: ResponseStream>(
 ) -> std::io::Result<()> {
     let mut rest = parts;
     while !rest.is_empty() {
-        let mem: Vec<&Bytes> = rest
+        let mem = rest
             .iter()
-            .map_while(|p| match p {
-                Part::Mem(b) => Some(b),
-                Part::File(_) => None,
-            })
-            .collect();
-        write_mem(wr, &mem).await?;
-        rest = &rest[mem.len()..];
+            .position(|p| matches!(p, Part::File(_)))
+            .unwrap_or(rest.len());
+        write_mem(wr, &rest[..mem]).await?;
+        rest = &rest[mem..];
         if let Some((Part::File(region), after)) = rest.split_first() {
             send_region(wr, region).await?;
             rest = after;
@@ -660,19 +657,22 @@ async fn write_parts<W: ResponseStream>(
     Ok(())
 }
 
-/// Writes parts in memory. Parts that fit go through the writer's buffer; more than it holds go to the socket
-/// with one vectored write (`writev` on a plain TCP stream) from where they are.
+/// Writes parts in memory (`Part::Mem`; there is no other kind in a run). Parts that fit go through the writer's
+/// buffer; more than it holds go to the socket with one vectored write (`writev` on a plain TCP stream) from
+/// where they are.
 async fn write_mem<W: AsyncWrite + Unpin>(
     wr: &mut BufWriter<W>,
-    parts: &[&Bytes],
+    parts: &[Part],
 ) -> std::io::Result<()> {
-    if let [one] = parts {
+    if let [Part::Mem(one)] = parts {
         return wr.write_all(one).await;
     }
     let mut all: Vec<std::io::IoSlice<'_>> = parts
         .iter()
-        .filter(|p| !p.is_empty())
-        .map(|p| std::io::IoSlice::new(p))
+        .filter_map(|p| match p {
+            Part::Mem(b) if !b.is_empty() => Some(std::io::IoSlice::new(b)),
+            _ => None,
+        })
         .collect();
     let mut left = &mut all[..];
     while !left.is_empty() {
@@ -693,13 +693,12 @@ async fn send_region<W: ResponseStream>(
     wr: &mut BufWriter<W>,
     region: &strata_storage::FileRegion,
 ) -> std::io::Result<()> {
-    if wr.get_ref().tcp().is_none() {
+    if wr.get_ref().tcp().is_some() {
+        wr.flush().await?;
+    }
+    let Some(tcp) = wr.get_ref().tcp() else {
         let bytes = region.read().map_err(std::io::Error::other)?;
         return wr.write_all(&bytes).await;
-    }
-    wr.flush().await?;
-    let Some(tcp) = wr.get_ref().tcp() else {
-        return Err(std::io::ErrorKind::Unsupported.into());
     };
     let mut done = 0;
     while done < region.len() {
